@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Base image without any registry: Debian bookworm minbase from Debian's packages
+# (mmdebstrap, using this host's apt sources) + the pinned Node binary, imported as an image.
+# usage: build.sh <tag> <node binary> <apt sources file>
+set -euo pipefail
+tag="$1" node="$2" sources="$3"
+packages=git,ca-certificates,iproute2,iptables,procps,tini,passwd
+command -v mmdebstrap >/dev/null || { echo "mmdebstrap is not installed: run 'make engine' (root on Debian) or 'apt-get install mmdebstrap'" >&2; exit 3; }
+mmdebstrap --quiet --variant=minbase --include="$packages" \
+  --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
+  --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
+  --customize-hook="copy-in $node /usr/local/bin" \
+  bookworm - "$sources" |
+  docker import -c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    -c 'LABEL fleetlab.kind=image' - "$tag" >/dev/null

@@ -1,0 +1,189 @@
+// Host-side git helpers for the lab: seed a workspace repo, publish it to the git-http
+// server, clone it back, and talk to that server's control API.
+//
+// Every git run here is hermetic (no system/global config, no prompts, fixed identity), so
+// a seed commit has the same id on every machine and a developer's ~/.gitconfig (signing,
+// hooksPath, templates, proxies) cannot leak into a lab run.
+
+import { access, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { simpleGit, type SimpleGit } from "simple-git";
+import { z } from "zod";
+
+/** The default workspace seed: a root README.md and a nested src/notes/plan.md. */
+export const WORKSPACE_SEED_DIR = fileURLToPath(new URL("../../fixtures/workspace-seed/", import.meta.url));
+
+/** Author, committer and time of seed commits; fixed so the commit id is deterministic. */
+export const SEED_IDENTITY = {
+  name: "fleetlab seed",
+  email: "seed@fleetlab.invalid",
+  date: "1735689600 +0000", // 2025-01-01T00:00:00Z, git's internal "<unix> <tz>" format
+} as const;
+
+export const SEED_MESSAGE = "fleetlab: workspace seed";
+export const DEFAULT_BRANCH = "main";
+
+/** Repo-relative POSIX path -> file content. */
+export type SeedFiles = Record<string, string>;
+
+function hermeticGit(baseDir: string): SimpleGit {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/tmp",
+    LANG: "C",
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_AUTHOR_NAME: SEED_IDENTITY.name,
+    GIT_AUTHOR_EMAIL: SEED_IDENTITY.email,
+    GIT_AUTHOR_DATE: SEED_IDENTITY.date,
+    GIT_COMMITTER_NAME: SEED_IDENTITY.name,
+    GIT_COMMITTER_EMAIL: SEED_IDENTITY.email,
+    GIT_COMMITTER_DATE: SEED_IDENTITY.date,
+  };
+  // simple-git strips GIT_* variables unless named in allowEnvironment, and refuses config
+  // path variables unless allowed; ours points global config at /dev/null, i.e. loads none.
+  return simpleGit({ baseDir, allowEnvironment: Object.keys(env), unsafe: { allowUnsafeConfigPaths: true } }).env(env);
+}
+
+async function exists(p: string): Promise<boolean> {
+  return access(p).then(() => true, () => false);
+}
+
+/** Reads a fixture folder into SeedFiles (sorted, POSIX separators). */
+export async function readSeedFiles(folder: string = WORKSPACE_SEED_DIR): Promise<SeedFiles> {
+  const entries = await readdir(folder, { recursive: true, withFileTypes: true });
+  const files: SeedFiles = {};
+  const rels = entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(folder, path.join(e.parentPath, e.name)).split(path.sep).join("/"))
+    .sort();
+  for (const rel of rels) files[rel] = await readFile(path.join(folder, rel), "utf8");
+  if (rels.length === 0) throw new Error(`seed folder ${folder} has no files`);
+  return files;
+}
+
+/**
+ * Creates a git repo in `dir` (created if missing, must not already be a repo) holding
+ * `files` (default: fixtures/workspace-seed/), committed on `main` with a fixed author and
+ * date. Returns the commit sha, which depends only on the files.
+ */
+export async function seedWorkspace(dir: string, files?: SeedFiles): Promise<string> {
+  const content = files ?? (await readSeedFiles());
+  await mkdir(dir, { recursive: true });
+  if (await exists(path.join(dir, ".git"))) throw new Error(`seedWorkspace: ${dir} is already a git repository`);
+  for (const [rel, text] of Object.entries(content)) {
+    if (path.isAbsolute(rel) || rel.split("/").includes("..")) throw new Error(`seedWorkspace: bad path ${rel}`);
+    const file = path.join(dir, ...rel.split("/"));
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, text);
+  }
+  const git = hermeticGit(dir);
+  await git.init(false, [`--initial-branch=${DEFAULT_BRANCH}`]);
+  await git.raw(["add", "--all"]);
+  await git.commit(SEED_MESSAGE);
+  return (await git.revparse(["HEAD"])).trim();
+}
+
+/** Pushes the current commit of `dir` to `remoteUrl` as `branch`; returns the pushed sha. */
+export async function publish(dir: string, remoteUrl: string, branch: string = DEFAULT_BRANCH): Promise<string> {
+  const git = hermeticGit(dir);
+  const sha = (await git.revparse(["HEAD"])).trim();
+  await git.push(remoteUrl, `HEAD:refs/heads/${branch}`);
+  return sha;
+}
+
+/** Clones `remoteUrl` (smart or dumb HTTP) into `dir`; returns the checked-out sha. */
+export async function clone(remoteUrl: string, dir: string): Promise<string> {
+  await mkdir(path.dirname(dir), { recursive: true });
+  await hermeticGit(path.dirname(dir)).clone(remoteUrl, dir);
+  return (await hermeticGit(dir).revparse(["HEAD"])).trim();
+}
+
+// ---------------------------------------------------------------- git-http control API
+
+/** URL layout of docker/git-http/server.mjs. `base` is e.g. http://git-http:8080. */
+export const smartUrl = (base: string, repo: string): string => `${base.replace(/\/+$/, "")}/smart/${repo}.git`;
+export const dumbUrl = (base: string, repo: string): string => `${base.replace(/\/+$/, "")}/dumb/${repo}.git`;
+
+export const RepoInfoSchema = z.object({
+  name: z.string(),
+  /** Symbolic HEAD, e.g. refs/heads/main. */
+  head: z.string().nullable(),
+  /** Commit HEAD resolves to; null while the repo is empty. */
+  headCommit: z.string().nullable(),
+  refs: z.record(z.string(), z.string()),
+});
+export type RepoInfo = z.infer<typeof RepoInfoSchema>;
+
+const CreatedRepoSchema = RepoInfoSchema.extend({ created: z.boolean() });
+export type CreatedRepo = z.infer<typeof CreatedRepoSchema>;
+
+export const AccessLogEntrySchema = z.object({
+  seq: z.number().int(),
+  time: z.string(),
+  method: z.string(),
+  /** Request target including the query string. */
+  path: z.string(),
+  status: z.number().int(),
+  /** Response body bytes sent. */
+  bytes: z.number().int(),
+  remote: z.string(),
+  agent: z.string(),
+  ms: z.number(),
+  aborted: z.boolean().optional(),
+});
+export type AccessLogEntry = z.infer<typeof AccessLogEntrySchema>;
+
+export class GitHttpControl {
+  readonly baseUrl: string;
+
+  constructor(baseUrl: string) {
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+  }
+
+  smartUrl(repo: string): string {
+    return smartUrl(this.baseUrl, repo);
+  }
+
+  dumbUrl(repo: string): string {
+    return dumbUrl(this.baseUrl, repo);
+  }
+
+  async healthy(): Promise<boolean> {
+    try {
+      return (await fetch(`${this.baseUrl}/healthz`)).ok;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Creates an empty bare repo (idempotent: `created` is false if it already existed). */
+  async createRepo(name: string): Promise<CreatedRepo> {
+    return CreatedRepoSchema.parse(
+      await this.json("/_control/repos", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name }),
+      }),
+    );
+  }
+
+  async listRepos(): Promise<RepoInfo[]> {
+    return z.object({ repos: z.array(RepoInfoSchema) }).parse(await this.json("/_control/repos")).repos;
+  }
+
+  /** Access log entries with seq > since (the server keeps the most recent 10 000). */
+  async log(since = 0): Promise<AccessLogEntry[]> {
+    return z.object({ entries: z.array(AccessLogEntrySchema) }).parse(await this.json(`/_control/log?since=${since}`))
+      .entries;
+  }
+
+  private async json(route: string, init?: RequestInit): Promise<unknown> {
+    const res = await fetch(`${this.baseUrl}${route}`, init);
+    const text = await res.text();
+    if (!res.ok) throw new Error(`git-http ${init?.method ?? "GET"} ${route}: ${res.status} ${text.trim()}`);
+    return JSON.parse(text);
+  }
+}

@@ -1,0 +1,286 @@
+// Typed operator calls on top of GatewayClient. Result shapes are parsed with zod (loose:
+// fields the lab does not name are kept); a shape that does not parse is an error naming
+// the method, because scenarios cannot judge what they cannot read.
+import crypto from "node:crypto";
+import { z } from "zod";
+import { GatewayError, type GatewayClient } from "./gateway.ts";
+
+/** The scopes a lab operator asks for: everything an admin needs for pairing and turns. */
+export const OPERATOR_ADMIN_SCOPES = [
+  "operator.admin",
+  "operator.read",
+  "operator.write",
+  "operator.pairing",
+  "operator.approvals",
+] as const;
+
+async function call<S extends z.ZodType>(client: GatewayClient, method: string, params: unknown, schema: S, timeoutMs?: number): Promise<z.infer<S>> {
+  const payload = await client.request(method, params, { timeoutMs });
+  const parsed = schema.safeParse(payload);
+  if (!parsed.success) {
+    throw new GatewayError(method, "BAD_RESPONSE", `result does not match the expected shape: ${z.prettifyError(parsed.error)}`, payload);
+  }
+  return parsed.data;
+}
+
+// --- nodes -------------------------------------------------------------------------------
+
+export const NodeEntrySchema = z.looseObject({
+  nodeId: z.string().min(1),
+  displayName: z.string().optional(),
+  approvalState: z.string().optional(),
+  paired: z.boolean(),
+  connected: z.boolean(),
+  sessionHost: z.boolean().optional(),
+  workerSlots: z.looseObject({ total: z.number().int(), available: z.number().int() }).optional(),
+  workerBundle: z.looseObject({ status: z.string(), version: z.string().optional() }).optional(),
+  remoteIp: z.string().optional(),
+});
+export type NodeEntry = z.infer<typeof NodeEntrySchema>;
+
+export const NodeListResultSchema = z.looseObject({
+  ts: z.number(),
+  activeNodeId: z.string().optional(),
+  nodes: z.array(NodeEntrySchema),
+});
+
+export async function listNodes(client: GatewayClient): Promise<NodeEntry[]> {
+  return (await call(client, "node.list", {}, NodeListResultSchema)).nodes;
+}
+
+// --- device pairing (device.pair.*) ------------------------------------------------------
+
+export const PendingDeviceSchema = z.looseObject({
+  requestId: z.string().min(1),
+  deviceId: z.string().min(1),
+  publicKey: z.string().optional(),
+  displayName: z.string().optional(),
+  platform: z.string().optional(),
+  clientId: z.string().optional(),
+  clientMode: z.string().optional(),
+  role: z.string().optional(),
+  roles: z.array(z.string()).optional(),
+  scopes: z.array(z.string()).optional(),
+  remoteIp: z.string().optional(),
+  ts: z.number().optional(),
+});
+export type PendingDevice = z.infer<typeof PendingDeviceSchema>;
+
+export const PairedDeviceSchema = z.looseObject({
+  deviceId: z.string().min(1),
+  displayName: z.string().optional(),
+  roles: z.array(z.string()).optional(),
+  scopes: z.array(z.string()).optional(),
+  connected: z.boolean().optional(),
+});
+export type PairedDevice = z.infer<typeof PairedDeviceSchema>;
+
+export const DevicePairListSchema = z.looseObject({
+  pending: z.array(PendingDeviceSchema),
+  paired: z.array(PairedDeviceSchema),
+});
+
+export async function listDevicePairing(client: GatewayClient): Promise<z.infer<typeof DevicePairListSchema>> {
+  return call(client, "device.pair.list", {}, DevicePairListSchema);
+}
+
+export const DevicePairApproveResultSchema = z.looseObject({
+  requestId: z.string().optional(),
+  device: PairedDeviceSchema.optional(),
+});
+
+export async function approveDevice(client: GatewayClient, requestId: string): Promise<z.infer<typeof DevicePairApproveResultSchema>> {
+  return call(client, "device.pair.approve", { requestId }, DevicePairApproveResultSchema);
+}
+
+// --- node pairing (node.pair.*): approval of a node's declared commands --------------------
+
+export const PendingNodeSchema = z.looseObject({
+  requestId: z.string().min(1),
+  nodeId: z.string().min(1),
+  displayName: z.string().optional(),
+  platform: z.string().optional(),
+  commands: z.array(z.string()).optional(),
+  remoteIp: z.string().optional(),
+  ts: z.number().optional(),
+});
+export type PendingNode = z.infer<typeof PendingNodeSchema>;
+
+export const PairedNodeSchema = z.looseObject({
+  nodeId: z.string().min(1),
+  displayName: z.string().optional(),
+  commands: z.array(z.string()).optional(),
+});
+
+export const NodePairListSchema = z.looseObject({
+  pending: z.array(PendingNodeSchema),
+  paired: z.array(PairedNodeSchema),
+});
+
+export async function listNodePairing(client: GatewayClient): Promise<z.infer<typeof NodePairListSchema>> {
+  return call(client, "node.pair.list", {}, NodePairListSchema);
+}
+
+export const NodePairApproveResultSchema = z.looseObject({
+  requestId: z.string().optional(),
+  node: PairedNodeSchema.optional(),
+});
+
+export async function approveNode(client: GatewayClient, requestId: string): Promise<z.infer<typeof NodePairApproveResultSchema>> {
+  return call(client, "node.pair.approve", { requestId }, NodePairApproveResultSchema);
+}
+
+/** Poll `read` until `pick` returns a value; a clear error names what never appeared. */
+export async function pollUntil<T, R>(what: string, read: () => Promise<T>, pick: (v: T) => R | undefined, timeoutMs = 30_000, intervalMs = 250): Promise<R> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    last = await read();
+    const hit = pick(last);
+    if (hit !== undefined) return hit;
+    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${JSON.stringify(last).slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+// --- agent turns -------------------------------------------------------------------------
+
+export class AgentTurnError extends Error {
+  constructor(
+    message: string,
+    readonly runId: string | undefined,
+    readonly result: unknown,
+  ) {
+    super(message);
+    this.name = "AgentTurnError";
+  }
+}
+
+export interface AgentTurnOptions {
+  /** Session to run in (default: a fresh `agent:main:fleetlab-<uuid>` per turn). */
+  sessionKey?: string;
+  agentId?: string;
+  /** Whole-turn budget (default 120 s). The gateway gets the same limit for the run. */
+  timeoutMs?: number;
+  idempotencyKey?: string;
+}
+
+export interface AgentTurnResult {
+  text: string;
+  runId: string;
+  sessionKey: string;
+  status: string;
+  durationMs: number;
+  /** The final `agent` payload as the gateway sent it. */
+  raw: unknown;
+}
+
+const AgentAcceptedSchema = z.looseObject({ runId: z.string().min(1), status: z.literal("accepted") });
+const AgentFinalSchema = z.looseObject({
+  runId: z.string().min(1),
+  status: z.string(),
+  summary: z.string().optional(),
+  result: z
+    .looseObject({ payloads: z.array(z.looseObject({ text: z.string().optional() })).optional() })
+    .optional(),
+});
+
+export function newSessionKey(agentId = "main"): string {
+  return `agent:${agentId}:fleetlab-${crypto.randomUUID()}`;
+}
+
+/**
+ * One gateway-local agent turn through the `agent` method: the gateway acknowledges with
+ * `{status:"accepted", runId}` and answers again under the same request id when the run
+ * ends (`{status:"ok", result:{payloads:[{text}]}}`). Returns the assistant's final text.
+ */
+export async function agentTurn(client: GatewayClient, message: string, opts: AgentTurnOptions = {}): Promise<AgentTurnResult> {
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const sessionKey = opts.sessionKey ?? newSessionKey(opts.agentId);
+  const idempotencyKey = opts.idempotencyKey ?? crypto.randomUUID();
+  const t0 = Date.now();
+  let acceptedRunId: string | undefined;
+  let payload: unknown;
+  try {
+    payload = await client.request(
+      "agent",
+      { message, sessionKey, agentId: opts.agentId, idempotencyKey, timeout: Math.ceil(timeoutMs / 1000) },
+      {
+        expectFinal: true,
+        timeoutMs,
+        onAccepted: (p) => {
+          acceptedRunId = AgentAcceptedSchema.safeParse(p).data?.runId;
+        },
+      },
+    );
+  } catch (err) {
+    if (err instanceof GatewayError && err.code === "TIMEOUT") {
+      throw new AgentTurnError(`agent turn in ${sessionKey} did not finish within ${timeoutMs} ms (run ${acceptedRunId ?? "not accepted"})`, acceptedRunId, undefined);
+    }
+    throw err;
+  }
+  const parsed = AgentFinalSchema.safeParse(payload);
+  if (!parsed.success) {
+    throw new AgentTurnError(`agent returned an unexpected final payload: ${z.prettifyError(parsed.error)}`, acceptedRunId, payload);
+  }
+  const final = parsed.data;
+  const text = (final.result?.payloads ?? [])
+    .map((p) => p.text ?? "")
+    .filter((t) => t.length > 0)
+    .join("\n");
+  if (final.status !== "ok") {
+    throw new AgentTurnError(`agent run ${final.runId} ended with status ${final.status}${final.summary ? `: ${final.summary}` : ""}`, final.runId, payload);
+  }
+  if (!text) {
+    throw new AgentTurnError(`agent run ${final.runId} finished without assistant text${final.summary ? ` (${final.summary})` : ""}`, final.runId, payload);
+  }
+  return { text, runId: final.runId, sessionKey, status: final.status, durationMs: Date.now() - t0, raw: payload };
+}
+
+const ChatSendResultSchema = z.looseObject({ runId: z.string().min(1), status: z.string() });
+const AgentWaitResultSchema = z.looseObject({
+  runId: z.string().min(1),
+  status: z.string(),
+  error: z.unknown().optional(),
+  terminalReply: z.looseObject({ text: z.string().optional() }).optional(),
+});
+const ChatHistorySchema = z.looseObject({
+  messages: z.array(z.looseObject({ role: z.string(), content: z.unknown(), __openclaw: z.looseObject({ runId: z.string().optional() }).optional() })),
+});
+
+/** Text of a chat.history message: a plain string or the text parts of a content array. */
+function messageText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => (part && typeof part === "object" && (part as { type?: unknown }).type === "text" ? String((part as { text?: unknown }).text ?? "") : ""))
+    .join("");
+}
+
+/**
+ * One turn in a named session through the chat path the Control UI uses:
+ * `chat.send {sessionKey, message, idempotencyKey}` -> `{runId, status:"started"}`, then
+ * `agent.wait {runId, timeoutMs}` -> `{status:"ok", terminalReply:{text}}`. Use it for
+ * sessions placed on a node (sessions.create + sessions.dispatch); falls back to
+ * chat.history when the wait result carries no reply text.
+ */
+export async function chatTurn(client: GatewayClient, sessionKey: string, message: string, opts: Omit<AgentTurnOptions, "sessionKey" | "agentId"> = {}): Promise<AgentTurnResult> {
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const t0 = Date.now();
+  const sent = await call(client, "chat.send", { sessionKey, message, idempotencyKey: opts.idempotencyKey ?? crypto.randomUUID() }, ChatSendResultSchema);
+  const left = Math.max(1, timeoutMs - (Date.now() - t0));
+  // The gateway answers agent.wait with status "timeout" at its deadline; the socket gets a
+  // little longer so that answer, not a local timeout, is what we see.
+  const waited = await call(client, "agent.wait", { runId: sent.runId, timeoutMs: left }, AgentWaitResultSchema, left + 5_000);
+  if (waited.status !== "ok") {
+    throw new AgentTurnError(`chat turn ${sent.runId} in ${sessionKey} ended with status ${waited.status}${waited.error ? `: ${JSON.stringify(waited.error)}` : ""}`, sent.runId, waited);
+  }
+  let text = waited.terminalReply?.text ?? "";
+  if (!text) {
+    const history = await call(client, "chat.history", { sessionKey, limit: 20 }, ChatHistorySchema);
+    const last = history.messages.filter((m) => m.role === "assistant" && (m.__openclaw?.runId ?? sent.runId) === sent.runId).at(-1);
+    text = last ? messageText(last.content) : "";
+  }
+  if (!text) throw new AgentTurnError(`chat turn ${sent.runId} in ${sessionKey} finished without assistant text`, sent.runId, waited);
+  return { text, runId: sent.runId, sessionKey, status: waited.status, durationMs: Date.now() - t0, raw: waited };
+}

@@ -1,0 +1,35 @@
+import Docker from "dockerode";
+import { LabError } from "./log.ts";
+
+// Testcontainers must never reach for ryuk or an alpine helper: no registry here.
+process.env.TESTCONTAINERS_RYUK_DISABLED ??= "true";
+process.env.TESTCONTAINERS_HOST_OVERRIDE ??= "localhost";
+
+let client: Docker | undefined;
+
+/** The dockerode client for the engine the lab uses (DOCKER_HOST honoured by dockerode). */
+export function docker(): Docker {
+  client ??= new Docker();
+  return client;
+}
+
+/** Fail with a message that says what to do when no engine answers. */
+export async function requireEngine(): Promise<{ version: string; apiVersion: string }> {
+  try {
+    const v = await docker().version();
+    return { version: v.Version, apiVersion: v.ApiVersion };
+  } catch (err) {
+    const where = process.env.DOCKER_HOST ? `DOCKER_HOST=${process.env.DOCKER_HOST}` : "/var/run/docker.sock";
+    throw new LabError(
+      `no Docker engine answers at ${where} (${(err as Error).message}).\n` +
+        `  Run 'make engine' (installs Debian's docker.io and starts dockerd when run as root on Debian),\n` +
+        `  or start Docker yourself / point DOCKER_HOST at a running engine.`,
+    );
+  }
+}
+
+/** Labels every lab resource carries; prune goes by them. */
+export const LABEL_RUN = "fleetlab.run";
+export const LABEL_KIND = "fleetlab.kind";
+export const LABEL_PID = "fleetlab.pid";
+export const LABEL_HOST = "fleetlab.host";

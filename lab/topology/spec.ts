@@ -1,0 +1,100 @@
+// The one description of what runs. Defaults give the standard lab; every override is
+// validated before any container starts, and an error names the field, the value and a fix.
+import { z } from "zod";
+import { DEFAULT_OPENCLAW_VERSION } from "../images.ts";
+import { LabError } from "../log.ts";
+
+const name = z.string().regex(/^[a-z][a-z0-9-]{0,30}$/, "must be lower-case letters, digits and dashes, starting with a letter");
+
+export const TopologySpec = z
+  .object({
+    openclawVersion: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+([-.][0-9A-Za-z.-]+)?$/, "must be an exact version such as 2026.9.6 (no ranges or tags)")
+      .default(DEFAULT_OPENCLAW_VERSION),
+    gateway: z
+      .object({
+        alias: name.default("gateway"),
+        port: z.number().int().min(1024).max(65535).default(18789),
+        token: z.string().min(16, "must be at least 16 characters").default("fleetlab-gateway-token-0001"),
+      })
+      .strict()
+      .default({ alias: "gateway", port: 18789, token: "fleetlab-gateway-token-0001" }),
+    nodes: z
+      .object({
+        count: z.number().int().min(0).max(8, "must be at most 8 (each node host needs ~0.6-0.8 GiB)").default(2),
+        capacity: z.number().int().min(1).max(8).default(2),
+        prefix: name.default("node"),
+      })
+      .strict()
+      .default({ count: 2, capacity: 2, prefix: "node" }),
+    model: z
+      .object({ alias: name.default("model"), port: z.number().int().min(1).max(65535).default(8080), script: name.default("default") })
+      .strict()
+      .default({ alias: "model", port: 8080, script: "default" }),
+    git: z
+      .object({ enabled: z.boolean().default(true), alias: name.default("git"), port: z.number().int().min(1).max(65535).default(8080) })
+      .strict()
+      .default({ enabled: true, alias: "git", port: 8080 }),
+    seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  })
+  .strict();
+
+export type TopologySpec = z.infer<typeof TopologySpec>;
+export type TopologyInput = z.input<typeof TopologySpec>;
+
+/** Parse a spec, or throw a LabError naming each bad field and its value. */
+export function parseTopology(input: unknown, source = "topology spec"): TopologySpec {
+  const r = TopologySpec.safeParse(input ?? {});
+  if (r.success) return r.data;
+  const lines = r.error.issues.map((i) => {
+    const where = i.path.length ? i.path.join(".") : "(top level)";
+    const value = valueAt(input, i.path);
+    const shown = value === undefined ? "" : ` = ${JSON.stringify(value)}`;
+    const hint = i.code === "unrecognized_keys" ? ` (known fields here: ${knownKeys(i.path).join(", ")})` : "";
+    return `  ${where}${shown}: ${i.message}${hint}`;
+  });
+  throw new LabError(`${source} is invalid:\n${lines.join("\n")}`);
+}
+
+function valueAt(input: unknown, p: PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const k of p) v = v && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  return v;
+}
+
+function knownKeys(p: PropertyKey[]): string[] {
+  let s: z.ZodTypeAny = TopologySpec;
+  for (const k of p) {
+    while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = s.unwrap() as z.ZodTypeAny;
+    if (s instanceof z.ZodObject) s = (s.shape as Record<string, z.ZodTypeAny>)[String(k)];
+  }
+  while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = s.unwrap() as z.ZodTypeAny;
+  return s instanceof z.ZodObject ? Object.keys(s.shape) : [];
+}
+
+/**
+ * Overrides users give from the Makefile/CLI environment: NODES, OPENCLAW_VERSION, SEED,
+ * TOPOLOGY (a JSON spec). Strings are turned into numbers here so a bad value is reported by
+ * the same validation, under the spec's field name.
+ */
+export function topologyFromEnv(env: NodeJS.ProcessEnv = process.env, base: TopologyInput = {}): TopologySpec {
+  let input: Record<string, unknown> = structuredClone(base) as Record<string, unknown>;
+  if (env.TOPOLOGY) {
+    try {
+      input = { ...input, ...(JSON.parse(env.TOPOLOGY) as Record<string, unknown>) };
+    } catch (err) {
+      throw new LabError(`TOPOLOGY is not valid JSON (${(err as Error).message}); example: TOPOLOGY='{"nodes":{"count":3}}'`);
+    }
+  }
+  const num = (v: string) => (/^-?\d+$/.test(v.trim()) ? Number(v) : v);
+  if (env.NODES) input.nodes = { ...(input.nodes as object), count: num(env.NODES) };
+  if (env.OPENCLAW_VERSION) input.openclawVersion = env.OPENCLAW_VERSION;
+  if (env.SEED) input.seed = num(env.SEED);
+  return parseTopology(input, "topology spec (from TOPOLOGY/NODES/OPENCLAW_VERSION/SEED)");
+}
+
+/** Container names inside the lab network (DNS aliases). */
+export function nodeAliases(spec: TopologySpec): string[] {
+  return Array.from({ length: spec.nodes.count }, (_, i) => `${spec.nodes.prefix}-${i + 1}`);
+}
