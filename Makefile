@@ -14,9 +14,10 @@ help:
 	@echo "make bench    image, readiness, teardown figures against same-run baselines"
 	@echo "make prune    remove what dead runs left (ALL=1: every lab resource)"
 
-# npm packages, installed again only when the lockfile changes.
+# npm packages, installed again only when the lockfile changes. (`npm install`, not `npm ci`:
+# vite lists an optional dependency the registry does not have, which `npm ci` refuses.)
 node_modules/.fleetlab-deps: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	@touch $@
 deps: node_modules/.fleetlab-deps
 
@@ -35,7 +36,7 @@ unit: deps
 	npm run --silent test:unit
 
 scenarios: deps engine
-	npm run --silent test:scenarios
+	npm run --silent test:docker
 
 bench: deps engine
 	npm run --silent bench

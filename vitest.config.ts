@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// Two projects: unit tests beside their modules (no Docker), and scenarios (real
-// containers, one shared lab per file set up in the scenario itself).
+// Two projects: "unit" (beside their modules, no Docker) and "docker" (scenarios against real
+// OpenClaw in containers, plus the lab's own tests that need an engine), one file at a time.
 export default defineConfig({
   test: {
     projects: [
@@ -9,13 +9,15 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["lab/**/*.test.ts", "docker/**/*.test.ts"],
+          exclude: ["**/*.docker.test.ts", "**/node_modules/**"],
           testTimeout: 30_000,
         },
       },
       {
         test: {
-          name: "scenarios",
-          include: ["scenarios/**/*.scenario.ts"],
+          name: "docker",
+          // Scenarios, and the lab's own tests that need a Docker engine.
+          include: ["scenarios/**/*.scenario.ts", "lab/**/*.docker.test.ts"],
           // Scenarios share one Docker engine and a 2-core machine: run files one by one.
           fileParallelism: false,
           testTimeout: 300_000,

@@ -44,7 +44,7 @@ function installHandlers(): void {
     process.on(sig, () => {
       if (exiting) return; // a second Ctrl-C while cleaning: keep cleaning
       exiting = true;
-      process.stderr.write(`\nfleetlab: ${sig}: healing faults and removing this run's containers ...\n`);
+      if (cleanups.length) process.stderr.write(`\nfleetlab: ${sig}: healing faults and removing this run's containers ...\n`);
       void runCleanups().finally(() => process.exit(code));
     });
   }

@@ -59,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
       await pruneDeadRuns();
       const run = Run.create({ seed });
       const lab = await Lab.up(spec, run);
-      process.stdout.write(`lab ${lab.id} is up (Ctrl-C to take it down)\n  gateway  ${lab.gatewayUrl}  token ${spec.gateway.token}\n`);
+      process.stdout.write(`lab ${lab.id} is up (run ${run.id}; Ctrl-C to take it down)\n  gateway  ${lab.gatewayUrl}  token ${spec.gateway.token}\n`);
       for (const m of lab.members.values()) process.stdout.write(`  ${m.alias.padEnd(8)} ${m.ip}  container ${m.container.getName().replace(/^\//, "")}\n`);
       process.stdout.write(`  evidence ${run.dir}\n`);
       await new Promise<void>(() => {}); // the interrupt handler takes the lab down and exits

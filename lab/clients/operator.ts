@@ -207,7 +207,9 @@ export async function agentTurn(client: GatewayClient, message: string, opts: Ag
       { message, sessionKey, agentId: opts.agentId, idempotencyKey, timeout: Math.ceil(timeoutMs / 1000) },
       {
         expectFinal: true,
-        timeoutMs,
+        // The gateway enforces `timeout` on the run itself; the socket waits a little longer
+        // so the gateway's own verdict, not a local timeout, is what the caller sees.
+        timeoutMs: timeoutMs + 5_000,
         onAccepted: (p) => {
           acceptedRunId = AgentAcceptedSchema.safeParse(p).data?.runId;
         },
@@ -215,7 +217,7 @@ export async function agentTurn(client: GatewayClient, message: string, opts: Ag
     );
   } catch (err) {
     if (err instanceof GatewayError && err.code === "TIMEOUT") {
-      throw new AgentTurnError(`agent turn in ${sessionKey} did not finish within ${timeoutMs} ms (run ${acceptedRunId ?? "not accepted"})`, acceptedRunId, undefined);
+      throw new AgentTurnError(`agent turn in ${sessionKey} got no final answer within ${timeoutMs + 5_000} ms (run ${acceptedRunId ?? "not accepted"})`, acceptedRunId, undefined);
     }
     throw err;
   }
@@ -273,7 +275,9 @@ export async function chatTurn(client: GatewayClient, sessionKey: string, messag
   // little longer so that answer, not a local timeout, is what we see.
   const waited = await call(client, "agent.wait", { runId: sent.runId, timeoutMs: left }, AgentWaitResultSchema, left + 5_000);
   if (waited.status !== "ok") {
-    throw new AgentTurnError(`chat turn ${sent.runId} in ${sessionKey} ended with status ${waited.status}${waited.error ? `: ${JSON.stringify(waited.error)}` : ""}`, sent.runId, waited);
+    // agent.wait "timeout" only means the wait ended: the run itself may still be going.
+    const still = waited.status === "timeout" ? ` after ${left} ms (the run may still be active; chat.abort stops it)` : "";
+    throw new AgentTurnError(`chat turn ${sent.runId} in ${sessionKey} ended with status ${waited.status}${still}${waited.error ? `: ${JSON.stringify(waited.error)}` : ""}`, sent.runId, waited);
   }
   let text = waited.terminalReply?.text ?? "";
   if (!text) {

@@ -81,7 +81,7 @@ export class LabOperator {
         // A node host whose device was approved can stay "reconnect paused" (seen with
         // 2026.9.6); restarting it on the same state volume resumes it, as an admin would.
         for (const [name, at] of deviceApprovedAt) {
-          if (!ready.includes(name) && !restarted.has(name) && Date.now() - at > (opts.pausedAfterMs ?? 10_000) && opts.host?.restartNode) {
+          if (!ready.includes(name) && !restarted.has(name) && Date.now() - at > (opts.pausedAfterMs ?? 1_500) && opts.host?.restartNode) {
             restarted.add(name);
             info(`node ${name} still not connected ${((Date.now() - at) / 1000).toFixed(0)} s after device approval: restarting it`);
             await opts.host.restartNode(name);
