@@ -17,8 +17,11 @@ import { CACHE, DOCKER_DIR, ROOT } from "./paths.ts";
 const run = promisify(execFile);
 
 export const DEFAULT_OPENCLAW_VERSION = "2026.9.6";
-/** Bump when the build recipe changes in a way the hashed inputs do not show. */
-const RECIPE = 1;
+/**
+ * Bump when the build recipe changes in a way the hashed inputs do not show. The benchmark
+ * sets FLEETLAB_IMAGE_SALT to measure cold builds without touching the cached images.
+ */
+const RECIPE = () => `1${process.env.FLEETLAB_IMAGE_SALT ?? ""}`;
 
 export type ImageName = "base" | "openclaw-pkg" | "openclaw" | "git-http" | "model";
 export interface BuiltImage {
@@ -174,14 +177,14 @@ async function dockerBuild(context: string, tag: string, buildArgs: Record<strin
 /** Every image the lab needs, cached by content. A warm call only hashes and inspects. */
 export async function ensureImages(openclawVersion: string): Promise<ImageSet> {
   const node = nodeBinary();
-  const base = await ensure("base", sha(String(RECIPE), node.version, hashDir(path.join(DOCKER_DIR, "base"))), buildBase);
+  const base = await ensure("base", sha(RECIPE(), node.version, hashDir(path.join(DOCKER_DIR, "base"))), buildBase);
   const pkgDir = await openclawPackage(openclawVersion);
-  const pkg = await ensure("openclaw-pkg", sha(String(RECIPE), base.tag, openclawVersion), (tag) =>
+  const pkg = await ensure("openclaw-pkg", sha(RECIPE(), base.tag, openclawVersion), (tag) =>
     dockerBuild(pkgDir, tag, { BASE: base.tag }),
   );
   const small = (name: "openclaw" | "git-http" | "model", from: string) => {
     const dir = path.join(DOCKER_DIR, name);
-    return ensure(name, sha(String(RECIPE), from, hashDir(dir)), (tag) => dockerBuild(dir, tag, { BASE: from }));
+    return ensure(name, sha(RECIPE(), from, hashDir(dir)), (tag) => dockerBuild(dir, tag, { BASE: from }));
   };
   const [openclaw, gitHttp, model] = await Promise.all([small("openclaw", pkg.tag), small("git-http", base.tag), small("model", base.tag)]);
   const set = { base, "openclaw-pkg": pkg, openclaw, "git-http": gitHttp, model };

@@ -11,6 +11,8 @@ import { LabInfraError, type Scenario, type ScenarioContext, type Verdict } from
 import { Lab } from "./topology/lab.ts";
 import { parseTopology, type TopologySpec } from "./topology/spec.ts";
 import { scenarios as registry } from "../scenarios/index.ts";
+import { findings } from "../scenarios/findings.ts";
+import { judge, verdictOf, type CheckResult } from "./findings/findings.ts";
 
 export interface ScenarioResult {
   name: string;
@@ -18,9 +20,10 @@ export interface ScenarioResult {
   seconds: number;
   detail?: string;
   evidence: string;
+  checks: CheckResult[];
 }
 
-/** Exit code of a run: 0 all pass (known findings included), 1 any fail, 3 any unknown. */
+/** Exit code of a run: 0 all pass (known findings and "fixed?" included), 1 any fail, 3 any unknown. */
 export function exitCodeOf(results: ScenarioResult[]): number {
   if (results.some((r) => r.verdict === "fail")) return 1;
   if (results.some((r) => r.verdict === "unknown")) return 3;
@@ -61,8 +64,12 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   const dir = path.join(run.dir, "scenarios", s.name);
   fs.mkdirSync(dir, { recursive: true });
   const t0 = performance.now();
+  const checks: CheckResult[] = [];
   const done = (verdict: Verdict, detail?: string): ScenarioResult => {
-    const r = { name: s.name, verdict, seconds: Math.round(performance.now() - t0) / 1000, detail, evidence: path.relative(run.dir, dir) };
+    const r = { name: s.name, verdict, seconds: Math.round(performance.now() - t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks };
+    if (checks.length) fs.writeFileSync(path.join(dir, "findings.json"), JSON.stringify(checks, null, 2) + "\n");
+    const f = ((run.record.findings as CheckResult[]) ??= []);
+    f.push(...checks.filter((c) => c.outcome !== "pass"));
     run.record.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail });
     run.save();
     fs.writeFileSync(path.join(dir, "verdict.json"), JSON.stringify(r, null, 2) + "\n");
@@ -92,12 +99,21 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
       log.write(`${new Date().toISOString()} ${msg}\n`);
       info(`  [${s.name}] ${msg}`);
     },
+    check: (c) => {
+      const r = judge(findings, { ...c, scenario: s.name, version: lab.spec.openclawVersion });
+      checks.push(r);
+      ctx.log(`check ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
+      return c.holds;
+    },
   };
 
   let verdict: Verdict = "pass";
   let detail: string | undefined;
   try {
     await step(`scenario ${s.name}`, () => withTimeout(s.run(ctx), s.timeoutMs, `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`));
+    verdict = verdictOf(checks);
+    if (verdict === "fail") detail = checks.filter((c) => c.outcome === "fail").map((c) => `${c.findingId}: ${c.note}`).join("; ");
+    else if (verdict !== "pass") detail = checks.filter((c) => c.outcome !== "pass").map((c) => `${c.outcome} ${c.findingId}`).join(", ");
   } catch (err) {
     verdict = err instanceof LabInfraError ? "unknown" : "fail";
     detail = (err as Error).message;

@@ -4,6 +4,7 @@
 import type { Lab } from "./topology/lab.ts";
 import type { TopologyInput } from "./topology/spec.ts";
 import type { Run } from "./evidence/run.ts";
+import type { FindingRecord } from "./findings/findings.ts";
 
 export type Verdict = "pass" | "fail" | "unknown" | "known-finding" | "fixed?";
 
@@ -15,6 +16,12 @@ export interface ScenarioContext {
   /** A path inside this scenario's evidence folder. */
   file(rel: string): string;
   log(msg: string): void;
+  /**
+   * Judge one expectation. When it does not hold, `observed` is the exact signature of what
+   * happened instead; it is matched against the registered finding `id` (known finding) or
+   * fails the scenario. Never throws: the scenario goes on to its next check.
+   */
+  check(c: { id: string; expectation: string; holds: boolean; observed?: unknown; kind?: FindingRecord["kind"] }): boolean;
 }
 
 export interface Scenario {

@@ -6,7 +6,9 @@ import type { TopologySpec } from "./spec.ts";
 export const MODEL_PROVIDER = "lab";
 export const MODEL_ID = "scripted";
 
-export function gatewayConfig(spec: TopologySpec): Record<string, unknown> {
+export function gatewayConfig(spec: TopologySpec, labSubnet?: string): Record<string, unknown> {
+  const pairing: Record<string, unknown> = { sshVerify: false };
+  if (spec.nodes.devicePairing === "subnet" && labSubnet) pairing.autoApproveCidrs = [labSubnet];
   return {
     gateway: {
       mode: "local",
@@ -14,7 +16,7 @@ export function gatewayConfig(spec: TopologySpec): Record<string, unknown> {
       port: spec.gateway.port,
       auth: { mode: "token", token: spec.gateway.token },
       controlUi: { enabled: false },
-      nodes: { pairing: { sshVerify: false } },
+      nodes: { pairing },
     },
     discovery: { mdns: { mode: "off" } },
     update: { checkOnStart: false },

@@ -107,8 +107,10 @@ export class Lab {
     const inspected = await net.inspect();
     this.network = { name: `fleetlab-${this.id}`, id: net.id, subnet: inspected.IPAM?.Config?.[0]?.Subnet ?? "" };
 
-    // Supporting services first, in parallel: the gateway's config points at the model.
-    await step("model and git containers", async () => {
+    // Every container starts at once: the gateway resolves the model only at its first turn,
+    // and node hosts retry their connection while the gateway starts (OpenClaw answers them
+    // "gateway starting" with a retry delay), so nothing here waits on anything else.
+    await step(`containers started (model, git, gateway, ${spec.nodes.count} node host(s))`, async () => {
       const model = new LabContainer(this.images.model.tag, this.run.id, "model")
         .withLabels(this.#labels("model", spec.model.alias))
         .onLabNetwork(this.network.name, [spec.model.alias])
@@ -124,22 +126,23 @@ export class Lab {
           .withEnvironment({ GIT_HTTP_PORT: String(spec.git.port), GIT_ROOT: "/srv/git" });
         starts.push(this.#start(spec.git.alias, "git", git));
       }
-      await Promise.all(starts);
-      await Promise.all([
-        waitUntil("model /healthz", async () => ((await this.model.healthy()) ? true : undefined), { timeoutMs: 20_000 }),
-        spec.git.enabled ? waitUntil("git-http /healthz", async () => ((await this.git.healthy()) ? true : undefined), { timeoutMs: 20_000 }) : null,
-      ]);
-    });
-
-    await step("gateway container and /readyz", async () => {
-      const gw = this.#openclaw(spec.gateway.alias, "gateway", gatewayConfig(spec)).withEnvironment({
+      const gw = this.#openclaw(spec.gateway.alias, "gateway", gatewayConfig(spec, this.network.subnet)).withEnvironment({
         FLEETLAB_ROLE: "gateway",
         GATEWAY_PORT: String(spec.gateway.port),
         OPENCLAW_GATEWAY_TOKEN: spec.gateway.token,
       });
-      await this.#start(spec.gateway.alias, "gateway", gw, await this.#volume(spec.gateway.alias));
-      await this.#waitReady();
+      starts.push(this.#volume(spec.gateway.alias).then((v) => this.#start(spec.gateway.alias, "gateway", gw, v)));
+      starts.push(...nodeAliases(spec).map((alias) => this.#startNode(alias)));
+      await Promise.all(starts);
     });
+
+    await step("gateway /readyz, model and git healthy", () =>
+      Promise.all([
+        this.#waitReady(),
+        waitUntil("model /healthz", async () => ((await this.model.healthy()) ? true : undefined), { timeoutMs: 20_000 }),
+        spec.git.enabled ? waitUntil("git-http /healthz", async () => ((await this.git.healthy()) ? true : undefined), { timeoutMs: 20_000 }) : null,
+      ]),
+    );
     this.#time("gatewayReady", tReady);
 
     this.operator = await step("operator connected (approved by the gateway's own CLI)", () =>
@@ -147,10 +150,9 @@ export class Lab {
     );
 
     if (spec.nodes.count > 0) {
-      await step(`${spec.nodes.count} node host(s) started, paired and connected`, async () => {
-        await Promise.all(nodeAliases(spec).map(async (alias) => this.#startNode(alias)));
-        await this.operator.approveNodes(nodeAliases(spec), { timeoutMs: 120_000, host: this.#operatorHost() });
-      });
+      await step(`${spec.nodes.count} node host(s) paired (${spec.nodes.devicePairing === "subnet" ? "device pairing auto-approved for the lab subnet" : "device and node pairing approved by the operator"}) and connected`, () =>
+        this.operator.approveNodes(nodeAliases(spec), { timeoutMs: 120_000, host: this.#operatorHost() }),
+      );
     }
     this.#time("ready", tReady);
     this.#time("up", t0);
@@ -168,7 +170,7 @@ export class Lab {
   }
 
   /** Graceful restart of a member on the same container and state volume. */
-  async restart(alias: string, timeoutSeconds = 10): Promise<void> {
+  async restart(alias: string, timeoutSeconds = 5): Promise<void> {
     await docker().getContainer(this.member(alias).id).restart({ t: timeoutSeconds });
   }
 

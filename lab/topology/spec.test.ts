@@ -20,7 +20,7 @@ describe("topology spec", () => {
   });
 
   it("rejects unknown fields and lists the known ones", () => {
-    expect(() => parseTopology({ nodes: { cnt: 3 } })).toThrow(/nodes = {"cnt":3}: .*"cnt".*known fields here: count, capacity, prefix/);
+    expect(() => parseTopology({ nodes: { cnt: 3 } })).toThrow(/nodes = {"cnt":3}: .*"cnt".*known fields here: count, capacity, prefix, devicePairing/);
   });
 
   it("reports every bad field at once", () => {

@@ -25,9 +25,17 @@ export const TopologySpec = z
         count: z.number().int().min(0).max(8, "must be at most 8 (each node host needs ~0.6-0.8 GiB)").default(2),
         capacity: z.number().int().min(1).max(8).default(2),
         prefix: name.default("node"),
+        /**
+         * "operator": the operator approves each node's device pairing (device.pair.approve)
+         * and node pairing (node.pair.approve), as an admin would. "subnet": the gateway
+         * auto-approves device pairing from the lab subnet (autoApproveCidrs) and the operator
+         * approves node pairing only; faster, because the pinned node host pauses after an
+         * operator device approval until it is restarted.
+         */
+        devicePairing: z.enum(["operator", "subnet"]).default("operator"),
       })
       .strict()
-      .default({ count: 2, capacity: 2, prefix: "node" }),
+      .default({ count: 2, capacity: 2, prefix: "node", devicePairing: "operator" }),
     model: z
       .object({ alias: name.default("model"), port: z.number().int().min(1).max(65535).default(8080), script: name.default("default") })
       .strict()

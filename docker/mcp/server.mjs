@@ -1,0 +1,508 @@
+// fleetlab MCP tool server: the official TypeScript MCP SDK over Streamable HTTP, its tools read
+// from a JSON catalog, every request recorded, and a control API for scenarios.
+//
+// One image runs several servers (north, south, ...), each with its own catalog.
+// Run: node server.mjs   env MCP_PORT (8080; 0 = any free port), MCP_HOST (0.0.0.0),
+//      MCP_NAME (server name, e.g. "north"; used in results and serverInfo),
+//      MCP_CATALOG (path of the JSON catalog, see fixtures/mcp/README.md),
+//      MCP_ALLOWED_HOSTS (comma list of Host names accepted on /mcp, e.g. the service alias;
+//        default MCP_NAME; localhost/127.0.0.1/[::1] are always accepted; "*" turns the check off),
+//      MCP_SESSION_IDLE_MS (600000: a session with no HTTP activity for that long is closed),
+//      MCP_WRITE_DIR (where "write-temp" tools write; default a fresh temp dir),
+//      MCP_MAX_RECORDS (5000).
+//
+// MCP endpoint: POST/GET/DELETE /mcp. One transport (and one SDK Server) per mcp-session-id.
+// An unknown session id is answered 404 (the client then starts a new session, as the spec
+// asks); a request without a session id that is not initialize is answered 400.
+// The Host check (the SDK's own hostHeaderValidation, as createMcpExpressApp applies it) guards
+// /mcp only: the control API is reached by the lab from the host by container IP.
+//
+// Records: every JSON-RPC message received on /mcp (kind "rpc": rpcMethod, rpcId, tool + args for
+// tools/call, params otherwise), GET/DELETE and rejected requests (kind "http"), and what the
+// server did (kind "event": session-created, session-closed, session-expired, sse-open,
+// sse-closed, call-held, call-released, call-cancelled, list-changed-sent, effect). Each
+// carries seq, time, httpMethod, sessionId. Kept in memory and printed to stdout as JSONL.
+//
+// Control API (JSON):
+//   GET  /healthz
+//   GET  /_control/requests[?since=seq]   records, oldest first
+//   POST /_control/reset                  clear records/effects/holds (held calls are released),
+//                                         slow discovery off, catalog reloaded from MCP_CATALOG
+//                                         (seq keeps counting, so ?since= stays meaningful)
+//   GET  /_control/catalog                the tools now served
+//   POST /_control/catalog {tools:[...]}  replace the catalog; notifications/tools/list_changed
+//                                         goes to every session
+//   POST /_control/slow-discovery {ms}    delay every tools/list answer by ms (0 = off)
+//   POST /_control/hold {tool, count=1}   the next `count` calls of that tool are held until released
+//   POST /_control/release {id?}          release one held call, or all
+//   GET  /_control/held[?all=1]           held calls (all=1: also released and cancelled ones);
+//                                         a cancelled one says why: notifications/cancelled or
+//                                         connection-closed
+//   GET  /_control/effects                side effects of tools with an effect (write-temp)
+//   GET  /_control/sessions               live sessions
+//   POST /_control/drop-sessions          forget every session (as a restarted server would)
+
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { randomUUID } from "node:crypto";
+import express from "express";
+import { z } from "zod";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { hostHeaderValidation } from "@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+
+const PORT = Number(process.env.MCP_PORT ?? 8080);
+const HOST = process.env.MCP_HOST ?? "0.0.0.0";
+const NAME = process.env.MCP_NAME ?? "mcp";
+const CATALOG_PATH = process.env.MCP_CATALOG ?? "";
+const ALLOWED = (process.env.MCP_ALLOWED_HOSTS ?? NAME)
+  .split(",")
+  .map((s) => s.trim())
+  .filter(Boolean);
+const IDLE_MS = Number(process.env.MCP_SESSION_IDLE_MS ?? 600_000);
+const MAX_RECORDS = Number(process.env.MCP_MAX_RECORDS ?? 5000);
+const OWN_WRITE_DIR = !process.env.MCP_WRITE_DIR; // made here, so removed at shutdown
+const WRITE_DIR = process.env.MCP_WRITE_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), `fleetlab-mcp-${NAME}-`));
+const VERSION = "0.1.0";
+
+// ---------- catalog ----------
+
+const ToolSchema = z.object({
+  name: z.string().min(1),
+  title: z.string().optional(),
+  description: z.string().default(""),
+  inputSchema: z.looseObject({ type: z.literal("object") }).default({ type: "object" }),
+  annotations: z.record(z.string(), z.unknown()).optional(),
+  // Text of the result; {{server}} {{tool}} {{args.x}} {{argsJson}} {{effect.x}} {{session}} are filled in.
+  result: z.string().default("{{server}} {{tool}}: {{argsJson}}"),
+  isError: z.boolean().default(false),
+  delayMs: z.number().int().min(0).default(0),
+  // "write-temp": write args.content to args.path inside MCP_WRITE_DIR (never outside it).
+  effect: z.enum(["write-temp"]).optional(),
+});
+const CatalogSchema = z.object({ tools: z.array(ToolSchema) });
+
+function loadCatalogFile() {
+  if (!CATALOG_PATH) return { tools: [] };
+  return CatalogSchema.parse(JSON.parse(fs.readFileSync(CATALOG_PATH, "utf8")));
+}
+
+function parseCatalog(value) {
+  const parsed = CatalogSchema.safeParse(value);
+  if (!parsed.success) throw new HttpError(400, `bad catalog: ${z.prettifyError(parsed.error)}`);
+  const names = parsed.data.tools.map((t) => t.name);
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup) throw new HttpError(400, `bad catalog: tool ${dup} appears twice`);
+  return parsed.data;
+}
+
+let catalog = parseCatalog(loadCatalogFile());
+
+// ---------- state ----------
+
+let records = [];
+let seq = 0;
+let slowDiscoveryMs = 0;
+let holdArms = []; // {tool, remaining}
+let holds = []; // every held call since reset: {id, tool, args, sessionId, rpcId, status, ...}
+let holdSeq = 0;
+let effects = [];
+const holdWaiters = new Map(); // hold id -> settle(outcome)
+const openCalls = new Map(); // `${sessionId} ${rpcId}` -> callbacks run when the POST carrying that call closes early
+const sessions = new Map(); // session id -> {id, transport, server, createdAt, lastSeenAt, sseOpen, clientInfo}
+
+class HttpError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+function record(fields) {
+  const r = { seq: ++seq, time: new Date().toISOString(), server: NAME, kind: "event", httpMethod: null, sessionId: null, ...fields };
+  records.push(r);
+  if (records.length > MAX_RECORDS) records = records.slice(-MAX_RECORDS);
+  process.stdout.write(`${JSON.stringify(r)}\n`);
+  return r;
+}
+
+const log = (msg, extra = {}) => process.stdout.write(`${JSON.stringify({ kind: "log", time: new Date().toISOString(), server: NAME, msg, ...extra })}\n`);
+
+function recordMessage(msg, httpMethod, sessionId) {
+  const isObj = msg && typeof msg === "object";
+  const method = isObj && typeof msg.method === "string" ? msg.method : null;
+  const fields = { kind: "rpc", httpMethod, sessionId: sessionId ?? null, rpcMethod: method, rpcId: isObj && "id" in msg ? msg.id : null };
+  if (method === "tools/call") {
+    fields.tool = msg.params?.name ?? null;
+    fields.args = msg.params?.arguments ?? {};
+  } else if (method) {
+    if (msg.params !== undefined) fields.params = msg.params;
+  } else {
+    fields.response = true; // a client's answer to a server request
+    fields.params = isObj ? (msg.result ?? msg.error ?? null) : msg;
+  }
+  return record(fields);
+}
+
+// ---------- templates ----------
+
+function lookup(ctx, dotted) {
+  let v = ctx;
+  for (const k of dotted.split(".")) {
+    if (v === null || typeof v !== "object") return "";
+    v = v[k];
+  }
+  if (v === undefined || v === null) return "";
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
+const render = (tpl, ctx) => tpl.replace(/\{\{\s*([\w.]+)\s*\}\}/g, (_, k) => lookup(ctx, k));
+
+// ---------- tools ----------
+
+function writeTemp(args) {
+  const requested = String(args?.path ?? "");
+  // Resolve under WRITE_DIR whatever the path says: "/etc/x" and "../../x" land inside it.
+  const rel = path.posix.normalize(`/${requested.replaceAll("\\", "/")}`).replace(/^\/+/, "") || "unnamed";
+  const target = path.join(WRITE_DIR, rel);
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  const content = typeof args?.content === "string" ? args.content : JSON.stringify(args?.content ?? "");
+  fs.writeFileSync(target, content);
+  return { path: requested, writtenTo: target, bytes: Buffer.byteLength(content) };
+}
+
+const sleep = (ms, signal) =>
+  new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+/** Parks a tools/call until released, or until the client cancels it. Resolves "released" | "cancelled". */
+function holdCall({ tool, args, sessionId, rpcId, signal }) {
+  const h = { id: `hold-${++holdSeq}`, tool, args, sessionId, rpcId, status: "held", heldAt: new Date().toISOString(), releasedAt: null, cancelledAt: null, cancelReason: null };
+  holds.push(h);
+  record({ kind: "event", event: "call-held", sessionId, rpcId, tool, holdId: h.id });
+  return new Promise((resolve) => {
+    const key = `${sessionId} ${rpcId}`;
+    const onClose = () => settle("cancelled", "connection-closed");
+    const onAbort = () => settle("cancelled", "notifications/cancelled");
+    function settle(outcome, reason) {
+      if (h.status !== "held") return;
+      holdWaiters.delete(h.id);
+      signal?.removeEventListener("abort", onAbort);
+      openCalls.get(key)?.delete(onClose);
+      if (outcome === "released") {
+        h.status = "released";
+        h.releasedAt = new Date().toISOString();
+        record({ kind: "event", event: "call-released", sessionId, rpcId, tool, holdId: h.id });
+      } else {
+        h.status = "cancelled";
+        h.cancelledAt = new Date().toISOString();
+        h.cancelReason = reason;
+        record({ kind: "event", event: "call-cancelled", sessionId, rpcId, tool, holdId: h.id, reason });
+      }
+      resolve(outcome);
+    }
+    holdWaiters.set(h.id, settle);
+    // The SDK aborts the handler's signal when notifications/cancelled names this request.
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const set = openCalls.get(key);
+    if (set) set.add(onClose);
+    else onClose(); // the POST that carried it is already gone
+  });
+}
+
+async function callTool(params, extra) {
+  const name = params.name;
+  const args = params.arguments ?? {};
+  const sessionId = extra.sessionId ?? null;
+  const arm = holdArms.find((a) => a.tool === name && a.remaining > 0);
+  if (arm) {
+    arm.remaining -= 1;
+    holdArms = holdArms.filter((a) => a.remaining > 0);
+    const outcome = await holdCall({ tool: name, args, sessionId, rpcId: extra.requestId, signal: extra.signal });
+    // After a cancel the SDK sends nothing back; this only ends the handler.
+    if (outcome === "cancelled") return { isError: true, content: [{ type: "text", text: `${NAME}: call of ${name} was cancelled` }] };
+  }
+  // Looked up after a hold on purpose: a tool removed meanwhile is "not found", as on a real server.
+  const tool = catalog.tools.find((t) => t.name === name);
+  if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
+  if (tool.delayMs) await sleep(tool.delayMs, extra.signal);
+  let effect = null;
+  if (tool.effect === "write-temp") {
+    effect = { tool: name, sessionId, rpcId: extra.requestId, at: new Date().toISOString(), ...writeTemp(args) };
+    effects.push(effect);
+    record({ kind: "event", event: "effect", sessionId, rpcId: extra.requestId, tool: name, effect });
+  }
+  const text = render(tool.result, { server: NAME, tool: name, args, argsJson: JSON.stringify(args), effect, session: sessionId });
+  return { isError: tool.isError, content: [{ type: "text", text }] };
+}
+
+function listTools() {
+  return catalog.tools.map((t) => ({
+    name: t.name,
+    ...(t.title ? { title: t.title } : {}),
+    description: t.description,
+    inputSchema: t.inputSchema,
+    ...(t.annotations ? { annotations: t.annotations } : {}),
+  }));
+}
+
+function makeServer() {
+  const server = new Server({ name: `fleetlab-${NAME}`, version: VERSION }, { capabilities: { tools: { listChanged: true } } });
+  server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => {
+    if (slowDiscoveryMs > 0) await sleep(slowDiscoveryMs, extra.signal);
+    return { tools: listTools() };
+  });
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => callTool(req.params, extra));
+  return server;
+}
+
+// ---------- sessions ----------
+
+async function closeSession(id, event) {
+  const s = sessions.get(id);
+  if (!s) return;
+  sessions.delete(id);
+  record({ kind: "event", event, sessionId: id });
+  // transport.close() ends the session's open streams; the server's onclose follows.
+  await s.transport.close().catch(() => {});
+}
+
+const sweeper = setInterval(
+  () => {
+    const now = Date.now();
+    for (const s of sessions.values()) if (now - s.lastSeenAt > IDLE_MS) void closeSession(s.id, "session-expired");
+  },
+  Math.max(50, Math.min(30_000, Math.floor(IDLE_MS / 2))),
+);
+sweeper.unref();
+
+async function newSession(req, res) {
+  const s = { id: null, transport: null, server: makeServer(), createdAt: new Date().toISOString(), lastSeenAt: Date.now(), sseOpen: false, clientInfo: null };
+  s.transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    onsessioninitialized: (id) => {
+      s.id = id;
+      sessions.set(id, s);
+      const init = (Array.isArray(req.body) ? req.body : [req.body]).find((m) => isInitializeRequest(m));
+      s.clientInfo = init?.params?.clientInfo ?? null;
+      record({ kind: "event", event: "session-created", sessionId: id, clientInfo: s.clientInfo, protocolVersion: init?.params?.protocolVersion ?? null });
+    },
+    onsessionclosed: (id) => {
+      if (sessions.delete(id)) record({ kind: "event", event: "session-closed", sessionId: id });
+    },
+  });
+  await s.server.connect(s.transport);
+  await s.transport.handleRequest(req, res, req.body);
+}
+
+// ---------- HTTP ----------
+
+const app = express();
+app.disable("x-powered-by");
+
+const mcpHostCheck = ALLOWED.includes("*") ? (_req, _res, next) => next() : hostHeaderValidation([...new Set([...ALLOWED, "localhost", "127.0.0.1", "[::1]"])]);
+
+// Rejections by the Host check happen before the body is read: record them here.
+app.use("/mcp", (req, res, next) => {
+  res.on("finish", () => {
+    if (res.statusCode === 403) record({ kind: "http", event: "rejected", httpMethod: req.method, httpStatus: 403, host: req.headers.host ?? null, sessionId: req.headers["mcp-session-id"] ?? null });
+  });
+  next();
+});
+app.use("/mcp", mcpHostCheck);
+app.use(express.json({ limit: "4mb" }));
+
+const notFound = (res, sessionId, httpMethod) => {
+  record({ kind: "http", event: "unknown-session", httpMethod, httpStatus: 404, sessionId });
+  res.status(404).json({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null });
+};
+
+app.post("/mcp", async (req, res, next) => {
+  try {
+    const sid = req.headers["mcp-session-id"];
+    const messages = Array.isArray(req.body) ? req.body : [req.body];
+    for (const m of messages) recordMessage(m, "POST", sid ?? null);
+    if (sid) {
+      const s = sessions.get(sid);
+      if (!s) return notFound(res, sid, "POST");
+      s.lastSeenAt = Date.now();
+      // Held calls learn from this when their POST goes away before the answer (client gone).
+      const keys = messages.filter((m) => m?.method === "tools/call" && "id" in m).map((m) => `${sid} ${m.id}`);
+      for (const k of keys) openCalls.set(k, new Set());
+      if (keys.length)
+        res.on("close", () => {
+          for (const k of keys) {
+            const cbs = openCalls.get(k);
+            openCalls.delete(k);
+            if (!res.writableFinished) for (const cb of cbs ?? []) cb();
+          }
+        });
+      return await s.transport.handleRequest(req, res, req.body);
+    }
+    if (messages.some((m) => isInitializeRequest(m))) return await newSession(req, res);
+    record({ kind: "http", event: "rejected", httpMethod: "POST", httpStatus: 400, reason: "no session id" });
+    res.status(400).json({ jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: No valid session ID provided" }, id: null });
+  } catch (e) {
+    next(e);
+  }
+});
+
+app.get("/mcp", async (req, res, next) => {
+  try {
+    const sid = req.headers["mcp-session-id"];
+    if (!sid) {
+      record({ kind: "http", event: "rejected", httpMethod: "GET", httpStatus: 400, reason: "no session id" });
+      return res.status(400).json({ jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: Mcp-Session-Id header is required" }, id: null });
+    }
+    const s = sessions.get(sid);
+    if (!s) return notFound(res, sid, "GET");
+    s.lastSeenAt = Date.now();
+    record({ kind: "http", event: "sse-open", httpMethod: "GET", sessionId: sid });
+    s.sseOpen = true;
+    res.on("close", () => {
+      s.sseOpen = false;
+      s.lastSeenAt = Date.now();
+      record({ kind: "http", event: "sse-closed", httpMethod: "GET", sessionId: sid });
+    });
+    await s.transport.handleRequest(req, res);
+  } catch (e) {
+    next(e);
+  }
+});
+
+app.delete("/mcp", async (req, res, next) => {
+  try {
+    const sid = req.headers["mcp-session-id"];
+    record({ kind: "http", httpMethod: "DELETE", sessionId: sid ?? null });
+    const s = sid ? sessions.get(sid) : undefined;
+    if (!s) return notFound(res, sid ?? null, "DELETE");
+    await s.transport.handleRequest(req, res);
+  } catch (e) {
+    next(e);
+  }
+});
+
+// ---------- control API ----------
+
+const heldNow = () => holds.filter((h) => h.status === "held");
+
+app.get("/healthz", (_req, res) => {
+  res.json({ ok: true, name: NAME, tools: catalog.tools.length, sessions: sessions.size, requests: seq, held: heldNow().length });
+});
+
+app.get("/_control/requests", (req, res) => {
+  const since = Number(req.query.since ?? 0) || 0;
+  res.json({ requests: records.filter((r) => r.seq > since) });
+});
+
+function releaseHolds(id) {
+  const targets = heldNow().filter((h) => id === undefined || h.id === id);
+  for (const h of targets) holdWaiters.get(h.id)?.("released");
+  return targets.map((h) => h.id);
+}
+
+async function setCatalog(next) {
+  catalog = next;
+  const notified = [];
+  for (const s of sessions.values()) {
+    try {
+      await s.server.sendToolListChanged();
+      notified.push(s.id);
+      record({ kind: "event", event: "list-changed-sent", sessionId: s.id, sseOpen: s.sseOpen });
+    } catch (e) {
+      record({ kind: "event", event: "list-changed-failed", sessionId: s.id, error: String(e?.message ?? e) });
+    }
+  }
+  return notified;
+}
+
+app.post("/_control/reset", async (_req, res) => {
+  const released = releaseHolds(undefined);
+  const fresh = parseCatalog(loadCatalogFile());
+  const changed = JSON.stringify(fresh) !== JSON.stringify(catalog);
+  records = [];
+  effects = [];
+  holds = [];
+  holdArms = [];
+  slowDiscoveryMs = 0;
+  if (changed) await setCatalog(fresh);
+  res.json({ ok: true, released, tools: catalog.tools.map((t) => t.name) });
+});
+
+app.get("/_control/catalog", (_req, res) => res.json({ tools: catalog.tools }));
+
+app.post("/_control/catalog", async (req, res) => {
+  const next = parseCatalog(req.body);
+  const notified = await setCatalog(next);
+  res.json({ ok: true, tools: catalog.tools.map((t) => t.name), notified });
+});
+
+app.post("/_control/slow-discovery", (req, res) => {
+  const ms = Number(req.body?.ms);
+  if (!Number.isInteger(ms) || ms < 0) throw new HttpError(400, "ms must be a non-negative integer");
+  slowDiscoveryMs = ms;
+  res.json({ ok: true, ms });
+});
+
+app.post("/_control/hold", (req, res) => {
+  const tool = req.body?.tool;
+  const count = req.body?.count ?? 1;
+  if (typeof tool !== "string" || !tool) throw new HttpError(400, "tool (string) is required");
+  if (!Number.isInteger(count) || count < 1) throw new HttpError(400, "count must be a positive integer");
+  const arm = { tool, remaining: count };
+  holdArms.push(arm);
+  res.json({ ok: true, armed: arm });
+});
+
+app.post("/_control/release", (req, res) => {
+  const id = req.body?.id;
+  res.json({ ok: true, released: releaseHolds(typeof id === "string" ? id : undefined) });
+});
+
+app.get("/_control/held", (req, res) => {
+  const all = req.query.all === "1" || req.query.all === "true";
+  res.json({ held: all ? holds : heldNow(), armed: holdArms });
+});
+
+app.get("/_control/effects", (_req, res) => res.json({ effects, dir: WRITE_DIR }));
+
+app.get("/_control/sessions", (_req, res) => {
+  res.json({
+    sessions: [...sessions.values()].map((s) => ({ id: s.id, createdAt: s.createdAt, lastSeenAt: new Date(s.lastSeenAt).toISOString(), sseOpen: s.sseOpen, clientInfo: s.clientInfo })),
+  });
+});
+
+app.post("/_control/drop-sessions", async (_req, res) => {
+  const ids = [...sessions.keys()];
+  for (const id of ids) await closeSession(id, "session-dropped");
+  res.json({ ok: true, dropped: ids });
+});
+
+app.use((req, res) => res.status(404).json({ error: `no route ${req.method} ${req.path}` }));
+
+// eslint-disable-next-line no-unused-vars
+app.use((err, _req, res, _next) => {
+  const status = err instanceof HttpError ? err.status : (err?.status ?? err?.statusCode ?? 500);
+  if (status >= 500) log("error", { error: String(err?.stack ?? err) });
+  if (!res.headersSent) res.status(status).json({ error: String(err?.message ?? err) });
+});
+
+const httpServer = app.listen(PORT, HOST, () => {
+  const addr = httpServer.address();
+  log("listening", { host: HOST, port: addr.port, allowedHosts: ALLOWED, tools: catalog.tools.map((t) => t.name), writeDir: WRITE_DIR });
+});
+
+async function shutdown(signal) {
+  log("shutdown", { signal });
+  for (const id of [...sessions.keys()]) await closeSession(id, "session-closed");
+  if (OWN_WRITE_DIR) fs.rmSync(WRITE_DIR, { recursive: true, force: true });
+  httpServer.close();
+  httpServer.closeAllConnections?.();
+  setTimeout(() => process.exit(0), 200).unref();
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -1,0 +1,78 @@
+// Findings: what the system under test was seen to do short of a scenario's expectation.
+// A scenario states an expectation and, when it does not hold, the exact signature of what
+// happened instead. Matched against the registry (scenarios/findings.ts):
+//   expectation holds, nothing registered         -> pass
+//   expectation fails, registered signature equal -> known finding (reported loudly, not failed)
+//   expectation fails, no registered match        -> fail (a new or changed shortfall)
+//   expectation holds, but a finding is registered -> "fixed?" (retire the record)
+import { isDeepStrictEqual } from "node:util";
+
+export interface FindingRecord {
+  /** Stable id, e.g. "F-midturn-run-stays-running". */
+  id: string;
+  scenario: string;
+  /** What a user needs (the reference expectation). */
+  expectation: string;
+  /** Exactly what was observed instead: compared by deep equality, so keep it specific. */
+  signature: unknown;
+  /** OpenClaw versions it was seen on. */
+  versions: string[];
+  /** "shortfall" against the lab's expectation, or a difference from the reference harness. */
+  kind: "shortfall" | "differs-from-reference";
+  /** Where the evidence was first seen (a run folder, a file in it). */
+  evidence: string;
+}
+
+export type CheckOutcome = "pass" | "fail" | "known-finding" | "fixed?";
+
+export interface CheckResult {
+  findingId: string;
+  scenario: string;
+  expectation: string;
+  outcome: CheckOutcome;
+  observed?: unknown;
+  registered?: unknown;
+  kind: FindingRecord["kind"];
+  note?: string;
+}
+
+export function judge(
+  registry: FindingRecord[],
+  c: { id: string; scenario: string; expectation: string; holds: boolean; observed?: unknown; version: string; kind?: FindingRecord["kind"] },
+): CheckResult {
+  const rec = registry.find((f) => f.id === c.id && f.scenario === c.scenario);
+  const base = { findingId: c.id, scenario: c.scenario, expectation: c.expectation, kind: rec?.kind ?? c.kind ?? "shortfall" };
+  if (c.holds) {
+    if (rec && rec.versions.includes(c.version)) return { ...base, outcome: "fixed?", registered: rec.signature, note: `registered finding ${c.id} did not reproduce on ${c.version}` };
+    return { ...base, outcome: "pass" };
+  }
+  if (!rec) return { ...base, outcome: "fail", observed: c.observed, note: `expectation not met and no finding is registered as ${c.id}` };
+  if (!isDeepStrictEqual(rec.signature, c.observed)) {
+    return { ...base, outcome: "fail", observed: c.observed, registered: rec.signature, note: `expectation not met, and the observed signature differs from registered finding ${c.id}` };
+  }
+  const note = rec.versions.includes(c.version) ? undefined : `registered for ${rec.versions.join(", ")}; also seen on ${c.version}`;
+  return { ...base, outcome: "known-finding", observed: c.observed, note };
+}
+
+/** A scenario's verdict from its checks (a thrown assertion is a fail before this). */
+export function verdictOf(results: CheckResult[]): CheckOutcome {
+  if (results.some((r) => r.outcome === "fail")) return "fail";
+  if (results.some((r) => r.outcome === "known-finding")) return "known-finding";
+  if (results.some((r) => r.outcome === "fixed?")) return "fixed?";
+  return "pass";
+}
+
+/** The findings table `make lab` prints. */
+export function findingsTable(results: CheckResult[], title: string): string {
+  const rows = results.filter((r) => r.outcome !== "pass");
+  if (!rows.length) return "";
+  const out = [title];
+  for (const r of rows) {
+    out.push(`  ${r.outcome.toUpperCase().padEnd(13)} ${r.findingId}  [${r.scenario}]`);
+    out.push(`      expected: ${r.expectation}`);
+    if (r.observed !== undefined) out.push(`      observed: ${JSON.stringify(r.observed)}`);
+    if (r.outcome === "fail" && r.registered !== undefined) out.push(`      registered: ${JSON.stringify(r.registered)}`);
+    if (r.note) out.push(`      note: ${r.note}`);
+  }
+  return out.join("\n");
+}
