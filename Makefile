@@ -16,8 +16,9 @@ help:
 
 # npm packages, installed again only when the lockfile changes. (`npm install`, not `npm ci`:
 # vite lists an optional dependency the registry does not have, which `npm ci` refuses.)
-node_modules/.fleetlab-deps: package.json package-lock.json
+node_modules/.fleetlab-deps: package.json package-lock.json docker/mcp/package.json docker/mcp/package-lock.json
 	npm install --no-audit --no-fund
+	npm --prefix docker/mcp install --no-audit --no-fund --omit=dev
 	@touch $@
 deps: node_modules/.fleetlab-deps
 

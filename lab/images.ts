@@ -23,7 +23,7 @@ export const DEFAULT_OPENCLAW_VERSION = "2026.9.6";
  */
 const RECIPE = () => `1${process.env.FLEETLAB_IMAGE_SALT ?? ""}`;
 
-export type ImageName = "base" | "openclaw-pkg" | "openclaw" | "git-http" | "model";
+export type ImageName = "base" | "openclaw-pkg" | "openclaw" | "git-http" | "model" | "mcp" | "faultproxy";
 export interface BuiltImage {
   name: ImageName;
   tag: string;
@@ -45,7 +45,9 @@ export function hashDir(dir: string): string {
   const walk = (d: string) => {
     for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
+      if (e.isDirectory()) {
+        if (e.name !== "node_modules") walk(p); // dependencies are pinned by the lockfile, which is hashed
+      }
       else if (!e.name.endsWith(".test.ts")) h.update(path.relative(dir, p)).update("\0").update(fs.readFileSync(p)).update("\0");
     }
   };
@@ -170,6 +172,16 @@ export async function openclawPackage(version: string): Promise<string> {
   return dir;
 }
 
+/** An image program with npm dependencies (docker/mcp): installed on the host from its lockfile. */
+async function installAppDeps(dir: string): Promise<void> {
+  if (!fs.existsSync(path.join(dir, "package.json")) || fs.existsSync(path.join(dir, "node_modules"))) return;
+  try {
+    await run("npm", ["install", "--no-audit", "--no-fund", "--omit=dev"], { cwd: dir, timeout: 300_000 });
+  } catch (err) {
+    throw new Error(`npm install in ${path.relative(ROOT, dir)} failed:\n${String((err as { stderr?: string }).stderr ?? err).slice(-2000)}`);
+  }
+}
+
 async function dockerBuild(context: string, tag: string, buildArgs: Record<string, string>): Promise<void> {
   await GenericContainer.fromDockerfile(context).withBuildArgs(buildArgs).build(tag, { deleteOnExit: false });
 }
@@ -182,12 +194,21 @@ export async function ensureImages(openclawVersion: string): Promise<ImageSet> {
   const pkg = await ensure("openclaw-pkg", sha(RECIPE(), base.tag, openclawVersion), (tag) =>
     dockerBuild(pkgDir, tag, { BASE: base.tag }),
   );
-  const small = (name: "openclaw" | "git-http" | "model", from: string) => {
+  const small = (name: "openclaw" | "git-http" | "model" | "mcp" | "faultproxy", from: string) => {
     const dir = path.join(DOCKER_DIR, name);
-    return ensure(name, sha(RECIPE(), from, hashDir(dir)), (tag) => dockerBuild(dir, tag, { BASE: from }));
+    return ensure(name, sha(RECIPE(), from, hashDir(dir)), async (tag) => {
+      await installAppDeps(dir);
+      await dockerBuild(dir, tag, { BASE: from });
+    });
   };
-  const [openclaw, gitHttp, model] = await Promise.all([small("openclaw", pkg.tag), small("git-http", base.tag), small("model", base.tag)]);
-  const set = { base, "openclaw-pkg": pkg, openclaw, "git-http": gitHttp, model };
+  const [openclaw, gitHttp, model, mcp, faultproxy] = await Promise.all([
+    small("openclaw", pkg.tag),
+    small("git-http", base.tag),
+    small("model", base.tag),
+    small("mcp", base.tag),
+    small("faultproxy", base.tag),
+  ]);
+  const set = { base, "openclaw-pkg": pkg, openclaw, "git-http": gitHttp, model, mcp, faultproxy };
   const built = Object.values(set).filter((i) => !i.cached).map((i) => i.name);
   info(built.length ? `images ready (built: ${built.join(", ")})` : "images ready (all cached)");
   return set;

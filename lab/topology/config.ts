@@ -4,6 +4,9 @@
 import type { TopologySpec } from "./spec.ts";
 
 export const MODEL_PROVIDER = "lab";
+export const APPROVAL_PLUGIN = "fleetlab-approval-gate";
+/** Where the approval plugin is copied inside the gateway container. */
+export const APPROVAL_PLUGIN_DIR = `/etc/fleetlab/plugins/${APPROVAL_PLUGIN}`;
 export const MODEL_ID = "scripted";
 
 export function gatewayConfig(spec: TopologySpec, labSubnet?: string): Record<string, unknown> {
@@ -32,6 +35,27 @@ export function gatewayConfig(spec: TopologySpec, labSubnet?: string): Record<st
       },
     },
     agents: { defaults: { workspace: "/home/lab/workspace", model: { primary: `${MODEL_PROVIDER}/${MODEL_ID}` } } },
+    ...mcpConfig(spec),
+  };
+}
+
+/** MCP servers in their own containers, offered to the model directly, and the approval gate. */
+function mcpConfig(spec: TopologySpec): Record<string, unknown> {
+  if (!spec.mcp.servers.length) return {};
+  return {
+    // Tool Search (on by default) would hide MCP tools behind `tool_call`; scenarios need the
+    // model to see and call `<server>__<tool>` directly.
+    tools: { toolSearch: false },
+    mcp: {
+      servers: Object.fromEntries(
+        spec.mcp.servers.map((m) => [m.name, { url: `http://${m.name}:${m.port}/mcp`, transport: "streamable-http", connectionTimeoutMs: 5000 }]),
+      ),
+    },
+    plugins: {
+      allow: [APPROVAL_PLUGIN],
+      load: { paths: [APPROVAL_PLUGIN_DIR] },
+      entries: { [APPROVAL_PLUGIN]: { enabled: true, config: { tools: spec.mcp.approvalTools } } },
+    },
   };
 }
 

@@ -11,14 +11,15 @@ import { FIXTURES, STATE } from "../paths.ts";
 import { saveContainerLogs } from "../evidence/logs.ts";
 import type { Run } from "../evidence/run.ts";
 import { LabContainer, ipOn } from "./container.ts";
-import { gatewayConfig, nodeConfig } from "./config.ts";
+import { APPROVAL_PLUGIN, APPROVAL_PLUGIN_DIR, gatewayConfig, nodeConfig } from "./config.ts";
 import { nodeAliases, type TopologySpec } from "./spec.ts";
 import { StopWaiting, waitUntil } from "./wait.ts";
 import { LabOperator, type OperatorHost } from "./operator.ts";
 import { ModelControl } from "../clients/model.ts";
 import { GitHttpControl } from "../clients/git.ts";
+import { McpControl } from "../clients/mcp.ts";
 
-export type MemberKind = "gateway" | "node" | "model" | "git";
+export type MemberKind = "gateway" | "node" | "model" | "git" | "mcp";
 
 export interface Member {
   alias: string;
@@ -86,6 +87,12 @@ export class Lab {
   get model(): ModelControl {
     return new ModelControl(`http://${this.member(this.spec.model.alias).ip}:${this.spec.model.port}`);
   }
+  /** Control API of an MCP server container (requests it saw, catalog, holds). */
+  mcp(name: string): McpControl {
+    const m = this.spec.mcp.servers.find((x) => x.name === name);
+    if (!m) throw new Error(`no MCP server '${name}' in this topology (servers: ${this.spec.mcp.servers.map((x) => x.name).join(", ") || "none"})`);
+    return new McpControl(`http://${this.member(name).ip}:${m.port}`);
+  }
   get git(): GitHttpControl {
     return new GitHttpControl(`http://${this.member(this.spec.git.alias).ip}:${this.spec.git.port}`);
   }
@@ -126,11 +133,14 @@ export class Lab {
           .withEnvironment({ GIT_HTTP_PORT: String(spec.git.port), GIT_ROOT: "/srv/git" });
         starts.push(this.#start(spec.git.alias, "git", git));
       }
-      const gw = this.#openclaw(spec.gateway.alias, "gateway", gatewayConfig(spec, this.network.subnet)).withEnvironment({
-        FLEETLAB_ROLE: "gateway",
-        GATEWAY_PORT: String(spec.gateway.port),
-        OPENCLAW_GATEWAY_TOKEN: spec.gateway.token,
-      });
+      for (const m of spec.mcp.servers) starts.push(this.#startMcp(m));
+      const gw = this.#openclaw(spec.gateway.alias, "gateway", gatewayConfig(spec, this.network.subnet))
+        .withEnvironment({
+          FLEETLAB_ROLE: "gateway",
+          GATEWAY_PORT: String(spec.gateway.port),
+          OPENCLAW_GATEWAY_TOKEN: spec.gateway.token,
+        })
+        .withCopyDirectoriesToContainer([{ source: path.join(FIXTURES, "plugins", APPROVAL_PLUGIN), target: APPROVAL_PLUGIN_DIR }]);
       starts.push(this.#volume(spec.gateway.alias).then((v) => this.#start(spec.gateway.alias, "gateway", gw, v)));
       starts.push(...nodeAliases(spec).map((alias) => this.#startNode(alias)));
       await Promise.all(starts);
@@ -141,6 +151,7 @@ export class Lab {
         this.#waitReady(),
         waitUntil("model /healthz", async () => ((await this.model.healthy()) ? true : undefined), { timeoutMs: 20_000 }),
         spec.git.enabled ? waitUntil("git-http /healthz", async () => ((await this.git.healthy()) ? true : undefined), { timeoutMs: 20_000 }) : null,
+        ...spec.mcp.servers.map((m) => waitUntil(`MCP server ${m.name} /healthz`, async () => ((await this.mcp(m.name).healthy()) ? true : undefined), { timeoutMs: 20_000 })),
       ]),
     );
     this.#time("gatewayReady", tReady);
@@ -172,6 +183,16 @@ export class Lab {
   /** Graceful restart of a member on the same container and state volume. */
   async restart(alias: string, timeoutSeconds = 5): Promise<void> {
     await docker().getContainer(this.member(alias).id).restart({ t: timeoutSeconds });
+  }
+
+  async #startMcp(m: TopologySpec["mcp"]["servers"][number]): Promise<void> {
+    const c = new LabContainer(this.images.mcp.tag, this.run.id, "mcp")
+      .withLabels(this.#labels("mcp", m.name))
+      .onLabNetwork(this.network.name, [m.name])
+      .withName(`fleetlab-${this.id}-${m.name}`)
+      .withEnvironment({ MCP_PORT: String(m.port), MCP_NAME: m.name, MCP_CATALOG: `/fixtures/mcp/${m.catalog}.json`, MCP_ALLOWED_HOSTS: m.name })
+      .withCopyDirectoriesToContainer([{ source: path.join(FIXTURES, "mcp"), target: "/fixtures/mcp" }]);
+    await this.#start(m.name, "mcp", c);
   }
 
   async #startNode(alias: string): Promise<void> {

@@ -44,6 +44,27 @@ export const TopologySpec = z
       .object({ enabled: z.boolean().default(true), alias: name.default("git"), port: z.number().int().min(1).max(65535).default(8080) })
       .strict()
       .default({ enabled: true, alias: "git", port: 8080 }),
+    mcp: z
+      .object({
+        /** MCP tool servers, each in its own container, reached by the gateway at http://<name>:<port>/mcp. */
+        servers: z
+          .array(z.object({ name, catalog: name, port: z.number().int().min(1).max(65535).default(8080) }).strict())
+          .max(6)
+          .default([
+            { name: "north", catalog: "north", port: 8080 },
+            { name: "south", catalog: "south", port: 8080 },
+          ]),
+        /** Tool names (model-facing, `<server>__<tool>`; `*` wildcards) the approval plugin parks for the operator. */
+        approvalTools: z.array(z.string().min(1)).default(["south__write_file"]),
+      })
+      .strict()
+      .default({
+        servers: [
+          { name: "north", catalog: "north", port: 8080 },
+          { name: "south", catalog: "south", port: 8080 },
+        ],
+        approvalTools: ["south__write_file"],
+      }),
     seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
   })
   .strict();
