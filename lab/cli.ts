@@ -9,7 +9,7 @@ import { findRun, verdictTable } from "./evidence/report.ts";
 import { ensureImages } from "./images.ts";
 import { findingsTable } from "./findings/findings.ts";
 import { LabError, info } from "./log.ts";
-import { exitCodeOf, runScenarios } from "./runner.ts";
+import { exitCodeOf, resolveScenarios, runScenarios } from "./runner.ts";
 import { Lab } from "./topology/lab.ts";
 import { parseTopology, topologyFromEnv, type TopologySpec } from "./topology/spec.ts";
 import { scenarios } from "../scenarios/index.ts";
@@ -46,6 +46,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case "run": {
       const { spec, seed } = specFor(values.seed, values.replay);
+      resolveScenarios(rest); // bad names fail before anything is created
       const run = Run.create({ seed });
       process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  nodes=${spec.nodes.count}\n`);
       const results = await runScenarios(rest, { ...spec, seed: run.record.seed }, run);

@@ -104,30 +104,26 @@ async function buildBase(tag: string): Promise<void> {
   }
 }
 
-/** Fail early, with a clear message, on a version the registry does not have. */
-export async function checkOpenclawVersion(version: string): Promise<void> {
+/** Ask npm which versions of openclaw exist (the registry npm is configured with). */
+export async function npmVersions(): Promise<string[]> {
+  try {
+    const out = (await run("npm", ["view", "openclaw", "versions", "--json"], { timeout: 60_000, maxBuffer: 1 << 24 })).stdout;
+    return JSON.parse(out) as string[];
+  } catch (err) {
+    const e = err as { stderr?: string };
+    throw new LabError(`could not ask npm which openclaw versions exist: ${(e.stderr ?? String(err)).trim().split("\n")[0]}`);
+  }
+}
+
+/** Fail early, with a clear message, on a version that is not exact or does not exist. */
+export async function checkOpenclawVersion(version: string, versions: () => Promise<string[]> = npmVersions): Promise<void> {
   if (!/^\d+\.\d+\.\d+([-.][0-9A-Za-z.-]+)?$/.test(version)) {
     throw new LabError(`OPENCLAW_VERSION=${version} is not an exact version (expected e.g. ${DEFAULT_OPENCLAW_VERSION}); ranges and tags are refused because they are not reproducible.`);
   }
-  let out = "";
-  try {
-    out = (await run("npm", ["view", `openclaw@${version}`, "version", "--json"], { timeout: 60_000 })).stdout.trim();
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string };
-    if (!/E404|No match found/i.test(`${e.stdout}${e.stderr}`)) {
-      throw new LabError(`could not ask the npm registry about openclaw@${version}: ${(e.stderr ?? String(err)).trim().split("\n")[0]}`);
-    }
-  }
-  if (!out) {
-    let recent = "";
-    try {
-      const all = JSON.parse((await run("npm", ["view", "openclaw", "versions", "--json"], { timeout: 60_000 })).stdout) as string[];
-      recent = all.filter((v) => /^\d{4}\./.test(v)).slice(-5).join(", ");
-    } catch {
-      /* the message below is still right without the list */
-    }
-    throw new LabError(`OPENCLAW_VERSION=${version} does not exist: npm has no openclaw@${version}.${recent ? ` Recent versions: ${recent}.` : ""}`);
-  }
+  const all = await versions();
+  if (all.includes(version)) return;
+  const recent = all.filter((v) => /^\d{4}\./.test(v)).slice(-5);
+  throw new LabError(`OPENCLAW_VERSION=${version} does not exist: npm has no openclaw@${version}.${recent.length ? ` Recent versions: ${recent.join(", ")}.` : ""}`);
 }
 
 /** The package installed on this host into a build context, once per version. */
