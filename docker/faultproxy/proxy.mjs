@@ -202,6 +202,12 @@ class Conn {
   onEnd(side) {
     const dir = dirFrom(side);
     if (dir === "gw->node" && this.mode[dir] === "http") this.#httpEvents(dir, this.resParser.finish());
+    if (this.mode[dir] === "ws") {
+      // A peer that ends mid-frame: pass on what it sent, as a byte-level proxy would.
+      const st = this.ws[dir];
+      const rest = [...st.asm.takePending().map((f) => f.raw), st.parser.drain()].filter((b) => b.length);
+      if (rest.length) this.#forward(dir, Buffer.concat(rest));
+    }
     if (this.fault) {
       this.sock(side).end();
       return;
@@ -335,7 +341,14 @@ class Conn {
       this.ws = { "node->gw": mk(this.deflate?.clientNoContextTakeover), "gw->node": mk(this.deflate?.serverNoContextTakeover) };
       this.mode["node->gw"] = "ws";
       this.mode["gw->node"] = "ws";
-      this.rec.record("conn", { conn: this.id, event: "upgrade", path: this.path, remote: this.remote, extensions: head?.headers["sec-websocket-extensions"] ?? null });
+      this.rec.record("conn", {
+        conn: this.id,
+        event: "upgrade",
+        path: this.path,
+        remote: this.remote,
+        offeredExtensions: ex.head.headers["sec-websocket-extensions"] ?? null,
+        extensions: head?.headers["sec-websocket-extensions"] ?? null,
+      });
       if (rest.length) this.#wsIn("gw->node", rest);
       if (held.length) this.#wsIn("node->gw", held);
     } else {

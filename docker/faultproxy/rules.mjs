@@ -30,8 +30,10 @@
 //                                  open; what arrives is recorded and held, delivered on heal
 //     { withholdPong: {} }         drop matching pong frames (give `dir` = the side whose pongs
 //                                  are withheld); only pong frames are considered
-//     { freeze: {} }               halfOpen for every connection, new ones included; with an
-//                                  empty match it takes effect when the rule is added
+//     { freeze: {} }               halfOpen for every connection, new ones included (a new
+//                                  connection still reaches the gateway at TCP level, but no
+//                                  byte passes); with an empty match it takes effect when the
+//                                  rule is added
 //   The action may also be written as { type: "delay", ms: 200 } or "halfOpen".
 //   once: the rule is spent after its first firing (it stays listed, active: false).
 // Several rules matching one frame: the oldest active rule decides.

@@ -12,14 +12,15 @@ import { saveContainerLogs } from "../evidence/logs.ts";
 import type { Run } from "../evidence/run.ts";
 import { LabContainer, ipOn } from "./container.ts";
 import { APPROVAL_PLUGIN, APPROVAL_PLUGIN_DIR, gatewayConfig, nodeConfig } from "./config.ts";
-import { nodeAliases, type TopologySpec } from "./spec.ts";
+import { nodeAliases, tapAlias, type TopologySpec } from "./spec.ts";
 import { StopWaiting, waitUntil } from "./wait.ts";
 import { LabOperator, type OperatorHost } from "./operator.ts";
 import { ModelControl } from "../clients/model.ts";
 import { GitHttpControl } from "../clients/git.ts";
 import { McpControl } from "../clients/mcp.ts";
+import { TapControl } from "../clients/tap.ts";
 
-export type MemberKind = "gateway" | "node" | "model" | "git" | "mcp";
+export type MemberKind = "gateway" | "node" | "model" | "git" | "mcp" | "tap";
 
 export interface Member {
   alias: string;
@@ -93,6 +94,11 @@ export class Lab {
     if (!m) throw new Error(`no MCP server '${name}' in this topology (servers: ${this.spec.mcp.servers.map((x) => x.name).join(", ") || "none"})`);
     return new McpControl(`http://${this.member(name).ip}:${m.port}`);
   }
+  /** The wire tap between a node host and the gateway (frames, HTTP exchanges, fault rules). */
+  tap(node: string): TapControl {
+    if (!this.spec.tap.enabled) throw new Error("this topology has no wire taps (tap.enabled is false)");
+    return new TapControl(`http://${this.member(tapAlias(node)).ip}:${this.spec.tap.controlPort}`);
+  }
   get git(): GitHttpControl {
     return new GitHttpControl(`http://${this.member(this.spec.git.alias).ip}:${this.spec.git.port}`);
   }
@@ -134,6 +140,7 @@ export class Lab {
         starts.push(this.#start(spec.git.alias, "git", git));
       }
       for (const m of spec.mcp.servers) starts.push(this.#startMcp(m));
+      if (spec.tap.enabled) for (const n of nodeAliases(spec)) starts.push(this.#startTap(n));
       const gw = this.#openclaw(spec.gateway.alias, "gateway", gatewayConfig(spec, this.network.subnet))
         .withEnvironment({
           FLEETLAB_ROLE: "gateway",
@@ -151,6 +158,7 @@ export class Lab {
         this.#waitReady(),
         waitUntil("model /healthz", async () => ((await this.model.healthy()) ? true : undefined), { timeoutMs: 20_000 }),
         spec.git.enabled ? waitUntil("git-http /healthz", async () => ((await this.git.healthy()) ? true : undefined), { timeoutMs: 20_000 }) : null,
+        ...(spec.tap.enabled ? nodeAliases(spec) : []).map((n) => waitUntil(`tap for ${n} /healthz`, async () => ((await this.tap(n).healthy()) ? true : undefined), { timeoutMs: 20_000 })),
         ...spec.mcp.servers.map((m) => waitUntil(`MCP server ${m.name} /healthz`, async () => ((await this.mcp(m.name).healthy()) ? true : undefined), { timeoutMs: 20_000 })),
       ]),
     );
@@ -195,11 +203,27 @@ export class Lab {
     await this.#start(m.name, "mcp", c);
   }
 
+  async #startTap(node: string): Promise<void> {
+    const spec = this.spec;
+    const alias = tapAlias(node);
+    const c = new LabContainer(this.images.faultproxy.tag, this.run.id, "tap")
+      .withLabels(this.#labels("tap", alias))
+      .onLabNetwork(this.network.name, [alias])
+      .withName(`fleetlab-${this.id}-${alias}`)
+      .withEnvironment({
+        TAP_LISTEN_PORT: String(spec.gateway.port),
+        TAP_UPSTREAM: `${spec.gateway.alias}:${spec.gateway.port}`,
+        TAP_CONTROL_PORT: String(spec.tap.controlPort),
+      });
+    await this.#start(alias, "tap", c);
+  }
+
   async #startNode(alias: string): Promise<void> {
     const spec = this.spec;
     const c = this.#openclaw(alias, "node", nodeConfig(spec)).withEnvironment({
       FLEETLAB_ROLE: "node",
-      GATEWAY_HOST: spec.gateway.alias,
+      // Through its wire tap when taps are on: everything the node sends to "its gateway" passes it.
+      GATEWAY_HOST: spec.tap.enabled ? tapAlias(alias) : spec.gateway.alias,
       GATEWAY_PORT: String(spec.gateway.port),
       NODE_NAME: alias,
       OPENCLAW_GATEWAY_TOKEN: spec.gateway.token,
@@ -277,6 +301,17 @@ export class Lab {
     const t0 = performance.now();
     try {
       await this.operator?.close().catch(() => {});
+      if (this.spec.tap.enabled) {
+        await Promise.all(
+          nodeAliases(this.spec)
+            .filter((n) => this.members.has(tapAlias(n)))
+            .map((n) =>
+              this.tap(n)
+                .saveTranscript(path.join(this.dir, "transcripts", `tap-${n}.jsonl`))
+                .catch((e) => info(`could not save the tap transcript of ${n}: ${(e as Error).message}`)),
+            ),
+        );
+      }
       const d = docker();
       const mine = await d.listContainers({ all: true, filters: { label: [`fleetlab.lab=${this.id}`] } });
       await Promise.all(

@@ -44,6 +44,18 @@ export const TopologySpec = z
       .object({ enabled: z.boolean().default(true), alias: name.default("git"), port: z.number().int().min(1).max(65535).default(8080) })
       .strict()
       .default({ enabled: true, alias: "git", port: 8080 }),
+    tap: z
+      .object({
+        /**
+         * A wire tap (docker/faultproxy) in front of the gateway for each node host: the node's
+         * WebSocket, its workers' WebSockets and its HTTP (bundle download, transfers) all pass
+         * it; every frame is recorded and wire faults are injected there.
+         */
+        enabled: z.boolean().default(true),
+        controlPort: z.number().int().min(1).max(65535).default(9099),
+      })
+      .strict()
+      .default({ enabled: true, controlPort: 9099 }),
     mcp: z
       .object({
         /** MCP tool servers, each in its own container, reached by the gateway at http://<name>:<port>/mcp. */
@@ -121,6 +133,11 @@ export function topologyFromEnv(env: NodeJS.ProcessEnv = process.env, base: Topo
   if (env.OPENCLAW_VERSION) input.openclawVersion = env.OPENCLAW_VERSION;
   if (env.SEED) input.seed = num(env.SEED);
   return parseTopology(input, "topology spec (from TOPOLOGY/NODES/OPENCLAW_VERSION/SEED)");
+}
+
+/** The tap a node host connects through (its "gateway address"), when taps are on. */
+export function tapAlias(node: string): string {
+  return `tap-${node}`;
 }
 
 /** Container names inside the lab network (DNS aliases). */
