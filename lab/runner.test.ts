@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { exitCodeOf, resolveScenarios } from "./runner.ts";
+import { exitCodeOf, mergeSpec, resolveScenarios } from "./runner.ts";
 import { scenarios } from "../scenarios/index.ts";
 
 describe("runner", () => {
@@ -9,6 +9,14 @@ describe("runner", () => {
 
   it("no names means every scenario, in registry order", () => {
     expect(resolveScenarios([]).map((s) => s.name)).toEqual(scenarios.map((s) => s.name));
+  });
+
+  it("a scenario's overrides keep the run's other settings (NODES from the environment stays)", () => {
+    const run = { nodes: { count: 4, capacity: 2, prefix: "node", devicePairing: "subnet" }, mcp: { servers: [{ name: "north" }] } };
+    expect(mergeSpec(run, { nodes: { capacity: 1 }, mcp: { servers: [] } })).toEqual({
+      nodes: { count: 4, capacity: 1, prefix: "node", devicePairing: "subnet" },
+      mcp: { servers: [] },
+    });
   });
 
   it("exit codes: fail beats unknown beats pass; known findings pass", () => {

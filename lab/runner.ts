@@ -79,7 +79,7 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
 
   let lab: Lab;
   try {
-    lab = s.topology === "shared" ? await pool.shared() : await Lab.up(parseTopology({ ...pool.spec, ...s.spec }), run, `scenarios/${s.name}/lab`);
+    lab = s.topology === "shared" ? await pool.shared() : await Lab.up(parseTopology(mergeSpec(pool.spec, s.spec ?? {})), run, `scenarios/${s.name}/lab`);
   } catch (err) {
     if (err instanceof LabError) throw err; // bad input: stop the whole run with its message
     return done("unknown", `the lab could not come up: ${(err as Error).message}`);
@@ -159,6 +159,18 @@ export async function runScenarios(names: string[], spec: TopologySpec, run: Run
     run.save();
   }
   return results;
+}
+
+/** A scenario's topology overrides, merged field by field into the run's spec. */
+export function mergeSpec(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = mergeSpec(base[k], v);
+  return out;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {

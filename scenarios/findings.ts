@@ -3,4 +3,103 @@
 // Add one only with its exact signature and the run folder that showed it.
 import type { FindingRecord } from "../lab/findings/findings.ts";
 
-export const findings: FindingRecord[] = [];
+export const findings: FindingRecord[] = [
+  {
+    // Documented ("Launches beyond capacity wait up to 10 seconds for a durable slot"), but
+    // chat.send has already admitted the turn: the user's message stays in the transcript
+    // with no answer and must be re-sent by hand, while a turn to an offline node queues.
+    id: "F-capacity-turn-fails-while-slots-full",
+    scenario: "capacity",
+    expectation: "a turn sent to a session whose node has every worker slot busy waits for a slot and completes once one frees (as a turn to an offline node does)",
+    signature: {
+      chatSend: "started",
+      agentWait: "error",
+      error: "⚠️ Agent failed before reply: device worker capacity remained full.\nTo view logs, run `openclaw logs --follow` in a terminal.",
+      failedAfter: "10-20s",
+      transcript: ["run-failed-before-reply: This turn ended before a reply: device worker capacity remained full"],
+      ranAfterSlotFreed: false,
+    },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: ".lab/runs/20261129-181130-e9ea/scenarios/capacity/evidence.json",
+  },
+  // --- multi-MCP (scenarios/mcp-*.ts); the gateway-side MCP client is agents/agent-bundle-mcp-runtime.js ---
+  {
+    // No built-in gate looks at annotations: with the plugin not listing them, a write tool
+    // declaring readOnlyHint:true and one declaring destructiveHint:true both run unasked.
+    // (With the plugin listing south__write_file, its readOnlyHint is ignored: that part passes.)
+    id: "R-mcp-readonly-hint-builtin-gate",
+    scenario: "mcp-readonly-hint",
+    expectation: "without an approval plugin listing it, OpenClaw's own policy still asks the operator before a third-party MCP tool that writes runs, whatever readOnlyHint it declares",
+    signature: {
+      put_file: { annotations: { readOnlyHint: true }, approvalRequested: false, executed: true, run: "ok" },
+      erase_file: { annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true }, approvalRequested: false, executed: true, run: "ok" },
+    },
+    versions: ["2026.9.6"],
+    kind: "differs-from-reference",
+    evidence: ".lab/runs/20261129-181755-80c0/scenarios/mcp-readonly-hint",
+  },
+  {
+    // tools/list_changed only marks the catalog stale; after allow-once the gateway re-lists
+    // and then sends the parked call anyway, so the approved call runs against the new definition.
+    id: "R-mcp-catalog-change-redefined",
+    scenario: "mcp-catalog-change",
+    expectation: "if a server's catalog changes after the approval was parked (tool redefined), the parked call does not execute and the turn fails",
+    signature: { approvalResolved: true, gatewayRelistedBeforeCall: true, serverSawCall: true, executed: true, run: "ok", toolResultIsError: false, serverAnswer: "success" },
+    versions: ["2026.9.6"],
+    kind: "differs-from-reference",
+    evidence: ".lab/runs/20261129-181755-80c0/scenarios/mcp-catalog-change",
+  },
+  {
+    // The re-list shows write_file gone, yet tools/call is still sent; only the server's own
+    // "Tool write_file not found" stops it, and the model gets that as an error result.
+    id: "R-mcp-catalog-change-removed",
+    scenario: "mcp-catalog-change",
+    expectation: "if a server's catalog changes after the approval was parked (tool removed), the parked call does not execute and the turn fails",
+    signature: { approvalResolved: true, gatewayRelistedBeforeCall: true, serverSawCall: true, executed: false, run: "ok", toolResultIsError: true, serverAnswer: "Tool write_file not found" },
+    versions: ["2026.9.6"],
+    kind: "differs-from-reference",
+    evidence: ".lab/runs/20261129-181755-80c0/scenarios/mcp-catalog-change",
+  },
+  {
+    // The run ends at once, but discovery runs on the MCP runtime's own lifecycle signal, not
+    // the run's: the pending tools/list is cut only by the gateway's 1.5 s catalog-listing
+    // timeout, after which that server's session is closed.
+    id: "R-mcp-cancel-discovery",
+    scenario: "mcp-cancel-discovery",
+    expectation: "cancelling while the second server is still being discovered stops both servers' work promptly: its pending tools/list is cancelled by the abort, no tool or model call follows",
+    signature: {
+      chat: "aborted",
+      modelCalled: false,
+      toolCalls: { north: 0, south: 0 },
+      slowListCancelReason: "Error: MCP tool listing timed out after 1500ms",
+      slowSessionClosed: true,
+      listedSessionClosed: false,
+    },
+    versions: ["2026.9.6"],
+    kind: "differs-from-reference",
+    evidence: ".lab/runs/20261129-181755-80c0/scenarios/mcp-cancel-discovery",
+  },
+  {
+    // A server that fails to start is logged ("failed to start server south ...
+    // getaddrinfo EAI_AGAIN south") and left out; the turn goes on with the other server's tools.
+    id: "R-mcp-partial-start",
+    scenario: "mcp-partial-start",
+    expectation: "if one of two servers cannot start, no tool runs and the server that did start is stopped",
+    signature: { mcpToolsOffered: ["north__example_echo"], northToolCalls: 1, northSessionStopped: false, run: "ok" },
+    versions: ["2026.9.6"],
+    kind: "differs-from-reference",
+    evidence: ".lab/runs/20261129-181929-b9f0/scenarios/mcp-partial-start",
+  },
+  {
+    // The call fails in ~5 s (tool item "failed", error result to the model) and the model
+    // answers: the run itself ends "ok".
+    id: "R-mcp-server-lost-turn-error",
+    scenario: "mcp-server-lost",
+    expectation: "an MCP server container killed during a call: the turn ends with an error",
+    signature: { run: "ok", toolItems: ["failed"], toolResultIsError: true },
+    versions: ["2026.9.6"],
+    kind: "differs-from-reference",
+    evidence: ".lab/runs/20261129-181929-b9f0/scenarios/mcp-server-lost",
+  },
+];

@@ -14,7 +14,8 @@ export const OPERATOR_ADMIN_SCOPES = [
   "operator.approvals",
 ] as const;
 
-async function call<S extends z.ZodType>(client: GatewayClient, method: string, params: unknown, schema: S, timeoutMs?: number): Promise<z.infer<S>> {
+/** One request whose result must match `schema`; other typed clients (sessions.ts) use it too. */
+export async function call<S extends z.ZodType>(client: GatewayClient, method: string, params: unknown, schema: S, timeoutMs?: number): Promise<z.infer<S>> {
   const payload = await client.request(method, params, { timeoutMs });
   const parsed = schema.safeParse(payload);
   if (!parsed.success) {

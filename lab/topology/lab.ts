@@ -14,7 +14,7 @@ import { LabContainer, ipOn } from "./container.ts";
 import { APPROVAL_PLUGIN, APPROVAL_PLUGIN_DIR, gatewayConfig, nodeConfig } from "./config.ts";
 import { nodeAliases, tapAlias, type TopologySpec } from "./spec.ts";
 import { StopWaiting, waitUntil } from "./wait.ts";
-import { LabOperator, type OperatorHost } from "./operator.ts";
+import { LabOperator, isReadyNode, type OperatorHost } from "./operator.ts";
 import { ModelControl } from "../clients/model.ts";
 import { GitHttpControl } from "../clients/git.ts";
 import { McpControl } from "../clients/mcp.ts";
@@ -280,7 +280,9 @@ export class Lab {
       const nodes = await this.operator.listNodes();
       for (const m of this.nodes) {
         const n = nodes.find((x) => x.displayName === m.alias);
-        if (!n?.connected || n.approvalState !== "approved") problems.push(`node ${m.alias}: ${n ? `connected=${n.connected} approvalState=${n.approvalState}` : "missing from node.list"}`);
+        if (!n || !isReadyNode(n)) {
+          problems.push(`node ${m.alias}: ${n ? JSON.stringify({ connected: n.connected, approvalState: n.approvalState, sessionHost: n.sessionHost, workerSlots: n.workerSlots }) : "missing from node.list"}`);
+        }
       }
     } catch (err) {
       problems.push(`node.list: ${(err as Error).message}`);

@@ -17,6 +17,11 @@ export interface OperatorHost {
   restartNode?(name: string): Promise<void>;
 }
 
+/** A node host a scenario can place work on. */
+export function isReadyNode(n: op.NodeEntry): boolean {
+  return n.connected && n.paired && n.approvalState === "approved" && n.sessionHost === true && (n.workerSlots?.total ?? 0) > 0;
+}
+
 export class LabOperator {
   private constructor(
     readonly client: GatewayClient,
@@ -57,7 +62,7 @@ export class LabOperator {
 
   /**
    * Approve the named node hosts' device pairing and node pairing, then wait until each is
-   * approved, paired and connected in node.list. Returns seconds until that moment.
+   * approved, paired, connected and a session host with worker slots in node.list.
    */
   async approveNodes(names: string[], opts: { timeoutMs: number; pausedAfterMs?: number; host?: OperatorHost }): Promise<void> {
     const wanted = new Set(names);
@@ -76,7 +81,9 @@ export class LabOperator {
         const pairing = await op.listNodePairing(this.client);
         for (const p of pairing.pending) if (p.displayName && wanted.has(p.displayName)) await op.approveNode(this.client, p.requestId);
         const nodes = await this.listNodes();
-        const ready = names.filter((n) => nodes.some((x) => x.displayName === n && x.connected && x.paired && x.approvalState === "approved"));
+        // Ready = what a scenario can use: approved, paired, connected and offering session
+        // hosting with its worker slots published (the inventory arrives just after approval).
+        const ready = names.filter((n) => nodes.some((x) => x.displayName === n && isReadyNode(x)));
         if (ready.length === names.length) return true;
         // A node host whose device was approved can stay "reconnect paused" (seen with
         // 2026.9.6); restarting it on the same state volume resumes it, as an admin would.

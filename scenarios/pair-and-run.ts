@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import { defineScenario } from "../lab/scenario.ts";
+import {
+  createWorkerSession,
+  dispatchTo,
+  execOk,
+  gitRequestsFrom,
+  installedBundles,
+  placementOf,
+  publishWorkspace,
+  reclaim,
+  saveJson,
+  slotsFree,
+  startHeldTurn,
+  summarizeNode,
+  uniqueName,
+  waitForNode,
+  waitForWorkerHost,
+  workerCheckout,
+  workerProcesses,
+} from "../lab/workers.ts";
+
+// The paired worker path end to end on one node, as OpenClaw's qa-lab proves it in one
+// process: publish a repo (smart HTTP), create a session on a gateway checkout of it,
+// dispatch it to node-1, and run one worker turn. Inside the node container: exactly one
+// bundle directory (the placement's bundle hash), a worker process from that bundle running
+// in a checkout of the published commit; the reply is the scripted model's; the slot frees.
+export default defineScenario({
+  name: "pair-and-run",
+  proves: "dispatch to node-1 installs one worker bundle, a worker runs in a checkout of the published commit (smart HTTP), the turn answers with the scripted reply, worker slots return to full",
+  topology: "shared",
+  timeoutMs: 240_000,
+  async run({ lab, log, file }) {
+    const alias = lab.nodes[0]!.alias;
+    const tHost = performance.now();
+    const node = await waitForWorkerHost(lab, alias);
+    log(`${alias} before (a worker host ${Math.round(performance.now() - tHost)} ms after the scenario started): ${JSON.stringify(summarizeNode(node))}`);
+    const bundlesBefore = await installedBundles(lab, alias);
+
+    const gitSince = (await lab.git.log()).at(-1)?.seq ?? 0;
+    const ws = await publishWorkspace(lab, { repo: uniqueName("pair-and-run"), protocol: "smart" });
+    log(`published ${ws.repo} at ${ws.sha}; gateway checkout ${ws.gatewayCheckout} (origin ${ws.labUrl})`);
+    const session = await createWorkerSession(lab, ws);
+    log(`sessions.create: ${session.key}, worktree ${JSON.stringify(session.worktree)}`);
+
+    const d = await dispatchTo(lab, session.key, alias);
+    const p = d.placement;
+    log(`sessions.dispatch to ${alias}: ${p.state} in ${d.ms} ms, bundle ${p.workerBundleHash}, checkout ${p.remoteWorkspaceDir}`);
+    assert.equal(p.state, "active");
+    assert.equal(p.providerId, "device");
+    assert.deepEqual(p.runner, { kind: "device", deviceId: node.nodeId, status: "available" }, "placement runner is not node-1");
+    assert.match(p.workerBundleHash ?? "", /^[a-f0-9]{64}$/);
+    assert.deepEqual(await placementOf(lab, session.key).then((x) => x && { state: x.state, runner: x.runner }), { state: "active", runner: p.runner }, "sessions.describe does not show the active placement");
+
+    // The bundle: node.list reports it installed, and the node holds exactly one bundle dir.
+    const installed = await waitForNode(lab, alias, "worker bundle installed", (n) => n.workerBundle?.status === "installed");
+    assert.equal(installed.workerBundle?.version, lab.spec.openclawVersion, "node.list workerBundle.version");
+    const bundles = await installedBundles(lab, alias);
+    log(`bundle dirs on ${alias}: ${bundles.bundles.map((b) => b.dir).join(", ")} (before dispatch: ${bundlesBefore.bundles.length})`);
+    assert.equal(bundles.bundles.length, 1, `expected exactly one installed bundle directory on ${alias}`);
+    const bundle = bundles.bundles[0]!;
+    assert.equal(bundle.hash, p.workerBundleHash, "bundle directory name vs placement.workerBundleHash");
+    assert.equal(bundle.receipt?.bundleHash, p.workerBundleHash, "bootstrap-receipt.json bundleHash");
+    assert.equal(bundle.receipt?.openclawVersion, lab.spec.openclawVersion, "bootstrap-receipt.json openclawVersion");
+    assert.ok(bundle.files.includes("worker.mjs"), `bundle has no worker.mjs: ${bundle.files.join(", ")}`);
+    assert.deepEqual(bundles.strayReceipts, [], "bundle receipts outside node-host/*/bundles/");
+
+    // The checkout: the node fetched the repo itself and sits at the published commit.
+    const co = await workerCheckout(lab, alias, p, ws);
+    log(`worker checkout on ${alias}: HEAD ${co.head}, origin ${co.origin}, files ${co.files.join(", ")}`);
+    assert.equal(co.head, ws.sha, "worker checkout HEAD vs published commit");
+    assert.equal(co.origin, ws.labUrl, "worker checkout origin");
+    for (const [rel, text] of Object.entries(ws.files)) assert.equal(co.contents[rel], text, `${rel} in the worker checkout`);
+    const fetched = await gitRequestsFrom(lab, alias, ws.repo, gitSince);
+    assert.ok(
+      fetched.some((e) => e.path === `/smart/${ws.repo}.git/git-upload-pack` && e.status === 200),
+      `${alias} did not fetch ${ws.repo} over smart HTTP itself: ${JSON.stringify(fetched)}`,
+    );
+
+    // The turn: the model asks the worker to `read` a file that exists only in the node's
+    // checkout (written there now), so the answer proves the tool ran in that checkout on the
+    // node. The first model call is held so the worker process can be seen on the node.
+    const token = uniqueName("par");
+    const marker = { path: "fleetlab-node-marker.txt", text: `${token} written only on ${alias}` };
+    await execOk(lab, alias, ["sh", "-c", 'printf "%s\\n" "$1" > "$2"', "sh", marker.text, `${p.remoteWorkspaceDir}/${marker.path}`]);
+    const message = `fleetlab-call read {"path":"${marker.path}"} ${token}`;
+    const held = await startHeldTurn(lab, session.key, message, token);
+    let during: { slots: unknown; workers: unknown } | undefined;
+    try {
+      const busy = await waitForNode(lab, alias, "one worker slot in use", (n) => !!n.workerSlots && n.workerSlots.available === n.workerSlots.total - 1);
+      const workers = await workerProcesses(lab, alias);
+      during = { slots: busy.workerSlots, workers };
+      log(`during the turn: slots ${JSON.stringify(busy.workerSlots)}, workers ${JSON.stringify(workers)}`);
+      assert.equal(workers.length, 1, "expected exactly one worker process on the node during the turn");
+      assert.ok(workers[0]!.args.includes(`${bundle.dir}/worker.mjs`), `the worker does not run from the installed bundle: ${workers[0]!.args}`);
+    } finally {
+      await lab.model.release(held.held.id).catch(() => {});
+    }
+    const result = await held.turn;
+    log(`worker turn: ${JSON.stringify(result.text)} in ${result.durationMs} ms (incl. the hold)`);
+    assert.equal(result.text, `fleetlab-ok: read returned: ${marker.text}`, "the reply is not the scripted model's answer with the node-only file");
+    const toolRound = (await lab.model.requests()).filter((r) => (r.userText ?? "").includes(token));
+    assert.deepEqual(toolRound.map((r) => [r.round, r.status]), [[0, "completed"], [1, "completed"]], "model calls of the turn (call read, then answer)");
+
+    const free = await waitForNode(lab, alias, "worker slots back to full", slotsFree);
+    const workersAfter = await workerProcesses(lab, alias);
+    assert.deepEqual(workersAfter, [], "a worker process is still running after the turn");
+    log(`after the turn: slots ${JSON.stringify(free.workerSlots)}`);
+    // Not asserted (the node wrote it outside the worker): does the gateway worktree get it back?
+    const synced = session.worktree ? await lab.exec(lab.spec.gateway.alias, ["cat", `${session.worktree.path}/${marker.path}`]) : undefined;
+    log(`node-only file in the gateway worktree after the turn: ${synced?.exitCode === 0 ? JSON.stringify(synced.stdout.trim()) : "absent"}`);
+
+    const reclaimed = await reclaim(lab, session.key);
+    log(`sessions.reclaim: ${reclaimed.state}`);
+    assert.equal(reclaimed.state, "reclaimed");
+
+    saveJson(file("evidence.json"), {
+      node: { before: summarizeNode(node), installed: summarizeNode(installed), after: summarizeNode(free) },
+      workspace: { repo: ws.repo, sha: ws.sha, labUrl: ws.labUrl, gatewayCheckout: ws.gatewayCheckout },
+      session: { key: session.key, sessionId: session.sessionId, worktree: session.worktree },
+      dispatch: { ms: d.ms, placement: p },
+      bundles: { before: bundlesBefore, after: bundles, installedByThisDispatch: bundlesBefore.bundles.length === 0 },
+      checkout: co,
+      nodeGitRequests: fetched,
+      during,
+      markerInGatewayWorktree: synced?.exitCode === 0 ? synced.stdout : null,
+      turn: { message, marker, text: result.text, runId: result.runId, ms: result.durationMs },
+      reclaimed,
+    });
+  },
+});
