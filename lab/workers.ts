@@ -13,6 +13,7 @@
 //   worker     one process per turn: node <bundle>/worker.mjs --internal-worker-ipc
 //              --internal-worker-session, cwd = the checkout
 import crypto from "node:crypto";
+import type { Frame, HttpExchange } from "./clients/tap.ts";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -314,4 +315,39 @@ export async function gitRequestsFrom(lab: Lab, alias: string, repo: string, sin
   return (await lab.git.log(since))
     .filter((e) => e.remote === ip && (e.path.startsWith(`/smart/${repo}.git/`) || e.path.startsWith(`/dumb/${repo}.git/`)))
     .map((e) => ({ method: e.method, path: e.path, status: e.status }));
+}
+
+/** What one node's wire tap saw of the worker path since `since` (a tap seq). */
+export interface WireSummary {
+  bundleInstalls: Frame[];
+  launches: Frame[];
+  bundleDownloads: HttpExchange[];
+  workerSockets: HttpExchange[];
+  /** Every node.runnerInventory.update the node sent, with the gateway's answer. */
+  inventory: { seq: number; ok: boolean | undefined; errorCode?: string; errorDetailsCode?: string; workerHost?: unknown; protocolFeatures?: unknown }[];
+}
+
+export async function wireSummary(lab: Lab, alias: string, since = 0): Promise<WireSummary> {
+  const tap = lab.tap(alias);
+  const [frames, http] = await Promise.all([tap.frames({ since }), tap.http({ since })]);
+  const invokes = (command: string) => frames.filter((f) => f.dir === "gw->node" && f.event === "node.invoke.request" && f.command === command);
+  const inventory = frames
+    .filter((f) => f.dir === "node->gw" && f.method === "node.runnerInventory.update")
+    .map((req) => {
+      const res = frames.find((f) => f.dir === "gw->node" && f.type === "res" && f.id === req.id && f.conn === req.conn);
+      let params: { workerHost?: unknown; protocolFeatures?: unknown } = {};
+      try {
+        params = (JSON.parse(req.text ?? "{}") as { params?: typeof params }).params ?? {};
+      } catch {
+        /* a truncated frame: fields stay unknown */
+      }
+      return { seq: req.seq, ok: res?.ok, errorCode: res?.errorCode, errorDetailsCode: res?.errorDetailsCode, workerHost: params.workerHost, protocolFeatures: params.protocolFeatures };
+    });
+  return {
+    bundleInstalls: invokes("worker.bundle.install.v1"),
+    launches: invokes("worker.launch.v1"),
+    bundleDownloads: http.filter((h) => h.path.startsWith("/__openclaw__/worker-bundle/")),
+    workerSockets: http.filter((h) => h.path.startsWith("/__openclaw__/worker") && !!h.upgrade),
+    inventory,
+  };
 }

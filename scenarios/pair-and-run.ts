@@ -18,6 +18,7 @@ import {
   waitForWorkerHost,
   workerCheckout,
   workerProcesses,
+  wireSummary,
 } from "../lab/workers.ts";
 
 // The paired worker path end to end on one node, as OpenClaw's qa-lab proves it in one
@@ -30,8 +31,9 @@ export default defineScenario({
   proves: "dispatch to node-1 installs one worker bundle, a worker runs in a checkout of the published commit (smart HTTP), the turn answers with the scripted reply, worker slots return to full",
   topology: "shared",
   timeoutMs: 240_000,
-  async run({ lab, log, file }) {
+  async run({ lab, log, file, check }) {
     const alias = lab.nodes[0]!.alias;
+    const tapSince = await lab.tap(alias).seq();
     const tHost = performance.now();
     const node = await waitForWorkerHost(lab, alias);
     log(`${alias} before (a worker host ${Math.round(performance.now() - tHost)} ms after the scenario started): ${JSON.stringify(summarizeNode(node))}`);
@@ -110,6 +112,22 @@ export default defineScenario({
     const synced = session.worktree ? await lab.exec(lab.spec.gateway.alias, ["cat", `${session.worktree.path}/${marker.path}`]) : undefined;
     log(`node-only file in the gateway worktree after the turn: ${synced?.exitCode === 0 ? JSON.stringify(synced.stdout.trim()) : "absent"}`);
 
+    // The wire between node-1 and the gateway, as its tap recorded it.
+    const wire = await wireSummary(lab, alias, tapSince);
+    const installedNow = bundlesBefore.bundles.length === 0;
+    log(`tap: ${wire.bundleInstalls.length} worker.bundle.install.v1, ${wire.launches.length} worker.launch.v1, bundle GETs ${JSON.stringify(wire.bundleDownloads.map((h) => [h.status, h.resBytes]))}, worker sockets ${wire.workerSockets.length}, inventory updates ${JSON.stringify(wire.inventory.map((i) => i.ok))}`);
+    assert.equal(wire.bundleInstalls.length, installedNow ? 1 : 0, `${alias} should receive worker.bundle.install.v1 ${installedNow ? "once" : "never (bundle already there)"}`);
+    if (installedNow) assert.ok(wire.bundleDownloads.some((h) => h.status === 200 && h.resBytes > 1_000_000), "the bundle download did not pass the tap");
+    assert.ok(wire.launches.length >= 1, `${alias} never received worker.launch.v1`);
+    assert.ok(wire.workerSockets.length >= 1, "the worker's own WebSocket did not pass the tap");
+    const rejected = wire.inventory.filter((i) => i.ok === false).map((i) => ({ errorCode: i.errorCode, errorDetailsCode: i.errorDetailsCode, workerHostKeys: Object.keys((i.workerHost as object) ?? {}).sort() }));
+    check({
+      id: "F-runner-inventory-rejected",
+      expectation: "the gateway accepts every runner inventory (node.runnerInventory.update) an approved node host publishes",
+      holds: rejected.length === 0,
+      observed: rejected,
+    });
+
     const reclaimed = await reclaim(lab, session.key);
     log(`sessions.reclaim: ${reclaimed.state}`);
     assert.equal(reclaimed.state, "reclaimed");
@@ -126,6 +144,7 @@ export default defineScenario({
       markerInGatewayWorktree: synced?.exitCode === 0 ? synced.stdout : null,
       turn: { message, marker, text: result.text, runId: result.runId, ms: result.durationMs },
       reclaimed,
+      wire,
     });
   },
 });
