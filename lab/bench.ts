@@ -5,7 +5,9 @@
 //              vs the same gateway and node hosts as bare processes on loopback
 //   teardown   lab down (logs saved, everything removed) vs killing the bare processes
 //   memory     peak memory per node host, containers vs bare processes
-// Env: BENCH_TRIALS (default 2), BENCH_COLD=0 to skip the cold image build, NODES.
+//   faults     inject -> in effect and heal -> healed per fault kind (median / worst of
+//              BENCH_FAULT_TRIALS, default 5), against one engine exec round trip
+// Env: BENCH_TRIALS (default 2), BENCH_COLD=0 to skip the cold image build, BENCH_FAULTS=0, NODES.
 import { docker, requireEngine } from "./docker.ts";
 import { containerPeakMiB, treePeakMiB } from "./memory.ts";
 import { pruneDeadRuns } from "./cleanup.ts";
@@ -15,6 +17,7 @@ import { Lab } from "./topology/lab.ts";
 import { LabOperator } from "./topology/operator.ts";
 import { nodeAliases, parseTopology, topologyFromEnv } from "./topology/spec.ts";
 import { BareTopology } from "./bare.ts";
+import { benchFaults, benchRows } from "./faults/bench.ts";
 import { STATE } from "./paths.ts";
 import path from "node:path";
 
@@ -98,6 +101,10 @@ async function main() {
       await lab.down();
       labDown.push(lab.timings.down);
     }
+  }
+  if (process.env.BENCH_FAULTS !== "0") {
+    process.stderr.write("bench: fault timings ...\n");
+    rows.push(...benchRows(await benchFaults({ trials: Number(process.env.BENCH_FAULT_TRIALS ?? 5) })));
   }
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
   row("gateway /readyz, containers", s(median(labGw)), `${s(median(bareGw))} bare`, ratio(median(labGw), median(bareGw)), "");

@@ -96,6 +96,11 @@ export async function prune(opts: { runId?: string; all?: boolean } = {}): Promi
     .filter((c) => inRun(c.Labels))
     .sort((a, b) => Number(b.Labels[LABEL_KIND] === "fault-helper") - Number(a.Labels[LABEL_KIND] === "fault-helper"));
   for (const c of order) {
+    // A fault helper names the script that undoes its fault (iptables/tc rules live in the
+    // target's namespace, not in the helper): run it first, so the fault is healed even when
+    // the target outlives this prune.
+    const heal = c.Labels[LABEL_HEAL];
+    if (c.Labels[LABEL_KIND] === "fault-helper" && heal && c.State === "running") await execBriefly(c.Id, ["bash", heal]);
     await d.getContainer(c.Id).remove({ force: true, v: false }).catch(ignoreGone);
     res.containers++;
   }
@@ -126,6 +131,27 @@ export async function leftovers(of: { run?: string; lab?: string }): Promise<str
 export async function pruneDeadRuns(): Promise<void> {
   const r = await prune();
   if (r.runs.length) info(`removed leftovers of ${r.runs.length} dead run(s): ${r.containers} containers, ${r.networks} networks, ${r.volumes} volumes`);
+}
+
+/** Label of a fault helper: path of its heal script inside it (lab/faults/helper.ts). */
+export const LABEL_HEAL = "fleetlab.heal";
+
+/** Run a command in a container, giving up after a few seconds; never throws. */
+async function execBriefly(id: string, cmd: string[], timeoutMs = 5000): Promise<void> {
+  try {
+    const exec = await docker().getContainer(id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
+    const stream = await exec.start({ hijack: true, stdin: false });
+    stream.resume();
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, timeoutMs);
+      const done = () => (clearTimeout(t), resolve());
+      stream.on("end", done);
+      stream.on("close", done);
+      stream.on("error", done);
+    });
+  } catch {
+    /* the helper is removed next either way */
+  }
 }
 
 function ignoreGone(err: { statusCode?: number }): void {

@@ -182,10 +182,14 @@ async function dockerBuild(context: string, tag: string, buildArgs: Record<strin
   await GenericContainer.fromDockerfile(context).withBuildArgs(buildArgs).build(tag, { deleteOnExit: false });
 }
 
+/** Only the base image (Debian + Node + iptables/iproute2): what fault helpers run on. */
+export async function ensureBaseImage(): Promise<BuiltImage> {
+  return ensure("base", sha(RECIPE(), nodeBinary().version, hashDir(path.join(DOCKER_DIR, "base"))), buildBase);
+}
+
 /** Every image the lab needs, cached by content. A warm call only hashes and inspects. */
 export async function ensureImages(openclawVersion: string): Promise<ImageSet> {
-  const node = nodeBinary();
-  const base = await ensure("base", sha(RECIPE(), node.version, hashDir(path.join(DOCKER_DIR, "base"))), buildBase);
+  const base = await ensureBaseImage();
   const pkgDir = await openclawPackage(openclawVersion);
   const pkg = await ensure("openclaw-pkg", sha(RECIPE(), base.tag, openclawVersion), (tag) =>
     dockerBuild(pkgDir, tag, { BASE: base.tag }),

@@ -13,6 +13,7 @@ import { parseTopology, type TopologySpec } from "./topology/spec.ts";
 import { scenarios as registry } from "../scenarios/index.ts";
 import { findings } from "../scenarios/findings.ts";
 import { judge, verdictOf, type CheckResult } from "./findings/findings.ts";
+import { healAll } from "./faults/fault.ts";
 
 export interface ScenarioResult {
   name: string;
@@ -118,6 +119,14 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
     verdict = err instanceof LabInfraError ? "unknown" : "fail";
     detail = (err as Error).message;
     ctx.log(`${verdict}: ${(err as Error).stack ?? detail}`);
+  }
+
+  // Every fault the scenario left is healed before judging the lab's state.
+  const healed = await healAll({ lab: lab.id });
+  if (healed.healed.length) ctx.log(`healed faults left by the scenario: ${healed.healed.map((h) => h.fault).join(", ")}`);
+  if (healed.failed.length && verdict !== "fail") {
+    verdict = "unknown";
+    detail = `could not heal: ${healed.failed.map((f) => `${f.fault} (${f.error})`).join("; ")}`;
   }
 
   if (s.topology === "own") {

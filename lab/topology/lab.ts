@@ -9,6 +9,7 @@ import { ensureImages, type ImageSet } from "../images.ts";
 import { info, step } from "../log.ts";
 import { FIXTURES, STATE } from "../paths.ts";
 import { saveContainerLogs } from "../evidence/logs.ts";
+import { healAll } from "../faults/fault.ts";
 import type { Run } from "../evidence/run.ts";
 import { LabContainer, ipOn } from "./container.ts";
 import { APPROVAL_PLUGIN, APPROVAL_PLUGIN_DIR, gatewayConfig, nodeConfig } from "./config.ts";
@@ -302,6 +303,9 @@ export class Lab {
     this.#down = true;
     const t0 = performance.now();
     try {
+      // Faults first: a fault is healed (and its helper removed) before its target goes.
+      const healed = await healAll({ lab: this.id });
+      for (const f of healed.failed) info(`could not heal ${f.fault}: ${f.error}`);
       await this.operator?.close().catch(() => {});
       if (this.spec.tap.enabled) {
         await Promise.all(
@@ -315,7 +319,11 @@ export class Lab {
         );
       }
       const d = docker();
-      const mine = await d.listContainers({ all: true, filters: { label: [`fleetlab.lab=${this.id}`] } });
+      const all = await d.listContainers({ all: true, filters: { label: [`fleetlab.lab=${this.id}`] } });
+      // A fault helper left over (healing failed) goes without its logs; the rest are saved.
+      const helpers = all.filter((c) => c.Labels["fleetlab.kind"] === "fault-helper");
+      await Promise.all(helpers.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+      const mine = all.filter((c) => !helpers.includes(c));
       await Promise.all(
         mine.map(async (c) => {
           const alias = c.Labels["fleetlab.alias"] ?? c.Names[0]?.replace(/^\//, "") ?? c.Id.slice(0, 12);

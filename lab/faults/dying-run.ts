@@ -1,0 +1,40 @@
+// A run that injects faults and then waits to be killed: the prune test SIGKILLs it mid-fault.
+//   node --import tsx lab/faults/dying-run.ts own
+//       brings up its own testbed (its run's labels) and partitions a from b
+//   node --import tsx lab/faults/dying-run.ts attach '<json>'
+//       faults containers of another (live) run: {network:{name,id}, base, members:{a:{id,ip},...}}
+// Prints one JSON line {runId, labId, members, helpers} once every fault is in effect.
+import { randomBytes } from "node:crypto";
+import { docker } from "../docker.ts";
+import { faults } from "./index.ts";
+import type { FaultLab } from "./fault.ts";
+import { Testbed } from "./testbed.ts";
+
+const mode = process.argv[2];
+const runId = `dying-${randomBytes(3).toString("hex")}`;
+let lab: FaultLab;
+let members: Record<string, { id: string; ip: string }>;
+
+if (mode === "own") {
+  const bed = await Testbed.up({ id: runId }, ["a", "b"]);
+  lab = bed;
+  members = Object.fromEntries([...bed.members].map(([k, m]) => [k, { id: m.id, ip: m.ip }]));
+} else if (mode === "attach") {
+  const given = JSON.parse(process.argv[3]!) as { network: { name: string; id: string }; base: string; members: Record<string, { id: string; ip: string }> };
+  members = given.members;
+  lab = {
+    id: `${runId}-lab`,
+    run: { id: runId },
+    network: given.network,
+    images: { base: { tag: given.base } },
+    member: (alias) => ({ alias, ...given.members[alias]! }),
+  };
+} else {
+  throw new Error(`usage: dying-run.ts own | attach <json>`);
+}
+
+await faults.partition(lab, "a", "b").inject();
+if (mode === "attach") await faults.bandwidth(lab, "b", "1mbit").inject();
+const helpers = (await docker().listContainers({ filters: { label: [`fleetlab.run=${runId}`, "fleetlab.kind=fault-helper"] } })).map((c) => c.Id);
+process.stdout.write(JSON.stringify({ runId, labId: lab.id, members, helpers }) + "\n");
+setInterval(() => {}, 1 << 30);

@@ -1,0 +1,190 @@
+// Wire faults through the real tap program (docker/faultproxy/server.mjs) on loopback, in
+// front of a small WebSocket upstream standing in for the gateway: each fault's life cycle,
+// the moment its rule fired, and heal undoing what it held.
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket, WebSocketServer } from "ws";
+import { TapControl } from "../clients/tap.ts";
+import { healAll } from "./fault.ts";
+import { FaultTimeline, TIMELINE_FILE } from "./timeline.ts";
+import { Run } from "../evidence/run.ts";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { injectWhen, tapFrame } from "./trigger.ts";
+import * as wire from "./wire.ts";
+
+const SERVER = fileURLToPath(new URL("../../docker/faultproxy/server.mjs", import.meta.url));
+
+let upstream: http.Server;
+let tapChild: ChildProcess;
+let tap: TapControl;
+let tapPort: number;
+const waiters: ((ws: WebSocket) => void)[] = [];
+const opened: WebSocket[] = [];
+
+beforeAll(async () => {
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  upstream = http.createServer((_req, res) => res.writeHead(404).end());
+  upstream.on("upgrade", (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => waiters.shift()?.(ws)));
+  upstream.listen(0, "127.0.0.1");
+  await once(upstream, "listening");
+  tapChild = spawn(process.execPath, [SERVER], {
+    env: { ...process.env, TAP_UPSTREAM: `127.0.0.1:${(upstream.address() as AddressInfo).port}`, TAP_HOST: "127.0.0.1", TAP_LISTEN_PORT: "0", TAP_CONTROL_PORT: "0", TAP_STDOUT: "none" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const ports = await new Promise<{ listen: number; control: number }>((resolve, reject) => {
+    let out = "";
+    tapChild.stdout!.on("data", (d) => {
+      out += d;
+      const line = out.split("\n").find((l) => l.includes('"listening"'));
+      if (line) resolve(JSON.parse(line));
+    });
+    tapChild.once("exit", (code) => reject(new Error(`tap exited (${code})`)));
+  });
+  tapPort = ports.listen;
+  tap = new TapControl(`http://127.0.0.1:${ports.control}`);
+});
+
+afterEach(async () => {
+  await healAll();
+  for (const ws of opened.splice(0)) ws.terminate();
+});
+
+afterAll(async () => {
+  if (tapChild && tapChild.exitCode === null) {
+    tapChild.kill("SIGTERM");
+    await once(tapChild, "exit");
+  }
+  await new Promise((r) => upstream?.close(r));
+});
+
+async function pair(): Promise<{ client: WebSocket; server: WebSocket; atClient: string[]; atServer: string[] }> {
+  const serverP = new Promise<WebSocket>((r) => waiters.push(r));
+  const client = new WebSocket(`ws://127.0.0.1:${tapPort}/`, { perMessageDeflate: false });
+  opened.push(client);
+  await once(client, "open");
+  const server = await serverP;
+  const atClient: string[] = [];
+  const atServer: string[] = [];
+  client.on("message", (d) => atClient.push(d.toString()));
+  server.on("message", (d) => atServer.push(d.toString()));
+  return { client, server, atClient, atServer };
+}
+
+const until = async (cond: () => boolean, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+const frame = (method: string) => JSON.stringify({ type: "req", id: method, method, params: {} });
+
+describe("wire faults", () => {
+  it("close 1006 at a protocol point: armed, fired on the matching frame (time recorded), healed by removing the rule", async () => {
+    const timeline = new FaultTimeline();
+    const { client, server, atServer } = await pair();
+    const f = wire.close(tap, 1006, { match: { method: "worker.launch.v1" }, side: "both", timeline });
+    const inj = await f.inject();
+    expect(inj.detail.rule).toBe(f.ruleId);
+    client.send(frame("tick"));
+    await until(() => atServer.length === 1);
+    const clientClosed = new Promise<number>((r) => client.once("close", (code) => r(code)));
+    client.send(frame("worker.launch.v1"));
+    expect(await clientClosed).toBe(1006);
+    const fired = await f.fired();
+    expect(atServer).toEqual([frame("tick")]); // the trigger frame itself never arrived
+    expect(fired.seq).toBeGreaterThan(0);
+    const h = await f.heal();
+    expect(h.detail).toMatchObject({ hits: 1 });
+    expect((await tap.rules()).find((r) => r.id === f.ruleId)).toBeUndefined();
+    const steps = timeline.of(f.id);
+    expect(steps.map((s) => s.step)).toEqual(["prepare", "inject", "in-effect", "fired", "heal", "healed", "cleanup"]);
+    const firedEntry = steps.find((s) => s.step === "fired")!;
+    // The tap's clock and ours are the same host clock: it fired after inject, before heal.
+    expect(firedEntry.t).toBeGreaterThanOrEqual(steps[1]!.t - 5);
+    expect(firedEntry.t).toBeLessThanOrEqual(steps.find((s) => s.step === "heal")!.t + 5);
+    void server;
+  });
+
+  it("half-open holds frames both ways while in effect and heal delivers them", async () => {
+    const { client, server, atClient, atServer } = await pair();
+    const f = wire.halfOpen(tap, { method: "worker.status" });
+    await f.inject();
+    client.send(frame("worker.status"));
+    await f.fired();
+    server.send(frame("event-from-gw"));
+    await new Promise((r) => setTimeout(r, 200));
+    expect([atServer, atClient]).toEqual([[], []]);
+    await f.heal();
+    await until(() => atServer.length === 1 && atClient.length === 1);
+    expect(atServer).toEqual([frame("worker.status")]);
+  });
+
+  it("delay holds matching frames for the given time", async () => {
+    const { client, atServer } = await pair();
+    const f = wire.delay(tap, 300, { dir: "node->gw" });
+    await f.inject();
+    const t0 = performance.now();
+    client.send(frame("slow"));
+    await until(() => atServer.length === 1);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(290);
+    await f.heal();
+    const t1 = performance.now();
+    client.send(frame("fast"));
+    await until(() => atServer.length === 2);
+    expect(performance.now() - t1).toBeLessThan(200);
+  });
+
+  it("a freeze with no match is in effect at once (the rule fired when added); healAll lifts it", async () => {
+    const { client, atServer } = await pair();
+    const f = wire.freeze(tap);
+    const inj = await f.inject();
+    expect(inj.detail.fired).toBeDefined();
+    client.send(frame("held"));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(atServer).toEqual([]);
+    await healAll();
+    expect(f.done).toBe(true);
+    await until(() => atServer.length === 1);
+  });
+
+  it("{lab, node} picks that node's tap; the lab's run timeline records the steps and healAll({lab}) heals it", async () => {
+    const run = Run.create({ root: fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-faults-")) });
+    const asked: string[] = [];
+    const lab = { id: "lab-w", run, tap: (node: string) => (asked.push(node), tap) };
+    const f = wire.withholdPong({ lab, node: "node-1" }, "node->gw");
+    await f.inject();
+    expect(asked).toEqual(["node-1"]);
+    expect(await tap.rule(f.ruleId)).toMatchObject({ active: true, action: { type: "withholdPong" } });
+    await healAll({ lab: "lab-w" });
+    expect(await tap.rule(f.ruleId)).toBeUndefined();
+    const lines = FaultTimeline.read(path.join(run.dir, TIMELINE_FILE));
+    expect(lines[0]).toMatchObject({ fault: "wire.withholdPong", target: 'tap node-1 {"dir":"node->gw"}', step: "prepare" });
+    expect(lines.at(-1)!.step).toBe("cleanup");
+  });
+
+  it("a tap-frame trigger injects a fault when the frame has passed the tap", async () => {
+    const { client } = await pair();
+    let injectedAt = 0;
+    const f = wire.drop(tap, { method: "never" }); // any fault kind; a wire one keeps this test free of Docker
+    const orig = f.inject.bind(f);
+    f.inject = () => ((injectedAt = performance.now()), orig());
+    const armed = await injectWhen(tapFrame(tap, { method: "worker.launch.v1" }), f);
+    client.send(frame("tick"));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(injectedAt).toBe(0);
+    const sent = performance.now();
+    client.send(frame("worker.launch.v1"));
+    const res = await armed.injected;
+    expect(res.value.method).toBe("worker.launch.v1");
+    // Polled every 20 ms: the fault goes in well under 200 ms after the frame passed.
+    expect(injectedAt - sent).toBeLessThan(200);
+  });
+});
