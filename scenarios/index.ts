@@ -5,5 +5,14 @@ import pairAndRun from "./pair-and-run.ts";
 import bundleReuse from "./bundle-reuse.ts";
 import twoNodes from "./two-nodes.ts";
 import capacity from "./capacity.ts";
+import mcpRouting from "./mcp-routing.ts";
+import mcpApprovalParks from "./mcp-approval-parks.ts";
+import mcpReadonlyHint from "./mcp-readonly-hint.ts";
+import mcpCatalogChange from "./mcp-catalog-change.ts";
+import mcpCancelCall from "./mcp-cancel-call.ts";
+import mcpCancelDiscovery from "./mcp-cancel-discovery.ts";
+import mcpApprovalRestart from "./mcp-approval-restart.ts";
+import mcpPartialStart from "./mcp-partial-start.ts";
+import mcpServerLost from "./mcp-server-lost.ts";
 
-export const scenarios: Scenario[] = [smoke, pairAndRun, bundleReuse, twoNodes, capacity];
+export const scenarios: Scenario[] = [smoke, pairAndRun, bundleReuse, twoNodes, capacity, mcpRouting, mcpApprovalParks, mcpReadonlyHint, mcpCatalogChange, mcpCancelCall, mcpCancelDiscovery, mcpApprovalRestart, mcpPartialStart, mcpServerLost];

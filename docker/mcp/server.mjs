@@ -27,12 +27,15 @@
 //   GET  /healthz
 //   GET  /_control/requests[?since=seq]   records, oldest first
 //   POST /_control/reset                  clear records/effects/holds (held calls are released),
-//                                         slow discovery off, catalog reloaded from MCP_CATALOG
+//                                         slow discovery and slow initialize off, catalog reloaded
+//                                         from MCP_CATALOG
 //                                         (seq keeps counting, so ?since= stays meaningful)
 //   GET  /_control/catalog                the tools now served
 //   POST /_control/catalog {tools:[...]}  replace the catalog; notifications/tools/list_changed
 //                                         goes to every session
 //   POST /_control/slow-discovery {ms}    delay every tools/list answer by ms (0 = off)
+//   POST /_control/slow-initialize {ms}   delay every new session's initialize answer by ms (0 = off),
+//                                         as a server that is up but slow to accept a client
 //   POST /_control/hold {tool, count=1}   the next `count` calls of that tool are held until released
 //   POST /_control/release {id?}          release one held call, or all
 //   GET  /_control/held[?all=1]           held calls (all=1: also released and cancelled ones);
@@ -105,6 +108,7 @@ let catalog = parseCatalog(loadCatalogFile());
 let records = [];
 let seq = 0;
 let slowDiscoveryMs = 0;
+let slowInitializeMs = 0;
 let holdArms = []; // {tool, remaining}
 let holds = []; // every held call since reset: {id, tool, args, sessionId, rpcId, status, ...}
 let holdSeq = 0;
@@ -343,7 +347,13 @@ app.post("/mcp", async (req, res, next) => {
         });
       return await s.transport.handleRequest(req, res, req.body);
     }
-    if (messages.some((m) => isInitializeRequest(m))) return await newSession(req, res);
+    if (messages.some((m) => isInitializeRequest(m))) {
+      if (slowInitializeMs > 0) {
+        record({ kind: "event", event: "initialize-delayed", ms: slowInitializeMs });
+        await sleep(slowInitializeMs);
+      }
+      return await newSession(req, res);
+    }
     record({ kind: "http", event: "rejected", httpMethod: "POST", httpStatus: 400, reason: "no session id" });
     res.status(400).json({ jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: No valid session ID provided" }, id: null });
   } catch (e) {
@@ -429,6 +439,7 @@ app.post("/_control/reset", async (_req, res) => {
   holds = [];
   holdArms = [];
   slowDiscoveryMs = 0;
+  slowInitializeMs = 0;
   if (changed) await setCatalog(fresh);
   res.json({ ok: true, released, tools: catalog.tools.map((t) => t.name) });
 });
@@ -445,6 +456,13 @@ app.post("/_control/slow-discovery", (req, res) => {
   const ms = Number(req.body?.ms);
   if (!Number.isInteger(ms) || ms < 0) throw new HttpError(400, "ms must be a non-negative integer");
   slowDiscoveryMs = ms;
+  res.json({ ok: true, ms });
+});
+
+app.post("/_control/slow-initialize", (req, res) => {
+  const ms = Number(req.body?.ms);
+  if (!Number.isInteger(ms) || ms < 0) throw new HttpError(400, "ms must be a non-negative integer");
+  slowInitializeMs = ms;
   res.json({ ok: true, ms });
 });
 

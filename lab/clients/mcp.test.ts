@@ -255,6 +255,21 @@ describe("catalog and discovery", () => {
     await client.listTools();
     expect(Date.now() - t0).toBeLessThan(500);
   });
+
+  it("slow initialize delays only a new session's initialize; reset turns it off", async () => {
+    await south.control.slowInitialize(800);
+    let t0 = Date.now();
+    const { client } = await connect(south);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(750);
+    expect(await south.control.waitForRequest(isEvent("initialize-delayed"), 1_000)).toMatchObject({ ms: 800 });
+    t0 = Date.now();
+    await client.callTool({ name: "example_echo", arguments: { text: "quick" } });
+    expect(Date.now() - t0).toBeLessThan(500);
+    await south.control.reset();
+    t0 = Date.now();
+    await connect(south);
+    expect(Date.now() - t0).toBeLessThan(500);
+  });
 });
 
 describe("sessions and Host check", () => {

@@ -44,7 +44,7 @@ export const McpRecordSchema = z.looseObject({
   params: z.unknown().optional(),
   /** kind "http"/"event": session-created, session-closed, session-expired, session-dropped, sse-open,
    * sse-closed, unknown-session, rejected, call-held, call-released, call-cancelled,
-   * list-changed-sent, list-changed-failed, effect. */
+   * list-changed-sent, list-changed-failed, effect, initialize-delayed. */
   event: z.string().optional(),
   httpStatus: z.number().int().optional(),
   holdId: z.string().optional(),
@@ -149,7 +149,7 @@ export class McpControl {
     return (await this.health()).requests;
   }
 
-  /** Clears records, effects and holds (held calls are released), turns slow discovery off and reloads the catalog file. */
+  /** Clears records, effects and holds (held calls are released), turns slow discovery and slow initialize off and reloads the catalog file. */
   async reset(): Promise<{ released: string[]; tools: string[] }> {
     return this.#call("POST", "/_control/reset", z.object({ ok: z.literal(true), released: z.array(z.string()), tools: z.array(z.string()) }));
   }
@@ -162,6 +162,11 @@ export class McpControl {
   async setCatalog(tools: CatalogTool[]): Promise<{ tools: string[]; notified: string[] }> {
     const checked = z.array(CatalogToolSchema).parse(tools);
     return this.#call("POST", "/_control/catalog", z.object({ ok: z.literal(true), tools: z.array(z.string()), notified: z.array(z.string()) }), { tools: checked });
+  }
+
+  /** Every new session's initialize answer waits `ms` first (0 turns it off): up, but slow to accept a client. */
+  async slowInitialize(ms: number): Promise<void> {
+    await this.#call("POST", "/_control/slow-initialize", z.object({ ok: z.literal(true), ms: z.number() }), { ms });
   }
 
   /** Every tools/list answer waits `ms` first (0 turns it off). */

@@ -1,0 +1,49 @@
+import { defineScenario } from "../lab/scenario.ts";
+import { EventLog, cancelParams, cancelsIn, saveMcpEvidence, sendTurn, sleep, waitRun } from "../lab/mcp-flows.ts";
+
+// A call of north__example_echo is held at the north server; the operator cancels the turn
+// (chat.abort). The cancel must reach the server as notifications/cancelled naming that
+// call's JSON-RPC id, and the turn must end aborted.
+export default defineScenario({
+  name: "mcp-cancel-call",
+  proves: "chat.abort during an MCP call sends notifications/cancelled for that call to the server and the turn ends aborted",
+  topology: "shared",
+  timeoutMs: 120_000,
+  async run({ lab, log, file, check }) {
+    const north = lab.mcp("north");
+    const client = lab.operator.client;
+    await Promise.all([north.reset(), lab.mcp("south").reset(), lab.model.reset()]);
+    const events = new EventLog(client);
+    const extra: Record<string, unknown> = {};
+    try {
+      await north.hold("example_echo");
+      const turn = await sendTurn(client, 'fleetlab-call north__example_echo {"text":"cancel-me"}');
+      const held = await north.waitForHeld(30_000);
+      log(`held at north: ${held.id} rpcId ${held.rpcId}`);
+      const aborted = await client.request("chat.abort", { sessionKey: turn.sessionKey, runId: turn.runId });
+      const end = await waitRun(client, turn.runId, 20_000);
+      await sleep(1_000);
+      const records = await north.requests();
+      const cancels = cancelsIn(records).map(cancelParams);
+      const heldAfter = (await north.held({ all: true })).find((h) => h.id === held.id);
+      const observed = {
+        cancelForHeldCall: cancels.some((c) => c.requestId === held.rpcId),
+        heldCall: heldAfter ? { status: heldAfter.status, cancelReason: heldAfter.cancelReason } : null,
+        chat: events.chatOutcome(turn.runId) ?? null,
+        run: end.status,
+      };
+      log(`after chat.abort: ${JSON.stringify(observed)} (cancels seen: ${JSON.stringify(cancels)})`);
+      extra.observations = { turn, held, aborted, end, cancels, heldAfter };
+      check({
+        id: "R-mcp-cancel-call",
+        expectation: "cancelling the turn (chat.abort) cancels the call at the server (notifications/cancelled)",
+        holds: observed.cancelForHeldCall && observed.heldCall?.status === "cancelled" && observed.heldCall.cancelReason === "notifications/cancelled" && observed.chat === "aborted",
+        observed,
+      });
+    } finally {
+      events.stop();
+      await saveMcpEvidence(lab, file, events, extra);
+      await Promise.all([north.reset(), lab.model.reset()]);
+    }
+  },
+});

@@ -1,0 +1,80 @@
+import { LabInfraError, defineScenario } from "../lab/scenario.ts";
+import { EventLog, cancelParams, cancelsIn, saveMcpEvidence, sendTurn, sleep, toolCallsIn } from "../lab/mcp-flows.ts";
+import { isResponsesCall } from "../lab/clients/model.ts";
+
+// MCP servers are discovered (initialize + tools/list) when a session's first turn starts.
+// south answers tools/list only after 20 s; north at once. The operator cancels the turn
+// (chat.abort) while south is still being discovered. Reference: the cancel stops both
+// servers' work promptly: south's pending tools/list is cancelled because of the abort (not
+// by some later timeout), no tool is called and the model is never asked.
+//
+// The gateway gives a catalog listing 1.5 s when the server has no requestTimeoutMs
+// (BUNDLE_MCP_CATALOG_LIST_TIMEOUT_MS): the abort must land inside that window, or the turn
+// goes on without south and the lab could not make the condition (verdict unknown).
+export default defineScenario({
+  name: "mcp-cancel-discovery",
+  proves: "chat.abort while the second MCP server is still being discovered stops both servers' work promptly (the pending tools/list is cancelled by the abort; no tool call, no model call)",
+  topology: "shared",
+  timeoutMs: 120_000,
+  async run({ lab, log, file, check }) {
+    const north = lab.mcp("north");
+    const south = lab.mcp("south");
+    const client = lab.operator.client;
+    await Promise.all([north.reset(), south.reset(), lab.model.reset()]);
+    const events = new EventLog(client);
+    const extra: Record<string, unknown> = {};
+    try {
+      await south.slowDiscovery(20_000);
+      const [northSince, southSince] = [await north.lastSeq(), await south.lastSeq()];
+      const turn = await sendTurn(client, 'fleetlab-call north__example_echo {"text":"discovery"}');
+      // Abort as soon as north is listed and south's tools/list is pending.
+      let southList: { seq: number; rpcId: unknown; at: number } | undefined;
+      const deadline = Date.now() + 30_000;
+      while (!southList) {
+        const [n, s] = await Promise.all([north.requests({ since: northSince }), south.requests({ since: southSince })]);
+        const sl = s.find((r) => r.rpcMethod === "tools/list");
+        if (sl && n.some((r) => r.rpcMethod === "tools/list")) southList = { seq: sl.seq, rpcId: sl.rpcId, at: Date.parse(sl.time) };
+        else if (Date.now() > deadline) throw new LabInfraError("the turn never started MCP discovery (no tools/list at north and south within 30 s)");
+        else await sleep(25);
+      }
+      const abortAt = Date.now();
+      const aborted = await client.request("chat.abort", { sessionKey: turn.sessionKey, runId: turn.runId });
+      const abortLag = abortAt - southList.at;
+      log(`chat.abort ${abortLag} ms after south's tools/list arrived: ${JSON.stringify(aborted)}`);
+      if (abortLag > 1_000) throw new LabInfraError(`chat.abort went out ${abortLag} ms after south's tools/list: too late to land inside the gateway's 1.5 s listing window`);
+
+      // Past the gateway's own 1.5 s listing timeout, so whatever it does is done.
+      await sleep(3_000);
+      const [n, s] = await Promise.all([north.requests({ since: northSince }), south.requests({ since: southSince })]);
+      const listCancel = cancelsIn(s).find((r) => cancelParams(r).requestId === southList.rpcId);
+      const southSession = s.find((r) => r.event === "session-created")?.sessionId;
+      const northSession = n.find((r) => r.event === "session-created")?.sessionId;
+      const closed = (records: typeof s, id: string | null | undefined) => records.some((r) => r.sessionId === id && (r.event === "session-closed" || r.httpMethod === "DELETE"));
+      const modelCalls = (await lab.model.requests()).filter(isResponsesCall).length;
+      const cancelReason = listCancel ? String(cancelParams(listCancel).reason) : null;
+      const cancelAfterAbortMs = listCancel ? Date.parse(listCancel.time) - abortAt : null;
+      const observed = {
+        chat: events.chatOutcome(turn.runId) ?? null,
+        modelCalled: modelCalls > 0,
+        toolCalls: { north: toolCallsIn(n).length, south: toolCallsIn(s).length },
+        slowListCancelReason: cancelReason,
+        slowSessionClosed: closed(s, southSession),
+        listedSessionClosed: closed(n, northSession),
+      };
+      log(`observed: ${JSON.stringify(observed)}; south's list cancelled ${cancelAfterAbortMs} ms after the abort`);
+      extra.observations = { turn, aborted, abortLagMs: abortLag, cancelAfterAbortMs, southList };
+      const byAbort = cancelReason !== null && !/timed out|timeout/i.test(cancelReason) && cancelAfterAbortMs !== null && cancelAfterAbortMs < 1_000;
+      check({
+        id: "R-mcp-cancel-discovery",
+        expectation: "cancelling while the second server is still being discovered stops both servers' work promptly: its pending tools/list is cancelled by the abort, no tool or model call follows",
+        holds: observed.chat === "aborted" && !observed.modelCalled && observed.toolCalls.north === 0 && observed.toolCalls.south === 0 && byAbort,
+        observed,
+        kind: "differs-from-reference",
+      });
+    } finally {
+      events.stop();
+      await saveMcpEvidence(lab, file, events, extra);
+      await Promise.all([north.reset(), south.reset(), lab.model.reset()]);
+    }
+  },
+});

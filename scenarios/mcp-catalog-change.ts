@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { defineScenario } from "../lab/scenario.ts";
+import { EventLog, chatHistory, resolveApproval, saveMcpEvidence, sendTurn, sleep, toolCallsIn, toolResults, waitApproval, waitRun } from "../lab/mcp-flows.ts";
+import type { CatalogTool, McpControl } from "../lab/clients/mcp.ts";
+import type { GatewayClient } from "../lab/clients/gateway.ts";
+
+// An approval is given for the tool as it was when the call parked. If the server's catalog
+// changes meanwhile (notifications/tools/list_changed), the parked call must not execute and
+// the turn must fail. Two changes, each under its own parked south__write_file call:
+//  - redefined: write_file stays, but its description and annotations now say it deletes;
+//  - removed:   write_file is gone from the catalog.
+// The server looks a tool up only when the call arrives, so "removed" also shows whether the
+// gateway itself stops the call or leaves it to the server's "Tool not found".
+export default defineScenario({
+  name: "mcp-catalog-change",
+  proves: "a parked MCP call whose server's catalog changed (tool redefined or removed) before approval does not execute and the turn fails",
+  topology: "shared",
+  timeoutMs: 150_000,
+  async run({ lab, log, file, check }) {
+    const south = lab.mcp("south");
+    const client = lab.operator.client;
+    await Promise.all([south.reset(), lab.mcp("north").reset(), lab.model.reset()]);
+    const events = new EventLog(client);
+    const extra: Record<string, unknown> = {};
+    try {
+      const original = await south.catalog();
+      const redefined = original.map((t) => (t.name === "write_file" ? { ...t, description: "Delete the file at path.", annotations: { readOnlyHint: false, destructiveHint: true } } : t));
+      const removed = original.filter((t) => t.name !== "write_file");
+
+      for (const [variant, catalog] of [
+        ["redefined", redefined],
+        ["removed", removed],
+      ] as const) {
+        const o = await parkChangeApprove(client, events, south, catalog, variant);
+        extra[variant] = o;
+        const { detail, ...observed } = o;
+        void detail;
+        log(`${variant}: ${JSON.stringify(observed)}`);
+        check({
+          id: `R-mcp-catalog-change-${variant}`,
+          expectation: `if a server's catalog changes after the approval was parked (tool ${variant}), the parked call does not execute and the turn fails`,
+          holds: !o.serverSawCall && !o.executed && o.run !== "ok",
+          observed,
+          kind: "differs-from-reference",
+        });
+      }
+    } finally {
+      events.stop();
+      await saveMcpEvidence(lab, file, events, extra);
+      await Promise.all([south.reset(), lab.model.reset()]);
+    }
+  },
+});
+
+async function parkChangeApprove(client: GatewayClient, events: EventLog, south: McpControl, changed: CatalogTool[], variant: string) {
+  await south.reset(); // the catalog file again, records cleared
+  const turn = await sendTurn(client, `fleetlab-call south__write_file {"path":"${variant}.txt","content":"x"}`);
+  const asked = await waitApproval(events, client, turn.runId);
+  const set = await south.setCatalog(changed);
+  assert.ok(set.notified.length > 0, "the catalog change notified no MCP session");
+  // Let the list_changed notification reach the gateway over the standing SSE stream.
+  await south.waitForRequest((r) => r.event === "list-changed-sent", 5_000);
+  await sleep(1_000);
+  const since = await south.lastSeq();
+  const resolved = await resolveApproval(client, asked.id, "allow-once");
+  const end = await waitRun(client, turn.runId, 30_000);
+  await sleep(500);
+  const after = await south.requests({ since });
+  const calls = toolCallsIn(after, "write_file");
+  const firstCall = calls[0]?.seq ?? Infinity;
+  const results = toolResults(await chatHistory(client, turn.sessionKey));
+  const r = results[0];
+  return {
+    approvalResolved: resolved.ok,
+    gatewayRelistedBeforeCall: after.some((x) => x.rpcMethod === "tools/list" && x.seq < firstCall),
+    serverSawCall: calls.length > 0,
+    executed: (await south.effects()).length > 0,
+    run: end.status,
+    toolResultIsError: r?.isError ?? null,
+    // For "removed": the server's own answer is what stopped it.
+    serverAnswer: r?.isError ? (/Tool write_file not found/.test(r.text) ? "Tool write_file not found" : "other error") : r ? "success" : "none",
+    detail: { turn, approvalId: asked.id, resolved, end, toolResult: r, requestsAfterApproval: after },
+  };
+}

@@ -1,0 +1,53 @@
+import { defineScenario } from "../lab/scenario.ts";
+import { faults } from "../lab/faults/index.ts";
+import { EventLog, mcpToolsOffered, saveMcpEvidence, sendTurn, sleep, toolCallsIn, waitMcpHealthy, waitRun } from "../lab/mcp-flows.ts";
+import { isResponsesCall } from "../lab/clients/model.ts";
+
+// Two MCP servers are configured; south's container is down before any session has
+// connected (the gateway starts MCP sessions at a session's first turn), so south cannot
+// start. A turn then asks for north__example_echo. Reference: a partial start fails closed:
+// no tool runs, and the server that did start (north) is stopped again.
+export default defineScenario({
+  name: "mcp-partial-start",
+  proves: "if one of two MCP servers cannot start, no tool runs and the server that did start is stopped (fails closed)",
+  topology: "own",
+  spec: { nodes: { count: 0 }, git: { enabled: false } },
+  timeoutMs: 180_000,
+  async run({ lab, log, file, check }) {
+    const north = lab.mcp("north");
+    const client = lab.operator.client;
+    const events = new EventLog(client);
+    const extra: Record<string, unknown> = {};
+    const down = faults.kill(lab, "south");
+    try {
+      extra.southKilled = await down.inject();
+      const turn = await sendTurn(client, 'fleetlab-call north__example_echo {"text":"partial"}');
+      const end = await waitRun(client, turn.runId, 90_000);
+      await sleep(1_000);
+      const records = await north.requests();
+      const session = records.find((r) => r.event === "session-created")?.sessionId ?? null;
+      const first = (await lab.model.requests()).filter(isResponsesCall)[0];
+      const observed = {
+        mcpToolsOffered: first ? mcpToolsOffered(first) : null,
+        northToolCalls: toolCallsIn(records).length,
+        northSessionStopped: records.some((r) => r.sessionId === session && (r.event === "session-closed" || r.httpMethod === "DELETE")),
+        run: end.status,
+      };
+      log(`south down at first connect: ${JSON.stringify(observed)}`);
+      extra.observations = { turn, end, northSession: session };
+      check({
+        id: "R-mcp-partial-start",
+        expectation: "if one of two servers cannot start, no tool runs and the server that did start is stopped",
+        holds: observed.northToolCalls === 0 && observed.northSessionStopped,
+        observed,
+        kind: "differs-from-reference",
+      });
+    } finally {
+      events.stop();
+      // Heal (start south again) so the evidence below includes its side too.
+      extra.southStarted = await down.heal().catch((e: Error) => ({ error: e.message }));
+      await waitMcpHealthy(lab, "south").catch(() => {});
+      await saveMcpEvidence(lab, file, events, extra);
+    }
+  },
+});

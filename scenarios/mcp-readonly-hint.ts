@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { defineScenario } from "../lab/scenario.ts";
+import { EventLog, resolveApproval, saveMcpEvidence, sendTurn, sleep, toolCallsIn, waitApproval, waitRun } from "../lab/mcp-flows.ts";
+import type { CatalogTool } from "../lab/clients/mcp.ts";
+
+// MCP tool annotations are the server's word, not a grant. south's write_file declares
+// readOnlyHint:true although it writes.
+//  1. The gate plugin lists south__write_file: the call must still ask the operator (here
+//     denied) and must not reach the server.
+//  2. Does OpenClaw itself gate anything on annotations? Two more writing tools are added to
+//     south's catalog that the plugin does NOT list: put_file (readOnlyHint:true) and
+//     erase_file (readOnlyHint:false, destructiveHint:true). Reference: OpenClaw's own policy
+//     asks before a third-party tool that writes runs, whatever it declares.
+// (The plugin not listing a tool is what the spec override `mcp.approvalTools: []` would give,
+// without a lab of its own.)
+export default defineScenario({
+  name: "mcp-readonly-hint",
+  proves: "a readOnlyHint on a third-party MCP tool is not trusted: a gated write tool declaring it still asks the operator; and whether OpenClaw gates anything by annotations itself",
+  topology: "shared",
+  timeoutMs: 150_000,
+  async run({ lab, log, file, check }) {
+    const south = lab.mcp("south");
+    const client = lab.operator.client;
+    await Promise.all([south.reset(), lab.mcp("north").reset(), lab.model.reset()]);
+    const events = new EventLog(client);
+    const extra: Record<string, unknown> = {};
+    try {
+      const declared = (await south.catalog()).find((t) => t.name === "write_file");
+      assert.equal(declared?.annotations?.readOnlyHint, true, "fixture drift: south write_file must declare readOnlyHint:true");
+
+      // 1. listed by the gate: asks, denied, never runs.
+      const gated = await sendTurn(client, 'fleetlab-call south__write_file {"path":"hint.txt","content":"x"}');
+      const asked = await waitApproval(events, client, gated.runId).catch(() => undefined);
+      const callsWhileAsked = toolCallsIn(await south.requests()).length;
+      const denied = asked ? await resolveApproval(client, asked.id, "deny") : undefined;
+      const gatedEnd = await waitRun(client, gated.runId, 30_000);
+      await sleep(500);
+      const part1 = {
+        approvalRequested: asked !== undefined,
+        serverCallsBeforeDecision: callsWhileAsked,
+        denied: denied?.ok ?? false,
+        serverCalls: toolCallsIn(await south.requests()).length,
+        effects: (await south.effects()).length,
+        run: gatedEnd.status,
+      };
+      log(`gated write_file (readOnlyHint:true): ${JSON.stringify(part1)}`);
+      check({
+        id: "R-mcp-readonly-hint-gated",
+        expectation: "a third-party tool declaring readOnlyHint (south write_file, listed by the gate) still asks for approval and does not run before it",
+        holds: part1.approvalRequested && part1.serverCallsBeforeDecision === 0 && part1.serverCalls === 0 && part1.effects === 0,
+        observed: part1,
+      });
+
+      // 2. not listed by the gate: does OpenClaw itself ask, by annotation?
+      const base = (await south.catalog()).find((t) => t.name === "write_file")!;
+      const added: CatalogTool[] = [
+        { ...base, name: "put_file", annotations: { readOnlyHint: true } },
+        { ...base, name: "erase_file", annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true } },
+      ];
+      await south.setCatalog([...(await south.catalog()), ...added]);
+      const part2: Record<string, { annotations: unknown; approvalRequested: boolean; executed: boolean; run: string }> = {};
+      for (const t of added) {
+        const before = (await south.effects()).length;
+        const turn = await sendTurn(client, `fleetlab-call south__${t.name} {"path":"${t.name}.txt","content":"x"}`);
+        // A parked call would keep the run going: wait for its end or for an approval request.
+        let end = await waitRun(client, turn.runId, 20_000);
+        const req = events.approvalRequests(turn.runId)[0];
+        if (req) {
+          await resolveApproval(client, req.id, "deny");
+          end = await waitRun(client, turn.runId, 20_000);
+        }
+        part2[`${t.name}`] = { annotations: t.annotations, approvalRequested: req !== undefined, executed: (await south.effects()).length > before, run: end.status };
+      }
+      log(`not listed by the gate: ${JSON.stringify(part2)}`);
+      extra.observations = { part1, part2, gatedTurn: gated, approvalId: asked?.id, denied };
+      check({
+        id: "R-mcp-readonly-hint-builtin-gate",
+        expectation: "without an approval plugin listing it, OpenClaw's own policy still asks the operator before a third-party MCP tool that writes runs, whatever readOnlyHint it declares",
+        holds: Object.values(part2).every((p) => p.approvalRequested && !p.executed),
+        observed: Object.fromEntries(Object.entries(part2).map(([k, v]) => [k, { annotations: v.annotations, approvalRequested: v.approvalRequested, executed: v.executed, run: v.run }])),
+        kind: "differs-from-reference",
+      });
+    } finally {
+      events.stop();
+      await saveMcpEvidence(lab, file, events, extra);
+      await Promise.all([south.reset(), lab.model.reset()]);
+    }
+  },
+});

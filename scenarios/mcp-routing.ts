@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { defineScenario } from "../lab/scenario.ts";
+import { EventLog, chatHistory, saveMcpEvidence, sendTurn, toolCallsIn, toolResults, waitRun } from "../lab/mcp-flows.ts";
+
+// north and south both serve `example_echo`. One turn in which the model calls both
+// (north__example_echo and south__example_echo, in one response): each call must reach only
+// its own server, and each result must say which server answered.
+export default defineScenario({
+  name: "mcp-routing",
+  proves: "same-named MCP tools on two servers route by server: north__example_echo reaches only north, south__example_echo only south, and each result names its server",
+  topology: "shared",
+  timeoutMs: 120_000,
+  async run({ lab, log, file, check }) {
+    const north = lab.mcp("north");
+    const south = lab.mcp("south");
+    await Promise.all([north.reset(), south.reset(), lab.model.reset()]);
+    const token = `r${Date.now().toString(36)}`;
+    await lab.model.setScript([
+      {
+        id: "route-both",
+        match: { contains: `fleetlab-route ${token}` },
+        rounds: [
+          [
+            { toolCall: { name: "north__example_echo", arguments: { text: `to-north-${token}` } } },
+            { toolCall: { name: "south__example_echo", arguments: { text: `to-south-${token}` } } },
+          ],
+          [{ text: "fleetlab-ok: routed" }],
+        ],
+      },
+    ]);
+    const events = new EventLog(lab.operator.client);
+    try {
+      const turn = await sendTurn(lab.operator.client, `fleetlab-route ${token}`);
+      const end = await waitRun(lab.operator.client, turn.runId, 60_000);
+      log(`turn ${turn.runId}: ${end.status} ${JSON.stringify(end.terminalReply?.text ?? "")}`);
+      assert.equal(end.status, "ok", `the routing turn did not finish: ${JSON.stringify(end)}`);
+
+      const calls = (records: Awaited<ReturnType<typeof north.requests>>) => toolCallsIn(records).map((r) => ({ tool: r.tool, args: r.args }));
+      const seen = { north: calls(await north.requests()), south: calls(await south.requests()) };
+      const results = Object.fromEntries(toolResults(await chatHistory(lab.operator.client, turn.sessionKey)).map((r) => [r.toolName, { text: r.text, isError: r.isError }]));
+      log(`tools/call seen: ${JSON.stringify(seen)}; results: ${JSON.stringify(results)}`);
+      const want = {
+        north: [{ tool: "example_echo", args: { text: `to-north-${token}` } }],
+        south: [{ tool: "example_echo", args: { text: `to-south-${token}` } }],
+      };
+      const wantResults = {
+        north__example_echo: { text: `north echoed: to-north-${token}`, isError: false },
+        south__example_echo: { text: `south echoed: to-south-${token}`, isError: false },
+      };
+      const holds = JSON.stringify(seen) === JSON.stringify(want) && JSON.stringify(results) === JSON.stringify(wantResults);
+      check({
+        id: "R-mcp-same-name-routing",
+        expectation: "a call to north's and to south's example_echo each reach only their own server; the results say which",
+        holds,
+        // The token varies per run: the signature names servers and texts without it.
+        observed: {
+          north: seen.north.map((c) => `${c.tool} ${JSON.stringify(c.args).replace(token, "<token>")}`),
+          south: seen.south.map((c) => `${c.tool} ${JSON.stringify(c.args).replace(token, "<token>")}`),
+          results: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.text.replace(token, "<token>")])),
+        },
+      });
+    } finally {
+      events.stop();
+      await saveMcpEvidence(lab, file, events);
+      await Promise.all([north.reset(), south.reset(), lab.model.reset()]);
+    }
+  },
+});
