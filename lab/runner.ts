@@ -136,7 +136,7 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
       verdict = "fail";
       detail = `teardown left resources behind: ${left.join(", ")}`;
     }
-  } else if (verdict === "pass") {
+  } else if (verdict !== "fail" && verdict !== "unknown") {
     const sick = await lab.health();
     if (sick.length) {
       verdict = "fail";

@@ -189,6 +189,22 @@ export class Lab {
     };
   }
 
+  /** Re-read a member's address from the engine (it can change when the container restarts). */
+  async refresh(alias: string): Promise<Member> {
+    const m = this.member(alias);
+    const info = await docker().getContainer(m.id).inspect();
+    const ip = info.NetworkSettings.Networks[this.network.name]?.IPAddress;
+    if (ip) m.ip = ip;
+    return m;
+  }
+
+  /** After a gateway restart: wait for /readyz, then connect the operator again (same identity). */
+  async reconnectOperator(timeoutMs = 90_000): Promise<void> {
+    await this.refresh(this.spec.gateway.alias);
+    await this.#waitReady(timeoutMs);
+    await this.operator.reconnect({ gatewayUrl: this.gatewayUrl });
+  }
+
   /** Graceful restart of a member on the same container and state volume. */
   async restart(alias: string, timeoutSeconds = 5): Promise<void> {
     await docker().getContainer(this.member(alias).id).restart({ t: timeoutSeconds });

@@ -24,9 +24,24 @@ export function isReadyNode(n: op.NodeEntry): boolean {
 
 export class LabOperator {
   private constructor(
-    readonly client: GatewayClient,
+    public client: GatewayClient,
     readonly transcriptFile: string,
+    private readonly host: OperatorHost,
+    private readonly identityDir: string,
   ) {}
+
+  /**
+   * A fresh connection (after a gateway restart the old socket is gone). The old client's
+   * transcript is saved beside this one's, numbered, so no frame is lost from the evidence.
+   */
+  async reconnect(host: Partial<OperatorHost> = {}): Promise<void> {
+    const n = ++this.generation;
+    this.client.saveTranscript(this.transcriptFile.replace(/\.jsonl$/, `.${n}.jsonl`));
+    await this.client.close().catch(() => {});
+    const next = await LabOperator.connect({ ...this.host, ...host }, this.identityDir, this.transcriptFile);
+    this.client = next.client;
+  }
+  private generation = 0;
 
   static async connect(host: OperatorHost, identityDir: string, transcriptFile: string): Promise<LabOperator> {
     const identity = loadOrCreateDeviceIdentity(path.join(identityDir, "identity.json"));
@@ -48,7 +63,7 @@ export class LabOperator {
       if (r.exitCode !== 0) throw new Error(`'openclaw devices approve ${err.requestId}' in the gateway failed (exit ${r.exitCode}): ${r.stderr || r.stdout}`);
       await client.connect(host.gatewayUrl, opts);
     }
-    return new LabOperator(client, transcriptFile);
+    return new LabOperator(client, transcriptFile, host, identityDir);
   }
 
   listNodes(): Promise<op.NodeEntry[]> {
