@@ -41,7 +41,7 @@ export function gatewayConfig(spec: TopologySpec, labSubnet?: string): Record<st
 
 /** MCP servers in their own containers, offered to the model directly, and the approval gate. */
 function mcpConfig(spec: TopologySpec): Record<string, unknown> {
-  if (!spec.mcp.servers.length) return {};
+  if (!spec.mcp.servers.length && !spec.mcp.nodeServers.length) return {};
   return {
     // Tool Search (on by default) would hide MCP tools behind `tool_call`; scenarios need the
     // model to see and call `<server>__<tool>` directly.
@@ -59,7 +59,8 @@ function mcpConfig(spec: TopologySpec): Record<string, unknown> {
   };
 }
 
-export function nodeConfig(spec: TopologySpec): Record<string, unknown> {
+export function nodeConfig(spec: TopologySpec, alias?: string): Record<string, unknown> {
+  const hosted = spec.mcp.nodeServers.filter((m) => m.node === alias);
   return {
     discovery: { mdns: { mode: "off" } },
     update: { checkOnStart: false },
@@ -67,6 +68,9 @@ export function nodeConfig(spec: TopologySpec): Record<string, unknown> {
       workerRuns: { enabled: true, capacity: spec.nodes.capacity },
       autoUpdate: { enabled: false },
       browserProxy: { enabled: false },
+      ...(hosted.length
+        ? { mcp: { servers: Object.fromEntries(hosted.map((m) => [m.name, { url: `http://${m.name}:${m.port}/mcp`, transport: "streamable-http", connectionTimeoutMs: 5000 }])) } }
+        : {}),
     },
   };
 }

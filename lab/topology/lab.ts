@@ -13,7 +13,7 @@ import { healAll } from "../faults/fault.ts";
 import type { Run } from "../evidence/run.ts";
 import { LabContainer, ipOn } from "./container.ts";
 import { APPROVAL_PLUGIN, APPROVAL_PLUGIN_DIR, gatewayConfig, nodeConfig } from "./config.ts";
-import { nodeAliases, tapAlias, type TopologySpec } from "./spec.ts";
+import { mcpContainers, nodeAliases, tapAlias, type TopologySpec } from "./spec.ts";
 import { StopWaiting, waitUntil } from "./wait.ts";
 import { LabOperator, isReadyNode, type OperatorHost } from "./operator.ts";
 import { ModelControl } from "../clients/model.ts";
@@ -91,8 +91,8 @@ export class Lab {
   }
   /** Control API of an MCP server container (requests it saw, catalog, holds). */
   mcp(name: string): McpControl {
-    const m = this.spec.mcp.servers.find((x) => x.name === name);
-    if (!m) throw new Error(`no MCP server '${name}' in this topology (servers: ${this.spec.mcp.servers.map((x) => x.name).join(", ") || "none"})`);
+    const m = mcpContainers(this.spec).find((x) => x.name === name);
+    if (!m) throw new Error(`no MCP server '${name}' in this topology (servers: ${mcpContainers(this.spec).map((x) => x.name).join(", ") || "none"})`);
     return new McpControl(`http://${this.member(name).ip}:${m.port}`);
   }
   /** The wire tap between a node host and the gateway (frames, HTTP exchanges, fault rules). */
@@ -140,7 +140,7 @@ export class Lab {
           .withEnvironment({ GIT_HTTP_PORT: String(spec.git.port), GIT_ROOT: "/srv/git" });
         starts.push(this.#start(spec.git.alias, "git", git));
       }
-      for (const m of spec.mcp.servers) starts.push(this.#startMcp(m));
+      for (const m of mcpContainers(spec)) starts.push(this.#startMcp(m));
       if (spec.tap.enabled) for (const n of nodeAliases(spec)) starts.push(this.#startTap(n));
       const gw = this.#openclaw(spec.gateway.alias, "gateway", gatewayConfig(spec, this.network.subnet))
         .withEnvironment({
@@ -160,7 +160,7 @@ export class Lab {
         waitUntil("model /healthz", async () => ((await this.model.healthy()) ? true : undefined), { timeoutMs: 20_000 }),
         spec.git.enabled ? waitUntil("git-http /healthz", async () => ((await this.git.healthy()) ? true : undefined), { timeoutMs: 20_000 }) : null,
         ...(spec.tap.enabled ? nodeAliases(spec) : []).map((n) => waitUntil(`tap for ${n} /healthz`, async () => ((await this.tap(n).healthy()) ? true : undefined), { timeoutMs: 20_000 })),
-        ...spec.mcp.servers.map((m) => waitUntil(`MCP server ${m.name} /healthz`, async () => ((await this.mcp(m.name).healthy()) ? true : undefined), { timeoutMs: 20_000 })),
+        ...mcpContainers(spec).map((m) => waitUntil(`MCP server ${m.name} /healthz`, async () => ((await this.mcp(m.name).healthy()) ? true : undefined), { timeoutMs: 20_000 })),
       ]),
     );
     this.#time("gatewayReady", tReady);
@@ -210,7 +210,7 @@ export class Lab {
     await docker().getContainer(this.member(alias).id).restart({ t: timeoutSeconds });
   }
 
-  async #startMcp(m: TopologySpec["mcp"]["servers"][number]): Promise<void> {
+  async #startMcp(m: { name: string; catalog: string; port: number }): Promise<void> {
     const c = new LabContainer(this.images.mcp.tag, this.run.id, "mcp")
       .withLabels(this.#labels("mcp", m.name))
       .onLabNetwork(this.network.name, [m.name])
@@ -237,7 +237,7 @@ export class Lab {
 
   async #startNode(alias: string): Promise<void> {
     const spec = this.spec;
-    const c = this.#openclaw(alias, "node", nodeConfig(spec)).withEnvironment({
+    const c = this.#openclaw(alias, "node", nodeConfig(spec, alias)).withEnvironment({
       FLEETLAB_ROLE: "node",
       // Through its wire tap when taps are on: everything the node sends to "its gateway" passes it.
       GATEWAY_HOST: spec.tap.enabled ? tapAlias(alias) : spec.gateway.alias,

@@ -41,6 +41,16 @@ describe("topology spec", () => {
     expect(s.seed).toBe(42);
   });
 
+  it("a node-hosted MCP server must name its node", () => {
+    expect(() => parseTopology({ mcp: { nodeServers: [{ name: "east", catalog: "north" }] } })).toThrow(/mcp\.nodeServers\.0\.node/);
+  });
+
+  it("a node-hosted MCP server's node must exist", () => {
+    expect(() => parseTopology({ nodes: { count: 1 }, mcp: { nodeServers: [{ name: "east", catalog: "north", node: "node-2" }] } })).toThrow(
+      'mcp.nodeServers.0.node = "node-2": no such node host (this topology has: node-1)',
+    );
+  });
+
   it("explains malformed TOPOLOGY JSON", () => {
     expect(() => topologyFromEnv({ TOPOLOGY: "{nodes:" })).toThrow(/TOPOLOGY is not valid JSON/);
   });

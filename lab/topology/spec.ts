@@ -66,6 +66,15 @@ export const TopologySpec = z
             { name: "north", catalog: "north", port: 8080 },
             { name: "south", catalog: "south", port: 8080 },
           ]),
+        /**
+         * MCP servers a node host offers (nodeHost.mcp.servers on that node): each in its own
+         * container, reached by the node only; the gateway calls them through the node
+         * (node.invoke mcp.tools.call.v1) and the model sees `<name>_<tool>`.
+         */
+        nodeServers: z
+          .array(z.object({ name, catalog: name, port: z.number().int().min(1).max(65535).default(8080), node: name }).strict())
+          .max(4)
+          .default([]),
         /** Tool names (model-facing, `<server>__<tool>`; `*` wildcards) the approval plugin parks for the operator. */
         approvalTools: z.array(z.string().min(1)).default(["south__write_file"]),
       })
@@ -75,11 +84,20 @@ export const TopologySpec = z
           { name: "north", catalog: "north", port: 8080 },
           { name: "south", catalog: "south", port: 8080 },
         ],
+        nodeServers: [],
         approvalTools: ["south__write_file"],
       }),
     seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((spec, ctx) => {
+    const nodes = Array.from({ length: spec.nodes.count }, (_, i) => `${spec.nodes.prefix}-${i + 1}`);
+    spec.mcp.nodeServers.forEach((m, i) => {
+      if (!nodes.includes(m.node)) {
+        ctx.addIssue({ code: "custom", path: ["mcp", "nodeServers", i, "node"], message: `no such node host (this topology has: ${nodes.join(", ") || "none"})` });
+      }
+    });
+  });
 
 export type TopologySpec = z.infer<typeof TopologySpec>;
 export type TopologyInput = z.input<typeof TopologySpec>;
@@ -133,6 +151,11 @@ export function topologyFromEnv(env: NodeJS.ProcessEnv = process.env, base: Topo
   if (env.OPENCLAW_VERSION) input.openclawVersion = env.OPENCLAW_VERSION;
   if (env.SEED) input.seed = num(env.SEED);
   return parseTopology(input, "topology spec (from TOPOLOGY/NODES/OPENCLAW_VERSION/SEED)");
+}
+
+/** Every MCP server container of the topology: gateway-side and node-hosted. */
+export function mcpContainers(spec: TopologySpec): { name: string; catalog: string; port: number; node?: string }[] {
+  return [...spec.mcp.servers, ...spec.mcp.nodeServers];
 }
 
 /** The tap a node host connects through (its "gateway address"), when taps are on. */
