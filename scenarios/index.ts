@@ -14,5 +14,6 @@ import mcpCancelDiscovery from "./mcp-cancel-discovery.ts";
 import mcpApprovalRestart from "./mcp-approval-restart.ts";
 import mcpPartialStart from "./mcp-partial-start.ts";
 import mcpServerLost from "./mcp-server-lost.ts";
+import mcpNodeHosted from "./mcp-node-hosted.ts";
 
-export const scenarios: Scenario[] = [smoke, pairAndRun, bundleReuse, twoNodes, capacity, mcpRouting, mcpApprovalParks, mcpReadonlyHint, mcpCatalogChange, mcpCancelCall, mcpCancelDiscovery, mcpApprovalRestart, mcpPartialStart, mcpServerLost];
+export const scenarios: Scenario[] = [smoke, pairAndRun, bundleReuse, twoNodes, capacity, mcpRouting, mcpApprovalParks, mcpReadonlyHint, mcpCatalogChange, mcpCancelCall, mcpCancelDiscovery, mcpApprovalRestart, mcpPartialStart, mcpServerLost, mcpNodeHosted];

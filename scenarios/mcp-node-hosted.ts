@@ -1,0 +1,299 @@
+import { defineScenario } from "../lab/scenario.ts";
+import { faults } from "../lab/faults/index.ts";
+import { EventLog, chatHistory, mcpEvidence, sendTurn, sleep, toolCallsIn, toolErrorMessage, toolResults, waitRun, writeJson, type ToolResult } from "../lab/mcp-flows.ts";
+import { isResponsesCall } from "../lab/clients/model.ts";
+import type { Frame } from "../lab/clients/tap.ts";
+import type { GatewayClient } from "../lab/clients/gateway.ts";
+import type { Lab } from "../lab/topology/lab.ts";
+import { summarizeNode, waitForNode } from "../lab/workers.ts";
+
+// An MCP server ("east", the north catalog) that only node-1 has configured
+// (nodeHost.mcp.servers.east on node-1; the gateway's mcp.servers does not list it).
+// Reference: a server configured on a node host is called through the node; losing that node
+// withdraws its tools.
+//   1. A gateway-local turn calls east's echo tool: the result comes from east, east sees the
+//      call, and the node's wire tap carries it as node.invoke.request mcp.tools.call.v1; while
+//      a call is open, east's only MCP peer is node-1 (never the gateway).
+//   2. A call is held at east and node-1 is SIGKILLed: the call fails quickly, the turn ends,
+//      and the next turn is not offered east's tools.
+//   3. node-1 is started again (same volume): once it is back the tools are offered again and
+//      a call works.
+const NODE = "node-1";
+const SERVER = "east";
+
+export default defineScenario({
+  name: "mcp-node-hosted",
+  proves: "an MCP server configured on a node host is called through that node; losing the node fails its open call at once and withdraws its tools, which return when the node is back",
+  topology: "own",
+  spec: {
+    nodes: { count: 1, devicePairing: "subnet" },
+    git: { enabled: false },
+    mcp: { servers: [], nodeServers: [{ name: SERVER, catalog: "north", node: NODE }] },
+  },
+  timeoutMs: 120_000,
+  async run({ lab, log, file, check }) {
+    const client = lab.operator.client;
+    const east = lab.mcp(SERVER);
+    const tap = lab.tap(NODE);
+    const events = new EventLog(client);
+    const obs: Record<string, unknown> = {};
+    const kill = faults.kill(lab, NODE);
+    const t0 = Date.now();
+    const at = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+    try {
+      // ---- the node's tools reach the model ----
+      const first = await waitOffered(lab, client, true, 60_000);
+      const toolName = first.tools.find((t) => /example_echo$/.test(t) && t.startsWith(SERVER)) ?? `${SERVER}_example_echo`;
+      log(`[${at()}] east's tool offered to the model as ${JSON.stringify(first.tools)} after ${first.probes} probe turn(s), ${first.ms} ms`);
+      obs.offered = first;
+
+      // ---- 1. a call goes through the node ----
+      const tapSince = await tap.seq();
+      const eastSince = await east.lastSeq();
+      const call = await callTool(client, toolName, "via-node");
+      const eastRecords = await east.requests({ since: eastSince });
+      const eastCalls = toolCallsIn(eastRecords).map((r) => ({ tool: r.tool, args: r.args }));
+      const wire = mcpFrames(await tap.frames({ since: tapSince }));
+      const sessions = await east.sessions();
+      const clientInfos = [...new Set((await east.requests()).filter((r) => r.event === "session-created").map((r) => JSON.stringify((r as { clientInfo?: unknown }).clientInfo ?? null)))];
+      const through = {
+        run: call.run,
+        result: call.result?.text ?? null,
+        resultIsError: call.result?.isError ?? null,
+        eastToolCalls: eastCalls,
+        tapInvokeRequests: wire.requests.map((f) => ({ dir: f.dir, command: f.command, params: invokeParams(f) })),
+        tapInvokeResults: wire.results.map((f) => ({ dir: f.dir, ok: resultOk(f) })),
+      };
+      log(`[${at()}] call through the node: ${JSON.stringify(through)}; east's MCP clients: ${clientInfos.join(", ")}`);
+      obs.through = { ...through, clientInfos, sessions };
+      check({
+        id: "R-mcp-node-hosted-through-node",
+        expectation: "a tool of a server configured on a node host is called through that node: the result comes from the server, and the node's link carries node.invoke mcp.tools.call.v1 for it",
+        holds:
+          call.run === "ok" &&
+          call.result?.isError === false &&
+          call.result.text === `${SERVER} echoed: via-node` &&
+          eastCalls.length === 1 &&
+          eastCalls[0]?.tool === "example_echo" &&
+          JSON.stringify(eastCalls[0]?.args) === JSON.stringify({ text: "via-node" }) &&
+          wire.requests.length === 1 &&
+          wire.requests[0]?.dir === "gw->node" &&
+          wire.results.length === 1 &&
+          wire.results[0]?.dir === "node->gw",
+        observed: through,
+      });
+
+      // ---- 2. the node is lost during a held call ----
+      await east.hold("example_echo");
+      const lostTurn = await sendTurn(client, `fleetlab-call ${toolName} {"text":"lost"}`);
+      const held = await east.waitForHeld(20_000);
+      const peers = await mcpPeers(lab);
+      log(`[${at()}] call held at east (${held.id}); east's TCP peers on its MCP port: ${peers.error ?? JSON.stringify(peers.members)}`);
+      obs.held = { held, peers };
+      if (peers.error === undefined) {
+        check({
+          id: "R-mcp-node-hosted-peer-is-node",
+          expectation: "while a call is open at a node-hosted server, its MCP client is the node host, not the gateway",
+          holds: peers.members.includes(NODE) && !peers.members.includes(lab.spec.gateway.alias),
+          observed: { members: peers.members },
+        });
+      }
+      const killedAt = Date.now();
+      obs.killed = await kill.inject();
+      const end = await waitRun(client, lostTurn.runId, 30_000);
+      const endedMs = Date.now() - killedAt;
+      const lostResult = toolResults(await chatHistory(client, lostTurn.sessionKey))[0];
+      const itemEnd = events.events.find((e) => e.event === "agent" && isToolEnd(e.payload, lostTurn.runId));
+      const failedMs = itemEnd ? itemEnd.t - killedAt : null;
+      const heldAfter = (await east.held({ all: true })).find((h) => h.id === held.id);
+      const lost = {
+        run: end.status,
+        toolItems: events.toolItems(lostTurn.runId).map((i) => i.status),
+        toolResultIsError: lostResult?.isError ?? null,
+        error: lostResult ? toolErrorMessage(lostResult.text) : null,
+        failedWithin2s: failedMs !== null && failedMs <= 2_000,
+        turnEndedWithin10s: end.status !== "timeout" && endedMs <= 10_000,
+      };
+      log(`[${at()}] node-1 killed during the held call: ${JSON.stringify(lost)}; tool failed ${failedMs} ms and the run ended ${endedMs} ms after the kill; east's held call: ${heldAfter?.status} (${heldAfter?.cancelReason ?? "-"})`);
+      obs.lost = { ...lost, turn: lostTurn, end, failedMs, endedMs, lostResult, heldAfter };
+      check({
+        id: "R-mcp-node-hosted-loss-fails-call",
+        expectation: "a call open at a node-hosted server when its node is killed fails within 2 s with an error result, and the turn ends",
+        holds: lost.toolResultIsError === true && lost.failedWithin2s && lost.turnEndedWithin10s && lost.toolItems.join() === "failed",
+        observed: lost,
+      });
+
+      const gone = await probe(lab, client, "gone");
+      log(`[${at()}] next turn after the loss is offered: ${JSON.stringify(gone.tools)}`);
+      obs.gone = gone;
+      check({
+        id: "R-mcp-node-hosted-loss-withdraws",
+        expectation: "once the node is lost, the next turn is not offered its MCP tools",
+        holds: gone.tools.length === 0,
+        observed: { offered: gone.tools },
+      });
+
+      // ---- 3. the node comes back ----
+      obs.healed = await kill.heal();
+      const restartedAt = Date.now();
+      const node = await waitForNode(lab, NODE, "connected, approved session host", (n) => n.connected && n.approvalState === "approved" && n.sessionHost === true, 45_000);
+      const nodeMs = Date.now() - restartedAt;
+      const back = await waitOffered(lab, client, true, 30_000);
+      const backMs = Date.now() - restartedAt;
+      log(`[${at()}] node-1 ready ${nodeMs} ms after its restart (${JSON.stringify(summarizeNode(node))}); east's tools offered again ${backMs} ms after the restart (${back.probes} probe turn(s))`);
+      obs.back = { nodeMs, backMs, node: summarizeNode(node), probe: back };
+
+      const tapSince2 = await tap.seq();
+      const eastSince2 = await east.lastSeq();
+      const again = await callTool(client, toolName, "back");
+      const wire2 = mcpFrames(await tap.frames({ since: tapSince2 }));
+      const eastCalls2 = toolCallsIn(await east.requests({ since: eastSince2 })).map((r) => ({ tool: r.tool, args: r.args }));
+      const returned = {
+        offered: back.tools,
+        run: again.run,
+        result: again.result?.text ?? null,
+        resultIsError: again.result?.isError ?? null,
+        eastToolCalls: eastCalls2,
+        tapInvokeRequests: wire2.requests.length,
+      };
+      log(`[${at()}] call after the node is back: ${JSON.stringify(returned)}`);
+      obs.returned = returned;
+      check({
+        id: "R-mcp-node-hosted-return",
+        expectation: "when the node is back, its MCP tools are offered again and a call goes through the node and works",
+        holds:
+          back.tools.includes(toolName) &&
+          again.run === "ok" &&
+          again.result?.isError === false &&
+          again.result.text === `${SERVER} echoed: back` &&
+          eastCalls2.length === 1 &&
+          wire2.requests.length === 1,
+        observed: returned,
+      });
+    } finally {
+      events.stop();
+      await east.release().catch(() => {});
+      obs.healedAtEnd = await kill.heal().catch((e: Error) => ({ error: e.message }));
+      writeJson(file("observations.json"), obs);
+      writeJson(file("events.json"), events.events);
+      writeJson(file("east.json"), await mcpEvidence(lab, [SERVER]));
+      writeJson(file("tap-mcp-frames.json"), await tap.frames().then((f) => mcpFrames(f), (e: Error) => ({ unreachable: e.message })));
+      writeJson(file("model-tools.json"), await modelTools(lab).catch((e: Error) => ({ unreachable: e.message })));
+    }
+  },
+});
+
+// ---------- turns ----------
+
+/** One turn in a new session calling `tool` {text}; its end state and its (single) tool result. */
+async function callTool(client: GatewayClient, tool: string, text: string): Promise<{ run: string; result: ToolResult | undefined }> {
+  const turn = await sendTurn(client, `fleetlab-call ${tool} {"text":"${text}"}`);
+  const end = await waitRun(client, turn.runId, 30_000);
+  return { run: end.status, result: toolResults(await chatHistory(client, turn.sessionKey))[0] };
+}
+
+let probes = 0;
+
+/** A plain turn (no tool call) in a new session; the node-hosted tools its model request offered. */
+async function probe(lab: Lab, client: GatewayClient, label: string): Promise<{ label: string; tools: string[] }> {
+  const token = `fleetlab-probe-${label}-${++probes}-${Date.now().toString(36)}`;
+  const turn = await sendTurn(client, token);
+  // The gateway's first turn took 15-20 s on a loaded machine (reply resolver); later ones < 1 s.
+  const end = await waitRun(client, turn.runId, 60_000);
+  if (end.status !== "ok") throw new Error(`probe turn ${token} ended ${end.status}: ${JSON.stringify(end.error ?? end.terminalReply ?? null)}`);
+  const req = (await lab.model.requests()).filter(isResponsesCall).find((r) => (r.userText ?? "").includes(token));
+  if (!req) throw new Error(`no model request carried probe ${token}`);
+  return { label, tools: nodeTools(req.toolNames ?? []) };
+}
+
+/** Probes until east's tools are (or are not) offered; returns the probe that showed it. */
+async function waitOffered(lab: Lab, client: GatewayClient, offered: boolean, timeoutMs: number): Promise<{ tools: string[]; probes: number; ms: number }> {
+  const started = Date.now();
+  for (let n = 1; ; n++) {
+    const p = await probe(lab, client, offered ? "wait-offered" : "wait-withdrawn");
+    if ((p.tools.length > 0) === offered) return { tools: p.tools, probes: n, ms: Date.now() - started };
+    if (Date.now() - started > timeoutMs) throw new Error(`east's tools were ${offered ? "not offered" : "still offered"} after ${n} probe turns in ${timeoutMs} ms (last: ${JSON.stringify(p.tools)})`);
+    await sleep(500);
+  }
+}
+
+/** The tools of the node-hosted server among a request's tool names (any separator). */
+function nodeTools(names: string[]): string[] {
+  return names.filter((t) => t.startsWith(SERVER) && t.includes("example_echo")).sort();
+}
+
+function isToolEnd(payload: unknown, runId: string): boolean {
+  const p = payload as { runId?: string; stream?: string; data?: { kind?: string; phase?: string } };
+  return p.runId === runId && p.stream === "item" && p.data?.kind === "tool" && p.data.phase === "end";
+}
+
+// ---------- the wire ----------
+
+/** node.invoke.request frames for mcp.tools.call.v1 and the node.invoke.result frames answering them. */
+function mcpFrames(frames: Frame[]): { requests: Frame[]; results: Frame[] } {
+  const requests = frames.filter((f) => f.event === "node.invoke.request" && f.command === "mcp.tools.call.v1");
+  const ids = new Set(requests.map((f) => f.invokeId).filter(Boolean));
+  const results = frames.filter((f) => f.method === "node.invoke.result" && f.invokeId !== undefined && ids.has(f.invokeId));
+  return { requests, results };
+}
+
+function parsed(f: Frame): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(f.text ?? "") as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The MCP call a node.invoke.request carries ({server, tool, arguments}), when its text was recorded whole. */
+function invokeParams(f: Frame): unknown {
+  const payload = parsed(f)?.payload as { paramsJSON?: string; params?: unknown } | undefined;
+  if (!payload) return null;
+  if (typeof payload.paramsJSON === "string") {
+    try {
+      const p = JSON.parse(payload.paramsJSON) as { server?: unknown; tool?: unknown; arguments?: unknown };
+      return { server: p.server, tool: p.tool, arguments: p.arguments };
+    } catch {
+      return payload.paramsJSON;
+    }
+  }
+  const p = payload.params as { server?: unknown; tool?: unknown; arguments?: unknown } | undefined;
+  return p ? { server: p.server, tool: p.tool, arguments: p.arguments } : null;
+}
+
+function resultOk(f: Frame): unknown {
+  return (parsed(f)?.params as { ok?: unknown } | undefined)?.ok ?? null;
+}
+
+/** Lab members with an established TCP connection to the MCP port of east (from inside east). */
+async function mcpPeers(lab: Lab): Promise<{ members: string[]; raw?: string; error?: string }> {
+  const port = lab.spec.mcp.nodeServers.find((m) => m.name === SERVER)!.port;
+  const r = await lab.exec(SERVER, ["ss", "-Htn", "state", "established"]).catch((e: Error) => ({ exitCode: -1, stdout: "", stderr: e.message }));
+  if (r.exitCode !== 0) return { members: [], error: (r.stderr || r.stdout).trim().slice(0, 300) };
+  const byIp = new Map([...lab.members.values()].map((m) => [m.ip, m.alias]));
+  const members = new Set<string>();
+  for (const line of r.stdout.split("\n").filter(Boolean)) {
+    const cols = line.trim().split(/\s+/);
+    const local = cols.at(-2) ?? "";
+    const peer = cols.at(-1) ?? "";
+    if (!local.endsWith(`:${port}`)) continue;
+    const ip = peer.replace(/^\[?(?:::ffff:)?/, "").replace(/\]?:\d+$/, "");
+    members.add(byIp.get(ip) ?? `other(${ip})`);
+  }
+  return { members: [...members].sort(), raw: r.stdout };
+}
+
+// ---------- evidence ----------
+
+/** Per model request: which turn it belongs to and which node-hosted tools it was offered. */
+async function modelTools(lab: Lab): Promise<unknown[]> {
+  return (await lab.model.requests()).filter(isResponsesCall).map((r) => ({
+    id: r.id,
+    time: r.time,
+    userText: r.userText,
+    round: r.round,
+    nodeTools: nodeTools(r.toolNames ?? []),
+    toolCount: (r.toolNames ?? []).length,
+    output: r.output,
+  }));
+}
