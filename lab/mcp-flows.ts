@@ -222,8 +222,9 @@ export async function mcpEvidence(lab: Lab, names: string[] = ["north", "south"]
 }
 
 /** The MCP tools (names with `__`) the gateway offered the model in a request. */
-export function mcpToolsOffered(r: ModelRequest): string[] {
-  return (r.toolNames ?? []).filter((t) => t.includes("__")).sort();
+/** MCP tools in a model request: `<server>__<tool>` (gateway-side) or `<server>_<tool>` (node-hosted). */
+export function mcpToolsOffered(r: ModelRequest, servers: string[] = []): string[] {
+  return (r.toolNames ?? []).filter((t) => t.includes("__") || servers.some((s) => t.startsWith(`${s}_`))).sort();
 }
 
 /** Model requests in a compact form: who answered, what came out, the tool outputs sent in. */
@@ -239,7 +240,7 @@ export async function modelEvidence(lab: Lab): Promise<unknown[]> {
       status: r.status,
       round: r.round,
       userText: r.userText,
-      mcpTools: isResponsesCall(r) ? mcpToolsOffered(r) : [],
+      mcpTools: isResponsesCall(r) ? mcpToolsOffered(r, lab.spec.mcp.nodeServers.map((m) => m.name)) : [],
       output: r.output,
       toolOutputs: input.filter((i) => i.type === "function_call_output"),
     };

@@ -75,7 +75,11 @@ export const TopologySpec = z
           .array(z.object({ name, catalog: name, port: z.number().int().min(1).max(65535).default(8080), node: name }).strict())
           .max(4)
           .default([]),
-        /** Tool names (model-facing, `<server>__<tool>`; `*` wildcards) the approval plugin parks for the operator. */
+        /**
+         * Tool names the approval plugin parks for the operator, as the model sees them:
+         * `<server>__<tool>` for gateway-side servers, `<server>_<tool>` for node-hosted ones;
+         * `*` wildcards.
+         */
         approvalTools: z.array(z.string().min(1)).default(["south__write_file"]),
       })
       .strict()
