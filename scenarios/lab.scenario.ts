@@ -26,7 +26,9 @@ describe(`scenarios (evidence: ${run.dir})`, () => {
     await pruneDeadRuns();
   });
 
-  for (const s of scenarios) {
+  // As `make lab` runs them: every shared-lab scenario on one lab, then each own-lab one.
+  const ordered = [...scenarios.filter((s) => s.topology === "shared"), ...scenarios.filter((s) => s.topology === "own")];
+  for (const s of ordered) {
     it(`${s.name}: ${s.proves}`, { timeout: s.timeoutMs + 300_000 }, async () => {
       if (s.topology === "own") await pool.close();
       const r = await runScenario(s, pool);
