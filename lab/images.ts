@@ -190,9 +190,10 @@ export async function ensureBaseImage(): Promise<BuiltImage> {
 /** Every image the lab needs, cached by content. A warm call only hashes and inspects. */
 export async function ensureImages(openclawVersion: string): Promise<ImageSet> {
   const base = await ensureBaseImage();
-  const pkgDir = await openclawPackage(openclawVersion);
-  const pkg = await ensure("openclaw-pkg", sha(RECIPE(), base.tag, openclawVersion), (tag) =>
-    dockerBuild(pkgDir, tag, { BASE: base.tag }),
+  // The package is installed on this host only when its image has to be built (a fresh clone
+  // with the image already in the engine needs neither npm nor the registry).
+  const pkg = await ensure("openclaw-pkg", sha(RECIPE(), base.tag, openclawVersion), async (tag) =>
+    dockerBuild(await openclawPackage(openclawVersion), tag, { BASE: base.tag }),
   );
   const small = (name: "openclaw" | "git-http" | "model" | "mcp" | "faultproxy", from: string) => {
     const dir = path.join(DOCKER_DIR, name);
