@@ -15,5 +15,12 @@ import mcpApprovalRestart from "./mcp-approval-restart.ts";
 import mcpPartialStart from "./mcp-partial-start.ts";
 import mcpServerLost from "./mcp-server-lost.ts";
 import mcpNodeHosted from "./mcp-node-hosted.ts";
+import reconnect from "./reconnect.ts";
+import partitionHeal from "./partition-heal.ts";
+import offlineDispatch from "./offline-dispatch.ts";
+import midturnKillAtLaunch from "./midturn-kill-at-launch.ts";
+import gatewayRestart from "./gateway-restart.ts";
+import midturnNodeLoss from "./midturn-node-loss.ts";
+import lossDuringInstall from "./loss-during-install.ts";
 
-export const scenarios: Scenario[] = [smoke, pairAndRun, bundleReuse, twoNodes, capacity, mcpRouting, mcpApprovalParks, mcpReadonlyHint, mcpCatalogChange, mcpCancelCall, mcpCancelDiscovery, mcpApprovalRestart, mcpPartialStart, mcpServerLost, mcpNodeHosted];
+export const scenarios: Scenario[] = [smoke, pairAndRun, bundleReuse, twoNodes, capacity, mcpRouting, mcpApprovalParks, mcpReadonlyHint, mcpCatalogChange, mcpCancelCall, mcpCancelDiscovery, mcpApprovalRestart, mcpPartialStart, mcpServerLost, mcpNodeHosted, reconnect, partitionHeal, offlineDispatch, midturnKillAtLaunch, gatewayRestart, midturnNodeLoss, lossDuringInstall];

@@ -1,0 +1,136 @@
+import assert from "node:assert/strict";
+import { docker } from "../lab/docker.ts";
+import { faults } from "../lab/faults/index.ts";
+import * as op from "../lab/clients/operator.ts";
+import { describeSession } from "../lab/clients/sessions.ts";
+import { defineScenario } from "../lab/scenario.ts";
+import { bundleKept, nodeView, reconnectOperator, waitBundleInstalled, waitReconnect, withFaults } from "../lab/node-loss.ts";
+import { createWorkerSession, dispatchTo, expectedReply, publishWorkspace, saveJson, uniqueName, waitForWorkerHost, workerTurn } from "../lab/workers.ts";
+
+// The gateway container is restarted gracefully (SIGTERM, same container and state volume;
+// `docker rm -f` would leave its owner lease for 300 s). Every node host must reconnect by
+// itself; pairing (device and node), sessions and their placements must persist; the next
+// turn in each placed session must complete. How long each reconnection took is recorded.
+// The lab's operator socket dies with the gateway and is reconnected here (same identity).
+export default defineScenario({
+  name: "gateway-restart",
+  proves: "after a graceful gateway restart every node reconnects on its own without re-pairing, sessions and their placements persist, and the next turn in each placed session completes",
+  topology: "shared",
+  timeoutMs: 300_000,
+  async run(ctx) {
+    const { lab, log, file, check } = ctx;
+    const gw = lab.spec.gateway.alias;
+    const evidence: Record<string, unknown> = {};
+    try {
+      await withFaults(ctx, async (tl) => {
+        // One placed session per node, each with a completed turn.
+        const nodes = lab.nodes.map((m) => m.alias);
+        await Promise.all(nodes.map((n) => waitForWorkerHost(lab, n)));
+        const ws = await publishWorkspace(lab, { repo: uniqueName("gw-restart") });
+        const placed: { node: string; key: string }[] = [];
+        for (const n of nodes) {
+          const s = await createWorkerSession(lab, ws);
+          const d = await dispatchTo(lab, s.key, n);
+          assert.equal(d.placement.state, "active", `dispatch to ${n}`);
+          placed.push({ node: n, key: s.key });
+        }
+        await Promise.all(placed.map(async (p) => {
+          const m = `before the restart ${uniqueName("gb")}`;
+          assert.equal((await workerTurn(lab, p.key, m)).text, expectedReply(m), `turn before the restart in ${p.key}`);
+        }));
+        await Promise.all(nodes.map((n) => waitBundleInstalled(lab, n)));
+        const viewsBefore = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await nodeView(lab, n)] as const)));
+        const sessionsBefore = Object.fromEntries(await Promise.all(placed.map(async (p) => [p.key, (await describeSession(lab.operator.client, p.key)).placement] as const)));
+        const pairingBefore = { device: await op.listDevicePairing(lab.operator.client), node: await op.listNodePairing(lab.operator.client) };
+        const ipBefore = lab.gateway.ip;
+        const since = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await lab.tap(n).seq()] as const)));
+
+        // ---- the restart (graceful: SIGTERM, 10 s before the engine would SIGKILL)
+        const restart = faults.restart(lab, gw, { timeoutSeconds: 10, timeoutMs: 60_000, timeline: tl });
+        const t0 = Date.now();
+        const r = await restart.inject();
+        const op1 = await reconnectOperator(lab);
+        const readyAt = Date.now();
+        log(`gateway restarted in ${Math.round(r.injectMs)} ms (${JSON.stringify(r.detail)}); /readyz ${Math.round(r.totalMs) + op1.readyMs} ms after the restart call; operator reconnected in ${op1.connectMs} ms`);
+        await restart.heal();
+
+        const reconnect: Record<string, unknown> = {};
+        for (const n of nodes) {
+          const f = await waitReconnect(lab.tap(n), since[n]!, 90_000);
+          const host = await waitForWorkerHost(lab, n, 90_000);
+          reconnect[n] = { connectOkMsAfterRestartCall: Math.round(f.t - t0), connectOkMsAfterReady: Math.round(f.t - readyAt), workerHostMsAfterRestartCall: Date.now() - t0, slots: host.workerSlots };
+          log(`${n} reconnected ${Math.round(f.t - t0)} ms after the restart call (${Math.round(f.t - readyAt)} ms after /readyz)`);
+        }
+        const info = await docker().getContainer(lab.gateway.id).inspect();
+        const engineIp = info.NetworkSettings.Networks?.[lab.network.name]?.IPAddress;
+        const ip = { before: ipBefore, member: lab.gateway.ip, engine: engineIp, changed: engineIp !== ipBefore };
+        log(`gateway address: ${JSON.stringify(ip)}`);
+        assert.equal(lab.gateway.ip, engineIp, "lab.member(gateway).ip does not follow the engine's address after the restart");
+
+        // ---- what persisted
+        const viewsAfter = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await nodeView(lab, n)] as const)));
+        const pairing = nodes.map((n) => {
+          const b = viewsBefore[n]!;
+          const a = viewsAfter[n]!;
+          return { node: n, sameNodeId: a.nodeId === b.nodeId, approvalState: a.approvalState, paired: a.paired, pendingDevice: a.pendingDevice, pendingNode: a.pendingNode, deviceApproved: a.deviceApproved, nodeApproved: a.nodeApproved, sameBundleDir: JSON.stringify(a.bundles) === JSON.stringify(b.bundles) };
+        });
+        check({
+          id: "R-gateway-restart-pairing",
+          expectation: "every node comes back by itself with the same nodeId, approved, device- and node-paired, with no pairing request, its bundle directory untouched",
+          holds: pairing.every((p) => p.sameNodeId && p.approvalState === "approved" && p.paired && p.pendingDevice === 0 && p.pendingNode === 0 && p.deviceApproved && p.nodeApproved && p.sameBundleDir),
+          observed: pairing,
+        });
+        const sessionsAfter = Object.fromEntries(await Promise.all(placed.map(async (p) => [p.key, (await describeSession(lab.operator.client, p.key)).placement] as const)));
+        const placements = placed.map((p) => {
+          const b = sessionsBefore[p.key];
+          const a = sessionsAfter[p.key];
+          return { node: p.node, state: a?.state ?? null, sameRunner: a?.runner?.deviceId === b?.runner?.deviceId, runnerStatus: a?.runner?.status ?? null, sameGeneration: a?.generation === b?.generation, sameWorkspace: a?.remoteWorkspaceDir === b?.remoteWorkspaceDir };
+        });
+        log(`placements after the restart: ${JSON.stringify(placements)}`);
+        check({
+          id: "R-gateway-restart-placements",
+          expectation: "sessions and their placements persist across the restart: still active on the same node, same workspace",
+          holds: placements.every((p) => p.state === "active" && p.sameRunner && p.sameWorkspace),
+          observed: placements,
+        });
+        const turns = await Promise.all(
+          placed.map(async (p) => {
+            const m = `after the restart ${uniqueName("ga")}`;
+            return workerTurn(lab, p.key, m).then(
+              (x) => ({ node: p.node, ok: x.text === expectedReply(m), ms: x.durationMs }),
+              (err: Error) => ({ node: p.node, ok: false, error: err.message }),
+            );
+          }),
+        );
+        log(`turns after the restart: ${JSON.stringify(turns)}`);
+        check({ id: "R-gateway-restart-turns", expectation: "the next turn in each placed session completes after the restart", holds: turns.every((t) => t.ok), observed: turns });
+        const bundles = await Promise.all(nodes.map(async (n) => ({ node: n, ...(await bundleKept(lab, n, viewsBefore[n]!)) })));
+        check({
+          id: "R-gateway-restart-bundles",
+          expectation: "after the restart and the next turns, node.list says each node's worker bundle is installed, the same bundle directory as before",
+          holds: bundles.every((b) => b.holds),
+          observed: bundles.map((b) => ({ node: b.node, ...b.observed })),
+        });
+
+        Object.assign(evidence, {
+          restart: r,
+          operator: op1,
+          gatewayIp: ip,
+          reconnect,
+          pairingBefore,
+          pairingAfter: { device: await op.listDevicePairing(lab.operator.client), node: await op.listNodePairing(lab.operator.client) },
+          viewsBefore,
+          viewsAfter,
+          sessionsBefore,
+          sessionsAfter,
+          turns,
+          bundlesAfterTurns: bundles,
+        });
+      });
+    } finally {
+      // Whatever happened, leave the shared lab with a connected operator.
+      await reconnectOperator(lab).catch((err: Error) => log(`operator reconnect at the end failed: ${err.message}`));
+      saveJson(file("evidence.json"), evidence);
+    }
+  },
+});

@@ -1,0 +1,88 @@
+import assert from "node:assert/strict";
+import { sendChat, waitRun } from "../lab/clients/sessions.ts";
+import { isResponsesCall } from "../lab/clients/model.ts";
+import { faults } from "../lab/faults/index.ts";
+import { defineScenario } from "../lab/scenario.ts";
+import { controlEvents, waitConnected, withFaults } from "../lab/node-loss.ts";
+import { createWorkerSession, dispatchTo, expectedReply, nodeByAlias, publishWorkspace, saveJson, slotsFree, uniqueName, waitForNode, waitForWorkerHost, workerProcesses } from "../lab/workers.ts";
+
+// The node host dies at the moment the gateway launches a worker turn on it: the tap holds
+// the worker.launch.v1 invoke (the node never receives it) and the node container is
+// SIGKILLed, so the cut is exact whatever the kill's latency. The node is started again on
+// its state volume at once. Expected: the gateway relaunches and the turn completes, the
+// model is asked once, and the node ends with every worker slot free and no worker left.
+export default defineScenario({
+  name: "midturn-kill-at-launch",
+  proves: "a node killed exactly at worker.launch.v1 and started again on its state volume: the gateway relaunches the turn, it completes once, and every worker slot is free afterwards",
+  topology: "shared",
+  timeoutMs: 240_000,
+  async run(ctx) {
+    const { lab, log, file, check } = ctx;
+    const alias = lab.nodes[lab.nodes.length > 1 ? 1 : 0]!.alias;
+    const tap = lab.tap(alias);
+    const evidence: Record<string, unknown> = { node: alias };
+    try {
+      await withFaults(ctx, async (tl) => {
+        await waitForWorkerHost(lab, alias);
+        const ws = await publishWorkspace(lab, { repo: uniqueName("launch-kill") });
+        const s = await createWorkerSession(lab, ws);
+        const d = await dispatchTo(lab, s.key, alias);
+        assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+        const since = await tap.seq();
+
+        // Hold the launch at the tap, then kill the node once the hold has fired.
+        const hold = faults.wire.halfOpen({ lab, node: alias }, { dir: "gw->node", command: "worker.launch.v1" }, { once: true, timeline: tl, label: `${alias} at worker.launch.v1` });
+        await hold.inject();
+        // In effect once the container is down: the gateway cannot see it while the tap holds
+        // the connection half-open; it does once the hold is removed below.
+        const kill = faults.kill(lab, alias, { timeline: tl });
+        const armed = await faults.injectWhen(
+          faults.when.poll("the tap held worker.launch.v1", async () => (await tap.rule(hold.ruleId))?.firstFired ?? undefined),
+          kill,
+          { timeoutMs: 60_000 },
+        );
+        const message = `${uniqueName("kal")} survives a kill at launch`;
+        const sent = await sendChat(lab.operator.client, s.key, message);
+        const trig = await armed.injected;
+        await hold.fired(5_000);
+        log(`worker.launch.v1 held at frame #${trig.value.seq}; ${alias} killed ${Math.round(trig.reactionMs)} ms later`);
+        await hold.heal();
+        const gone = await waitConnected(lab, alias, false, 60_000).then(
+          (x) => ({ ms: x.ms }),
+          (err: Error) => ({ error: err.message }),
+        );
+        log(`hold removed; the gateway saw ${alias} disconnected: ${JSON.stringify(gone)}`);
+        const tStart = Date.now();
+        const start = await kill.heal();
+        const up = await waitConnected(lab, alias, true, 60_000);
+        log(`${alias} started again; connected ${Date.now() - tStart} ms after the start call`);
+
+        const done = await waitRun(lab.operator.client, sent.runId, 120_000);
+        const doneMs = Date.now() - tStart;
+        const requests = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(message));
+        log(`turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)} ${doneMs} ms after the start call; model requests for it: ${requests.map((r) => r.status).join(",")}`);
+        check({
+          id: "R-kill-at-launch-completes",
+          expectation: "after the node returns, the gateway relaunches the turn and it completes with the model's answer",
+          holds: done.status === "ok" && done.terminalReply?.text === expectedReply(message),
+          observed: { status: done.status, reply: done.terminalReply?.text === expectedReply(message) ? "expected" : (done.terminalReply?.text ?? null) },
+        });
+        check({
+          id: "R-kill-at-launch-once",
+          expectation: "the relaunched turn asks the model once (nothing ran before the kill)",
+          holds: requests.length === 1 && requests[0]!.status === "completed",
+          observed: requests.map((r) => r.status),
+        });
+        const free = await waitForNode(lab, alias, "every worker slot free", (n) => n.connected && slotsFree(n), 60_000).then(
+          (n) => ({ slots: n.workerSlots }),
+          (err: Error) => ({ error: err.message }),
+        );
+        const workers = await workerProcesses(lab, alias);
+        check({ id: "R-kill-at-launch-slots", expectation: "after the turn every worker slot of the node is free and no worker process is left", holds: "slots" in free && workers.length === 0, observed: { ...free, workers: workers.length } });
+        Object.assign(evidence, { session: s.key, trigger: trig, gatewaySawLoss: gone, start, connected: up.node, result: done, completedAfterStartMs: doneMs, modelRequests: requests.map((r) => ({ id: r.id, status: r.status, round: r.round })), free, workers, tap: await controlEvents(tap, since) });
+      });
+    } finally {
+      saveJson(file("evidence.json"), evidence);
+    }
+  },
+});

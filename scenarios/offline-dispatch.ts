@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { GatewayError } from "../lab/clients/gateway.ts";
+import { sendChat, waitRun } from "../lab/clients/sessions.ts";
+import { faults } from "../lab/faults/index.ts";
+import { defineScenario } from "../lab/scenario.ts";
+import { nodeView, waitConnected, withFaults } from "../lab/node-loss.ts";
+import { createWorkerSession, dispatchTo, expectedReply, nodeByAlias, placementOf, publishWorkspace, saveJson, uniqueName, waitForWorkerHost } from "../lab/workers.ts";
+
+// Work for a node host that is down (SIGKILLed; its container and state volume kept):
+//   - a new sessions.dispatch to it fails at once with a clear error (nothing is placed);
+//   - a turn sent to a session already placed there is accepted, waits while the node is
+//     down, and completes by itself once the node is started again on its state volume;
+//   - the refused session can be dispatched to the node once it is back.
+const refusal = (nodeId: string) => ({ code: "INVALID_REQUEST", message: `device worker node is not connected: ${nodeId}; reconnect it before retrying` });
+
+export default defineScenario({
+  name: "offline-dispatch",
+  proves: "with a node down, a new dispatch to it is refused at once (INVALID_REQUEST 'device worker node is not connected') and a turn to a session already placed there waits and completes after the node returns",
+  topology: "shared",
+  timeoutMs: 240_000,
+  async run(ctx) {
+    const { lab, log, file, check } = ctx;
+    const alias = lab.nodes[0]!.alias;
+    const evidence: Record<string, unknown> = { node: alias };
+    try {
+      await withFaults(ctx, async (tl) => {
+        await waitForWorkerHost(lab, alias);
+        const ws = await publishWorkspace(lab, { repo: uniqueName("offline") });
+        const placed = await createWorkerSession(lab, ws);
+        const fresh = await createWorkerSession(lab, ws);
+        const d = await dispatchTo(lab, placed.key, alias);
+        assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+        const nodeId = (await nodeByAlias(lab, alias)).nodeId;
+
+        const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
+        const k = await kill.inject();
+        log(`${alias} SIGKILLed; node.list disconnected ${Math.round(k.totalMs)} ms after the kill call`);
+
+        // A new dispatch to the down node.
+        const t1 = performance.now();
+        const refused = await dispatchTo(lab, fresh.key, alias).then(
+          (r) => ({ accepted: r.placement.state }),
+          (err: unknown) => (err instanceof GatewayError ? { code: err.code, message: err.gatewayMessage } : Promise.reject(err)),
+        );
+        const refusedMs = Math.round(performance.now() - t1);
+        const freshPlacement = await placementOf(lab, fresh.key);
+        log(`dispatch to the down node: ${JSON.stringify(refused)} in ${refusedMs} ms; placement afterwards: ${JSON.stringify(freshPlacement?.state ?? null)}`);
+        check({
+          id: "R-offline-dispatch-refused",
+          expectation: "a new dispatch to a node that is down fails at once (< 5 s) with a clear error and places nothing",
+          holds: "code" in refused && refused.code === refusal(nodeId).code && refused.message === refusal(nodeId).message && refusedMs < 5_000 && freshPlacement?.state !== "active",
+          observed: { ...("code" in refused ? { code: refused.code, message: refused.message.replace(nodeId, "<nodeId>") } : refused), within5s: refusedMs < 5_000, placement: freshPlacement?.state ?? null },
+        });
+
+        // A turn to the session already placed there.
+        const message = `offline ${uniqueName("od")} queued while the node is down`;
+        const sent = await sendChat(lab.operator.client, placed.key, message);
+        const early = await waitRun(lab.operator.client, sent.runId, 3_000);
+        log(`chat.send while down: ${sent.status}; agent.wait after 3 s: ${early.status}`);
+
+        const tStart = Date.now();
+        const start = await kill.heal();
+        const up = await waitConnected(lab, alias, true, 60_000);
+        const backMs = Date.now() - tStart;
+        log(`${alias} started again (${Math.round(start.totalMs)} ms); connected ${backMs} ms after the start call`);
+        const done = await waitRun(lab.operator.client, sent.runId, 120_000);
+        const doneMs = Date.now() - tStart;
+        log(`queued turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)} ${doneMs} ms after the start call`);
+        check({
+          id: "R-offline-dispatch-queued-turn",
+          expectation: "a turn sent to a session placed on a down node is accepted, waits, and completes by itself after the node returns",
+          holds: sent.status === "started" && early.status === "timeout" && done.status === "ok" && done.terminalReply?.text === expectedReply(message),
+          observed: { chatSend: sent.status, whileDown: early.status, afterReturn: done.status, reply: done.terminalReply?.text === expectedReply(message) ? "expected" : (done.terminalReply?.text ?? null) },
+        });
+
+        const host = await waitForWorkerHost(lab, alias, 60_000);
+        const view = await nodeView(lab, alias);
+        assert.equal(view.nodeId, nodeId, "the node came back with another nodeId");
+        assert.equal(view.pendingDevice + view.pendingNode, 0, "the node raised a pairing request after its restart");
+        const again = await dispatchTo(lab, fresh.key, alias).then(
+          (r) => ({ state: r.placement.state, ms: r.ms }),
+          (err: Error) => ({ error: err.message }),
+        );
+        log(`the refused session dispatched again after the node returned: ${JSON.stringify(again)}`);
+        check({ id: "R-offline-dispatch-after-return", expectation: "the refused session can be dispatched to the node once it is back", holds: "state" in again && again.state === "active", observed: again });
+        Object.assign(evidence, {
+          kill: k,
+          refused: { ...refused, ms: refusedMs, placementAfter: freshPlacement ?? null },
+          queued: { message, chatSend: sent, whileDown: early, start, connectedAfterStartMs: backMs, connected: up.node, result: done, completedAfterStartMs: doneMs },
+          after: { host, view },
+          dispatchAfterReturn: again,
+        });
+      });
+    } finally {
+      saveJson(file("evidence.json"), evidence);
+    }
+  },
+});

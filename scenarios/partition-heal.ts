@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { faults } from "../lab/faults/index.ts";
+import { tapAlias } from "../lab/topology/spec.ts";
+import { defineScenario } from "../lab/scenario.ts";
+import { bundleKept, controlConn, controlEvents, injectBeforeKeepalive, nodeView, sameNode, waitBundleInstalled, waitConnected, waitReconnect, withFaults } from "../lab/node-loss.ts";
+import { createWorkerSession, dispatchTo, expectedReply, publishWorkspace, saveJson, uniqueName, waitForWorkerHost, workerTurn } from "../lab/workers.ts";
+
+// A network partition (iptables DROP both ways) between a node's wire tap and the gateway:
+// every packet of the node's connection is lost on the way, but the sockets stay open, so
+// nobody is told. The partition starts just before the gateway's keepalive ping to that
+// node and lasts exactly until the gateway marks the node disconnected (it needs one
+// unanswered ping: 25-50 s then); then it is healed. The node must reconnect by itself, as
+// the same approved node, and a worker turn on it must complete.
+const NOTICE_WITHIN_MS = 80_000;
+
+export default defineScenario({
+  name: "partition-heal",
+  proves: "a node partitioned from the gateway is marked disconnected once the keepalive fails, reconnects on its own after the partition heals as the same approved node, and its next worker turn completes",
+  topology: "shared",
+  timeoutMs: 300_000,
+  async run(ctx) {
+    const { lab, log, file, check } = ctx;
+    const alias = lab.nodes[lab.nodes.length > 1 ? 1 : 0]!.alias;
+    const tap = lab.tap(alias);
+    const evidence: Record<string, unknown> = { node: alias };
+    try {
+      await withFaults(ctx, async (tl) => {
+        await waitForWorkerHost(lab, alias);
+        const ws = await publishWorkspace(lab, { repo: uniqueName("partition") });
+        const session = await createWorkerSession(lab, ws);
+        const d = await dispatchTo(lab, session.key, alias);
+        assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+        await waitBundleInstalled(lab, alias);
+        const before = await nodeView(lab, alias);
+        log(`${alias} before: ${JSON.stringify(before)}`);
+        evidence.before = before;
+
+        const since = await tap.seq();
+        const conn = await controlConn(tap);
+        const partition = faults.partition(lab, tapAlias(alias), lab.spec.gateway.alias, { timeline: tl });
+        const phase = await injectBeforeKeepalive(partition, tap);
+        const inEffectAt = Date.now();
+        log(`partition ${tapAlias(alias)} <-> ${lab.spec.gateway.alias} in effect ${Math.round(phase.pingAt - phase.injectedAt)} ms before the keepalive ping (waited ${Math.round(phase.waitedMs)} ms for it)`);
+        const down = await waitConnected(lab, alias, false, NOTICE_WITHIN_MS + 20_000).then(
+          (x) => ({ ms: x.ms }),
+          (err: Error) => ({ error: err.message }),
+        );
+        const noticedMs = Date.now() - phase.injectedAt;
+        const healed = await partition.heal();
+        const healedAt = Date.now();
+        const heldMs = healedAt - Math.round(healed.totalMs) - inEffectAt;
+        log(`gateway marked ${alias} disconnected ${noticedMs} ms after the partition (${JSON.stringify(down)}); partition held ${heldMs} ms; healed in ${Math.round(healed.totalMs)} ms`);
+        check({
+          id: "R-partition-noticed",
+          expectation: `the gateway marks a partitioned node disconnected within ${NOTICE_WITHIN_MS / 1000} s (one failed keepalive)`,
+          holds: !("error" in down) && noticedMs <= NOTICE_WITHIN_MS,
+          observed: "error" in down ? { noticed: false } : { noticed: true, withinBound: noticedMs <= NOTICE_WITHIN_MS },
+        });
+
+        const back = await waitReconnect(tap, since, 120_000).catch((err: Error) => ({ error: err.message }));
+        const reconnectMs = "error" in back ? null : Math.round(back.t - healedAt);
+        log(`after the heal: ${"error" in back ? back.error : `the node connected again on ${back.conn} ${reconnectMs} ms later`}`);
+        await waitForWorkerHost(lab, alias, 60_000);
+        const after = await nodeView(lab, alias);
+        const same = sameNode(before, after);
+        check({
+          id: "R-partition-reconnect",
+          expectation: "after the partition heals the node reconnects by itself with the same nodeId, stays approved, raises no pairing request and keeps its bundle directory",
+          holds: !("error" in back) && back.conn !== conn && same.holds,
+          observed: { reconnected: !("error" in back), ...same.observed },
+        });
+        const message = `partition ${uniqueName("ph")} healed`;
+        const turn = await workerTurn(lab, session.key, message).then(
+          (r) => ({ text: r.text, ms: r.durationMs }),
+          (err: Error) => ({ error: err.message }),
+        );
+        log(`turn after the heal: ${JSON.stringify(turn)}`);
+        check({ id: "R-partition-turn", expectation: "a worker turn on the node after the partition heals completes", holds: "text" in turn && turn.text === expectedReply(message), observed: turn });
+        const bundle = await bundleKept(lab, alias, before);
+        check({ id: "R-partition-bundle", expectation: "after the partition and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: bundle.holds, observed: bundle.observed });
+        Object.assign(evidence, {
+          conn,
+          keepalive: phase,
+          gatewayNoticedMs: noticedMs,
+          down,
+          partitionHeldMs: heldMs,
+          heal: healed,
+          reconnect: back,
+          reconnectAfterHealMs: reconnectMs,
+          after,
+          turn,
+          bundleAfterTurn: bundle.observed,
+          tap: await controlEvents(tap, since),
+        });
+      });
+    } finally {
+      saveJson(file("evidence.json"), evidence);
+    }
+  },
+});
