@@ -42,6 +42,8 @@ if ! command -v dockerd >/dev/null 2>&1 || ! command -v iptables >/dev/null 2>&1
   apt_install docker.io iptables
 fi
 
+# A dockerd killed outright (e.g. the machine's previous session) leaves its pid file behind.
+if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; then rm -f /var/run/docker.pid; fi
 echo "fleetlab: starting dockerd in the background (log: $STATE/dockerd.log) ..." >&2
 setsid nohup dockerd </dev/null >"$STATE/dockerd.log" 2>&1 &
 for _ in $(seq 1 60); do
