@@ -5,6 +5,7 @@
 // Replies are checked with zod so a drifted server shows up as a clear error.
 
 import { z } from "zod";
+import { controlCall } from "./control.ts";
 
 // ---------- catalog (see fixtures/mcp/README.md) ----------
 
@@ -107,23 +108,7 @@ export class McpControl {
   }
 
   async #call<T>(method: "GET" | "POST", path: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
-    const url = `${this.baseUrl}${path}`;
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method,
-        headers: method === "POST" ? { "content-type": "application/json" } : undefined,
-        body: method === "POST" ? JSON.stringify(body ?? {}) : undefined,
-        signal: AbortSignal.timeout(10_000),
-      });
-    } catch (e) {
-      throw new McpControlError(`mcp control ${method} ${url}: ${(e as Error).message}`, { cause: e });
-    }
-    const text = await res.text();
-    if (!res.ok) throw new McpControlError(`mcp control ${method} ${path}: HTTP ${res.status} ${text.slice(0, 500)}`);
-    const parsed = schema.safeParse(JSON.parse(text));
-    if (!parsed.success) throw new McpControlError(`mcp control ${method} ${path}: unexpected reply: ${z.prettifyError(parsed.error)}`);
-    return parsed.data;
+    return controlCall({ name: "mcp", baseUrl: this.baseUrl, method, path, schema, body: method === "POST" ? (body ?? {}) : undefined, timeoutMs: 10_000, error: McpControlError });
   }
 
   async health(): Promise<McpHealth> {

@@ -5,6 +5,7 @@
 // undefined fields deep inside a scenario.
 
 import { z } from "zod";
+import { controlCall } from "./control.ts";
 
 // ---------- script format (see fixtures/model/README.md) ----------
 
@@ -153,23 +154,7 @@ export class ModelControl {
   }
 
   async #call<T>(method: "GET" | "POST", path: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
-    const url = `${this.baseUrl}${path}`;
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method,
-        headers: body === undefined ? undefined : { "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(10_000),
-      });
-    } catch (e) {
-      throw new ModelControlError(`model control ${method} ${url}: ${(e as Error).message}`, { cause: e });
-    }
-    const text = await res.text();
-    if (!res.ok) throw new ModelControlError(`model control ${method} ${path}: HTTP ${res.status} ${text.slice(0, 500)}`);
-    const parsed = schema.safeParse(JSON.parse(text));
-    if (!parsed.success) throw new ModelControlError(`model control ${method} ${path}: unexpected reply: ${z.prettifyError(parsed.error)}`);
-    return parsed.data;
+    return controlCall({ name: "model", baseUrl: this.baseUrl, method, path, schema, body, timeoutMs: 10_000, error: ModelControlError });
   }
 
   async health(): Promise<ModelHealth> {

@@ -6,6 +6,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
+import { controlCall } from "./control.ts";
 
 export const DirSchema = z.enum(["node->gw", "gw->node"]);
 export type Dir = z.infer<typeof DirSchema>;
@@ -184,23 +185,7 @@ export class TapControl {
   }
 
   async #call<T>(method: "GET" | "POST" | "DELETE", path: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
-    const url = `${this.baseUrl}${path}`;
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method,
-        headers: body === undefined ? undefined : { "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(15_000),
-      });
-    } catch (e) {
-      throw new TapControlError(`tap control ${method} ${url}: ${(e as Error).message}`, { cause: e });
-    }
-    const text = await res.text();
-    if (!res.ok) throw new TapControlError(`tap control ${method} ${path}: HTTP ${res.status} ${text.slice(0, 500)}`);
-    const parsed = schema.safeParse(JSON.parse(text));
-    if (!parsed.success) throw new TapControlError(`tap control ${method} ${path}: unexpected reply: ${z.prettifyError(parsed.error)}`);
-    return parsed.data;
+    return controlCall({ name: "tap", baseUrl: this.baseUrl, method, path, schema, body, timeoutMs: 15_000, error: TapControlError });
   }
 
   async health(): Promise<TapHealth> {
