@@ -2,64 +2,43 @@
 // it with the helpers the scenarios use: seed, push over smart HTTP, clone back over both
 // smart and dumb HTTP.
 
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { simpleGit } from "simple-git";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clone, GitHttpControl, publish, readSeedFiles, SEED_IDENTITY, seedWorkspace } from "./git.ts";
+import { listeningRecord, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 
 const SERVER = fileURLToPath(new URL("../../docker/git-http/server.mjs", import.meta.url));
 
 let tmp: string;
-let server: ChildProcess;
+let server: ServerProcess<{ port: number }>;
 let control: GitHttpControl;
 
-// The server prints {"event":"listening","port":N} once bound; port 0 avoids a port race.
-function startServer(gitRoot: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [SERVER], {
-    env: {
-      ...process.env,
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(tmpdir(), "fleetlab-git-"));
+  // The server prints {"event":"listening","port":N} once bound, then a line per request.
+  server = await startServerProcess(
+    "git-http",
+    SERVER,
+    {
       GIT_HTTP_HOST: "127.0.0.1",
       GIT_HTTP_PORT: "0",
-      GIT_ROOT: gitRoot,
+      GIT_ROOT: path.join(tmp, "srv"),
       // keep the developer's git config out of the server's git runs too
       GIT_CONFIG_NOSYSTEM: "1",
       GIT_CONFIG_GLOBAL: "/dev/null",
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr!.on("data", (d) => (stderr += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`git-http did not start in 10 s: ${stderr}`)), 10_000);
-    child.on("exit", (code) => reject(new Error(`git-http exited (${code}) before listening: ${stderr}`)));
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      const msg = JSON.parse(line) as { event: string; port?: number };
-      if (msg.event === "listening") {
-        clearTimeout(timer);
-        resolve({ child, port: msg.port! });
-      }
-    });
-  });
-}
-
-beforeAll(async () => {
-  tmp = await mkdtemp(path.join(tmpdir(), "fleetlab-git-"));
-  const started = await startServer(path.join(tmp, "srv"));
-  server = started.child;
-  control = new GitHttpControl(`http://127.0.0.1:${started.port}`);
+    listeningRecord<{ port: number }>,
+    { timeoutMs: 10_000, keepOutput: false },
+  );
+  control = new GitHttpControl(`http://127.0.0.1:${server.ready.port}`);
 });
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once("exit", r));
-    server.kill("SIGTERM");
-    await exited;
-  }
+  await server?.stop();
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 

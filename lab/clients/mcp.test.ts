@@ -3,8 +3,6 @@
 // Needs docker/mcp/node_modules (`cd docker/mcp && npm install`): the server and the SDK client
 // both come from there.
 
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import fs from "node:fs";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
@@ -13,37 +11,29 @@ import { Client } from "../../docker/mcp/node_modules/@modelcontextprotocol/sdk/
 import { StreamableHTTPClientTransport } from "../../docker/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "../../docker/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/types.js";
 import { McpControl, isEvent, isRpc, isToolCall } from "./mcp.ts";
+import { startServerProcess } from "../testing/server-process.ts";
 
 const SERVER = fileURLToPath(new URL("../../docker/mcp/server.mjs", import.meta.url));
 const FIXTURES = fileURLToPath(new URL("../../fixtures/mcp/", import.meta.url));
 
-type Running = { child: ChildProcess; base: string; control: McpControl; out: () => string };
+type Running = { base: string; control: McpControl; out: () => string; stop: () => Promise<void> };
 
 async function startServer(name: string, env: Record<string, string> = {}): Promise<Running> {
-  const child = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, MCP_PORT: "0", MCP_HOST: "127.0.0.1", MCP_NAME: name, MCP_CATALOG: `${FIXTURES}${name}.json`, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stderr!.on("data", (d) => (out += d));
-  // The server prints its bound port (JSONL); port 0 avoids racing other processes for one.
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.on("data", (d) => {
-      out += d;
+  const proc = await startServerProcess(
+    `mcp server ${name}`,
+    SERVER,
+    { MCP_PORT: "0", MCP_HOST: "127.0.0.1", MCP_NAME: name, MCP_CATALOG: `${FIXTURES}${name}.json`, ...env },
+    (out) => {
       const m = /"msg":"listening".*?"port":(\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once("exit", (code) => reject(new Error(`mcp server ${name} exited (${code}): ${out}`)));
-  });
-  const base = `http://127.0.0.1:${port}`;
-  return { child, base, control: new McpControl(base), out: () => out };
+      return m ? Number(m[1]) : undefined;
+    },
+  );
+  const base = `http://127.0.0.1:${proc.ready}`;
+  return { base, control: new McpControl(base), out: proc.output, stop: proc.stop };
 }
 
 async function stopServer(r: Running | undefined): Promise<void> {
-  if (r && r.child.exitCode === null) {
-    r.child.kill("SIGTERM");
-    await once(r.child, "exit");
-  }
+  await r?.stop();
 }
 
 const clients: Client[] = [];

@@ -1,44 +1,26 @@
 // The scripted model server, run as a child process on a free loopback port, driven the way
 // OpenClaw's openai-responses client and the lab's scenarios drive it.
 
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ModelControl, isResponsesCall, toolsOf } from "./model.ts";
+import { listeningOnPort, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 
 const SERVER = fileURLToPath(new URL("../../docker/model/server.mjs", import.meta.url));
 const SCRIPTS = fileURLToPath(new URL("../../fixtures/model/", import.meta.url));
 
-let child: ChildProcess;
+let server: ServerProcess<number>;
 let base: string;
 let model: ModelControl;
 
 beforeAll(async () => {
-  child = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, MODEL_PORT: "0", MODEL_HOST: "127.0.0.1", MODEL_SCRIPTS: SCRIPTS, MODEL_DEFAULT_SCRIPT: "default" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stderr!.on("data", (d) => (out += d));
-  // The server prints its bound port; port 0 avoids racing other processes for a free one.
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.on("data", (d) => {
-      out += d;
-      const m = /listening on [\d.]+:(\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once("exit", (code) => reject(new Error(`model server exited (${code}): ${out}`)));
-  });
-  base = `http://127.0.0.1:${port}`;
+  server = await startServerProcess("model server", SERVER, { MODEL_PORT: "0", MODEL_HOST: "127.0.0.1", MODEL_SCRIPTS: SCRIPTS, MODEL_DEFAULT_SCRIPT: "default" }, listeningOnPort);
+  base = `http://127.0.0.1:${server.ready}`;
   model = new ModelControl(base);
 });
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    child.kill("SIGTERM");
-    await once(child, "exit");
-  }
+  await server?.stop();
 });
 
 beforeEach(async () => {

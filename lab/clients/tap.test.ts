@@ -3,7 +3,6 @@
 // OpenClaw's gateway has it, except on /deflate) on a node:http server that also serves a 30 MB
 // download, a POST echo and a chunked reply. Driven through TapControl.
 
-import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { readFile, rm } from "node:fs/promises";
@@ -15,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { TapControl, WS_OPCODE, type Frame } from "./tap.ts";
+import { listeningRecord, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 
 const SERVER = fileURLToPath(new URL("../../docker/faultproxy/server.mjs", import.meta.url));
 const BIG = randomBytes(30 * 1024 * 1024);
@@ -22,7 +22,7 @@ const BIG_SHA = createHash("sha256").update(BIG).digest("hex");
 const BUNDLE_PATH = `/__openclaw__/worker-bundle/v1/bundles/${BIG_SHA}`;
 
 let upstream: http.Server;
-let tapChild: ChildProcess;
+let tapServer: ServerProcess<{ listen: number; control: number }>;
 let tap: TapControl;
 let tapPort: number;
 const upgradeHeaders: http.IncomingHttpHeaders[] = [];
@@ -71,28 +71,15 @@ beforeAll(async () => {
   await once(upstream, "listening");
   const up = (upstream.address() as AddressInfo).port;
 
-  tapChild = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, TAP_UPSTREAM: `127.0.0.1:${up}`, TAP_HOST: "127.0.0.1", TAP_LISTEN_PORT: "0", TAP_CONTROL_PORT: "0" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  tapChild.stderr!.on("data", (d) => (err += d));
-  const ports = await new Promise<{ listen: number; control: number }>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      out += d;
-      const line = out.split("\n").find((l) => l.includes('"listening"'));
-      if (line) {
-        tapChild.stdout!.off("data", onData);
-        tapChild.stdout!.resume(); // keep draining the JSONL transcript
-        resolve(JSON.parse(line));
-      }
-    };
-    tapChild.stdout!.on("data", onData);
-    tapChild.once("exit", (code) => reject(new Error(`tap exited (${code}): ${err}`)));
-  });
-  tapPort = ports.listen;
-  tap = new TapControl(`http://127.0.0.1:${ports.control}`);
+  tapServer = await startServerProcess(
+    "tap",
+    SERVER,
+    { TAP_UPSTREAM: `127.0.0.1:${up}`, TAP_HOST: "127.0.0.1", TAP_LISTEN_PORT: "0", TAP_CONTROL_PORT: "0" },
+    listeningRecord<{ listen: number; control: number }>,
+    { keepOutput: false }, // the JSONL transcript keeps coming; it is drained, not kept
+  );
+  tapPort = tapServer.ready.listen;
+  tap = new TapControl(`http://127.0.0.1:${tapServer.ready.control}`);
 });
 
 afterEach(async () => {
@@ -101,10 +88,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  if (tapChild && tapChild.exitCode === null) {
-    tapChild.kill("SIGTERM");
-    await once(tapChild, "exit");
-  }
+  await tapServer?.stop();
   for (const ws of serverConns) ws.terminate();
   await new Promise((r) => upstream?.close(r));
 });

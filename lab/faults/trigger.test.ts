@@ -1,11 +1,10 @@
 // Faults at protocol points (no Docker): the scripted model server runs as a loopback child
 // process, the same program the lab's model container runs; the fault is an in-memory one so
 // the test measures the trigger, not an engine.
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ModelControl } from "../clients/model.ts";
+import { listeningOnPort, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 import { Fault, healAll, type Detail } from "./fault.ts";
 import { after, injectWhen, modelToolCalls, poll, stream } from "./trigger.ts";
 
@@ -31,33 +30,18 @@ class FlagFault extends Fault {
   }
 }
 
-let child: ChildProcess;
+let server: ServerProcess<number>;
 let model: ModelControl;
 let base: string;
 
 beforeAll(async () => {
-  child = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, MODEL_PORT: "0", MODEL_HOST: "127.0.0.1", MODEL_SCRIPTS: SCRIPTS, MODEL_DEFAULT_SCRIPT: "default" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.on("data", (d) => {
-      out += d;
-      const m = /listening on [\d.]+:(\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once("exit", (code) => reject(new Error(`model server exited (${code}): ${out}`)));
-  });
-  base = `http://127.0.0.1:${port}`;
+  server = await startServerProcess("model server", SERVER, { MODEL_PORT: "0", MODEL_HOST: "127.0.0.1", MODEL_SCRIPTS: SCRIPTS, MODEL_DEFAULT_SCRIPT: "default" }, listeningOnPort);
+  base = `http://127.0.0.1:${server.ready}`;
   model = new ModelControl(base);
 });
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    child.kill("SIGTERM");
-    await once(child, "exit");
-  }
+  await server?.stop();
 });
 
 afterEach(async () => {

@@ -1,7 +1,6 @@
 // Wire faults through the real tap program (docker/faultproxy/server.mjs) on loopback, in
 // front of a small WebSocket upstream standing in for the gateway: each fault's life cycle,
 // the moment its rule fired, and heal undoing what it held.
-import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -9,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { TapControl } from "../clients/tap.ts";
+import { listeningRecord, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 import { healAll } from "./fault.ts";
 import { FaultTimeline, TIMELINE_FILE } from "./timeline.ts";
 import { Run } from "../evidence/run.ts";
@@ -21,7 +21,7 @@ import * as wire from "./wire.ts";
 const SERVER = fileURLToPath(new URL("../../docker/faultproxy/server.mjs", import.meta.url));
 
 let upstream: http.Server;
-let tapChild: ChildProcess;
+let tapServer: ServerProcess<{ listen: number; control: number }>;
 let tap: TapControl;
 let tapPort: number;
 const waiters: ((ws: WebSocket) => void)[] = [];
@@ -33,21 +33,14 @@ beforeAll(async () => {
   upstream.on("upgrade", (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => waiters.shift()?.(ws)));
   upstream.listen(0, "127.0.0.1");
   await once(upstream, "listening");
-  tapChild = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, TAP_UPSTREAM: `127.0.0.1:${(upstream.address() as AddressInfo).port}`, TAP_HOST: "127.0.0.1", TAP_LISTEN_PORT: "0", TAP_CONTROL_PORT: "0", TAP_STDOUT: "none" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const ports = await new Promise<{ listen: number; control: number }>((resolve, reject) => {
-    let out = "";
-    tapChild.stdout!.on("data", (d) => {
-      out += d;
-      const line = out.split("\n").find((l) => l.includes('"listening"'));
-      if (line) resolve(JSON.parse(line));
-    });
-    tapChild.once("exit", (code) => reject(new Error(`tap exited (${code})`)));
-  });
-  tapPort = ports.listen;
-  tap = new TapControl(`http://127.0.0.1:${ports.control}`);
+  tapServer = await startServerProcess(
+    "tap",
+    SERVER,
+    { TAP_UPSTREAM: `127.0.0.1:${(upstream.address() as AddressInfo).port}`, TAP_HOST: "127.0.0.1", TAP_LISTEN_PORT: "0", TAP_CONTROL_PORT: "0", TAP_STDOUT: "none" },
+    listeningRecord<{ listen: number; control: number }>,
+  );
+  tapPort = tapServer.ready.listen;
+  tap = new TapControl(`http://127.0.0.1:${tapServer.ready.control}`);
 });
 
 afterEach(async () => {
@@ -56,10 +49,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  if (tapChild && tapChild.exitCode === null) {
-    tapChild.kill("SIGTERM");
-    await once(tapChild, "exit");
-  }
+  await tapServer?.stop();
   await new Promise((r) => upstream?.close(r));
 });
 
