@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["lab/**/*.test.ts", "docker/**/*.test.ts"],
+          include: ["lab/**/*.test.ts", "docker/**/*.test.ts", "scenarios/**/*.test.ts"],
           exclude: ["**/*.docker.test.ts", "**/node_modules/**"],
           testTimeout: 30_000,
         },

@@ -1,4 +1,4 @@
-// fleetlab up | run | down | prune | report | list | images
+// fleetlab up | run | down | prune | report | list | images (a library: scenarios/main.ts runs it)
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -9,10 +9,11 @@ import { findRun, verdictTable } from "./evidence/report.ts";
 import { ensureImages } from "./images.ts";
 import { findingsTable } from "./findings/findings.ts";
 import { LabError, info } from "./log.ts";
-import { exitCodeOf, resolveScenarios, runScenarios } from "./runner.ts";
+import { resolveScenarios, runScenarios } from "./runner.ts";
+import type { Scenario } from "./scenario.ts";
 import { Lab } from "./topology/lab.ts";
 import { parseTopology, topologyFromEnv, type TopologySpec } from "./topology/spec.ts";
-import { scenarios } from "../scenarios/index.ts";
+import { exitCodeOf, type Verdict } from "./verdict.ts";
 
 const USAGE = `usage: fleetlab <command> [options]
 
@@ -29,7 +30,11 @@ const USAGE = `usage: fleetlab <command> [options]
 Topology overrides come from the environment: NODES=4, OPENCLAW_VERSION=2026.9.6, SEED=7,
 TOPOLOGY='{"nodes":{"capacity":1}}'. Exit codes: 0 pass, 1 fail, 2 bad input or setup, 3 unknown.`;
 
-async function main(argv: string[]): Promise<number> {
+/**
+ * The CLI is handed the scenarios it can run, as Jepsen's -main hands cli/run! its test:
+ * the entry point is scenarios/main.ts (`npm run fleetlab`), which loads scenarios/index.ts.
+ */
+export async function main(argv: string[], scenarios: Scenario[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -46,17 +51,17 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case "run": {
       const { spec, seed } = specFor(values.seed, values.replay);
-      resolveScenarios(rest); // bad names fail before anything is created
+      const chosen = resolveScenarios(rest, scenarios); // bad names fail before anything is created
       const run = Run.create({ seed });
       process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  nodes=${spec.nodes.count}\n`);
-      const results = await runScenarios(rest, { ...spec, seed: run.record.seed }, run);
+      const results = await runScenarios(chosen, { ...spec, seed: run.record.seed }, run);
       process.stdout.write(`\n${verdictTable(results)}\n`);
       const checks = results.flatMap((r) => r.checks);
       const shortfalls = findingsTable(checks.filter((c) => c.kind === "shortfall"), "findings (what OpenClaw did short of the expectation):");
       const differs = findingsTable(checks.filter((c) => c.kind === "differs-from-reference"), "differs from reference:");
       for (const t of [shortfalls, differs]) if (t) process.stdout.write(`\n${t}\n`);
       process.stdout.write(`\nevidence: ${path.relative(process.cwd(), run.dir) || run.dir}\n`);
-      const code = exitCodeOf(results);
+      const code = exitCodeOf(results.map((r) => r.verdict));
       if (code !== 0) process.stdout.write(`reproduce with: make lab SEED=${run.record.seed} SCENARIOS="${results.filter((r) => r.verdict !== "pass").map((r) => r.name).join(" ")}"\n`);
       return code;
     }
@@ -89,7 +94,7 @@ async function main(argv: string[]): Promise<number> {
     case "report": {
       const { dir, record } = findRun(rest[0]);
       process.stdout.write(`run ${record.id}  seed=${record.seed}\n\n${verdictTable(record.scenarios)}\n\nevidence: ${dir}\n`);
-      return exitCodeOf(record.scenarios as never);
+      return exitCodeOf(record.scenarios.map((r) => r.verdict as Verdict));
     }
     case "images": {
       await requireEngine();
@@ -115,14 +120,19 @@ function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?
   return { spec, seed: seedText === undefined ? undefined : Number(seedText) };
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    if (err instanceof LabError) {
-      process.stderr.write(`fleetlab: ${err.message}\n`);
-      process.exit(err.exitCode);
-    }
-    process.stderr.write(`fleetlab: ${(err as Error).stack ?? err}\n`);
-    process.exit(3);
-  },
-);
+/** Run the CLI as a process: its exit code, and a clear message for bad input. */
+export function runCli(argv: string[], load: () => Promise<Scenario[]>): void {
+  load()
+    .then((scenarios) => main(argv, scenarios))
+    .then(
+      (code) => process.exit(code),
+      (err: unknown) => {
+        if (err instanceof LabError) {
+          process.stderr.write(`fleetlab: ${err.message}\n`);
+          process.exit(err.exitCode);
+        }
+        process.stderr.write(`fleetlab: ${(err as Error).stack ?? err}\n`);
+        process.exit(3);
+      },
+    );
+}

@@ -95,11 +95,12 @@ export function summarizeFaults(entries: readonly TimelineEntry[]): FaultSummary
  */
 export async function withFaults<T>(ctx: ScenarioContext, body: (tl: ScenarioTimeline) => Promise<T>): Promise<T> {
   const tl = new ScenarioTimeline(ctx);
+  const mark = ctx.lab.teardown.mark();
   try {
     return await body(tl);
   } finally {
-    const left = await faults.healAll({ lab: ctx.lab.id });
-    if (left.healed.length || left.failed.length) ctx.log(`healed at the end of the scenario: ${JSON.stringify(left)}`);
+    const left = await ctx.lab.teardown.drain(mark);
+    if (left.done.length || left.failed.length) ctx.log(`undone at the end of the scenario: ${JSON.stringify(left)}`);
     for (const s of summarizeFaults(tl.entries)) ctx.log(`fault ${s.id} ${s.fault} ${s.target}: ${JSON.stringify(s)}`);
   }
 }

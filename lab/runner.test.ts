@@ -1,14 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { exitCodeOf, mergeSpec, resolveScenarios } from "./runner.ts";
-import { scenarios } from "../scenarios/index.ts";
+import { mergeSpec, resolveScenarios, runOrder } from "./runner.ts";
+import { defineScenario, type Scenario } from "./scenario.ts";
+import { accepted, exitCodeOf } from "./verdict.ts";
+
+const fake = (name: string, topology: "shared" | "own"): Scenario => defineScenario({ name, proves: name, topology, timeoutMs: 1, run: async () => {} });
+const known = [fake("smoke", "own"), fake("pair", "shared"), fake("loss", "own"), fake("reuse", "shared")];
 
 describe("runner", () => {
   it("an unknown scenario name fails listing the known ones", () => {
-    expect(() => resolveScenarios(["smoke", "smok"])).toThrow(`unknown scenario: smok. Known scenarios: ${scenarios.map((s) => s.name).join(", ")}`);
+    expect(() => resolveScenarios(["smoke", "smok"], known)).toThrow("unknown scenario: smok. Known scenarios: smoke, pair, loss, reuse");
   });
 
-  it("no names means every scenario, in registry order", () => {
-    expect(resolveScenarios([]).map((s) => s.name)).toEqual(scenarios.map((s) => s.name));
+  it("no names means every scenario handed in: shared-lab ones first, then those with a lab of their own", () => {
+    expect(resolveScenarios([], known).map((s) => s.name)).toEqual(["pair", "reuse", "smoke", "loss"]);
+    expect(runOrder(resolveScenarios(["loss", "reuse"], known)).map((s) => s.name)).toEqual(["reuse", "loss"]);
   });
 
   it("a scenario's overrides keep the run's other settings (NODES from the environment stays)", () => {
@@ -19,10 +24,17 @@ describe("runner", () => {
     });
   });
 
-  it("exit codes: fail beats unknown beats pass; known findings pass", () => {
-    const r = (verdict: string) => ({ name: "x", verdict, seconds: 1, evidence: "", checks: [] }) as never;
-    expect(exitCodeOf([r("pass"), r("known-finding"), r("fixed?")])).toBe(0);
-    expect(exitCodeOf([r("pass"), r("unknown")])).toBe(3);
-    expect(exitCodeOf([r("unknown"), r("fail")])).toBe(1);
+  it("a finding registered twice on one scenario is refused", () => {
+    const f = { id: "F-x", expectation: "e", signature: 1, versions: ["1"], kind: "shortfall" as const, evidence: "x" };
+    expect(() => defineScenario({ name: "d", proves: "d", topology: "own", timeoutMs: 1, findings: [f, f], run: async () => {} })).toThrow("finding F-x is registered twice");
+  });
+});
+
+describe("one verdict rule (CLI exit code and vitest alike)", () => {
+  it("fail beats unknown beats pass; known findings and fixed? are accepted", () => {
+    expect(exitCodeOf(["pass", "known-finding", "fixed?"])).toBe(0);
+    expect(exitCodeOf(["pass", "unknown"])).toBe(3);
+    expect(exitCodeOf(["unknown", "fail"])).toBe(1);
+    expect(["pass", "known-finding", "fixed?", "fail", "unknown"].filter((v) => accepted(v as never))).toEqual(["pass", "known-finding", "fixed?"]);
   });
 });

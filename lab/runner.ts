@@ -1,19 +1,20 @@
-// Runs scenarios: resolves names, brings up labs (one shared standard lab for "shared"
-// scenarios, a fresh one for each "own"), judges each, checks that the shared lab stayed
-// healthy and that every torn-down lab left nothing behind, and records verdicts in run.json.
+// Runs the scenarios it is handed (after Jepsen: the test map is passed in; the framework
+// never imports a scenario): resolves names, brings up labs (one shared standard lab for
+// "shared" scenarios, a fresh one for each "own"), judges each against the findings it
+// registers, checks that the shared lab stayed healthy and that every torn-down lab left
+// nothing behind, and records verdicts in run.json. The CLI and the vitest suite both call it.
 import fs from "node:fs";
 import path from "node:path";
 import { pruneDeadRuns } from "./cleanup.ts";
 import { requireEngine } from "./docker.ts";
 import type { Run } from "./evidence/run.ts";
 import { LabError, info, step } from "./log.ts";
-import { LabInfraError, type Scenario, type ScenarioContext, type Verdict } from "./scenario.ts";
+import { LabInfraError, type Scenario, type ScenarioContext } from "./scenario.ts";
 import { Lab } from "./topology/lab.ts";
 import { parseTopology, type TopologySpec } from "./topology/spec.ts";
-import { scenarios as registry } from "../scenarios/index.ts";
-import { findings } from "../scenarios/findings.ts";
 import { judge, verdictOf, type CheckResult } from "./findings/findings.ts";
-import { healAll } from "./faults/fault.ts";
+import type { Verdict } from "./verdict.ts";
+import { withDeadline } from "./wait.ts";
 
 export interface ScenarioResult {
   name: string;
@@ -24,21 +25,20 @@ export interface ScenarioResult {
   checks: CheckResult[];
 }
 
-/** Exit code of a run: 0 all pass (known findings and "fixed?" included), 1 any fail, 3 any unknown. */
-export function exitCodeOf(results: ScenarioResult[]): number {
-  if (results.some((r) => r.verdict === "fail")) return 1;
-  if (results.some((r) => r.verdict === "unknown")) return 3;
-  return 0;
-}
-
-export function resolveScenarios(names: string[], known: Scenario[] = registry): Scenario[] {
-  if (!names.length) return known;
+/** The scenarios named (all of `known` when none are), in the order they run; bad names fail listing the known ones. */
+export function resolveScenarios(names: string[], known: Scenario[]): Scenario[] {
+  if (!names.length) return runOrder(known);
   const byName = new Map(known.map((s) => [s.name, s]));
   const unknown = names.filter((n) => !byName.has(n));
   if (unknown.length) {
     throw new LabError(`unknown scenario${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}. Known scenarios: ${known.map((s) => s.name).join(", ")}`);
   }
-  return names.map((n) => byName.get(n)!);
+  return runOrder(names.map((n) => byName.get(n)!));
+}
+
+/** Every shared-lab scenario first (on one lab), then each one that needs a lab of its own. */
+export function runOrder(list: Scenario[]): Scenario[] {
+  return [...list.filter((s) => s.topology === "shared"), ...list.filter((s) => s.topology === "own")];
 }
 
 /** Holds the shared standard lab across scenarios (and across vitest tests). */
@@ -87,10 +87,12 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   }
 
   const log = fs.createWriteStream(path.join(dir, "scenario.log"));
+  const life = new AbortController();
   const ctx: ScenarioContext = {
     lab,
     run,
     dir,
+    signal: life.signal,
     file: (rel) => {
       const p = path.join(dir, rel);
       fs.mkdirSync(path.dirname(p), { recursive: true });
@@ -101,7 +103,7 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
       info(`  [${s.name}] ${msg}`);
     },
     check: (c) => {
-      const r = judge(findings, { ...c, scenario: s.name, version: lab.spec.openclawVersion });
+      const r = judge(s.findings ?? [], { ...c, scenario: s.name, version: lab.spec.openclawVersion });
       checks.push(r);
       ctx.log(`check ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
       return c.holds;
@@ -110,8 +112,18 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
 
   let verdict: Verdict = "pass";
   let detail: string | undefined;
+  const mark = lab.teardown.mark();
   try {
-    await step(`scenario ${s.name}`, () => withTimeout(s.run(ctx), s.timeoutMs, `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`));
+    await step(`scenario ${s.name}`, () =>
+      withDeadline(
+        (signal) => {
+          signal.addEventListener("abort", () => life.abort(signal.reason), { once: true });
+          return s.run(ctx);
+        },
+        s.timeoutMs,
+        `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`,
+      ),
+    );
     verdict = verdictOf(checks);
     if (verdict === "fail") detail = checks.filter((c) => c.outcome === "fail").map((c) => `${c.findingId}: ${c.note}`).join("; ");
     else if (verdict !== "pass") detail = checks.filter((c) => c.outcome !== "pass").map((c) => `${c.outcome} ${c.findingId}`).join(", ");
@@ -121,12 +133,12 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
     ctx.log(`${verdict}: ${(err as Error).stack ?? detail}`);
   }
 
-  // Every fault the scenario left is healed before judging the lab's state.
-  const healed = await healAll({ lab: lab.id });
-  if (healed.healed.length) ctx.log(`healed faults left by the scenario: ${healed.healed.map((h) => h.fault).join(", ")}`);
-  if (healed.failed.length && verdict !== "fail") {
+  // Everything the scenario left (faults first of all) is undone before judging the lab's state.
+  const undone = await lab.teardown.drain(mark);
+  if (undone.done.length) ctx.log(`undone after the scenario: ${undone.done.join(", ")}`);
+  if (undone.failed.length && verdict !== "fail") {
     verdict = "unknown";
-    detail = `could not heal: ${healed.failed.map((f) => `${f.fault} (${f.error})`).join("; ")}`;
+    detail = `could not undo: ${undone.failed.map((f) => `${f.name} (${f.error})`).join("; ")}`;
   }
 
   if (s.topology === "own") {
@@ -147,9 +159,8 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   return done(verdict, detail);
 }
 
-/** Run the named scenarios (all when none are named) and return their results. */
-export async function runScenarios(names: string[], spec: TopologySpec, run: Run): Promise<ScenarioResult[]> {
-  const chosen = resolveScenarios(names);
+/** Run these scenarios (already resolved and ordered) and return their results. */
+export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: Run): Promise<ScenarioResult[]> {
   run.record.engine = await requireEngine();
   run.record.topology = spec;
   run.save();
@@ -157,8 +168,7 @@ export async function runScenarios(names: string[], spec: TopologySpec, run: Run
   const pool = new LabPool(spec, run);
   const results: ScenarioResult[] = [];
   try {
-    // Shared-lab scenarios first, then the ones that need a lab of their own.
-    for (const s of [...chosen.filter((c) => c.topology === "shared"), ...chosen.filter((c) => c.topology === "own")]) {
+    for (const s of runOrder(chosen)) {
       if (s.topology === "own") await pool.close();
       results.push(await runScenario(s, pool));
     }
@@ -180,9 +190,4 @@ export function mergeSpec(base: unknown, over: unknown): unknown {
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
-  let t: NodeJS.Timeout;
-  return Promise.race([p, new Promise<never>((_, rej) => (t = setTimeout(() => rej(new Error(message)), ms)))]).finally(() => clearTimeout(t));
 }

@@ -6,11 +6,14 @@ import type { TopologyInput } from "./topology/spec.ts";
 import type { Run } from "./evidence/run.ts";
 import type { FindingRecord } from "./findings/findings.ts";
 
-export type Verdict = "pass" | "fail" | "unknown" | "known-finding" | "fixed?";
+export type { Verdict } from "./verdict.ts";
+export type { FindingRecord } from "./findings/findings.ts";
 
 export interface ScenarioContext {
   lab: Lab;
   run: Run;
+  /** Aborted when the scenario runs out of time: pass it to every wait (lab/wait.ts). */
+  signal: AbortSignal;
   /** This scenario's evidence folder inside the run folder. */
   dir: string;
   /** A path inside this scenario's evidence folder. */
@@ -32,12 +35,17 @@ export interface Scenario {
   topology: "shared" | "own";
   /** Overrides of the standard topology (own topology only). */
   spec?: TopologyInput;
+  /** What OpenClaw was seen to do short of this scenario's expectations (see lab/findings). */
+  findings?: FindingRecord[];
   timeoutMs: number;
   run(ctx: ScenarioContext): Promise<void>;
 }
 
 export function defineScenario(s: Scenario): Scenario {
   if (s.topology === "shared" && s.spec) throw new Error(`scenario ${s.name}: a shared-topology scenario cannot change the topology`);
+  const ids = (s.findings ?? []).map((f) => f.id);
+  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (dup) throw new Error(`scenario ${s.name}: finding ${dup} is registered twice`);
   return s;
 }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../lab/clients/gateway.ts";
 import { chatHistory, sendChat, waitRun } from "../lab/clients/sessions.ts";
-import { defineScenario } from "../lab/scenario.ts";
+import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import {
   createWorkerSession,
   dispatchTo,
@@ -29,10 +29,35 @@ import {
 // Once the held turn finishes, the failed session's next turn completes and slots are full.
 export const CAPACITY_TURN_FINDING = "F-capacity-turn-fails-while-slots-full";
 
+// Registered findings: what OpenClaw was seen to do short of this scenario's expectations
+// (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
+// folder that showed it.
+const findings: FindingRecord[] = [
+  {
+    // Documented ("Launches beyond capacity wait up to 10 seconds for a durable slot"), but
+    // chat.send has already admitted the turn: the user's message stays in the transcript
+    // with no answer and must be re-sent by hand, while a turn to an offline node queues.
+    id: "F-capacity-turn-fails-while-slots-full",
+    expectation: "a turn sent to a session whose node has every worker slot busy waits for a slot and completes once one frees (as a turn to an offline node does)",
+    signature: {
+      chatSend: "started",
+      agentWait: "error",
+      error: "⚠️ Agent failed before reply: device worker capacity remained full.\nTo view logs, run `openclaw logs --follow` in a terminal.",
+      failedAfter: "10-20s",
+      transcript: ["run-failed-before-reply: This turn ended before a reply: device worker capacity remained full"],
+      ranAfterSlotFreed: false,
+    },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: ".lab/runs/20261129-181130-e9ea/scenarios/capacity/evidence.json",
+  },
+];
+
 export default defineScenario({
   name: "capacity",
   proves: "with one worker slot per node: dispatch to a full node is refused, autoDevice picks a free node, and a turn to a session on a full node waits for the slot (finding if it fails instead)",
   topology: "own",
+  findings,
   spec: { nodes: { count: 2, capacity: 1 } },
   timeoutMs: 300_000,
   async run({ lab, log, file, check }) {

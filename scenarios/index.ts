@@ -1,26 +1,41 @@
-// Every scenario the lab knows, in the order `make lab` runs them.
+// Every scenario the lab knows: each file in this folder and in repro/ that default-exports
+// defineScenario(...). Adding a scenario is adding its file (its findings sit beside it);
+// nothing here needs editing. The CLI and the vitest suite hand this list to the runner.
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Scenario } from "../lab/scenario.ts";
-import smoke from "./smoke.ts";
-import pairAndRun from "./pair-and-run.ts";
-import bundleReuse from "./bundle-reuse.ts";
-import twoNodes from "./two-nodes.ts";
-import capacity from "./capacity.ts";
-import mcpRouting from "./mcp-routing.ts";
-import mcpApprovalParks from "./mcp-approval-parks.ts";
-import mcpReadonlyHint from "./mcp-readonly-hint.ts";
-import mcpCatalogChange from "./mcp-catalog-change.ts";
-import mcpCancelCall from "./mcp-cancel-call.ts";
-import mcpCancelDiscovery from "./mcp-cancel-discovery.ts";
-import mcpApprovalRestart from "./mcp-approval-restart.ts";
-import mcpPartialStart from "./mcp-partial-start.ts";
-import mcpServerLost from "./mcp-server-lost.ts";
-import mcpNodeHosted from "./mcp-node-hosted.ts";
-import reconnect from "./reconnect.ts";
-import partitionHeal from "./partition-heal.ts";
-import offlineDispatch from "./offline-dispatch.ts";
-import midturnKillAtLaunch from "./midturn-kill-at-launch.ts";
-import gatewayRestart from "./gateway-restart.ts";
-import midturnNodeLoss from "./midturn-node-loss.ts";
-import lossDuringInstall from "./loss-during-install.ts";
 
-export const scenarios: Scenario[] = [smoke, pairAndRun, bundleReuse, twoNodes, capacity, mcpRouting, mcpApprovalParks, mcpReadonlyHint, mcpCatalogChange, mcpCancelCall, mcpCancelDiscovery, mcpApprovalRestart, mcpPartialStart, mcpServerLost, mcpNodeHosted, reconnect, partitionHeal, offlineDispatch, midturnKillAtLaunch, gatewayRestart, midturnNodeLoss, lossDuringInstall];
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+/** Files in scenarios/ that are not scenarios. */
+const NOT_SCENARIOS = /(^index\.ts$|^main\.ts$|\.test\.ts$|\.scenario\.ts$|\.d\.ts$)/;
+
+/** The scenario files, sorted by path (the run order is decided by the runner). */
+export function scenarioFiles(dir = HERE): string[] {
+  const out: string[] = [];
+  for (const sub of ["", "repro"]) {
+    const d = path.join(dir, sub);
+    if (!fs.existsSync(d)) continue;
+    for (const f of fs.readdirSync(d).sort()) if (f.endsWith(".ts") && !NOT_SCENARIOS.test(f)) out.push(path.join(d, f));
+  }
+  return out;
+}
+
+export async function loadScenarios(dir = HERE): Promise<Scenario[]> {
+  const list: Scenario[] = [];
+  for (const file of scenarioFiles(dir)) {
+    const mod = (await import(pathToFileURL(file).href)) as { default?: Scenario };
+    const s = mod.default;
+    if (!s || typeof s.run !== "function" || typeof s.name !== "string") {
+      throw new Error(`${path.relative(process.cwd(), file)} does not default-export defineScenario({...}); move helpers to lab/kits/`);
+    }
+    list.push(s);
+  }
+  const seen = new Map<string, string>();
+  for (const [i, s] of list.entries()) {
+    const other = seen.get(s.name);
+    if (other) throw new Error(`two scenarios are named ${s.name}: ${other} and ${scenarioFiles(dir)[i]}`);
+    seen.set(s.name, scenarioFiles(dir)[i]!);
+  }
+  return list;
+}

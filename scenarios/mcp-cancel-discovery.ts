@@ -1,4 +1,4 @@
-import { LabInfraError, defineScenario } from "../lab/scenario.ts";
+import { LabInfraError, defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { EventLog, cancelParams, cancelsIn, saveMcpEvidence, sendTurn, sleep, toolCallsIn } from "../lab/mcp-flows.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
 
@@ -11,10 +11,35 @@ import { isResponsesCall } from "../lab/clients/model.ts";
 // The gateway gives a catalog listing 1.5 s when the server has no requestTimeoutMs
 // (BUNDLE_MCP_CATALOG_LIST_TIMEOUT_MS): the abort must land inside that window, or the turn
 // goes on without south and the lab could not make the condition (verdict unknown).
+// Registered findings: what OpenClaw was seen to do short of this scenario's expectations
+// (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
+// folder that showed it.
+const findings: FindingRecord[] = [
+  {
+    // The run ends at once, but discovery runs on the MCP runtime's own lifecycle signal, not
+    // the run's: the pending tools/list is cut only by the gateway's 1.5 s catalog-listing
+    // timeout, after which that server's session is closed.
+    id: "R-mcp-cancel-discovery",
+    expectation: "cancelling while the second server is still being discovered stops both servers' work promptly: its pending tools/list is cancelled by the abort, no tool or model call follows",
+    signature: {
+      chat: "aborted",
+      modelCalled: false,
+      toolCalls: { north: 0, south: 0 },
+      slowListCancelReason: "Error: MCP tool listing timed out after 1500ms",
+      slowSessionClosed: true,
+      listedSessionClosed: false,
+    },
+    versions: ["2026.9.6"],
+    kind: "differs-from-reference",
+    evidence: ".lab/runs/20261129-181755-80c0/scenarios/mcp-cancel-discovery",
+  },
+];
+
 export default defineScenario({
   name: "mcp-cancel-discovery",
   proves: "chat.abort while the second MCP server is still being discovered stops both servers' work promptly (the pending tools/list is cancelled by the abort; no tool call, no model call)",
   topology: "shared",
+  findings,
   timeoutMs: 120_000,
   async run({ lab, log, file, check }) {
     const north = lab.mcp("north");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { defineScenario } from "../lab/scenario.ts";
+import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { EventLog, chatHistory, resolveApproval, saveMcpEvidence, sendTurn, sleep, toolCallsIn, toolResults, waitApproval, waitRun } from "../lab/mcp-flows.ts";
 import type { CatalogTool, McpControl } from "../lab/clients/mcp.ts";
 import type { GatewayClient } from "../lab/clients/gateway.ts";
@@ -11,10 +11,37 @@ import type { GatewayClient } from "../lab/clients/gateway.ts";
 //  - removed:   write_file is gone from the catalog.
 // The server looks a tool up only when the call arrives, so "removed" also shows whether the
 // gateway itself stops the call or leaves it to the server's "Tool not found".
+// Registered findings: what OpenClaw was seen to do short of this scenario's expectations
+// (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
+// folder that showed it.
+const findings: FindingRecord[] = [
+  {
+    // tools/list_changed only marks the catalog stale; after allow-once the gateway re-lists
+    // and then sends the parked call anyway, so the approved call runs against the new definition.
+    id: "R-mcp-catalog-change-redefined",
+    expectation: "if a server's catalog changes after the approval was parked (tool redefined), the parked call does not execute and the turn fails",
+    signature: { approvalResolved: true, gatewayRelistedBeforeCall: true, serverSawCall: true, executed: true, run: "ok", toolResultIsError: false, serverAnswer: "success" },
+    versions: ["2026.9.6"],
+    kind: "differs-from-reference",
+    evidence: ".lab/runs/20261129-181755-80c0/scenarios/mcp-catalog-change",
+  },
+  {
+    // The re-list shows write_file gone, yet tools/call is still sent; only the server's own
+    // "Tool write_file not found" stops it, and the model gets that as an error result.
+    id: "R-mcp-catalog-change-removed",
+    expectation: "if a server's catalog changes after the approval was parked (tool removed), the parked call does not execute and the turn fails",
+    signature: { approvalResolved: true, gatewayRelistedBeforeCall: true, serverSawCall: true, executed: false, run: "ok", toolResultIsError: true, serverAnswer: "Tool write_file not found" },
+    versions: ["2026.9.6"],
+    kind: "differs-from-reference",
+    evidence: ".lab/runs/20261129-181755-80c0/scenarios/mcp-catalog-change",
+  },
+];
+
 export default defineScenario({
   name: "mcp-catalog-change",
   proves: "a parked MCP call whose server's catalog changed (tool redefined or removed) before approval does not execute and the turn fails",
   topology: "shared",
+  findings,
   timeoutMs: 150_000,
   async run({ lab, log, file, check }) {
     const south = lab.mcp("south");

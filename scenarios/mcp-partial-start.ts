@@ -1,4 +1,4 @@
-import { defineScenario } from "../lab/scenario.ts";
+import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { faults } from "../lab/faults/index.ts";
 import { EventLog, mcpToolsOffered, saveMcpEvidence, sendTurn, sleep, toolCallsIn, waitMcpHealthy, waitRun } from "../lab/mcp-flows.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
@@ -7,10 +7,27 @@ import { isResponsesCall } from "../lab/clients/model.ts";
 // connected (the gateway starts MCP sessions at a session's first turn), so south cannot
 // start. A turn then asks for north__example_echo. Reference: a partial start fails closed:
 // no tool runs, and the server that did start (north) is stopped again.
+// Registered findings: what OpenClaw was seen to do short of this scenario's expectations
+// (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
+// folder that showed it.
+const findings: FindingRecord[] = [
+  {
+    // A server that fails to start is logged ("failed to start server south ...
+    // getaddrinfo EAI_AGAIN south") and left out; the turn goes on with the other server's tools.
+    id: "R-mcp-partial-start",
+    expectation: "if one of two servers cannot start, no tool runs and the server that did start is stopped",
+    signature: { mcpToolsOffered: ["north__example_echo"], northToolCalls: 1, northSessionStopped: false, run: "ok" },
+    versions: ["2026.9.6"],
+    kind: "differs-from-reference",
+    evidence: ".lab/runs/20261129-181929-b9f0/scenarios/mcp-partial-start",
+  },
+];
+
 export default defineScenario({
   name: "mcp-partial-start",
   proves: "if one of two MCP servers cannot start, no tool runs and the server that did start is stopped (fails closed)",
   topology: "own",
+  findings,
   spec: { nodes: { count: 0 }, git: { enabled: false } },
   timeoutMs: 180_000,
   async run({ lab, log, file, check }) {

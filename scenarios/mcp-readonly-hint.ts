@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { defineScenario } from "../lab/scenario.ts";
+import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { EventLog, resolveApproval, saveMcpEvidence, sendTurn, sleep, toolCallsIn, waitApproval, waitRun } from "../lab/mcp-flows.ts";
 import type { CatalogTool } from "../lab/clients/mcp.ts";
 
@@ -13,10 +13,32 @@ import type { CatalogTool } from "../lab/clients/mcp.ts";
 //     asks before a third-party tool that writes runs, whatever it declares.
 // (The plugin not listing a tool is what the spec override `mcp.approvalTools: []` would give,
 // without a lab of its own.)
+// Registered findings: what OpenClaw was seen to do short of this scenario's expectations
+// (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
+// folder that showed it.
+const findings: FindingRecord[] = [
+  // --- multi-MCP (scenarios/mcp-*.ts); the gateway-side MCP client is agents/agent-bundle-mcp-runtime.js ---
+  {
+    // No built-in gate looks at annotations: with the plugin not listing them, a write tool
+    // declaring readOnlyHint:true and one declaring destructiveHint:true both run unasked.
+    // (With the plugin listing south__write_file, its readOnlyHint is ignored: that part passes.)
+    id: "R-mcp-readonly-hint-builtin-gate",
+    expectation: "without an approval plugin listing it, OpenClaw's own policy still asks the operator before a third-party MCP tool that writes runs, whatever readOnlyHint it declares",
+    signature: {
+      put_file: { annotations: { readOnlyHint: true }, approvalRequested: false, executed: true, run: "ok" },
+      erase_file: { annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true }, approvalRequested: false, executed: true, run: "ok" },
+    },
+    versions: ["2026.9.6"],
+    kind: "differs-from-reference",
+    evidence: ".lab/runs/20261129-181755-80c0/scenarios/mcp-readonly-hint",
+  },
+];
+
 export default defineScenario({
   name: "mcp-readonly-hint",
   proves: "a readOnlyHint on a third-party MCP tool is not trusted: a gated write tool declaring it still asks the operator; and whether OpenClaw gates anything by annotations itself",
   topology: "shared",
+  findings,
   timeoutMs: 150_000,
   async run({ lab, log, file, check }) {
     const south = lab.mcp("south");

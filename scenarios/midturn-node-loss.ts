@@ -4,7 +4,7 @@ import { readSeedFiles } from "../lab/clients/git.ts";
 import { isResponsesCall, type ModelRequest } from "../lab/clients/model.ts";
 import { chatHistory, sendChat, waitRun } from "../lab/clients/sessions.ts";
 import { faults } from "../lab/faults/index.ts";
-import { defineScenario } from "../lab/scenario.ts";
+import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { sleep, waitConnected, withFaults } from "../lab/node-loss.ts";
 import { createWorkerSession, dispatchTo, expectedReply, nodeByAlias, placementOf, publishWorkspace, saveJson, summarizeNode, uniqueName, waitForNode, waitForWorkerHost, workerTurn } from "../lab/workers.ts";
 
@@ -27,10 +27,85 @@ const count = (hay: string, needle: string) => hay.split(needle).length - 1;
 const textOf = (content: unknown): string =>
   typeof content === "string" ? content : Array.isArray(content) ? content.map((c: { type?: string; text?: string }) => (c?.type === "text" ? (c.text ?? "") : "")).join("") : "";
 
+// Registered findings: what OpenClaw was seen to do short of this scenario's expectations
+// (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
+// folder that showed it.
+const findings: FindingRecord[] = [
+  // Node SIGKILLed mid-turn (two checkpoint tool calls done, a partial answer held by the
+  // model): openclaw@2026.9.6 notices the node at once (node.list connected false) but never
+  // ends the turn; everything below follows from that, until the user aborts the run.
+  {
+    id: "F-midturn-loss-turn-not-ended",
+    expectation: "the user sees the turn end with an error within 45 s of the node's loss",
+    signature: { agentWait: "timeout", chatTerminalState: null, runAfterNodeReturned: "timeout" },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+  },
+  {
+    id: "F-midturn-loss-placement-not-terminal",
+    expectation: "the placement reaches a terminal state with a reason within 45 s of the node's loss",
+    signature: { state: "active", runner: { kind: "device", status: "offline" }, terminalReason: null },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+  },
+  {
+    // The gateway keeps streaming from the model for a worker that no longer exists; only
+    // chat.abort closes the request (then at once, status "aborted").
+    id: "F-midturn-loss-model-request-open",
+    expectation: "the held model request is cancelled within 45 s of the node's loss",
+    signature: { status: "held" },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+  },
+  {
+    // Node log: "Worker <id> lost its cleanup anchor without recorded lineage completion;
+    // capacity remains reserved." The slot stays reserved for the node's lifetime.
+    id: "F-midturn-loss-slot-reserved",
+    expectation: "the node, started again on its state volume, reconnects with all worker slots free",
+    signature: { workerSlots: { total: 2, available: 1 } },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+  },
+  {
+    // The placement is still "active" (runner available again) after the abort, so the
+    // session cannot be re-dispatched; the recovery turn runs on the old placement instead.
+    id: "F-midturn-loss-redispatch-refused",
+    expectation: "once the node is back, the session can be re-dispatched to it for a recovery turn",
+    signature: { code: "INVALID_REQUEST", message: "session cannot dispatch from placement active" },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+  },
+  {
+    // chat.abort commits the partial text the model had streamed when the node died as an
+    // ordinary assistant message (stopReason "stop"), so the next turn's model request
+    // carries it as if the model had said it in full.
+    id: "F-midturn-loss-recovery-sees-partial",
+    expectation: "the recovery turn's model request carries each checkpoint exactly once and none of the held partial text",
+    signature: { requests: 1, checkpoint1: 1, checkpoint2: 1, partialText: 1 },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+  },
+  {
+    id: "F-midturn-loss-partial-in-history",
+    expectation: "after recovery, history holds each checkpoint exactly once and none of the held partial text",
+    signature: { checkpoint1: 1, checkpoint2: 1, partialText: 1, partialMessages: [{ role: "assistant", stopReason: "stop", textIsTheHeldStream: true }] },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+  },
+];
+
 export default defineScenario({
   name: "midturn-node-loss",
   proves: "a node SIGKILLed mid-turn (after two checkpoint tool calls, with a partial reply held): the turn fails in bounded time, the placement ends, the model request is cancelled, history keeps each checkpoint once and no partial text, and the node returns with free slots for a recovery turn",
   topology: "own",
+  findings,
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   timeoutMs: 420_000,
   async run(ctx) {

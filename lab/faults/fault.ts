@@ -1,16 +1,17 @@
 // One life cycle for every fault (after roachtest's failure injection):
 //   prepare -> inject -> wait until observably in effect -> heal -> wait until healed -> clean up
-// with each step timed into the run's fault timeline. A prepared fault is registered for
-// healing at once: healAll() (end of a run, however it ends) and the interrupt handlers
-// (Ctrl-C, SIGTERM) heal it; `prune` removes what a killed run left (see helper.ts).
-import { onInterrupt } from "../cleanup.ts";
-import { info } from "../log.ts";
+// with each step timed into the run's fault timeline. A prepared fault registers its heal on
+// its lab's teardown stack at once: the runner drains it after the scenario, Lab.down() and
+// the interrupt handler (Ctrl-C, SIGTERM) drain it; `prune` removes what a killed run left.
+import type { TeardownStack } from "../topology/teardown.ts";
 import { FaultTimeline, nowMs, timelineOf, type FaultStep, type RunLike } from "./timeline.ts";
 
 /** What faults need of a lab. Lab (lab/topology/lab.ts) has this shape. */
 export interface FaultLab {
   id: string;
   run: RunLike;
+  /** Where a fault registers its heal: the lab drains it after the scenario, in down() and on interrupt. */
+  teardown: TeardownStack;
   network: { name: string; id: string };
   images: { base: { tag: string } };
   member(alias: string): { alias: string; id: string; ip: string };
@@ -19,6 +20,8 @@ export interface FaultLab {
 export type Detail = Record<string, unknown>;
 
 export interface FaultOptions {
+  /** Where the heal is registered (default: the lab's teardown stack; none for a bare tap). */
+  teardown?: TeardownStack;
   /** Where steps are recorded; default: the lab's run timeline (faults.jsonl in the run folder). */
   timeline?: FaultTimeline;
   /** Longest wait for "in effect" and for "healed" (default per kind). */
@@ -57,7 +60,6 @@ export interface HealTimings {
 export class FaultAborted extends Error {}
 
 let counter = 0;
-const active: Fault[] = [];
 
 export abstract class Fault {
   abstract readonly kind: string;
@@ -74,15 +76,17 @@ export abstract class Fault {
   #chain: Promise<unknown> = Promise.resolve();
   #unregister?: () => void;
   #injectAttempted = false;
+  #teardown?: TeardownStack;
 
   constructor(
     /** Who it acts on, as written in the timeline. */
     readonly target: string,
     protected readonly opts: FaultOptions & { run?: RunLike },
-    /** The lab it belongs to (healAll({lab}) heals only those). */
-    readonly labId?: string,
+    /** The teardown stack of the lab it belongs to (opts.teardown wins). */
+    teardown?: TeardownStack,
   ) {
     this.timeline = opts.timeline ?? (opts.run ? timelineOf(opts.run) : defaultTimeline);
+    this.#teardown = opts.teardown ?? teardown;
   }
 
   // ---- what each kind does ----
@@ -168,8 +172,8 @@ export abstract class Fault {
         if (this.state !== "new") await this.#step("cleanup", () => this.doCleanup());
         return { ...none, cleanupMs: performance.now() - t0 };
       } finally {
-        // A fault whose healing failed stays registered: healAll and the interrupt handlers
-        // try again, and prune (helper labels) is the last resort.
+        // A fault whose healing failed stays registered: the lab's teardown tries again
+        // (down(), interrupt), and prune (helper labels) is the last resort.
         if (this.state === "healed" || this.state === "prepared" || this.state === "new") {
           this.state = "cleaned";
           this.#deregister();
@@ -237,15 +241,7 @@ export abstract class Fault {
 
   #register(): void {
     if (this.#unregister) return;
-    active.push(this);
-    const off = onInterrupt(`heal ${this}`, async () => {
-      await this.heal();
-    });
-    this.#unregister = () => {
-      off();
-      const i = active.indexOf(this);
-      if (i >= 0) active.splice(i, 1);
-    };
+    this.#unregister = this.#teardown?.defer(`heal ${this}`, () => this.heal()) ?? (() => {});
   }
 
   #deregister(): void {
@@ -256,31 +252,3 @@ export abstract class Fault {
 
 /** The timeline faults without a run record to (memory only). */
 export const defaultTimeline = new FaultTimeline();
-
-/** Faults prepared or injected and not yet cleaned up, oldest first. */
-export function activeFaults(filter: { lab?: string } = {}): Fault[] {
-  return active.filter((f) => !filter.lab || f.labId === filter.lab);
-}
-
-export interface HealAllResult {
-  healed: { fault: string; totalMs: number }[];
-  failed: { fault: string; error: string }[];
-}
-
-/**
- * Heal every active fault (or those of one lab), newest first; never throws: failures are
- * returned and logged, since this runs at the end of runs that may already be failing.
- */
-export async function healAll(filter: { lab?: string } = {}): Promise<HealAllResult> {
-  const res: HealAllResult = { healed: [], failed: [] };
-  for (const f of activeFaults(filter).reverse()) {
-    try {
-      const t = await f.heal();
-      res.healed.push({ fault: String(f), totalMs: t.totalMs });
-    } catch (err) {
-      res.failed.push({ fault: String(f), error: (err as Error).message });
-      info(`healing ${f} failed: ${(err as Error).message} (prune removes its helper with the run)`);
-    }
-  }
-  return res;
-}

@@ -6,7 +6,7 @@
 //   const f = faults.partition(lab, "node-1", "gateway");
 //   await f.inject();            // { injectMs, inEffectMs, totalMs, detail }
 //   await f.heal();              // { healMs, healedMs, cleanupMs, totalMs, detail }
-//   await faults.healAll();      // end of run: heals whatever is still active
+//   (whatever is still active when the scenario ends is healed by the lab's teardown stack)
 //
 //   const armed = await faults.injectWhen(faults.when.tapFrame(lab.tap("node-1"), { command: "worker.launch.v1" }), faults.kill(lab, "node-1"));
 //   await armed.injected;
@@ -14,7 +14,7 @@
 //   const cut = faults.wire.close({ lab, node: "node-1" }, 1006, { match: { command: "worker.launch.v1" } });
 //   await cut.inject(); await cut.fired(); ... await cut.heal();
 import type { Lab } from "../topology/lab.ts";
-import { activeFaults, healAll, type FaultLab, type FaultOptions } from "./fault.ts";
+import type { FaultLab, FaultOptions } from "./fault.ts";
 import { BandwidthFault, DisconnectFault, LossFault, PartitionFault, type BandwidthOptions, type LossOptions, type PartitionOptions } from "./network.ts";
 import { KillFault, PauseFault, RestartFault, StopFault } from "./process.ts";
 import * as trigger from "./trigger.ts";
@@ -22,7 +22,7 @@ import * as wire from "./wire.ts";
 import type { TappedLab } from "./wire.ts";
 import { timelineOf } from "./timeline.ts";
 
-export { Fault, FaultAborted, activeFaults, healAll, defaultTimeline, type FaultLab, type FaultOptions, type InjectTimings, type HealTimings, type HealAllResult } from "./fault.ts";
+export { Fault, FaultAborted, defaultTimeline, type FaultLab, type FaultOptions, type InjectTimings, type HealTimings } from "./fault.ts";
 export { FaultTimeline, timelineOf, TIMELINE_FILE, type TimelineEntry, type FaultStep } from "./timeline.ts";
 export { KillFault, StopFault, PauseFault, RestartFault } from "./process.ts";
 export { DisconnectFault, PartitionFault, LossFault, BandwidthFault, type Direction, type PartitionOptions, type LossOptions, type BandwidthOptions } from "./network.ts";
@@ -47,9 +47,6 @@ export const faults = {
   // triggers
   when: { poll: trigger.poll, stream: trigger.stream, tapFrame: trigger.tapFrame, tapFrames: trigger.tapFrames, modelToolCalls: trigger.modelToolCalls, modelHeld: trigger.modelHeld, after: trigger.after },
   injectWhen: trigger.injectWhen,
-  // end of run
-  healAll,
-  active: activeFaults,
   timelineOf,
 };
 

@@ -33,7 +33,7 @@ export class DisconnectFault extends Fault {
     private readonly alias: string,
     opts: FaultOptions = {},
   ) {
-    super(alias, { ...opts, run: lab.run }, lab.id);
+    super(alias, { ...opts, run: lab.run }, lab.teardown);
     this.#id = lab.member(alias).id;
   }
 
@@ -127,7 +127,7 @@ abstract class HelperFault extends Fault {
     target: string,
     opts: FaultOptions,
   ) {
-    super(target, { ...opts, run: lab.run }, lab.id);
+    super(target, { ...opts, run: lab.run }, lab.teardown);
     this.targetId = lab.member(alias).id;
   }
 

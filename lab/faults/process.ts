@@ -30,7 +30,7 @@ abstract class ContainerFault extends Fault {
     protected readonly alias: string,
     opts: FaultOptions,
   ) {
-    super(alias, { ...opts, run: lab.run }, lab.id);
+    super(alias, { ...opts, run: lab.run }, lab.teardown);
     this.containerId = lab.member(alias).id;
   }
   protected get container(): Docker.Container {

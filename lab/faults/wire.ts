@@ -4,6 +4,7 @@
 // when it fired: fired() waits for that and puts it in the timeline. Heal removes the rule,
 // which also undoes what it held (half-open connections, a freeze, delayed frames).
 import type { TapAction, TapControl, TapMatch, TapRule, TapRuleSpec } from "../clients/tap.ts";
+import type { TeardownStack } from "../topology/teardown.ts";
 import { Fault, type Detail, type FaultOptions } from "./fault.ts";
 import { nowMs, type RunLike } from "./timeline.ts";
 
@@ -11,17 +12,18 @@ import { nowMs, type RunLike } from "./timeline.ts";
 export interface TappedLab {
   id: string;
   run: RunLike;
+  teardown: TeardownStack;
   tap(node: string): TapControl;
 }
 
 /**
  * Which tap: a TapControl on its own, or { lab, node } for the tap in front of that node host
- * (then the lab's run timeline records the steps and healAll({lab}) includes the fault).
+ * (then the lab's run timeline records the steps and the lab's teardown heals the fault).
  */
 export type TapHost = TapControl | { lab: TappedLab; node: string };
 
-function unpack(on: TapHost): { tap: TapControl; run?: RunLike; lab?: string; node?: string } {
-  return "lab" in on ? { tap: on.lab.tap(on.node), run: on.lab.run, lab: on.lab.id, node: on.node } : { tap: on };
+function unpack(on: TapHost): { tap: TapControl; run?: RunLike; teardown?: TeardownStack; node?: string } {
+  return "lab" in on ? { tap: on.lab.tap(on.node), run: on.lab.run, teardown: on.lab.teardown, node: on.node } : { tap: on };
 }
 
 const actionName = (a: TapAction): string => Object.keys(a)[0]!;
@@ -47,9 +49,9 @@ export class WireFault extends Fault {
     readonly spec: Omit<TapRuleSpec, "id">,
     opts: WireOptions = {},
   ) {
-    const { tap, run, lab, node } = unpack(on);
+    const { tap, run, teardown, node } = unpack(on);
     const match = spec.match && Object.keys(spec.match).length ? ` ${JSON.stringify(spec.match)}` : "";
-    super(opts.label ?? `tap${node ? ` ${node}` : ""}${match}`, { ...opts, run: opts.run ?? run }, lab);
+    super(opts.label ?? `tap${node ? ` ${node}` : ""}${match}`, { ...opts, run: opts.run ?? run }, teardown);
     this.tap = tap;
     this.kind = `wire.${actionName(spec.action)}`;
     this.ruleId = `fleetlab-${process.pid}-${this.id}`;

@@ -4,7 +4,6 @@ import { judge, verdictOf, type FindingRecord } from "./findings.ts";
 const registry: FindingRecord[] = [
   {
     id: "F-run-stays-running",
-    scenario: "midturn",
     expectation: "the turn ends with an error",
     signature: { session: "running", placement: "active" },
     versions: ["2026.9.6"],

@@ -1,6 +1,7 @@
 // Findings: what the system under test was seen to do short of a scenario's expectation.
 // A scenario states an expectation and, when it does not hold, the exact signature of what
-// happened instead. Matched against the registry (scenarios/findings.ts):
+// happened instead. Matched against the findings the scenario registers beside it
+// (defineScenario({ findings })):
 //   expectation holds, nothing registered         -> pass
 //   expectation fails, registered signature equal -> known finding (reported loudly, not failed)
 //   expectation fails, no registered match        -> fail (a new or changed shortfall)
@@ -10,7 +11,6 @@ import { isDeepStrictEqual } from "node:util";
 export interface FindingRecord {
   /** Stable id, e.g. "F-midturn-run-stays-running". */
   id: string;
-  scenario: string;
   /** What a user needs (the reference expectation). */
   expectation: string;
   /** Exactly what was observed instead: compared by deep equality, so keep it specific. */
@@ -40,7 +40,7 @@ export function judge(
   registry: FindingRecord[],
   c: { id: string; scenario: string; expectation: string; holds: boolean; observed?: unknown; version: string; kind?: FindingRecord["kind"] },
 ): CheckResult {
-  const rec = registry.find((f) => f.id === c.id && f.scenario === c.scenario);
+  const rec = registry.find((f) => f.id === c.id);
   const base = { findingId: c.id, scenario: c.scenario, expectation: c.expectation, kind: rec?.kind ?? c.kind ?? "shortfall" };
   if (c.holds) {
     if (rec && rec.versions.includes(c.version)) return { ...base, outcome: "fixed?", registered: rec.signature, note: `registered finding ${c.id} did not reproduce on ${c.version}` };

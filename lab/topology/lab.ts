@@ -9,12 +9,12 @@ import { ensureImages, type ImageSet } from "../images.ts";
 import { info, step } from "../log.ts";
 import { FIXTURES, STATE } from "../paths.ts";
 import { saveContainerLogs } from "../evidence/logs.ts";
-import { healAll } from "../faults/fault.ts";
 import type { Run } from "../evidence/run.ts";
 import { LabContainer, ipOn } from "./container.ts";
 import { APPROVAL_PLUGIN, APPROVAL_PLUGIN_DIR, gatewayConfig, nodeConfig } from "./config.ts";
 import { mcpContainers, nodeAliases, tapAlias, type TopologySpec } from "./spec.ts";
 import { StopWaiting, waitUntil } from "./wait.ts";
+import { TeardownStack } from "./teardown.ts";
 import { LabOperator, isReadyNode, type OperatorHost } from "./operator.ts";
 import { ModelControl } from "../clients/model.ts";
 import { GitHttpControl } from "../clients/git.ts";
@@ -46,6 +46,8 @@ export class Lab {
   images!: ImageSet;
   network = { name: "", id: "", subnet: "" };
   readonly timings: Record<string, number> = {};
+  /** What undoes what scenarios, faults and helpers set up on this lab; drained newest first. */
+  readonly teardown = new TeardownStack();
   #down = false;
   #unregister: () => void = () => {};
 
@@ -319,9 +321,9 @@ export class Lab {
     this.#down = true;
     const t0 = performance.now();
     try {
-      // Faults first: a fault is healed (and its helper removed) before its target goes.
-      const healed = await healAll({ lab: this.id });
-      for (const f of healed.failed) info(`could not heal ${f.fault}: ${f.error}`);
+      // The teardown stack first: a fault is healed (and its helper removed) before its target goes.
+      const undone = await this.teardown.drain();
+      for (const f of undone.failed) info(`could not undo '${f.name}': ${f.error}`);
       await this.operator?.close().catch(() => {});
       if (this.spec.tap.enabled) {
         await Promise.all(
