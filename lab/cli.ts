@@ -4,7 +4,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { leftovers, prune, pruneDeadRuns } from "./cleanup.ts";
 import { requireEngine } from "./docker.ts";
-import { Run } from "./evidence/run.ts";
+import { Run, readRunRecord } from "./evidence/run.ts";
 import { findRun, verdictTable } from "./evidence/report.ts";
 import { ensureImages } from "./images.ts";
 import { findingsTable } from "./findings/findings.ts";
@@ -13,7 +13,7 @@ import { resolveScenarios, runScenarios } from "./runner.ts";
 import type { Scenario } from "./scenario.ts";
 import { Lab } from "./topology/lab.ts";
 import { parseTopology, topologyFromEnv, type TopologySpec } from "./topology/spec.ts";
-import { exitCodeOf, type Verdict } from "./verdict.ts";
+import { exitCodeOf } from "./verdict.ts";
 
 const USAGE = `usage: fleetlab <command> [options]
 
@@ -94,7 +94,9 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
     case "report": {
       const { dir, record } = findRun(rest[0]);
       process.stdout.write(`run ${record.id}  seed=${record.seed}\n\n${verdictTable(record.scenarios)}\n\nevidence: ${dir}\n`);
-      return exitCodeOf(record.scenarios.map((r) => r.verdict as Verdict));
+      const missing = (record.plan ?? []).filter((n) => !record.scenarios.some((r) => r.name === n));
+      if (missing.length) process.stdout.write(`never ran (the run was cut): ${missing.join(", ")}\n`);
+      return missing.length ? 3 : exitCodeOf(record.scenarios.map((r) => r.verdict));
     }
     case "images": {
       await requireEngine();
@@ -110,7 +112,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
 function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?: number } {
   if (replay) {
     if (!fs.existsSync(replay)) throw new LabError(`--replay ${replay}: no such file (give the run.json of an earlier run)`);
-    const rec = JSON.parse(fs.readFileSync(replay, "utf8")) as { seed: number; topology?: unknown };
+    const rec = readRunRecord(replay);
     info(`replaying ${replay}: seed ${rec.seed}`);
     return { spec: parseTopology(rec.topology ?? {}, `topology in ${replay}`), seed: rec.seed };
   }

@@ -4,6 +4,7 @@
 // registers, checks that the shared lab stayed healthy and that every torn-down lab left
 // nothing behind, and records verdicts in run.json. The CLI and the vitest suite both call it.
 import fs from "node:fs";
+import { writeJson } from "./evidence/write.ts";
 import path from "node:path";
 import { pruneDeadRuns } from "./cleanup.ts";
 import { requireEngine } from "./docker.ts";
@@ -68,12 +69,12 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   const checks: CheckResult[] = [];
   const done = (verdict: Verdict, detail?: string): ScenarioResult => {
     const r = { name: s.name, verdict, seconds: Math.round(performance.now() - t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks };
-    if (checks.length) fs.writeFileSync(path.join(dir, "findings.json"), JSON.stringify(checks, null, 2) + "\n");
-    const f = ((run.record.findings as CheckResult[]) ??= []);
-    f.push(...checks.filter((c) => c.outcome !== "pass"));
-    run.record.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail });
-    run.save();
-    fs.writeFileSync(path.join(dir, "verdict.json"), JSON.stringify(r, null, 2) + "\n");
+    if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
+    run.update((rec) => {
+      (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
+      rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail });
+    });
+    writeJson(path.join(dir, "verdict.json"), r);
     info(`scenario ${s.name}: ${verdict.toUpperCase()} in ${r.seconds.toFixed(1)} s${detail ? ` (${detail.split("\n")[0]})` : ""}`);
     return r;
   };
@@ -161,10 +162,7 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
 
 /** Run these scenarios (already resolved and ordered) and return their results. */
 export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: Run): Promise<ScenarioResult[]> {
-  run.record.engine = await requireEngine();
-  run.record.topology = spec;
-  run.save();
-  await pruneDeadRuns();
+  await startRun(run, spec, chosen);
   const pool = new LabPool(spec, run);
   const results: ScenarioResult[] = [];
   try {
@@ -174,10 +172,24 @@ export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: 
     }
   } finally {
     await pool.close();
-    run.record.endedAt = new Date().toISOString();
-    run.save();
+    endRun(run);
   }
   return results;
+}
+
+/** The start of every run (CLI and vitest alike): an engine that answers, the plan, what dead runs left removed. */
+export async function startRun(run: Run, spec: TopologySpec, plan: Scenario[]): Promise<void> {
+  const engine = await requireEngine();
+  run.update((r) => {
+    r.engine = engine;
+    r.topology = spec;
+    r.plan = runOrder(plan).map((s) => s.name);
+  });
+  await pruneDeadRuns();
+}
+
+export function endRun(run: Run): void {
+  run.update((r) => void (r.endedAt = new Date().toISOString()));
 }
 
 /** A scenario's topology overrides, merged field by field into the run's spec. */

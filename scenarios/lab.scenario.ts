@@ -2,9 +2,7 @@
 // and the same verdict rule as `make lab` (so verdicts, evidence and clean-up are identical).
 import { afterAll, describe, expect, it } from "vitest";
 import { Run } from "../lab/evidence/run.ts";
-import { requireEngine } from "../lab/docker.ts";
-import { pruneDeadRuns } from "../lab/cleanup.ts";
-import { LabPool, runOrder, runScenario } from "../lab/runner.ts";
+import { LabPool, endRun, runOrder, runScenario, startRun } from "../lab/runner.ts";
 import { topologyFromEnv } from "../lab/topology/spec.ts";
 import { accepted } from "../lab/verdict.ts";
 import { loadScenarios } from "./index.ts";
@@ -17,15 +15,11 @@ const scenarios = runOrder(await loadScenarios());
 describe(`scenarios (evidence: ${run.dir})`, () => {
   afterAll(async () => {
     await pool.close();
-    run.record.endedAt = new Date().toISOString();
-    run.save();
+    endRun(run);
   });
 
   it("has a Docker engine", async () => {
-    run.record.engine = await requireEngine();
-    run.record.topology = spec;
-    run.save();
-    await pruneDeadRuns();
+    await startRun(run, spec, scenarios);
   });
 
   for (const s of scenarios) {

@@ -2,7 +2,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { RUNS } from "../paths.ts";
-import type { RunRecord } from "./run.ts";
+import { readRunRecord, type RunRecord } from "./run.ts";
+import { LabError } from "../log.ts";
 
 export interface Row {
   name: string;
@@ -30,10 +31,10 @@ export function findRun(id?: string): { dir: string; record: RunRecord } {
   else if (id) dir = path.join(RUNS, id);
   else {
     const all = fs.existsSync(RUNS) ? fs.readdirSync(RUNS).filter((d) => fs.existsSync(path.join(RUNS, d, "run.json"))).sort() : [];
-    if (!all.length) throw new Error(`no runs in ${RUNS} yet: run 'make lab' first`);
+    if (!all.length) throw new LabError(`no runs in ${RUNS} yet: run 'make lab' first`);
     dir = path.join(RUNS, all[all.length - 1]);
   }
   const file = path.join(dir, "run.json");
-  if (!fs.existsSync(file)) throw new Error(`no run.json in ${dir}`);
-  return { dir, record: JSON.parse(fs.readFileSync(file, "utf8")) as RunRecord };
+  if (!fs.existsSync(file)) throw new LabError(`no run.json in ${dir}: give a run id from ${RUNS} or a run folder`);
+  return { dir, record: readRunRecord(file) };
 }

@@ -1,24 +1,69 @@
-// One folder per run: run.json (topology, versions, image ids, seed, timings), container
-// logs, frame transcripts, scenario verdicts. Everything a reader needs to judge the run.
+// One folder per run: run.json (topology, versions, image ids, seed, timings, verdicts,
+// findings), container logs, frame transcripts, scenario verdicts. run.json has one schema
+// (zod, below): every writer goes through Run, which validates before it writes, and every
+// reader (report, replay) parses with the same schema, so a cut or hand-edited run.json is
+// named as such instead of being trusted.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { z } from "zod";
 import { RUNS } from "../paths.ts";
+import { LabError } from "../log.ts";
 
-export interface RunRecord {
-  id: string;
-  startedAt: string;
-  endedAt?: string;
-  seed: number;
-  host: { platform: string; cpus: number; memGiB: number; node: string };
-  engine?: { version: string; apiVersion: string };
-  topology?: unknown;
-  images?: Record<string, { tag: string; id: string; cached: boolean; seconds: number }>;
-  timings: Record<string, number>;
-  scenarios: { name: string; verdict: string; seconds: number; detail?: string }[];
-  [k: string]: unknown;
-}
+const Verdict = z.enum(["pass", "fail", "unknown", "known-finding", "fixed?"]);
+
+export const ScenarioRow = z.object({
+  name: z.string(),
+  verdict: Verdict,
+  seconds: z.number(),
+  detail: z.string().optional(),
+});
+
+/** One judged expectation (lab/findings/findings.ts CheckResult). */
+export const CheckRow = z.object({
+  findingId: z.string(),
+  scenario: z.string(),
+  expectation: z.string(),
+  outcome: z.enum(["pass", "fail", "known-finding", "fixed?"]),
+  observed: z.unknown().optional(),
+  registered: z.unknown().optional(),
+  kind: z.enum(["shortfall", "differs-from-reference"]),
+  note: z.string().optional(),
+});
+
+const ImageRow = z.object({ tag: z.string(), id: z.string(), cached: z.boolean(), seconds: z.number() });
+
+/** A lab's part of run.json (written by Lab as it comes up and goes down). */
+export const LabRow = z.object({
+  evidence: z.string(),
+  spec: z.unknown(),
+  network: z.object({ name: z.string(), id: z.string(), subnet: z.string() }),
+  images: z.record(z.string(), ImageRow).optional(),
+  members: z.array(z.object({ alias: z.string(), kind: z.string(), container: z.string(), ip: z.string(), volume: z.string().optional() })),
+  timings: z.record(z.string(), z.number()),
+});
+
+export const RunRecordSchema = z.strictObject({
+  id: z.string(),
+  startedAt: z.string(),
+  endedAt: z.string().optional(),
+  seed: z.number().int().nonnegative(),
+  host: z.object({ platform: z.string(), cpus: z.number(), memGiB: z.number(), node: z.string() }),
+  engine: z.object({ version: z.string(), apiVersion: z.string() }).optional(),
+  topology: z.unknown().optional(),
+  /** The scenarios this run was asked to run, in order (a cut run shows what never ran). */
+  plan: z.array(z.string()).optional(),
+  timings: z.record(z.string(), z.number()),
+  scenarios: z.array(ScenarioRow),
+  findings: z.array(CheckRow).optional(),
+  labs: z.record(z.string(), LabRow).optional(),
+  faults: z.object({ timeline: z.string() }).optional(),
+});
+
+export type RunRecord = z.infer<typeof RunRecordSchema>;
+export type ScenarioRow = z.infer<typeof ScenarioRow>;
+export type LabRow = z.infer<typeof LabRow>;
 
 export function newRunId(now = new Date()): string {
   const t = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15).toLowerCase();
@@ -59,17 +104,46 @@ export class Run {
 
   /** Record how long a named step took, in seconds. */
   time(name: string, seconds: number): void {
-    this.record.timings[name] = Math.round(seconds * 1000) / 1000;
-    this.save();
+    this.update((r) => void (r.timings[name] = Math.round(seconds * 1000) / 1000));
   }
 
-  writeJson(rel: string, data: unknown): string {
-    const p = this.file(rel);
-    fs.writeFileSync(p, JSON.stringify(data, null, 2) + "\n");
-    return p;
+  /** Change the record and write it (validated first; an invalid change is rolled back). */
+  update(change: (r: RunRecord) => void): void {
+    const before = structuredClone(this.record);
+    change(this.record);
+    try {
+      this.save();
+    } catch (err) {
+      for (const k of Object.keys(this.record)) delete (this.record as Record<string, unknown>)[k];
+      Object.assign(this.record, before);
+      throw err;
+    }
   }
 
+  /** Write run.json; a writer that put something the schema does not allow fails here, naming the field. */
   save(): void {
+    const ok = RunRecordSchema.safeParse(this.record);
+    if (!ok.success) throw new Error(`run.json of ${this.id} would be invalid: ${describeIssues(ok.error)}`);
     fs.writeFileSync(path.join(this.dir, "run.json"), JSON.stringify(this.record, null, 2) + "\n");
   }
+}
+
+/** Read and validate a run.json (report, replay). */
+export function readRunRecord(file: string): RunRecord {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new LabError(`${file} is not readable JSON (${(err as Error).message}); was the run cut while writing it?`);
+  }
+  const ok = RunRecordSchema.safeParse(raw);
+  if (!ok.success) throw new LabError(`${file} is not a fleetlab run record: ${describeIssues(ok.error)}`);
+  return ok.data;
+}
+
+function describeIssues(err: z.ZodError): string {
+  return err.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`)
+    .join("; ");
 }

@@ -1,0 +1,33 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { Run, readRunRecord } from "./run.ts";
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-run-"));
+
+describe("run.json", () => {
+  it("is written through one schema and read back with it", () => {
+    const run = Run.create({ root, seed: 7 });
+    run.update((r) => void r.scenarios.push({ name: "smoke", verdict: "pass", seconds: 1.5 }));
+    run.time("up", 2.3456);
+    const back = readRunRecord(path.join(run.dir, "run.json"));
+    expect(back.seed).toBe(7);
+    expect(back.scenarios).toEqual([{ name: "smoke", verdict: "pass", seconds: 1.5 }]);
+    expect(back.timings.up).toBe(2.346);
+  });
+
+  it("a writer that breaks the schema fails naming the field, and nothing is written", () => {
+    const run = Run.create({ root, seed: 1 });
+    expect(() => run.update((r) => void r.scenarios.push({ name: "x", verdict: "passed" as never, seconds: 1 }))).toThrow(/scenarios\.0\.verdict/);
+    expect(() => run.update((r) => void ((r as Record<string, unknown>).whatever = 1))).toThrow(/whatever/);
+  });
+
+  it("a cut or foreign run.json is named as such, not trusted", () => {
+    const dir = fs.mkdtempSync(path.join(root, "cut-"));
+    fs.writeFileSync(path.join(dir, "run.json"), '{"id": "x", "seed": 1, "scen');
+    expect(() => readRunRecord(path.join(dir, "run.json"))).toThrow(/not readable JSON.*cut/);
+    fs.writeFileSync(path.join(dir, "run.json"), JSON.stringify({ id: "x", seed: 1 }));
+    expect(() => readRunRecord(path.join(dir, "run.json"))).toThrow(/not a fleetlab run record: startedAt/);
+  });
+});
