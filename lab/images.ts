@@ -3,7 +3,9 @@
 //   openclaw-pkg  base + the published openclaw package at an exact version (big, built once
 //                 per version: its ~650 MB context is slow to send, so nothing else lives here)
 //   openclaw    openclaw-pkg + entrypoint (thin, rebuilt in well under a second)
-//   git-http, model   base + their small server programs
+//   git-http, model, mcp, faultproxy   base + their small server programs: TypeScript that Node
+//                 runs as it is (type stripping, no build step); each imports only files of its
+//                 own folder, so the folder hash below covers all of it
 import { createHash } from "node:crypto";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";

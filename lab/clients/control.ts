@@ -1,14 +1,20 @@
 // The JSON control APIs of the lab's own servers (model, MCP, tap) share one call: fetch with
-// a timeout, an error naming the server, method and path, and the reply checked with zod.
-import { z } from "zod";
+// a timeout and an error naming the server, method and path.
+//
+// Each server defines its API once, beside its code (docker/<server>/wire.ts: "METHOD /path" ->
+// query, body, reply), and its client calls it through that type: a route, body or reply the two
+// ends disagree on does not compile. Replies are not checked again at run time: the images are
+// built from this same tree (tagged by a hash of their folder), so the server that answers is
+// the one the types describe.
 
-export interface ControlCall<T> {
+type Method = "GET" | "POST" | "DELETE";
+
+export interface ControlCall {
   /** Names the server in errors: "model", "mcp", "tap". */
   name: string;
   baseUrl: string;
-  method: "GET" | "POST" | "DELETE";
+  method: Method;
   path: string;
-  schema: z.ZodType<T>;
   /** Sent as JSON when given. */
   body?: unknown;
   timeoutMs: number;
@@ -16,7 +22,8 @@ export interface ControlCall<T> {
   error: new (message: string, options?: ErrorOptions) => Error;
 }
 
-export async function controlCall<T>(c: ControlCall<T>): Promise<T> {
+/** One call; returns the parsed JSON reply. */
+export async function controlCall(c: ControlCall): Promise<unknown> {
   const url = `${c.baseUrl}${c.path}`;
   let res: Response;
   try {
@@ -31,7 +38,39 @@ export async function controlCall<T>(c: ControlCall<T>): Promise<T> {
   }
   const text = await res.text();
   if (!res.ok) throw new c.error(`${c.name} control ${c.method} ${c.path}: HTTP ${res.status} ${text.slice(0, 500)}`);
-  const parsed = c.schema.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new c.error(`${c.name} control ${c.method} ${c.path}: unexpected reply: ${z.prettifyError(parsed.error)}`);
-  return parsed.data;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new c.error(`${c.name} control ${c.method} ${c.path}: reply is not JSON: ${text.slice(0, 200)}`, { cause: e });
+  }
+}
+
+type QueryOf<R> = R extends { query: infer Q } ? Q : never;
+type BodyOf<R> = R extends { body: infer B } ? B : never;
+export type ReplyOf<R> = R extends { reply: infer T } ? T : never;
+
+export interface CallOptions<R> {
+  /** Left out of the URL when undefined, false, "" or 0; true is sent as 1. */
+  query?: QueryOf<R>;
+  body?: BodyOf<R>;
+  /** Fills the route's ":id" segment. */
+  id?: string;
+}
+
+/** Calls one route of `Api` ("METHOD /path" -> { query?, body?, reply }). */
+export type ControlCaller<Api> = <K extends keyof Api & string>(route: K, opts?: CallOptions<Api[K]>) => Promise<ReplyOf<Api[K]>>;
+
+export function controlCaller<Api>(server: Omit<ControlCall, "method" | "path" | "body"> & { /** Send {} on a POST without a body. */ emptyPostBody?: boolean }): ControlCaller<Api> {
+  const { emptyPostBody, ...c } = server;
+  return async (route, opts = {}) => {
+    const [method, template] = route.split(" ") as [Method, string];
+    let path = opts.id === undefined ? template : template.replace(":id", encodeURIComponent(opts.id));
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries((opts.query ?? {}) as Record<string, unknown>)) {
+      if (v !== undefined && v !== false && v !== "" && v !== 0) q.set(k, v === true ? "1" : String(v));
+    }
+    if (q.size) path += `?${q}`;
+    const body = opts.body ?? (method === "POST" && emptyPostBody ? {} : undefined);
+    return (await controlCall({ ...c, method, path, body })) as ReplyOf<Api[typeof route]>;
+  };
 }

@@ -1,4 +1,4 @@
-// Runs docker/git-http/server.mjs on the host (no Docker) with the machine's git and drives
+// Runs docker/git-http/server.ts on the host (no Docker) with the machine's git and drives
 // it with the helpers the scenarios use: seed, push over smart HTTP, clone back over both
 // smart and dumb HTTP.
 
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clone, GitHttpControl, publish, readSeedFiles, SEED_IDENTITY, seedWorkspace } from "./git.ts";
 import { listeningRecord, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 
-const SERVER = fileURLToPath(new URL("../../docker/git-http/server.mjs", import.meta.url));
+const SERVER = fileURLToPath(new URL("../../docker/git-http/server.ts", import.meta.url));
 
 let tmp: string;
 let server: ServerProcess<{ port: number }>;

@@ -1,5 +1,6 @@
 // Host-side git helpers for the lab: seed a workspace repo, publish it to the git-http
-// server, clone it back, and talk to that server's control API.
+// server, clone it back, and talk to that server's control API (its replies are defined once,
+// in docker/git-http/wire.ts).
 //
 // Every git run here is hermetic (no system/global config, no prompts, fixed identity), so
 // a seed commit has the same id on every machine and a developer's ~/.gitconfig (signing,
@@ -9,7 +10,10 @@ import { access, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { simpleGit, type SimpleGit } from "simple-git";
-import { z } from "zod";
+import type { AccessLogEntry, CreatedRepo, GitHttpControlApi, RepoInfo } from "../../docker/git-http/wire.ts";
+import { controlCaller, type ControlCaller } from "./control.ts";
+
+export type { AccessLogEntry, CreatedRepo, RepoInfo } from "../../docker/git-http/wire.ts";
 
 /** The default workspace seed: a root README.md and a nested src/notes/plan.md. */
 export const WORKSPACE_SEED_DIR = fileURLToPath(new URL("../../fixtures/workspace-seed/", import.meta.url));
@@ -103,44 +107,21 @@ export async function clone(remoteUrl: string, dir: string): Promise<string> {
 
 // ---------------------------------------------------------------- git-http control API
 
-/** URL layout of docker/git-http/server.mjs. `base` is e.g. http://git-http:8080. */
+/** URL layout of docker/git-http/server.ts. `base` is e.g. http://git-http:8080. */
 export const smartUrl = (base: string, repo: string): string => `${base.replace(/\/+$/, "")}/smart/${repo}.git`;
 export const dumbUrl = (base: string, repo: string): string => `${base.replace(/\/+$/, "")}/dumb/${repo}.git`;
 
-export const RepoInfoSchema = z.object({
-  name: z.string(),
-  /** Symbolic HEAD, e.g. refs/heads/main. */
-  head: z.string().nullable(),
-  /** Commit HEAD resolves to; null while the repo is empty. */
-  headCommit: z.string().nullable(),
-  refs: z.record(z.string(), z.string()),
-});
-export type RepoInfo = z.infer<typeof RepoInfoSchema>;
+export class GitHttpControlError extends Error {}
 
-const CreatedRepoSchema = RepoInfoSchema.extend({ created: z.boolean() });
-export type CreatedRepo = z.infer<typeof CreatedRepoSchema>;
-
-export const AccessLogEntrySchema = z.object({
-  seq: z.number().int(),
-  time: z.string(),
-  method: z.string(),
-  /** Request target including the query string. */
-  path: z.string(),
-  status: z.number().int(),
-  /** Response body bytes sent. */
-  bytes: z.number().int(),
-  remote: z.string(),
-  agent: z.string(),
-  ms: z.number(),
-  aborted: z.boolean().optional(),
-});
-export type AccessLogEntry = z.infer<typeof AccessLogEntrySchema>;
-
+/** The control API of docker/git-http; its replies are defined there (wire.ts). */
 export class GitHttpControl {
   readonly baseUrl: string;
+  readonly #call: ControlCaller<GitHttpControlApi>;
 
   constructor(baseUrl: string) {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
+    // Listing runs git once per repo, creating a handful of times: generous.
+    this.#call = controlCaller<GitHttpControlApi>({ name: "git-http", baseUrl: this.baseUrl, timeoutMs: 60_000, error: GitHttpControlError });
   }
 
   smartUrl(repo: string): string {
@@ -161,29 +142,15 @@ export class GitHttpControl {
 
   /** Creates an empty bare repo (idempotent: `created` is false if it already existed). */
   async createRepo(name: string): Promise<CreatedRepo> {
-    return CreatedRepoSchema.parse(
-      await this.json("/_control/repos", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ name }),
-      }),
-    );
+    return this.#call("POST /_control/repos", { body: { name } });
   }
 
   async listRepos(): Promise<RepoInfo[]> {
-    return z.object({ repos: z.array(RepoInfoSchema) }).parse(await this.json("/_control/repos")).repos;
+    return (await this.#call("GET /_control/repos")).repos;
   }
 
   /** Access log entries with seq > since (the server keeps the most recent 10 000). */
   async log(since = 0): Promise<AccessLogEntry[]> {
-    return z.object({ entries: z.array(AccessLogEntrySchema) }).parse(await this.json(`/_control/log?since=${since}`))
-      .entries;
-  }
-
-  private async json(route: string, init?: RequestInit): Promise<unknown> {
-    const res = await fetch(`${this.baseUrl}${route}`, init);
-    const text = await res.text();
-    if (!res.ok) throw new Error(`git-http ${init?.method ?? "GET"} ${route}: ${res.status} ${text.trim()}`);
-    return JSON.parse(text);
+    return (await this.#call("GET /_control/log", { query: { since } })).entries;
   }
 }

@@ -1,4 +1,4 @@
-// The MCP tool server (docker/mcp/server.mjs) run twice on loopback, north and south, driven by
+// The MCP tool server (docker/mcp/server.ts) run twice on loopback, north and south, driven by
 // the MCP SDK's own client the way OpenClaw's gateway drives it, and observed through McpControl.
 // Needs docker/mcp/node_modules (`cd docker/mcp && npm install`): the server and the SDK client
 // both come from there.
@@ -13,7 +13,7 @@ import { ToolListChangedNotificationSchema } from "../../docker/mcp/node_modules
 import { McpControl, isEvent, isRpc, isToolCall } from "./mcp.ts";
 import { startServerProcess } from "../testing/server-process.ts";
 
-const SERVER = fileURLToPath(new URL("../../docker/mcp/server.mjs", import.meta.url));
+const SERVER = fileURLToPath(new URL("../../docker/mcp/server.ts", import.meta.url));
 const FIXTURES = fileURLToPath(new URL("../../fixtures/mcp/", import.meta.url));
 
 type Running = { base: string; control: McpControl; out: () => string; stop: () => Promise<void> };

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ModelControl, isResponsesCall, toolsOf } from "./model.ts";
 import { listeningOnPort, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 
-const SERVER = fileURLToPath(new URL("../../docker/model/server.mjs", import.meta.url));
+const SERVER = fileURLToPath(new URL("../../docker/model/server.ts", import.meta.url));
 const SCRIPTS = fileURLToPath(new URL("../../fixtures/model/", import.meta.url));
 
 let server: ServerProcess<number>;

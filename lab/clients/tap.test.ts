@@ -1,4 +1,4 @@
-// The wire tap (docker/faultproxy/server.mjs) as a child process on loopback, in front of a small
+// The wire tap (docker/faultproxy/server.ts) as a child process on loopback, in front of a small
 // upstream that stands in for the gateway: a ws WebSocketServer (per-message deflate off, as
 // OpenClaw's gateway has it, except on /deflate) on a node:http server that also serves a 30 MB
 // download, a POST echo and a chunked reply. Driven through TapControl.
@@ -16,7 +16,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import { TapControl, WS_OPCODE, type Frame } from "./tap.ts";
 import { listeningRecord, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 
-const SERVER = fileURLToPath(new URL("../../docker/faultproxy/server.mjs", import.meta.url));
+const SERVER = fileURLToPath(new URL("../../docker/faultproxy/server.ts", import.meta.url));
 const BIG = randomBytes(30 * 1024 * 1024);
 const BIG_SHA = createHash("sha256").update(BIG).digest("hex");
 const BUNDLE_PATH = `/__openclaw__/worker-bundle/v1/bundles/${BIG_SHA}`;

@@ -1,6 +1,8 @@
 // Tests run the lab's own server programs (model, MCP, git-http, tap) as child processes on
 // loopback. Each prints its bound port once listening (port 0 avoids racing for a free one);
 // this starts one, waits for that line, and stops it again.
+// The programs are TypeScript (docker/*/server.ts) that Node runs as it is, by stripping the
+// types, as in their images: no build step, no flag on Node 24 (the npm scripts' Node).
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 
@@ -21,6 +23,9 @@ export async function startServerProcess<T>(
   /** keepOutput false: stop collecting once ready (the output is still drained), for chatty servers. */
   opts: { timeoutMs?: number; keepOutput?: boolean } = {},
 ): Promise<ServerProcess<T>> {
+  if (script.endsWith(".ts") && !process.features.typescript) {
+    throw new Error(`${label}: ${script} is TypeScript and this Node (${process.version}) cannot strip types; run the tests through the npm scripts, which use the pinned Node 24`);
+  }
   const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let collecting = true;

@@ -17,13 +17,16 @@
 //
 // Env: GIT_HTTP_PORT (8080; 0 picks a free port), GIT_HTTP_HOST (0.0.0.0), GIT_ROOT (/srv/git).
 // Prints one JSON line {"event":"listening","port":N} when ready, then one per request.
+// The control API's replies are defined in wire.ts, shared with lab/clients/git.ts.
 
-import { spawn, execFile } from "node:child_process";
-import { createServer } from "node:http";
-import { createReadStream } from "node:fs";
+import { spawn, execFile, type ExecFileOptions } from "node:child_process";
+import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
+import { createReadStream, type Dirent, type Stats } from "node:fs";
 import { access, chmod, mkdir, readdir, stat, writeFile } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
+import type { AccessLogEntry, CreatedRepo, GitHttpControlApi, RepoInfo } from "./wire.ts";
 
 const execFileP = promisify(execFile);
 
@@ -42,18 +45,18 @@ const GIT_ENV = {
   GIT_CONFIG_VALUE_0: "*",
 };
 
-const git = (args, opts = {}) =>
-  execFileP("git", args, { env: GIT_ENV, maxBuffer: 16 * 1024 * 1024, ...opts });
+const git = (args: string[], opts: ExecFileOptions = {}): Promise<{ stdout: string; stderr: string }> =>
+  execFileP("git", args, { env: GIT_ENV, maxBuffer: 16 * 1024 * 1024, encoding: "utf8", ...opts }) as Promise<{ stdout: string; stderr: string }>;
 
 const execPath = (await git(["--exec-path"])).stdout.trim();
 const HTTP_BACKEND = path.join(execPath, "git-http-backend");
 
 // ---------------------------------------------------------------- access log
 
-const accessLog = [];
+const accessLog: AccessLogEntry[] = [];
 let seq = 0;
 
-function record(entry) {
+function record(entry: Omit<AccessLogEntry, "seq">): void {
   const e = { seq: ++seq, ...entry };
   accessLog.push(e);
   if (accessLog.length > LOG_LIMIT) accessLog.splice(0, accessLog.length - LOG_LIMIT);
@@ -61,16 +64,17 @@ function record(entry) {
 }
 
 // Count body bytes actually written, whichever way the response is produced (pipe or end).
-function countBytes(res) {
+function countBytes(res: ServerResponse): () => number {
   let bytes = 0;
-  const write = res.write.bind(res);
-  const end = res.end.bind(res);
-  const size = (chunk, enc) =>
+  // Untyped on purpose: write and end have several overloads, all passed through unchanged.
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+  const size = (chunk: unknown, enc: unknown) =>
     chunk == null || typeof chunk === "function" ? 0
-      : typeof chunk === "string" ? Buffer.byteLength(chunk, typeof enc === "string" ? enc : "utf8")
-      : chunk.length;
-  res.write = (chunk, ...rest) => { bytes += size(chunk, rest[0]); return write(chunk, ...rest); };
-  res.end = (chunk, ...rest) => { bytes += size(chunk, rest[0]); return end(chunk, ...rest); };
+      : typeof chunk === "string" ? Buffer.byteLength(chunk, typeof enc === "string" ? (enc as BufferEncoding) : "utf8")
+      : (chunk as Uint8Array).length;
+  res.write = ((chunk: unknown, ...rest: unknown[]) => { bytes += size(chunk, rest[0]); return write(chunk, ...rest); }) as ServerResponse["write"];
+  res.end = ((chunk?: unknown, ...rest: unknown[]) => { bytes += size(chunk, rest[0]); return end(chunk, ...rest); }) as ServerResponse["end"];
   return () => bytes;
 }
 
@@ -78,22 +82,22 @@ function countBytes(res) {
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
-function validName(name) {
+function validName(name: unknown): name is string {
   if (typeof name !== "string" || name.length === 0 || name.length > 200) return false;
   return name.split("/").every((s) => SEGMENT.test(s) && !s.endsWith(".git") && !s.includes(".."));
 }
 
-const repoDir = (name) => path.join(GIT_ROOT, `${name}.git`);
+const repoDir = (name: string) => path.join(GIT_ROOT, `${name}.git`);
 
-async function exists(p) {
+async function exists(p: string): Promise<boolean> {
   try { await access(p); return true; } catch { return false; }
 }
 
-const isRepo = (dir) => exists(path.join(dir, "HEAD"));
+const isRepo = (dir: string) => exists(path.join(dir, "HEAD"));
 
-const creating = new Map(); // name -> Promise, so concurrent pushes create a repo once
+const creating = new Map<string, Promise<void>>(); // name -> Promise, so concurrent pushes create a repo once
 
-async function ensureRepo(name) {
+async function ensureRepo(name: string): Promise<boolean> {
   const dir = repoDir(name);
   if (await isRepo(dir)) return false;
   if (!creating.has(name)) {
@@ -113,10 +117,10 @@ async function ensureRepo(name) {
   return true;
 }
 
-async function findRepos(dir = GIT_ROOT, prefix = "") {
-  let entries;
+async function findRepos(dir = GIT_ROOT, prefix = ""): Promise<string[]> {
+  let entries: Dirent[];
   try { entries = await readdir(dir, { withFileTypes: true }); } catch { return []; }
-  const found = [];
+  const found: string[] = [];
   for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
     if (!e.isDirectory()) continue;
     const full = path.join(dir, e.name);
@@ -129,13 +133,13 @@ async function findRepos(dir = GIT_ROOT, prefix = "") {
   return found;
 }
 
-async function describeRepo(name) {
+async function describeRepo(name: string): Promise<RepoInfo> {
   const dir = repoDir(name);
   const head = await git(["--git-dir", dir, "symbolic-ref", "-q", "HEAD"]).then((r) => r.stdout.trim(), () => null);
   const headCommit = await git(["--git-dir", dir, "rev-parse", "-q", "--verify", "HEAD^{commit}"]).then(
     (r) => r.stdout.trim(), () => null);
   const out = (await git(["--git-dir", dir, "for-each-ref", "--format=%(objectname) %(refname)"])).stdout;
-  const refs = {};
+  const refs: Record<string, string> = {};
   for (const line of out.split("\n")) {
     const i = line.indexOf(" ");
     if (i > 0) refs[line.slice(i + 1)] = line.slice(0, i);
@@ -145,24 +149,24 @@ async function describeRepo(name) {
 
 // ---------------------------------------------------------------- responses
 
-function sendText(res, status, text) {
+function sendText(res: ServerResponse, status: number, text: string): void {
   const body = text.endsWith("\n") ? text : text + "\n";
   res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8", "Content-Length": Buffer.byteLength(body), "Cache-Control": "no-cache" });
   res.end(body);
 }
 
-function sendJson(res, status, value) {
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value) + "\n";
   res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body), "Cache-Control": "no-cache" });
   res.end(body);
 }
 
-const notFoundRepo = (res, name) =>
+const notFoundRepo = (res: ServerResponse, name: string) =>
   sendText(res, 404, `repository not found: '${name}.git' does not exist under ${GIT_ROOT} ` +
     `(create it with POST /_control/repos {"name":"${name}"} or by pushing to it)`);
 
-async function readBody(req) {
-  const chunks = [];
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req) {
     size += c.length;
@@ -173,12 +177,12 @@ async function readBody(req) {
 }
 
 // Splits "/smart/a/b.git/info/refs" into the repo name and the path inside the repo.
-function parseRepoPath(rest) {
-  let segments;
+function parseRepoPath(rest: string): { name: string; inner: string } | null {
+  let segments: string[];
   try { segments = rest.split("/").map(decodeURIComponent); } catch { return null; }
   const i = segments.findIndex((s) => s.endsWith(".git") && s.length > 4);
   if (i < 0) return null;
-  const name = [...segments.slice(0, i), segments[i].slice(0, -4)].join("/");
+  const name = [...segments.slice(0, i), segments[i]!.slice(0, -4)].join("/");
   const inner = segments.slice(i + 1);
   if (!validName(name)) return null;
   if (inner.some((s) => s === "." || s === ".." || s.includes("\0") || s.includes("\\"))) return null;
@@ -187,15 +191,15 @@ function parseRepoPath(rest) {
 
 // ---------------------------------------------------------------- smart HTTP (CGI)
 
-function smart(req, res, url, name, inner) {
-  const env = {
+function smart(req: IncomingMessage, res: ServerResponse, url: URL, name: string, inner: string): void {
+  const env: NodeJS.ProcessEnv = {
     ...GIT_ENV,
     GIT_PROJECT_ROOT: GIT_ROOT,
     GIT_HTTP_EXPORT_ALL: "1",
     GATEWAY_INTERFACE: "CGI/1.1",
     SERVER_PROTOCOL: `HTTP/${req.httpVersion}`,
     SERVER_SOFTWARE: "fleetlab-git-http",
-    REQUEST_METHOD: req.method,
+    REQUEST_METHOD: req.method ?? "GET",
     PATH_INFO: `/${name}.git/${inner}`,
     QUERY_STRING: url.search.replace(/^\?/, ""),
     REMOTE_ADDR: req.socket.remoteAddress ?? "",
@@ -222,7 +226,7 @@ function smart(req, res, url, name, inner) {
   // CGI output: header lines, a blank line, then the body.
   let head = Buffer.alloc(0);
   let headersDone = false;
-  const onData = (chunk) => {
+  const onData = (chunk: Buffer) => {
     head = Buffer.concat([head, chunk]);
     let end = head.indexOf("\r\n\r\n"), sep = 4;
     const lf = head.indexOf("\n\n");
@@ -230,8 +234,8 @@ function smart(req, res, url, name, inner) {
     if (end < 0) return;
     headersDone = true;
     child.stdout.off("data", onData);
-    let status = 200, reason;
-    const headers = {};
+    let status = 200, reason: string | undefined;
+    const headers: OutgoingHttpHeaders = {};
     for (const line of head.subarray(0, end).toString("latin1").split(/\r?\n/)) {
       const i = line.indexOf(":");
       if (i <= 0) continue;
@@ -240,7 +244,7 @@ function smart(req, res, url, name, inner) {
         const m = /^(\d{3})\s*(.*)$/.exec(value);
         if (m) { status = Number(m[1]); reason = m[2] || undefined; }
       } else {
-        headers[key] = key in headers ? [].concat(headers[key], value) : value;
+        headers[key] = key in headers ? ([] as string[]).concat(headers[key] as string | string[], value) : value;
       }
     }
     res.writeHead(status, reason, headers);
@@ -262,7 +266,7 @@ function smart(req, res, url, name, inner) {
 
 const DUMB_FILE = /^(HEAD|info\/refs|objects\/.+)$/;
 
-function dumbType(inner) {
+function dumbType(inner: string): string {
   if (inner === "HEAD" || inner.startsWith("info/") || inner.startsWith("objects/info/")) return "text/plain; charset=utf-8";
   if (/^objects\/[0-9a-f]{2}\/[0-9a-f]{38,62}$/.test(inner)) return "application/x-git-loose-object";
   if (inner.endsWith(".pack")) return "application/x-git-packed-objects";
@@ -270,48 +274,57 @@ function dumbType(inner) {
   return "application/octet-stream";
 }
 
-async function dumb(req, res, name, inner) {
+async function dumb(req: IncomingMessage, res: ServerResponse, name: string, inner: string): Promise<void> {
   if (req.method !== "GET" && req.method !== "HEAD") return sendText(res, 405, "dumb HTTP is read-only: use GET");
   const dir = repoDir(name);
   if (!(await isRepo(dir))) return notFoundRepo(res, name);
   const file = path.join(dir, inner);
-  let st;
+  let st: Stats | null = null;
   if (!DUMB_FILE.test(inner) || !file.startsWith(dir + path.sep) || !(st = await stat(file).catch(() => null)) || !st.isFile()) {
     // Normal during a dumb fetch: the client probes for alternates and loose objects.
     return sendText(res, 404, `not found: ${inner} in ${name}.git`);
   }
   res.writeHead(200, { "Content-Type": dumbType(inner), "Content-Length": st.size, "Cache-Control": "no-cache" });
-  if (req.method === "HEAD") return res.end();
+  if (req.method === "HEAD") {
+    res.end();
+    return;
+  }
   createReadStream(file).on("error", () => res.destroy()).pipe(res);
 }
 
 // ---------------------------------------------------------------- routing
 
-async function control(req, res, url) {
+type Reply<K extends keyof GitHttpControlApi> = GitHttpControlApi[K]["reply"];
+
+async function control(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   if (url.pathname === "/_control/log" && req.method === "GET") {
     const since = Number(url.searchParams.get("since") ?? 0);
-    return sendJson(res, 200, { entries: accessLog.filter((e) => e.seq > since) });
+    const reply: Reply<"GET /_control/log"> = { entries: accessLog.filter((e) => e.seq > since) };
+    return sendJson(res, 200, reply);
   }
   if (url.pathname === "/_control/repos" && req.method === "GET") {
-    const repos = [];
+    const repos: RepoInfo[] = [];
     for (const name of await findRepos()) repos.push(await describeRepo(name));
-    return sendJson(res, 200, { repos });
+    const reply: Reply<"GET /_control/repos"> = { repos };
+    return sendJson(res, 200, reply);
   }
   if (url.pathname === "/_control/repos" && req.method === "POST") {
-    let name;
-    try { name = JSON.parse(await readBody(req)).name; } catch (err) {
-      return sendText(res, err.status ?? 400, `expected a JSON body {"name": "<repo>"}: ${err.message}`);
+    let name: unknown;
+    try { name = (JSON.parse(await readBody(req)) as Partial<GitHttpControlApi["POST /_control/repos"]["body"]>).name; } catch (err) {
+      const e = err as Error & { status?: number };
+      return sendText(res, e.status ?? 400, `expected a JSON body {"name": "<repo>"}: ${e.message}`);
     }
     if (!validName(name)) {
       return sendText(res, 400, `invalid repo name ${JSON.stringify(name)}: use segments of [A-Za-z0-9._-] separated by '/', without .git`);
     }
     const created = await ensureRepo(name);
-    return sendJson(res, created ? 201 : 200, { created, ...(await describeRepo(name)) });
+    const reply: CreatedRepo = { created, ...(await describeRepo(name)) };
+    return sendJson(res, created ? 201 : 200, reply);
   }
   return sendText(res, 404, `no control endpoint ${req.method} ${url.pathname}`);
 }
 
-async function route(req, res) {
+async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? "/", "http://git-http");
   const p = url.pathname;
   if (p === "/healthz") return sendText(res, 200, "ok");
@@ -339,8 +352,8 @@ const server = createServer((req, res) => {
     logged = true;
     record({
       time: new Date(started).toISOString(),
-      method: req.method,
-      path: req.url,
+      method: req.method ?? "",
+      path: req.url ?? "",
       status: res.statusCode,
       bytes: bytes(),
       remote: req.socket.remoteAddress ?? "",
@@ -351,7 +364,7 @@ const server = createServer((req, res) => {
   };
   res.on("finish", done);
   res.on("close", done);
-  route(req, res).catch((err) => {
+  route(req, res).catch((err: Error) => {
     process.stderr.write(`error handling ${req.method} ${req.url}: ${err.stack ?? err}\n`);
     if (!res.headersSent) sendText(res, 500, `internal error: ${err.message}`);
     else res.destroy();
@@ -360,7 +373,7 @@ const server = createServer((req, res) => {
 
 await mkdir(GIT_ROOT, { recursive: true });
 server.listen(PORT, HOST, () => {
-  const addr = server.address();
+  const addr = server.address() as AddressInfo;
   process.stdout.write(JSON.stringify({ event: "listening", host: HOST, port: addr.port, gitRoot: GIT_ROOT }) + "\n");
 });
 

@@ -5,7 +5,7 @@
 //
 // feed(buf) returns events in stream order; every input byte is in exactly one event's `raw`
 // (except bytes held while an upgrade is pending, handed back by resolveUpgrade):
-//   { type: "head", raw, head }     head = { method, path, status, headers, upgrade, ... }
+//   { type: "head", raw, head }     head: a RequestHead or a ResponseHead (below)
 //   { type: "body", raw, n }        n = payload bytes in raw (chunk framing not counted)
 //   { type: "end" }                 the message is complete
 //   { type: "switch", raw }         protocol switched; raw = bytes after the 101 head
@@ -14,11 +14,43 @@
 const MAX_HEAD = 64 * 1024;
 const CRLF2 = Buffer.from("\r\n\r\n");
 
-function parseHead(text, role) {
+interface HeadBase {
+  /** Lower-case names; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  chunked: boolean;
+  contentLength: number | null;
+}
+
+export interface RequestHead extends HeadBase {
+  method: string;
+  target: string;
+  /** The target without its query string. */
+  path: string;
+  /** The Upgrade protocol (lower case) when the request asks to switch, else null. */
+  upgrade: string | null;
+}
+
+export interface ResponseHead extends HeadBase {
+  status: number;
+  /** 1xx other than 101: the final response is still to come. */
+  informational?: boolean;
+}
+
+export type HttpEvent<H> =
+  | { type: "head"; raw: Buffer; head: H }
+  | { type: "body"; raw: Buffer; n: number }
+  | { type: "end" }
+  | { type: "switch"; raw: Buffer }
+  | { type: "raw"; raw: Buffer };
+
+type Role = "request" | "response";
+type State = "head" | "raw" | "await-upgrade" | "switched" | "body-len" | "body-eof" | "chunk-size" | "trailer" | "chunk-data" | "chunk-crlf";
+
+function parseHead(text: string, role: Role): RequestHead | ResponseHead | null {
   const lines = text.split("\r\n");
   while (lines.length && lines[0] === "") lines.shift(); // tolerated leading empty lines
   const start = lines.shift() ?? "";
-  const headers = {};
+  const headers: Record<string, string> = {};
   for (const line of lines) {
     const i = line.indexOf(":");
     if (i <= 0) continue;
@@ -26,49 +58,50 @@ function parseHead(text, role) {
     const v = line.slice(i + 1).trim();
     headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
   }
-  const head = { headers };
+  const te = (headers["transfer-encoding"] ?? "").toLowerCase();
+  const chunked = te.split(",").some((t) => t.trim() === "chunked");
+  const cl = headers["content-length"];
+  const contentLength = cl !== undefined && /^\d+$/.test(cl.split(",")[0]!.trim()) ? Number(cl.split(",")[0]!.trim()) : null;
   if (role === "request") {
     const m = /^(\S+)\s+(\S+)\s+HTTP\/(\d\.\d)$/.exec(start);
     if (!m) return null;
-    head.method = m[1].toUpperCase();
-    head.target = m[2];
-    head.path = m[2].split("?")[0];
     const conn = (headers.connection ?? "").toLowerCase();
-    head.upgrade = headers.upgrade !== undefined && conn.split(",").some((t) => t.trim() === "upgrade") ? headers.upgrade.toLowerCase() : null;
-  } else {
-    const m = /^HTTP\/(\d\.\d)\s+(\d{3})(?:\s.*)?$/.exec(start);
-    if (!m) return null;
-    head.status = Number(m[2]);
+    const upgrade = headers.upgrade !== undefined && conn.split(",").some((t) => t.trim() === "upgrade") ? headers.upgrade.toLowerCase() : null;
+    return { headers, method: m[1]!.toUpperCase(), target: m[2]!, path: m[2]!.split("?")[0]!, upgrade, chunked, contentLength };
   }
-  const te = (headers["transfer-encoding"] ?? "").toLowerCase();
-  head.chunked = te.split(",").some((t) => t.trim() === "chunked");
-  const cl = headers["content-length"];
-  head.contentLength = cl !== undefined && /^\d+$/.test(cl.split(",")[0].trim()) ? Number(cl.split(",")[0].trim()) : null;
-  return head;
+  const m = /^HTTP\/(\d\.\d)\s+(\d{3})(?:\s.*)?$/.exec(start);
+  if (!m) return null;
+  return { headers, status: Number(m[2]), chunked, contentLength };
 }
 
-export class HttpParser {
-  /**
-   * role "request" (node -> gateway) or "response" (gateway -> node). A response parser needs
-   * `requestFor()`: the head of the oldest request still waiting for its response (HEAD requests
-   * and upgrades change how a response is framed).
-   */
-  constructor(role, { requestFor } = {}) {
+/**
+ * role "request" (node -> gateway) parses RequestHeads, "response" (gateway -> node)
+ * ResponseHeads. A response parser needs `requestFor()`: the head of the oldest request still
+ * waiting for its response (HEAD requests and upgrades change how a response is framed).
+ */
+export class HttpParser<H extends RequestHead | ResponseHead> {
+  readonly role: Role;
+  readonly requestFor: () => RequestHead | null;
+  state: State = "head";
+  headAcc: Buffer = Buffer.alloc(0);
+  /** body-len / chunk-data bytes still to come. */
+  remaining = 0;
+  /** chunk-size / trailer line being read. */
+  line = "";
+  /** Bytes held while an upgrade is pending. */
+  held: Buffer[] = [];
+
+  constructor(role: H extends RequestHead ? "request" : "response", opts: { requestFor?: () => RequestHead | null } = {}) {
     this.role = role;
-    this.requestFor = requestFor ?? (() => null);
-    this.state = "head";
-    this.headAcc = Buffer.alloc(0);
-    this.remaining = 0; // body-len / chunk-data
-    this.line = ""; // chunk-size / trailer line being read
-    this.held = []; // bytes held while an upgrade is pending
+    this.requestFor = opts.requestFor ?? (() => null);
   }
 
-  feed(buf) {
-    const ev = [];
+  feed(buf: Buffer): HttpEvent<H>[] {
+    const ev: HttpEvent<H>[] = [];
     let pos = 0;
     let bodyStart = -1;
     let bodyN = 0;
-    const flushBody = (end) => {
+    const flushBody = (end: number) => {
       if (bodyStart >= 0 && end > bodyStart) ev.push({ type: "body", raw: buf.subarray(bodyStart, end), n: bodyN });
       bodyStart = -1;
       bodyN = 0;
@@ -103,7 +136,7 @@ export class HttpParser {
           const raw = acc.subarray(0, headEnd);
           this.headAcc = Buffer.alloc(0);
           pos += headEnd - prior;
-          const head = parseHead(raw.toString("latin1"), this.role);
+          const head = parseHead(raw.toString("latin1"), this.role) as H | null;
           if (!head) {
             this.state = "raw";
             ev.push({ type: "raw", raw });
@@ -111,7 +144,7 @@ export class HttpParser {
           }
           ev.push({ type: "head", raw, head });
           this.#afterHead(head, ev);
-          if (this.state === "switched") {
+          if ((this.state as State) === "switched") {
             ev.push({ type: "switch", raw: buf.subarray(pos) });
             return ev;
           }
@@ -157,7 +190,7 @@ export class HttpParser {
             }
             break;
           }
-          const size = parseInt(line.split(";")[0].trim(), 16);
+          const size = parseInt(line.split(";")[0]!.trim(), 16);
           if (!Number.isFinite(size) || size < 0) {
             flushBody(pos);
             this.state = "raw";
@@ -198,50 +231,50 @@ export class HttpParser {
     return ev;
   }
 
-  #afterHead(head, ev) {
-    if (this.role === "request") {
-      if (head.upgrade) {
+  #afterHead(h: RequestHead | ResponseHead, ev: HttpEvent<H>[]): void {
+    if ("method" in h) {
+      if (h.upgrade) {
         this.state = "await-upgrade";
         return;
       }
-      if (head.chunked) this.state = "chunk-size";
-      else if (head.contentLength) {
+      if (h.chunked) this.state = "chunk-size";
+      else if (h.contentLength) {
         this.state = "body-len";
-        this.remaining = head.contentLength;
+        this.remaining = h.contentLength;
       } else this.#endMessage(ev);
       return;
     }
     const req = this.requestFor();
-    const s = head.status;
+    const s = h.status;
     if (s === 101) {
       this.state = "switched";
       return;
     }
     if (s >= 100 && s < 200) {
-      head.informational = true; // 100 Continue etc.: the final response is still to come
+      h.informational = true; // 100 Continue etc.: the final response is still to come
       this.state = "head";
       return;
     }
     if (req?.method === "HEAD" || s === 204 || s === 304) this.#endMessage(ev);
     else if (req?.method === "CONNECT" && s >= 200 && s < 300) {
       this.state = "switched";
-    } else if (head.chunked) this.state = "chunk-size";
-    else if (head.contentLength !== null) {
-      if (head.contentLength === 0) this.#endMessage(ev);
+    } else if (h.chunked) this.state = "chunk-size";
+    else if (h.contentLength !== null) {
+      if (h.contentLength === 0) this.#endMessage(ev);
       else {
         this.state = "body-len";
-        this.remaining = head.contentLength;
+        this.remaining = h.contentLength;
       }
     } else this.state = "body-eof";
   }
 
-  #endMessage(ev) {
+  #endMessage(ev: HttpEvent<H>[]): void {
     ev.push({ type: "end" });
     this.state = "head";
   }
 
   /** The request side's answer to its pending upgrade: returns the bytes held meanwhile. */
-  resolveUpgrade(accepted) {
+  resolveUpgrade(accepted: boolean): Buffer {
     const held = this.held.length ? Buffer.concat(this.held) : Buffer.alloc(0);
     this.held = [];
     this.state = accepted ? "switched" : "head";
@@ -249,7 +282,7 @@ export class HttpParser {
   }
 
   /** The stream ended: a body read until close is complete now. */
-  finish() {
+  finish(): HttpEvent<H>[] {
     if (this.state === "body-eof") {
       this.state = "head";
       return [{ type: "end" }];

@@ -10,45 +10,61 @@
 // A lane stops while its connection is half-open (or the tap is frozen), waits on a delayed item
 // (later items queue behind it), and pauses its source socket when the destination pushes back.
 
-import net from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import { HttpParser } from "./http-messages.mjs";
-import { FrameError, FrameParser, Inflater, MessageAssembler, OP, closeFrame, parseClose, parseDeflate } from "./ws-frames.mjs";
-import { nowMs } from "./recorder.mjs";
+import { HttpParser, type HttpEvent, type RequestHead, type ResponseHead } from "./http-messages.ts";
+import { FrameError, FrameParser, Inflater, MessageAssembler, OP, closeFrame, parseClose, parseDeflate, type Deflate, type ParsedFrame, type Unit } from "./ws-frames.ts";
+import { nowMs, type Recorder, type Unstamped } from "./recorder.ts";
+import type { Decision, Dir, RuleAction, RuleBook, TapRule } from "./rules.ts";
+import type { Frame, FrameAction, GatewayFields, Healed, PerDir, Released, Side, TapConnection } from "./wire.ts";
 
 const HIGH_WATER = 16 * 1024 * 1024;
 const CLOSED_KEPT = 2000;
-const other = (side) => (side === "node" ? "gw" : "node");
-const dirFrom = (side) => (side === "node" ? "node->gw" : "gw->node");
+const other = (side: Side): Side => (side === "node" ? "gw" : "node");
+const dirFrom = (side: Side): Dir => (side === "node" ? "node->gw" : "gw->node");
+
+/** One run of a lane: bytes (maybe not before a time), or the end / destruction of the destination. */
+interface LaneItem {
+  buf?: Buffer;
+  /** performance.now() before which the item is not written (0: now). */
+  notBefore?: number;
+  end?: boolean;
+  destroy?: boolean;
+  reset?: boolean;
+}
 
 class Lane {
-  items = [];
+  items: LaneItem[] = [];
   bytes = 0;
-  timer = null;
+  timer: NodeJS.Timeout | null = null;
   dead = false;
+  readonly conn: Conn;
+  readonly dir: Dir;
+  readonly src: net.Socket;
+  readonly dest: net.Socket;
 
-  constructor(conn, dir, src, dest) {
+  constructor(conn: Conn, dir: Dir, src: net.Socket, dest: net.Socket) {
     this.conn = conn;
     this.dir = dir;
     this.src = src;
     this.dest = dest;
   }
 
-  push(item) {
+  push(item: LaneItem): void {
     if (this.dead) return;
     this.items.push(item);
     if (item.buf) this.bytes += item.buf.length;
     this.pump();
   }
 
-  get delayed() {
+  get delayed(): number {
     return this.items.filter((i) => i.notBefore).length;
   }
 
-  pump() {
+  pump(): void {
     if (this.timer || this.dead) return this.flow();
     while (this.items.length && !this.conn.held()) {
-      const it = this.items[0];
+      const it = this.items[0]!;
       const wait = it.notBefore ? it.notBefore - performance.now() : 0;
       if (wait > 0) {
         this.timer = setTimeout(() => {
@@ -65,14 +81,16 @@ class Lane {
       } else if (it.end) {
         if (!d.destroyed) d.end();
       } else if (it.destroy) {
-        if (!d.destroyed) (it.reset && d.resetAndDestroy ? d.resetAndDestroy() : d.destroy());
+        if (d.destroyed) continue;
+        if (it.reset) d.resetAndDestroy();
+        else d.destroy();
       }
     }
     this.flow();
   }
 
   /** Delivers delayed items now (heal). */
-  flush() {
+  flush(): void {
     for (const it of this.items) it.notBefore = 0;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -80,7 +98,7 @@ class Lane {
   }
 
   /** Stops the lane for good: queued items are discarded, later pushes ignored. */
-  kill() {
+  kill(): void {
     this.dead = true;
     this.items = [];
     this.bytes = 0;
@@ -90,7 +108,7 @@ class Lane {
   }
 
   /** Backpressure: hold the source while the destination or this queue is full. */
-  flow() {
+  flow(): void {
     const s = this.src;
     if (s.destroyed) return;
     const full = !this.dead && (this.dest.writableNeedDrain || this.bytes > HIGH_WATER);
@@ -100,7 +118,7 @@ class Lane {
 }
 
 /** Fields of a gateway JSON frame worth indexing ({type, method, event, id, ...}). */
-export function gatewayFields(text) {
+export function gatewayFields(text: string): GatewayFields {
   if (text.length === 0 || text[0] !== "{") return {};
   let j;
   try {
@@ -109,7 +127,7 @@ export function gatewayFields(text) {
     return { json: false };
   }
   if (!j || typeof j !== "object") return {};
-  const out = {};
+  const out: GatewayFields = {};
   if (typeof j.type === "string") out.type = j.type;
   if (typeof j.method === "string") out.method = j.method;
   if (typeof j.event === "string") out.event = j.event;
@@ -131,23 +149,56 @@ export function gatewayFields(text) {
   return out;
 }
 
-class Conn {
-  mode = { "node->gw": "http", "gw->node": "http" };
-  path = null;
-  deflate = null;
-  ws = null;
-  exchanges = []; // HTTP requests waiting for (the end of) their response
-  halfOpenBy = new Set();
-  fault = null;
-  closed = { node: false, gw: false };
-  closedAt = null;
-  requests = 0;
-  frames = { "node->gw": 0, "gw->node": 0 };
-  bytes = { "node->gw": 0, "gw->node": 0 };
-  upstreamLocal = null;
-  reqIds = { "node->gw": new Map(), "gw->node": new Map() };
+/** An HTTP request on a connection, until its response has ended. */
+interface Exchange {
+  head: RequestHead;
+  method: string;
+  path: string;
+  t: number;
+  start: number;
+  reqBytes: number;
+  resBytes: number;
+  status: number | null;
+  upgrade: string | null;
+  rule: string | null;
+}
 
-  constructor(proxy, id, node, gw) {
+/** Parsing state of one WebSocket direction. */
+interface WsState {
+  parser: FrameParser;
+  asm: MessageAssembler;
+  inflater: Inflater | null;
+}
+
+type Mode = "http" | "ws" | "raw";
+
+class Conn {
+  mode: PerDir<Mode> = { "node->gw": "http", "gw->node": "http" };
+  path: string | null = null;
+  deflate: Deflate | null = null;
+  ws: PerDir<WsState> | null = null;
+  exchanges: Exchange[] = []; // HTTP requests waiting for (the end of) their response
+  halfOpenBy = new Set<string>();
+  fault: TapConnection["fault"] = null;
+  closed = { node: false, gw: false };
+  closedAt: number | null = null;
+  requests = 0;
+  frames: PerDir<number> = { "node->gw": 0, "gw->node": 0 };
+  bytes: PerDir<number> = { "node->gw": 0, "gw->node": 0 };
+  upstreamLocal: string | null = null;
+  reqIds: PerDir<Map<string, string>> = { "node->gw": new Map(), "gw->node": new Map() };
+  readonly proxy: Proxy;
+  readonly rec: Recorder;
+  readonly id: string;
+  readonly node: net.Socket;
+  readonly gw: net.Socket;
+  readonly remote: string;
+  readonly openedAt: number;
+  readonly lanes: PerDir<Lane>;
+  readonly reqParser: HttpParser<RequestHead>;
+  readonly resParser: HttpParser<ResponseHead>;
+
+  constructor(proxy: Proxy, id: string, node: net.Socket, gw: net.Socket) {
     this.proxy = proxy;
     this.rec = proxy.recorder;
     this.id = id;
@@ -156,19 +207,19 @@ class Conn {
     this.remote = `${node.remoteAddress}:${node.remotePort}`;
     this.openedAt = nowMs();
     this.lanes = { "node->gw": new Lane(this, "node->gw", node, gw), "gw->node": new Lane(this, "gw->node", gw, node) };
-    this.reqParser = new HttpParser("request");
-    this.resParser = new HttpParser("response", { requestFor: () => this.exchanges[0]?.head ?? null });
+    this.reqParser = new HttpParser<RequestHead>("request");
+    this.resParser = new HttpParser<ResponseHead>("response", { requestFor: () => this.exchanges[0]?.head ?? null });
   }
 
-  held() {
+  held(): boolean {
     return this.halfOpenBy.size > 0 || this.proxy.frozenBy.size > 0;
   }
 
-  sock(side) {
+  sock(side: Side): net.Socket {
     return side === "node" ? this.node : this.gw;
   }
 
-  view() {
+  view(): TapConnection {
     return {
       conn: this.id,
       remote: this.remote,
@@ -190,7 +241,7 @@ class Conn {
 
   // ---------- bytes in ----------
 
-  onData(side, chunk) {
+  onData(side: Side, chunk: Buffer): void {
     const dir = dirFrom(side);
     this.bytes[dir] += chunk.length;
     const mode = this.mode[dir];
@@ -199,12 +250,12 @@ class Conn {
     else this.#forward(dir, chunk);
   }
 
-  onEnd(side) {
+  onEnd(side: Side): void {
     const dir = dirFrom(side);
-    if (dir === "gw->node" && this.mode[dir] === "http") this.#httpEvents(dir, this.resParser.finish());
+    if (dir === "gw->node" && this.mode[dir] === "http") this.#resEvents(this.resParser.finish());
     if (this.mode[dir] === "ws") {
       // A peer that ends mid-frame: pass on what it sent, as a byte-level proxy would.
-      const st = this.ws[dir];
+      const st = this.ws![dir];
       const rest = [...st.asm.takePending().map((f) => f.raw), st.parser.drain()].filter((b) => b.length);
       if (rest.length) this.#forward(dir, Buffer.concat(rest));
     }
@@ -215,12 +266,12 @@ class Conn {
     this.lanes[dir].push({ end: true });
   }
 
-  onError(side, err) {
+  onError(side: Side, err: NodeJS.ErrnoException): void {
     this.rec.record("conn", { conn: this.id, event: "error", side, code: err.code ?? null, message: err.message });
     this.lanes[dirFrom(side)].push({ destroy: true, reset: err.code === "ECONNRESET" });
   }
 
-  onClose(side) {
+  onClose(side: Side): void {
     this.closed[side] = true;
     if (!this.closed.node || !this.closed.gw || this.closedAt) return;
     this.closedAt = nowMs();
@@ -240,41 +291,46 @@ class Conn {
     });
   }
 
-  #forward(dir, buf, notBefore = 0) {
+  #forward(dir: Dir, buf: Buffer, notBefore = 0): void {
     if (this.fault) return;
     this.lanes[dir].push({ buf, notBefore });
   }
 
   // ---------- HTTP ----------
 
-  #httpIn(dir, chunk) {
-    const parser = dir === "node->gw" ? this.reqParser : this.resParser;
-    this.#httpEvents(dir, parser.feed(chunk));
+  #httpIn(dir: Dir, chunk: Buffer): void {
+    if (dir === "node->gw") this.#reqEvents(this.reqParser.feed(chunk));
+    else this.#resEvents(this.resParser.feed(chunk));
   }
 
-  #httpEvents(dir, events) {
-    let lastHead = null;
+  /** node -> gateway */
+  #reqEvents(events: HttpEvent<RequestHead>[]): void {
+    const dir = "node->gw";
     for (const ev of events) {
-      if (dir === "node->gw") {
-        if (ev.type === "head") {
-          const h = ev.head;
-          this.requests++;
-          const ex = { head: h, method: h.method, path: h.path, t: nowMs(), start: performance.now(), reqBytes: 0, resBytes: 0, status: null, upgrade: h.upgrade, rule: null };
-          this.exchanges.push(ex);
-          const decision = this.fault ? null : this.#decideHttp(ex, ev.raw);
-          if (decision?.action.type === "close") {
-            this.#closeFault(decision.rule, decision.action);
-            return;
-          }
-          this.#forward(dir, ev.raw, decision?.action.type === "delay" ? performance.now() + decision.action.ms : 0);
-        } else if (ev.type === "body") {
-          const ex = this.exchanges.at(-1);
-          if (ex) ex.reqBytes += ev.n;
-          this.#forward(dir, ev.raw);
-        } else if (ev.type === "raw") this.#forward(dir, ev.raw);
-        continue;
-      }
-      // gateway -> node
+      if (ev.type === "head") {
+        const h = ev.head;
+        this.requests++;
+        const ex: Exchange = { head: h, method: h.method, path: h.path, t: nowMs(), start: performance.now(), reqBytes: 0, resBytes: 0, status: null, upgrade: h.upgrade, rule: null };
+        this.exchanges.push(ex);
+        const decision = this.fault ? null : this.#decideHttp(ex, ev.raw);
+        if (decision?.action.type === "close") {
+          this.#closeFault(decision.rule, decision.action);
+          return;
+        }
+        this.#forward(dir, ev.raw, decision?.action.type === "delay" ? performance.now() + decision.action.ms : 0);
+      } else if (ev.type === "body") {
+        const ex = this.exchanges.at(-1);
+        if (ex) ex.reqBytes += ev.n;
+        this.#forward(dir, ev.raw);
+      } else if (ev.type === "raw") this.#forward(dir, ev.raw);
+    }
+  }
+
+  /** gateway -> node */
+  #resEvents(events: HttpEvent<ResponseHead>[]): void {
+    const dir = "gw->node";
+    let lastHead: ResponseHead | null = null;
+    for (const ev of events) {
       const ex = this.exchanges[0];
       if (ev.type === "head") {
         lastHead = ev.head;
@@ -301,7 +357,7 @@ class Conn {
     }
   }
 
-  #decideHttp(ex, raw) {
+  #decideHttp(ex: Exchange, raw: Buffer): Decision | null {
     const t = nowMs();
     const d = this.proxy.rules.decideHttp({ t, seq: this.rec.seq + 1, conn: this.id, dir: "node->gw", path: ex.path, method: ex.method, text: raw.toString("latin1") });
     if (!d) return null;
@@ -312,7 +368,7 @@ class Conn {
     return d;
   }
 
-  #recordExchange(ex, extra) {
+  #recordExchange(ex: Exchange | undefined, extra: { incomplete?: boolean }): void {
     if (!ex) return;
     this.rec.record("http", {
       t: ex.t,
@@ -329,7 +385,7 @@ class Conn {
     });
   }
 
-  #switch(ex, head, rest) {
+  #switch(ex: Exchange | undefined, head: ResponseHead | null, rest: Buffer): void {
     this.exchanges.shift();
     const held = this.reqParser.resolveUpgrade(true);
     if (ex) this.#recordExchange(ex, {});
@@ -337,8 +393,8 @@ class Conn {
     if (ex?.upgrade === "websocket") {
       this.path = ex.path;
       this.deflate = parseDeflate(head?.headers["sec-websocket-extensions"]);
-      const mk = (noCtx) => ({ parser: new FrameParser(), asm: new MessageAssembler(), inflater: this.deflate ? new Inflater(noCtx) : null });
-      this.ws = { "node->gw": mk(this.deflate?.clientNoContextTakeover), "gw->node": mk(this.deflate?.serverNoContextTakeover) };
+      const mk = (noCtx: boolean): WsState => ({ parser: new FrameParser(), asm: new MessageAssembler(), inflater: this.deflate ? new Inflater(noCtx) : null });
+      this.ws = { "node->gw": mk(this.deflate?.clientNoContextTakeover ?? false), "gw->node": mk(this.deflate?.serverNoContextTakeover ?? false) };
       this.mode["node->gw"] = "ws";
       this.mode["gw->node"] = "ws";
       this.rec.record("conn", {
@@ -362,9 +418,9 @@ class Conn {
 
   // ---------- WebSocket ----------
 
-  #wsIn(dir, chunk) {
-    const st = this.ws[dir];
-    let frames;
+  #wsIn(dir: Dir, chunk: Buffer): void {
+    const st = this.ws![dir];
+    let frames: ParsedFrame[];
     try {
       frames = st.parser.push(chunk);
     } catch (e) {
@@ -384,34 +440,34 @@ class Conn {
     }
   }
 
-  #wsUnit(dir, st, unit) {
+  #wsUnit(dir: Dir, st: WsState, unit: Unit): void {
     const { frames, opcode } = unit;
-    const last = frames.at(-1);
+    const last = frames.at(-1)!;
     let payload = frames.length === 1 ? last.payload : Buffer.concat(frames.map((f) => f.payload));
-    let decodeError = null;
+    let decodeError: string | null = null;
     if (unit.compressed && st.inflater) {
       try {
         payload = st.inflater.decompress(payload);
       } catch (e) {
-        decodeError = e.message;
+        decodeError = (e as Error).message;
       }
     }
-    const info = { opcode };
-    let text;
+    let gw: GatewayFields = {};
+    let text: string | undefined;
     if (opcode === OP.TEXT && !decodeError) {
       text = payload.toString("utf8");
-      Object.assign(info, gatewayFields(text));
-      if (info.type === "res" && info.id !== undefined) {
+      gw = gatewayFields(text);
+      if (gw.type === "res" && gw.id !== undefined) {
         const back = dir === "node->gw" ? "gw->node" : "node->gw";
-        const m = this.reqIds[back].get(info.id);
+        const m = this.reqIds[back].get(gw.id);
         if (m) {
-          info.replyTo = m;
-          this.reqIds[back].delete(info.id);
+          gw.replyTo = m;
+          this.reqIds[back].delete(gw.id);
         }
-      } else if (info.type === "req" && info.id !== undefined && info.method) {
+      } else if (gw.type === "req" && gw.id !== undefined && gw.method) {
         const ids = this.reqIds[dir];
-        ids.set(info.id, info.method);
-        if (ids.size > 10_000) ids.delete(ids.keys().next().value);
+        ids.set(gw.id, gw.method);
+        if (ids.size > 10_000) ids.delete(ids.keys().next().value!);
       }
     }
     const close = opcode === OP.CLOSE ? parseClose(last.payload) : null;
@@ -422,9 +478,9 @@ class Conn {
     const t = last.t;
     const decision = this.fault
       ? null
-      : this.proxy.rules.decideFrame({ seq: triggerSeq, t, conn: this.id, path: this.path, dir, opcode, text, method: info.method, event: info.event, command: info.command });
+      : this.proxy.rules.decideFrame({ seq: triggerSeq, t, conn: this.id, path: this.path, dir, opcode, text, method: gw.method, event: gw.event, command: gw.command });
     const type = decision?.action.type;
-    const action = this.fault
+    const action: FrameAction = this.fault
       ? "discard"
       : !decision
         ? this.held()
@@ -434,11 +490,12 @@ class Conn {
           ? "drop"
           : type === "halfOpen" || type === "freeze"
             ? "hold"
-            : type;
+            : (type as "delay" | "close");
 
     const maxText = this.proxy.maxText;
     frames.forEach((f, i) => {
-      const rec = { t: f.t, conn: this.id, path: this.path, dir, opcode: f.opcode, fin: f.fin, len: f.len, masked: f.masked };
+      // Built in the transcript's key order: frame facts first, then action and rule.
+      const rec: Omit<Unstamped<Frame>, "action"> & { action?: FrameAction } = { t: f.t, conn: this.id, path: this.path, dir, opcode: f.opcode, fin: f.fin, len: f.len, masked: f.masked };
       if (f.rsv1) rec.compressed = true;
       if (i === frames.length - 1) {
         if (frames.length > 1) rec.fragments = frames.length;
@@ -450,22 +507,22 @@ class Conn {
           } else rec.text = text;
         }
         if (decodeError) rec.decodeError = decodeError;
-        for (const [k, v] of Object.entries(info)) if (k !== "opcode") rec[k] = v;
+        Object.assign(rec, gw);
         if (close) rec.close = close;
       }
       rec.action = action;
       if (decision) rec.rule = decision.rule.id;
-      this.rec.record("frame", rec);
+      this.rec.record("frame", rec as Unstamped<Frame>);
     });
     this.frames[dir] += frames.length;
     if (decision && decision.rule.hits === 1 && decision.rule.firstFired?.seq === triggerSeq) {
-      this.rec.record("rule", { event: "fired", id: decision.rule.id, action: type, conn: this.id, trigger: triggerSeq });
+      this.rec.record("rule", { event: "fired", id: decision.rule.id, action: type!, conn: this.id, trigger: triggerSeq });
     }
 
     if (this.fault) return;
     const raw = frames.length === 1 ? last.raw : Buffer.concat(frames.map((f) => f.raw));
     if (!decision) return this.#forward(dir, raw);
-    switch (type) {
+    switch (decision.action.type) {
       case "delay":
         return this.#forward(dir, raw, performance.now() + decision.action.ms);
       case "drop":
@@ -479,7 +536,7 @@ class Conn {
     }
   }
 
-  #applyHeld(d) {
+  #applyHeld(d: Decision): void {
     if (d.action.type === "halfOpen") this.halfOpenBy.add(d.rule.id);
     else if (d.action.type === "freeze") this.proxy.freeze(d.rule.id);
   }
@@ -487,13 +544,13 @@ class Conn {
   // ---------- faults ----------
 
   /** A close rule fired: nothing more is forwarded; the named sides are closed or aborted. */
-  #closeFault(rule, action) {
+  #closeFault(rule: TapRule, action: Extract<RuleAction, { type: "close" }>): void {
     if (this.fault) return;
     const { code, side } = action;
     this.fault = { rule: rule.id, code, side, t: nowMs() };
     for (const l of Object.values(this.lanes)) l.kill();
     const ws = this.mode["gw->node"] === "ws";
-    for (const s of side === "both" ? ["node", "gw"] : [side]) {
+    for (const s of side === "both" ? (["node", "gw"] as const) : [side]) {
       const sock = this.sock(s);
       if (sock.destroyed) continue;
       if (code === 1006) {
@@ -508,7 +565,7 @@ class Conn {
   }
 
   /** Heal: resume a held connection, deliver delayed frames, end what a close fault left open. */
-  heal() {
+  heal(): { resumed: boolean; flushed: number; ended: boolean } {
     const out = { resumed: this.halfOpenBy.size > 0, flushed: 0, ended: false };
     this.halfOpenBy.clear();
     for (const l of Object.values(this.lanes)) {
@@ -516,7 +573,7 @@ class Conn {
       l.flush();
     }
     if (this.fault) {
-      for (const s of ["node", "gw"]) {
+      for (const s of ["node", "gw"] as const) {
         if (!this.sock(s).destroyed) {
           this.sock(s).destroy();
           out.ended = true;
@@ -526,7 +583,7 @@ class Conn {
     return out;
   }
 
-  release(ruleId) {
+  release(ruleId: string): boolean {
     if (this.halfOpenBy.delete(ruleId)) {
       this.pumpAll();
       return true;
@@ -534,19 +591,25 @@ class Conn {
     return false;
   }
 
-  pumpAll() {
+  pumpAll(): void {
     for (const l of Object.values(this.lanes)) l.pump();
   }
 }
 
 export class Proxy {
-  frozenBy = new Set();
+  frozenBy = new Set<string>();
   #n = 0;
   /** Open connections and the most recently closed ones, by id. */
-  table = new Map();
-  #closedOrder = [];
+  table = new Map<string, Conn>();
+  #closedOrder: string[] = [];
+  readonly upstreamHost: string;
+  readonly upstreamPort: number;
+  readonly recorder: Recorder;
+  readonly rules: RuleBook;
+  readonly maxText: number;
+  readonly server: net.Server;
 
-  constructor({ upstreamHost, upstreamPort, recorder, rules, maxText = 1024 * 1024 }) {
+  constructor({ upstreamHost, upstreamPort, recorder, rules, maxText = 1024 * 1024 }: { upstreamHost: string; upstreamPort: number; recorder: Recorder; rules: RuleBook; maxText?: number }) {
     this.upstreamHost = upstreamHost;
     this.upstreamPort = upstreamPort;
     this.recorder = recorder;
@@ -555,14 +618,14 @@ export class Proxy {
     this.server = net.createServer({ allowHalfOpen: true, noDelay: true }, (s) => this.#accept(s));
   }
 
-  listen(port, host) {
+  listen(port: number, host: string): Promise<AddressInfo> {
     return new Promise((resolve, reject) => {
       this.server.once("error", reject);
-      this.server.listen(port, host, () => resolve(this.server.address()));
+      this.server.listen(port, host, () => resolve(this.server.address() as AddressInfo));
     });
   }
 
-  close() {
+  close(): void {
     this.server.close();
     for (const c of this.table.values()) {
       c.node.destroy();
@@ -570,7 +633,7 @@ export class Proxy {
     }
   }
 
-  #accept(node) {
+  #accept(node: net.Socket): void {
     const id = `c${++this.#n}`;
     const gw = net.connect({ host: this.upstreamHost, port: this.upstreamPort, allowHalfOpen: true, noDelay: true });
     const c = new Conn(this, id, node, gw);
@@ -579,8 +642,11 @@ export class Proxy {
     gw.once("connect", () => {
       c.upstreamLocal = `${gw.localAddress}:${gw.localPort}`;
     });
-    for (const [side, sock] of [["node", node], ["gw", gw]]) {
-      sock.on("data", (d) => c.onData(side, d));
+    for (const [side, sock] of [
+      ["node", node],
+      ["gw", gw],
+    ] as const) {
+      sock.on("data", (d: Buffer) => c.onData(side, d));
       sock.on("end", () => c.onEnd(side));
       sock.on("error", (e) => c.onError(side, e));
       sock.on("close", () => c.onClose(side));
@@ -588,21 +654,21 @@ export class Proxy {
     }
   }
 
-  closedConn(c) {
+  closedConn(c: Conn): void {
     this.#closedOrder.push(c.id);
-    while (this.#closedOrder.length > CLOSED_KEPT) this.table.delete(this.#closedOrder.shift());
+    while (this.#closedOrder.length > CLOSED_KEPT) this.table.delete(this.#closedOrder.shift()!);
   }
 
-  connections() {
+  connections(): TapConnection[] {
     return [...this.table.values()].map((c) => c.view());
   }
 
-  freeze(ruleId) {
+  freeze(ruleId: string): void {
     this.frozenBy.add(ruleId);
   }
 
   /** Undoes the lasting effects of one rule (its half-open connections, its freeze). */
-  release(ruleId) {
+  release(ruleId: string): Released {
     let resumed = 0;
     const unfrozen = this.frozenBy.delete(ruleId);
     for (const c of this.table.values()) if (c.release(ruleId)) resumed++;
@@ -611,7 +677,7 @@ export class Proxy {
   }
 
   /** Heals everything: unfreeze, resume half-open connections, flush delays, end faulted ones. */
-  heal() {
+  heal(): Healed {
     const out = { unfrozen: this.frozenBy.size > 0, resumed: 0, flushedFrames: 0, ended: 0 };
     this.frozenBy.clear();
     for (const c of this.table.values()) {

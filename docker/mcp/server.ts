@@ -2,7 +2,7 @@
 // from a JSON catalog, every request recorded, and a control API for scenarios.
 //
 // One image runs several servers (north, south, ...), each with its own catalog.
-// Run: node server.mjs   env MCP_PORT (8080; 0 = any free port), MCP_HOST (0.0.0.0),
+// Run: node server.ts    env MCP_PORT (8080; 0 = any free port), MCP_HOST (0.0.0.0),
 //      MCP_NAME (server name, e.g. "north"; used in results and serverInfo),
 //      MCP_CATALOG (path of the JSON catalog, see fixtures/mcp/README.md),
 //      MCP_ALLOWED_HOSTS (comma list of Host names accepted on /mcp, e.g. the service alias;
@@ -44,17 +44,22 @@
 //   GET  /_control/effects                side effects of tools with an effect (write-temp)
 //   GET  /_control/sessions               live sessions
 //   POST /_control/drop-sessions          forget every session (as a restarted server would)
+// Routes, bodies and replies are defined in wire.ts (shared with lab/clients/mcp.ts), the
+// catalog format in catalog.ts.
 
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
-import express from "express";
-import { z } from "zod";
+import type { AddressInfo } from "node:net";
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { hostHeaderValidation } from "@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, isInitializeRequest, type CallToolRequest, type CallToolResult, type ServerNotification, type ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import { CatalogError, loadCatalogFile, parseCatalog, render, type Catalog } from "./catalog.ts";
+import type { Arm, CancelReason, Effect, HeldCall, McpControlApi, McpRecord } from "./wire.ts";
 
 const PORT = Number(process.env.MCP_PORT ?? 8080);
 const HOST = process.env.MCP_HOST ?? "0.0.0.0";
@@ -72,77 +77,67 @@ const VERSION = "0.1.0";
 
 // ---------- catalog ----------
 
-const ToolSchema = z.object({
-  name: z.string().min(1),
-  title: z.string().optional(),
-  description: z.string().default(""),
-  inputSchema: z.looseObject({ type: z.literal("object") }).default({ type: "object" }),
-  annotations: z.record(z.string(), z.unknown()).optional(),
-  // Text of the result; {{server}} {{tool}} {{args.x}} {{argsJson}} {{effect.x}} {{session}} are filled in.
-  result: z.string().default("{{server}} {{tool}}: {{argsJson}}"),
-  isError: z.boolean().default(false),
-  delayMs: z.number().int().min(0).default(0),
-  // "write-temp": write args.content to args.path inside MCP_WRITE_DIR (never outside it).
-  effect: z.enum(["write-temp"]).optional(),
-});
-const CatalogSchema = z.object({ tools: z.array(ToolSchema) });
-
-function loadCatalogFile() {
-  if (!CATALOG_PATH) return { tools: [] };
-  return CatalogSchema.parse(JSON.parse(fs.readFileSync(CATALOG_PATH, "utf8")));
-}
-
-function parseCatalog(value) {
-  const parsed = CatalogSchema.safeParse(value);
-  if (!parsed.success) throw new HttpError(400, `bad catalog: ${z.prettifyError(parsed.error)}`);
-  const names = parsed.data.tools.map((t) => t.name);
-  const dup = names.find((n, i) => names.indexOf(n) !== i);
-  if (dup) throw new HttpError(400, `bad catalog: tool ${dup} appears twice`);
-  return parsed.data;
-}
-
-let catalog = parseCatalog(loadCatalogFile());
+let catalog: Catalog = parseCatalog(loadCatalogFile(CATALOG_PATH));
 
 // ---------- state ----------
 
-let records = [];
+type Outcome = "released" | "cancelled";
+interface Session {
+  id: string | null;
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+  createdAt: string;
+  lastSeenAt: number;
+  sseOpen: boolean;
+  clientInfo: unknown;
+}
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+let records: McpRecord[] = [];
 let seq = 0;
 let slowDiscoveryMs = 0;
 let slowInitializeMs = 0;
-let holdArms = []; // {tool, remaining}
-let holds = []; // every held call since reset: {id, tool, args, sessionId, rpcId, status, ...}
+let holdArms: Arm[] = [];
+let holds: HeldCall[] = []; // every held call since reset
 let holdSeq = 0;
-let effects = [];
-const holdWaiters = new Map(); // hold id -> settle(outcome)
-const openCalls = new Map(); // `${sessionId} ${rpcId}` -> callbacks run when the POST carrying that call closes early
-const sessions = new Map(); // session id -> {id, transport, server, createdAt, lastSeenAt, sseOpen, clientInfo}
+let effects: Effect[] = [];
+const holdWaiters = new Map<string, (outcome: Outcome) => void>(); // hold id -> settle(outcome)
+const openCalls = new Map<string, Set<() => void>>(); // `${sessionId} ${rpcId}` -> callbacks run when the POST carrying that call closes early
+const sessions = new Map<string, Session>(); // session id -> its transport and SDK server
 
 class HttpError extends Error {
-  constructor(status, message) {
+  readonly status: number;
+  constructor(status: number, message: string) {
     super(message);
     this.status = status;
   }
 }
 
-function record(fields) {
-  const r = { seq: ++seq, time: new Date().toISOString(), server: NAME, kind: "event", httpMethod: null, sessionId: null, ...fields };
+/** A record as handed to record(): seq, time and server are stamped there; kind defaults to "event". */
+type RecordFields = Partial<Omit<McpRecord, "seq" | "time" | "server">>;
+
+function record(fields: RecordFields): McpRecord {
+  const r: McpRecord = { seq: ++seq, time: new Date().toISOString(), server: NAME, kind: "event", httpMethod: null, sessionId: null, ...fields };
   records.push(r);
   if (records.length > MAX_RECORDS) records = records.slice(-MAX_RECORDS);
   process.stdout.write(`${JSON.stringify(r)}\n`);
   return r;
 }
 
-const log = (msg, extra = {}) => process.stdout.write(`${JSON.stringify({ kind: "log", time: new Date().toISOString(), server: NAME, msg, ...extra })}\n`);
+const log = (msg: string, extra: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ kind: "log", time: new Date().toISOString(), server: NAME, msg, ...extra })}\n`);
 
-function recordMessage(msg, httpMethod, sessionId) {
-  const isObj = msg && typeof msg === "object";
+/** A JSON-RPC message as received (anything, until the SDK checks it). */
+type Message = { method?: unknown; id?: string | number; params?: { name?: string; arguments?: unknown }; result?: unknown; error?: unknown } | null;
+
+function recordMessage(msg: Message, httpMethod: string, sessionId: string | null): McpRecord {
+  const isObj = !!msg && typeof msg === "object";
   const method = isObj && typeof msg.method === "string" ? msg.method : null;
-  const fields = { kind: "rpc", httpMethod, sessionId: sessionId ?? null, rpcMethod: method, rpcId: isObj && "id" in msg ? msg.id : null };
+  const fields: RecordFields = { kind: "rpc", httpMethod, sessionId: sessionId ?? null, rpcMethod: method, rpcId: isObj && "id" in msg ? msg.id : null };
   if (method === "tools/call") {
-    fields.tool = msg.params?.name ?? null;
-    fields.args = msg.params?.arguments ?? {};
+    fields.tool = msg!.params?.name ?? null;
+    fields.args = msg!.params?.arguments ?? {};
   } else if (method) {
-    if (msg.params !== undefined) fields.params = msg.params;
+    if (msg!.params !== undefined) fields.params = msg!.params;
   } else {
     fields.response = true; // a client's answer to a server request
     fields.params = isObj ? (msg.result ?? msg.error ?? null) : msg;
@@ -150,22 +145,9 @@ function recordMessage(msg, httpMethod, sessionId) {
   return record(fields);
 }
 
-// ---------- templates ----------
-
-function lookup(ctx, dotted) {
-  let v = ctx;
-  for (const k of dotted.split(".")) {
-    if (v === null || typeof v !== "object") return "";
-    v = v[k];
-  }
-  if (v === undefined || v === null) return "";
-  return typeof v === "string" ? v : JSON.stringify(v);
-}
-const render = (tpl, ctx) => tpl.replace(/\{\{\s*([\w.]+)\s*\}\}/g, (_, k) => lookup(ctx, k));
-
 // ---------- tools ----------
 
-function writeTemp(args) {
+function writeTemp(args: { path?: unknown; content?: unknown } | undefined): Pick<Effect, "path" | "writtenTo" | "bytes"> {
   const requested = String(args?.path ?? "");
   // Resolve under WRITE_DIR whatever the path says: "/etc/x" and "../../x" land inside it.
   const rel = path.posix.normalize(`/${requested.replaceAll("\\", "/")}`).replace(/^\/+/, "") || "unnamed";
@@ -176,22 +158,22 @@ function writeTemp(args) {
   return { path: requested, writtenTo: target, bytes: Buffer.byteLength(content) };
 }
 
-const sleep = (ms, signal) =>
-  new Promise((resolve) => {
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
     signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
   });
 
 /** Parks a tools/call until released, or until the client cancels it. Resolves "released" | "cancelled". */
-function holdCall({ tool, args, sessionId, rpcId, signal }) {
-  const h = { id: `hold-${++holdSeq}`, tool, args, sessionId, rpcId, status: "held", heldAt: new Date().toISOString(), releasedAt: null, cancelledAt: null, cancelReason: null };
+function holdCall({ tool, args, sessionId, rpcId, signal }: { tool: string; args: unknown; sessionId: string | null; rpcId: string | number; signal?: AbortSignal }): Promise<Outcome> {
+  const h: HeldCall = { id: `hold-${++holdSeq}`, tool, args, sessionId, rpcId, status: "held", heldAt: new Date().toISOString(), releasedAt: null, cancelledAt: null, cancelReason: null };
   holds.push(h);
   record({ kind: "event", event: "call-held", sessionId, rpcId, tool, holdId: h.id });
-  return new Promise((resolve) => {
+  return new Promise<Outcome>((resolve) => {
     const key = `${sessionId} ${rpcId}`;
     const onClose = () => settle("cancelled", "connection-closed");
     const onAbort = () => settle("cancelled", "notifications/cancelled");
-    function settle(outcome, reason) {
+    function settle(outcome: Outcome, reason?: CancelReason) {
       if (h.status !== "held") return;
       holdWaiters.delete(h.id);
       signal?.removeEventListener("abort", onAbort);
@@ -203,7 +185,7 @@ function holdCall({ tool, args, sessionId, rpcId, signal }) {
       } else {
         h.status = "cancelled";
         h.cancelledAt = new Date().toISOString();
-        h.cancelReason = reason;
+        h.cancelReason = reason ?? null;
         record({ kind: "event", event: "call-cancelled", sessionId, rpcId, tool, holdId: h.id, reason });
       }
       resolve(outcome);
@@ -218,7 +200,7 @@ function holdCall({ tool, args, sessionId, rpcId, signal }) {
   });
 }
 
-async function callTool(params, extra) {
+async function callTool(params: CallToolRequest["params"], extra: Extra): Promise<CallToolResult> {
   const name = params.name;
   const args = params.arguments ?? {};
   const sessionId = extra.sessionId ?? null;
@@ -234,9 +216,9 @@ async function callTool(params, extra) {
   const tool = catalog.tools.find((t) => t.name === name);
   if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
   if (tool.delayMs) await sleep(tool.delayMs, extra.signal);
-  let effect = null;
+  let effect: Effect | null = null;
   if (tool.effect === "write-temp") {
-    effect = { tool: name, sessionId, rpcId: extra.requestId, at: new Date().toISOString(), ...writeTemp(args) };
+    effect = { tool: name, sessionId, rpcId: extra.requestId, at: new Date().toISOString(), ...writeTemp(args as { path?: unknown; content?: unknown }) };
     effects.push(effect);
     record({ kind: "event", event: "effect", sessionId, rpcId: extra.requestId, tool: name, effect });
   }
@@ -266,7 +248,7 @@ function makeServer() {
 
 // ---------- sessions ----------
 
-async function closeSession(id, event) {
+async function closeSession(id: string, event: "session-closed" | "session-expired" | "session-dropped"): Promise<void> {
   const s = sessions.get(id);
   if (!s) return;
   sessions.delete(id);
@@ -278,27 +260,28 @@ async function closeSession(id, event) {
 const sweeper = setInterval(
   () => {
     const now = Date.now();
-    for (const s of sessions.values()) if (now - s.lastSeenAt > IDLE_MS) void closeSession(s.id, "session-expired");
+    for (const s of sessions.values()) if (now - s.lastSeenAt > IDLE_MS) void closeSession(s.id!, "session-expired");
   },
   Math.max(50, Math.min(30_000, Math.floor(IDLE_MS / 2))),
 );
 sweeper.unref();
 
-async function newSession(req, res) {
-  const s = { id: null, transport: null, server: makeServer(), createdAt: new Date().toISOString(), lastSeenAt: Date.now(), sseOpen: false, clientInfo: null };
-  s.transport = new StreamableHTTPServerTransport({
+async function newSession(req: Request, res: Response): Promise<void> {
+  const server = makeServer();
+  // The callbacks run once the request is handled, after s is complete.
+  const s: Session = { id: null, transport: new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     onsessioninitialized: (id) => {
       s.id = id;
       sessions.set(id, s);
-      const init = (Array.isArray(req.body) ? req.body : [req.body]).find((m) => isInitializeRequest(m));
+      const init = (Array.isArray(req.body) ? req.body : [req.body]).find((m: unknown) => isInitializeRequest(m));
       s.clientInfo = init?.params?.clientInfo ?? null;
       record({ kind: "event", event: "session-created", sessionId: id, clientInfo: s.clientInfo, protocolVersion: init?.params?.protocolVersion ?? null });
     },
     onsessionclosed: (id) => {
       if (sessions.delete(id)) record({ kind: "event", event: "session-closed", sessionId: id });
     },
-  });
+  }), server, createdAt: new Date().toISOString(), lastSeenAt: Date.now(), sseOpen: false, clientInfo: null };
   await s.server.connect(s.transport);
   await s.transport.handleRequest(req, res, req.body);
 }
@@ -308,34 +291,36 @@ async function newSession(req, res) {
 const app = express();
 app.disable("x-powered-by");
 
-const mcpHostCheck = ALLOWED.includes("*") ? (_req, _res, next) => next() : hostHeaderValidation([...new Set([...ALLOWED, "localhost", "127.0.0.1", "[::1]"])]);
+const mcpHostCheck: RequestHandler = ALLOWED.includes("*") ? (_req, _res, next) => next() : hostHeaderValidation([...new Set([...ALLOWED, "localhost", "127.0.0.1", "[::1]"])]);
+
+const sessionHeader = (req: Request): string | undefined => req.get("mcp-session-id");
 
 // Rejections by the Host check happen before the body is read: record them here.
 app.use("/mcp", (req, res, next) => {
   res.on("finish", () => {
-    if (res.statusCode === 403) record({ kind: "http", event: "rejected", httpMethod: req.method, httpStatus: 403, host: req.headers.host ?? null, sessionId: req.headers["mcp-session-id"] ?? null });
+    if (res.statusCode === 403) record({ kind: "http", event: "rejected", httpMethod: req.method, httpStatus: 403, host: req.headers.host ?? null, sessionId: sessionHeader(req) ?? null });
   });
   next();
 });
 app.use("/mcp", mcpHostCheck);
 app.use(express.json({ limit: "4mb" }));
 
-const notFound = (res, sessionId, httpMethod) => {
+const notFound = (res: Response, sessionId: string | null, httpMethod: string) => {
   record({ kind: "http", event: "unknown-session", httpMethod, httpStatus: 404, sessionId });
   res.status(404).json({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null });
 };
 
 app.post("/mcp", async (req, res, next) => {
   try {
-    const sid = req.headers["mcp-session-id"];
-    const messages = Array.isArray(req.body) ? req.body : [req.body];
+    const sid = sessionHeader(req);
+    const messages: Message[] = Array.isArray(req.body) ? req.body : [req.body];
     for (const m of messages) recordMessage(m, "POST", sid ?? null);
     if (sid) {
       const s = sessions.get(sid);
       if (!s) return notFound(res, sid, "POST");
       s.lastSeenAt = Date.now();
       // Held calls learn from this when their POST goes away before the answer (client gone).
-      const keys = messages.filter((m) => m?.method === "tools/call" && "id" in m).map((m) => `${sid} ${m.id}`);
+      const keys = messages.filter((m) => m?.method === "tools/call" && "id" in m).map((m) => `${sid} ${m!.id}`);
       for (const k of keys) openCalls.set(k, new Set());
       if (keys.length)
         res.on("close", () => {
@@ -363,7 +348,7 @@ app.post("/mcp", async (req, res, next) => {
 
 app.get("/mcp", async (req, res, next) => {
   try {
-    const sid = req.headers["mcp-session-id"];
+    const sid = sessionHeader(req);
     if (!sid) {
       record({ kind: "http", event: "rejected", httpMethod: "GET", httpStatus: 400, reason: "no session id" });
       return res.status(400).json({ jsonrpc: "2.0", error: { code: -32000, message: "Bad Request: Mcp-Session-Id header is required" }, id: null });
@@ -386,7 +371,7 @@ app.get("/mcp", async (req, res, next) => {
 
 app.delete("/mcp", async (req, res, next) => {
   try {
-    const sid = req.headers["mcp-session-id"];
+    const sid = sessionHeader(req);
     record({ kind: "http", httpMethod: "DELETE", sessionId: sid ?? null });
     const s = sid ? sessions.get(sid) : undefined;
     if (!s) return notFound(res, sid ?? null, "DELETE");
@@ -400,121 +385,131 @@ app.delete("/mcp", async (req, res, next) => {
 
 const heldNow = () => holds.filter((h) => h.status === "held");
 
-app.get("/healthz", (_req, res) => {
-  res.json({ ok: true, name: NAME, tools: catalog.tools.length, sessions: sessions.size, requests: seq, held: heldNow().length });
-});
-
-app.get("/_control/requests", (req, res) => {
-  const since = Number(req.query.since ?? 0) || 0;
-  res.json({ requests: records.filter((r) => r.seq > since) });
-});
-
-function releaseHolds(id) {
+function releaseHolds(id: string | undefined): string[] {
   const targets = heldNow().filter((h) => id === undefined || h.id === id);
   for (const h of targets) holdWaiters.get(h.id)?.("released");
   return targets.map((h) => h.id);
 }
 
-async function setCatalog(next) {
+async function setCatalog(next: Catalog): Promise<string[]> {
   catalog = next;
-  const notified = [];
+  const notified: string[] = [];
   for (const s of sessions.values()) {
     try {
       await s.server.sendToolListChanged();
-      notified.push(s.id);
+      notified.push(s.id!);
       record({ kind: "event", event: "list-changed-sent", sessionId: s.id, sseOpen: s.sseOpen });
     } catch (e) {
-      record({ kind: "event", event: "list-changed-failed", sessionId: s.id, error: String(e?.message ?? e) });
+      record({ kind: "event", event: "list-changed-failed", sessionId: s.id, error: String((e as Error)?.message ?? e) });
     }
   }
   return notified;
 }
 
-app.post("/_control/reset", async (_req, res) => {
-  const released = releaseHolds(undefined);
-  const fresh = parseCatalog(loadCatalogFile());
-  const changed = JSON.stringify(fresh) !== JSON.stringify(catalog);
-  records = [];
-  effects = [];
-  holds = [];
-  holdArms = [];
-  slowDiscoveryMs = 0;
-  slowInitializeMs = 0;
-  if (changed) await setCatalog(fresh);
-  res.json({ ok: true, released, tools: catalog.tools.map((t) => t.name) });
-});
+type Reply<K extends keyof McpControlApi> = McpControlApi[K]["reply"];
+/** One handler per route of McpControlApi: a route missing here, or a reply of the wrong shape, does not compile. */
+type Handlers = { [K in keyof McpControlApi]: (req: Request) => Reply<K> | Promise<Reply<K>> };
 
-app.get("/_control/catalog", (_req, res) => res.json({ tools: catalog.tools }));
+const control: Handlers = {
+  "GET /healthz": () => ({ ok: true, name: NAME, tools: catalog.tools.length, sessions: sessions.size, requests: seq, held: heldNow().length }),
 
-app.post("/_control/catalog", async (req, res) => {
-  const next = parseCatalog(req.body);
-  const notified = await setCatalog(next);
-  res.json({ ok: true, tools: catalog.tools.map((t) => t.name), notified });
-});
+  "GET /_control/requests": (req) => {
+    const since = Number(req.query.since ?? 0) || 0;
+    return { requests: records.filter((r) => r.seq > since) };
+  },
 
-app.post("/_control/slow-discovery", (req, res) => {
-  const ms = Number(req.body?.ms);
-  if (!Number.isInteger(ms) || ms < 0) throw new HttpError(400, "ms must be a non-negative integer");
-  slowDiscoveryMs = ms;
-  res.json({ ok: true, ms });
-});
+  "POST /_control/reset": async () => {
+    const released = releaseHolds(undefined);
+    const fresh = parseCatalog(loadCatalogFile(CATALOG_PATH));
+    const changed = JSON.stringify(fresh) !== JSON.stringify(catalog);
+    records = [];
+    effects = [];
+    holds = [];
+    holdArms = [];
+    slowDiscoveryMs = 0;
+    slowInitializeMs = 0;
+    if (changed) await setCatalog(fresh);
+    return { ok: true, released, tools: catalog.tools.map((t) => t.name) };
+  },
 
-app.post("/_control/slow-initialize", (req, res) => {
-  const ms = Number(req.body?.ms);
-  if (!Number.isInteger(ms) || ms < 0) throw new HttpError(400, "ms must be a non-negative integer");
-  slowInitializeMs = ms;
-  res.json({ ok: true, ms });
-});
+  "GET /_control/catalog": () => ({ tools: catalog.tools }),
 
-app.post("/_control/hold", (req, res) => {
-  const tool = req.body?.tool;
-  const count = req.body?.count ?? 1;
-  if (typeof tool !== "string" || !tool) throw new HttpError(400, "tool (string) is required");
-  if (!Number.isInteger(count) || count < 1) throw new HttpError(400, "count must be a positive integer");
-  const arm = { tool, remaining: count };
-  holdArms.push(arm);
-  res.json({ ok: true, armed: arm });
-});
+  "POST /_control/catalog": async (req) => {
+    const next = parseCatalog(req.body);
+    const notified = await setCatalog(next);
+    return { ok: true, tools: catalog.tools.map((t) => t.name), notified };
+  },
 
-app.post("/_control/release", (req, res) => {
-  const id = req.body?.id;
-  res.json({ ok: true, released: releaseHolds(typeof id === "string" ? id : undefined) });
-});
+  "POST /_control/slow-discovery": (req) => {
+    const ms = Number(req.body?.ms);
+    if (!Number.isInteger(ms) || ms < 0) throw new HttpError(400, "ms must be a non-negative integer");
+    slowDiscoveryMs = ms;
+    return { ok: true, ms };
+  },
 
-app.get("/_control/held", (req, res) => {
-  const all = req.query.all === "1" || req.query.all === "true";
-  res.json({ held: all ? holds : heldNow(), armed: holdArms });
-});
+  "POST /_control/slow-initialize": (req) => {
+    const ms = Number(req.body?.ms);
+    if (!Number.isInteger(ms) || ms < 0) throw new HttpError(400, "ms must be a non-negative integer");
+    slowInitializeMs = ms;
+    return { ok: true, ms };
+  },
 
-app.get("/_control/effects", (_req, res) => res.json({ effects, dir: WRITE_DIR }));
+  "POST /_control/hold": (req) => {
+    const tool = req.body?.tool;
+    const count = req.body?.count ?? 1;
+    if (typeof tool !== "string" || !tool) throw new HttpError(400, "tool (string) is required");
+    if (!Number.isInteger(count) || count < 1) throw new HttpError(400, "count must be a positive integer");
+    const arm = { tool, remaining: count };
+    holdArms.push(arm);
+    return { ok: true, armed: arm };
+  },
 
-app.get("/_control/sessions", (_req, res) => {
-  res.json({
-    sessions: [...sessions.values()].map((s) => ({ id: s.id, createdAt: s.createdAt, lastSeenAt: new Date(s.lastSeenAt).toISOString(), sseOpen: s.sseOpen, clientInfo: s.clientInfo })),
+  "POST /_control/release": (req) => {
+    const id = req.body?.id;
+    return { ok: true, released: releaseHolds(typeof id === "string" ? id : undefined) };
+  },
+
+  "GET /_control/held": (req) => {
+    const all = req.query.all === "1" || req.query.all === "true";
+    return { held: all ? holds : heldNow(), armed: holdArms };
+  },
+
+  "GET /_control/effects": () => ({ effects, dir: WRITE_DIR }),
+
+  "GET /_control/sessions": () => ({
+    sessions: [...sessions.values()].map((s) => ({ id: s.id!, createdAt: s.createdAt, lastSeenAt: new Date(s.lastSeenAt).toISOString(), sseOpen: s.sseOpen, clientInfo: s.clientInfo })),
+  }),
+
+  "POST /_control/drop-sessions": async () => {
+    const ids = [...sessions.keys()];
+    for (const id of ids) await closeSession(id, "session-dropped");
+    return { ok: true, dropped: ids };
+  },
+};
+
+for (const [route, handle] of Object.entries(control) as [string, (req: Request) => unknown][]) {
+  const [method, path] = route.split(" ") as ["GET" | "POST", string];
+  // Express 5 passes a rejected promise (a throw in an async handler) to the error handler below.
+  app[method === "GET" ? "get" : "post"](path, async (req, res) => {
+    res.json(await handle(req));
   });
-});
-
-app.post("/_control/drop-sessions", async (_req, res) => {
-  const ids = [...sessions.keys()];
-  for (const id of ids) await closeSession(id, "session-dropped");
-  res.json({ ok: true, dropped: ids });
-});
+}
 
 app.use((req, res) => res.status(404).json({ error: `no route ${req.method} ${req.path}` }));
 
 // eslint-disable-next-line no-unused-vars
-app.use((err, _req, res, _next) => {
-  const status = err instanceof HttpError ? err.status : (err?.status ?? err?.statusCode ?? 500);
+app.use((err: Error & { status?: number; statusCode?: number }, _req: Request, res: Response, _next: NextFunction) => {
+  const status = err instanceof HttpError ? err.status : err instanceof CatalogError ? 400 : (err?.status ?? err?.statusCode ?? 500);
   if (status >= 500) log("error", { error: String(err?.stack ?? err) });
   if (!res.headersSent) res.status(status).json({ error: String(err?.message ?? err) });
 });
 
 const httpServer = app.listen(PORT, HOST, () => {
-  const addr = httpServer.address();
+  const addr = httpServer.address() as AddressInfo;
   log("listening", { host: HOST, port: addr.port, allowedHosts: ALLOWED, tools: catalog.tools.map((t) => t.name), writeDir: WRITE_DIR });
 });
 
-async function shutdown(signal) {
+async function shutdown(signal: string): Promise<void> {
   log("shutdown", { signal });
   for (const id of [...sessions.keys()]) await closeSession(id, "session-closed");
   if (OWN_WRITE_DIR) fs.rmSync(WRITE_DIR, { recursive: true, force: true });

@@ -1,4 +1,5 @@
-// Fault rules: what the tap should do to traffic, decided frame by frame. This module only
+// Fault rules: what the tap should do to traffic, decided frame by frame. This module defines the
+// rule format (TapRuleSpec, as lab/clients/tap.ts sends it; TapRule, as the tap lists it),
 // validates rules, matches them and keeps their history (hits, first/last firing); the proxy
 // carries out the decisions. A decision is made before the frame is forwarded, so a rule takes
 // effect on the very frame that matched it (the trigger frame itself is dropped, delayed, held
@@ -38,84 +39,188 @@
 //   once: the rule is spent after its first firing (it stays listed, active: false).
 // Several rules matching one frame: the oldest active rule decides.
 
-import { OPCODE_NAMES } from "./ws-frames.mjs";
+import { OPCODE_NAMES } from "./ws-frames.ts";
+
+// ---------- the rule format ----------
+
+export type Dir = "node->gw" | "gw->node";
+export type OpcodeName = "text" | "binary" | "close" | "ping" | "pong" | "continuation";
+
+export interface TapMatch {
+  kind?: "ws" | "http";
+  dir?: Dir;
+  /** Exact path, or a prefix when it ends with "*". */
+  path?: string;
+  conn?: string;
+  opcode?: OpcodeName | number;
+  method?: string;
+  event?: string;
+  command?: string;
+  textIncludes?: string;
+}
+
+export type CloseCode = 1001 | 1006 | 1011;
+export type CloseSide = "node" | "gw" | "both";
+
+/** Exactly one action (the tap also takes the shorthands above; the lab writes this form). */
+export type TapAction =
+  | { delay: { ms: number } }
+  | { drop: { count?: number } }
+  | { close: { code: CloseCode; side?: CloseSide } }
+  | { halfOpen: Record<string, never> }
+  | { withholdPong: Record<string, never> }
+  | { freeze: Record<string, never> };
+
+/** A rule as POST /rules takes it. */
+export interface TapRuleSpec {
+  id?: string;
+  match?: TapMatch;
+  action: TapAction;
+  once?: boolean;
+}
+
+/** The match as stored: opcode as a number, unset fields left out. */
+export type RuleMatch = Omit<TapMatch, "opcode"> & { opcode?: number };
+
+/** The action as stored: its type, with defaults filled in. */
+export type RuleAction =
+  | { type: "delay"; ms: number }
+  | { type: "drop"; count: number }
+  | { type: "close"; code: CloseCode; side: CloseSide }
+  | { type: "halfOpen" }
+  | { type: "withholdPong" }
+  | { type: "freeze" };
+export type ActionType = RuleAction["type"];
+
+/** A firing: seq of the trigger frame (or rule event for HTTP/immediate rules), its time, its connection. */
+export interface Firing {
+  seq: number;
+  t: number;
+  conn: string | null;
+}
+
+/** A rule as the tap lists it. */
+export interface TapRule {
+  id: string;
+  match: RuleMatch;
+  action: RuleAction;
+  once: boolean;
+  active: boolean;
+  createdAt: number;
+  hits: number;
+  firstFired: Firing | null;
+  lastFired: Firing | null;
+}
+
+/** What a rule can match on: one WebSocket unit, or one HTTP request head (method, text = the head). */
+export interface MatchFacts {
+  seq: number;
+  t: number;
+  conn: string;
+  path: string | null;
+  dir: Dir;
+  opcode?: number;
+  text?: string;
+  method?: string;
+  event?: string;
+  command?: string;
+}
+
+export interface Decision {
+  rule: TapRule;
+  action: RuleAction;
+}
+
+// ---------- validation ----------
 
 export class RuleError extends Error {}
 
 const MATCH_KEYS = new Set(["kind", "dir", "path", "conn", "opcode", "method", "event", "command", "textIncludes"]);
 const ACTIONS = new Set(["delay", "drop", "close", "halfOpen", "withholdPong", "freeze"]);
 
-function normalizeAction(a) {
-  if (typeof a === "string") a = { [a]: {} };
-  if (!a || typeof a !== "object") throw new RuleError("action must be an object such as {\"delay\":{\"ms\":200}}");
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => !!v && typeof v === "object";
+
+function normalizeAction(input: unknown): RuleAction {
+  let a: Json;
+  if (typeof input === "string") a = { [input]: {} };
+  else if (isObject(input)) a = input;
+  else throw new RuleError("action must be an object such as {\"delay\":{\"ms\":200}}");
   if (typeof a.type === "string") {
     const { type, ...params } = a;
-    a = { [type]: params };
+    a = { [type as string]: params };
   }
   const keys = Object.keys(a);
-  if (keys.length !== 1 || !ACTIONS.has(keys[0])) throw new RuleError(`action must have exactly one of ${[...ACTIONS].join(", ")}; got ${JSON.stringify(keys)}`);
-  const type = keys[0];
+  if (keys.length !== 1 || !ACTIONS.has(keys[0]!)) throw new RuleError(`action must have exactly one of ${[...ACTIONS].join(", ")}; got ${JSON.stringify(keys)}`);
+  const type = keys[0] as ActionType;
   const p = a[type] === true || a[type] === null ? {} : a[type];
   if (typeof p !== "object") throw new RuleError(`action.${type} must be an object`);
+  const params = p as Json;
   switch (type) {
-    case "delay":
-      if (!Number.isFinite(p.ms) || p.ms < 0) throw new RuleError("action.delay.ms must be a number >= 0");
-      return { type, ms: p.ms };
+    case "delay": {
+      const ms = params.ms as number;
+      if (!Number.isFinite(ms) || ms < 0) throw new RuleError("action.delay.ms must be a number >= 0");
+      return { type, ms };
+    }
     case "drop": {
-      const count = p.count ?? 1;
+      const count = (params.count ?? 1) as number;
       if (!Number.isInteger(count) || count < 1) throw new RuleError("action.drop.count must be an integer >= 1");
       return { type, count };
     }
     case "close": {
-      if (![1001, 1006, 1011].includes(p.code)) throw new RuleError("action.close.code must be 1001, 1006 or 1011");
-      const side = p.side ?? "both";
+      const code = params.code as CloseCode;
+      if (![1001, 1006, 1011].includes(code)) throw new RuleError("action.close.code must be 1001, 1006 or 1011");
+      const side = (params.side ?? "both") as CloseSide;
       if (!["node", "gw", "both"].includes(side)) throw new RuleError("action.close.side must be node, gw or both");
-      return { type, code: p.code, side };
+      return { type, code, side };
     }
     default:
       return { type };
   }
 }
 
-function normalizeMatch(m) {
+function normalizeMatch(m: unknown): RuleMatch {
   if (m === undefined || m === null) return {};
   if (typeof m !== "object" || Array.isArray(m)) throw new RuleError("match must be an object");
   for (const k of Object.keys(m)) if (!MATCH_KEYS.has(k)) throw new RuleError(`unknown match field "${k}" (known: ${[...MATCH_KEYS].join(", ")})`);
-  const out = {};
+  const out: Record<string, string | number> = {};
   for (const [k, v] of Object.entries(m)) {
     if (v === undefined || v === null) continue;
     if (k === "opcode") {
-      const op = typeof v === "number" ? v : OPCODE_NAMES[v];
+      const op = typeof v === "number" ? v : OPCODE_NAMES[v as OpcodeName];
       if (op === undefined) throw new RuleError(`match.opcode: unknown opcode ${JSON.stringify(v)}`);
       out.opcode = op;
     } else if (typeof v !== "string") throw new RuleError(`match.${k} must be a string`);
     else out[k] = v;
   }
-  if (out.kind && !["ws", "http"].includes(out.kind)) throw new RuleError('match.kind must be "ws" or "http"');
-  if (out.dir && !["node->gw", "gw->node"].includes(out.dir)) throw new RuleError('match.dir must be "node->gw" or "gw->node"');
-  return out;
+  const match = out as RuleMatch;
+  if (match.kind && !["ws", "http"].includes(match.kind)) throw new RuleError('match.kind must be "ws" or "http"');
+  if (match.dir && !["node->gw", "gw->node"].includes(match.dir)) throw new RuleError('match.dir must be "node->gw" or "gw->node"');
+  return match;
 }
 
-const pathMatches = (want, path) => (want.endsWith("*") ? (path ?? "").startsWith(want.slice(0, -1)) : path === want);
+const pathMatches = (want: string, path: string | null) => (want.endsWith("*") ? (path ?? "").startsWith(want.slice(0, -1)) : path === want);
+
+// ---------- the rule book ----------
 
 export class RuleBook {
-  #rules = new Map();
+  #rules = new Map<string, TapRule>();
   #n = 0;
-  /** "conn|dir" -> { rule, remaining }: frames still to drop after a drop{count>1} fired. */
-  #drops = new Map();
+  /** "conn|dir" -> frames still to drop after a drop{count>1} fired. */
+  #drops = new Map<string, { rule: string; remaining: number }>();
 
-  /** Validates and adds a rule; returns the stored rule. */
-  add(body) {
-    if (!body || typeof body !== "object") throw new RuleError("rule must be a JSON object");
+  /** Validates and adds a rule (a parsed POST /rules body); returns the stored rule. */
+  add(body: unknown): TapRule {
+    if (!isObject(body)) throw new RuleError("rule must be a JSON object");
     const id = body.id === undefined ? `r${++this.#n}` : String(body.id);
     if (!id) throw new RuleError("rule id must not be empty");
     if (this.#rules.has(id)) throw new RuleError(`rule "${id}" exists; DELETE /rules/${id} first`);
     const match = normalizeMatch(body.match);
     const action = normalizeAction(body.action);
-    if (match.kind === "http" && ["drop", "withholdPong"].includes(action.type)) {
+    if (match.kind === "http" && (action.type === "drop" || action.type === "withholdPong")) {
       throw new RuleError(`action ${action.type} applies to WebSocket frames only (match.kind "http")`);
     }
-    const rule = {
+    const rule: TapRule = {
       id,
       match,
       action,
@@ -130,15 +235,15 @@ export class RuleBook {
     return rule;
   }
 
-  list() {
+  list(): TapRule[] {
     return [...this.#rules.values()];
   }
 
-  get(id) {
+  get(id: string): TapRule | undefined {
     return this.#rules.get(id);
   }
 
-  remove(id) {
+  remove(id: string): TapRule | undefined {
     const r = this.#rules.get(id);
     if (!r) return undefined;
     this.#rules.delete(id);
@@ -146,7 +251,7 @@ export class RuleBook {
     return r;
   }
 
-  clear() {
+  clear(): TapRule[] {
     const all = this.list();
     this.#rules.clear();
     this.#drops.clear();
@@ -154,7 +259,7 @@ export class RuleBook {
   }
 
   /** Records a firing (trigger seq, time, connection) and spends a once-rule. */
-  fired(rule, at) {
+  fired(rule: TapRule, at: { seq: number; t: number; conn?: string | null }): void {
     rule.hits++;
     const f = { seq: at.seq, t: at.t, conn: at.conn ?? null };
     rule.firstFired ??= f;
@@ -163,11 +268,11 @@ export class RuleBook {
   }
 
   /** A freeze with an empty match acts when added; returns true when `rule` is one. */
-  immediate(rule) {
+  immediate(rule: TapRule): boolean {
     return rule.action.type === "freeze" && Object.keys(rule.match).length === 0;
   }
 
-  #matches(m, x, kind) {
+  #matches(m: RuleMatch, x: MatchFacts, kind: "ws" | "http"): boolean {
     if ((m.kind ?? "ws") !== kind) return false;
     if (m.dir && m.dir !== x.dir) return false;
     if (m.conn && m.conn !== x.conn) return false;
@@ -180,12 +285,8 @@ export class RuleBook {
     return true;
   }
 
-  /**
-   * Decides what happens to one WebSocket unit (a control frame or a whole message).
-   * f: { seq, t, conn, path, dir, opcode, text?, method?, event?, command? }
-   * Returns null (forward) or { rule, action }.
-   */
-  decideFrame(f) {
+  /** Decides what happens to one WebSocket unit (a control frame or a whole message): null = forward. */
+  decideFrame(f: MatchFacts): Decision | null {
     const key = `${f.conn}|${f.dir}`;
     const pending = this.#drops.get(key);
     if (pending) {
@@ -204,8 +305,8 @@ export class RuleBook {
     return null;
   }
 
-  /** Same for an HTTP request head. h: { seq, t, conn, path, dir, method, text } */
-  decideHttp(h) {
+  /** Same for an HTTP request head (method, text = the whole head). */
+  decideHttp(h: MatchFacts): Decision | null {
     for (const rule of this.#rules.values()) {
       if (!rule.active || !this.#matches(rule.match, h, "http")) continue;
       this.fired(rule, h);
@@ -215,7 +316,7 @@ export class RuleBook {
   }
 
   /** Forgets per-connection state of a closed connection. */
-  forgetConn(conn) {
+  forgetConn(conn: string): void {
     for (const k of this.#drops.keys()) if (k.startsWith(`${conn}|`)) this.#drops.delete(k);
   }
 }
