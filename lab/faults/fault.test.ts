@@ -1,11 +1,13 @@
 // The life cycle every fault shares, on an in-memory fault (no Docker): steps in order and
-// timed into the run's faults.jsonl, heal at any point, healAll at the end of a run.
+// timed into the run's faults.jsonl, heal at any point, and the heal registered on the lab's
+// teardown stack, which heals what is left at the end of a scenario (newest first).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Run } from "../evidence/run.ts";
-import { Fault, activeFaults, healAll, type Detail, type FaultOptions } from "./fault.ts";
+import { TeardownStack } from "../topology/teardown.ts";
+import { Fault, type Detail, type FaultOptions } from "./fault.ts";
 import { FaultTimeline, TIMELINE_FILE } from "./timeline.ts";
 
 /** A fault on a flag: in effect `effectAfterMs` after inject, healed `healAfterMs` after heal. */
@@ -22,7 +24,8 @@ class FlagFault extends Fault {
     opts: FaultOptions & { run?: Run } = {},
     readonly t: { effectAfterMs?: number; healAfterMs?: number; failHeal?: boolean; neverInEffect?: boolean } = {},
   ) {
-    super(target, opts, "lab-1");
+    super(target, opts, lab);
+    made.push(this);
   }
   protected async doPrepare() {
     this.calls.push("prepare");
@@ -52,10 +55,14 @@ class FlagFault extends Fault {
   }
 }
 
+/** The teardown stack of the lab these faults belong to. */
+let lab = new TeardownStack();
+const made: FlagFault[] = [];
 afterEach(async () => {
-  // Nothing from one test may leak into the next (and into healAll's view).
-  for (const f of activeFaults()) if (f instanceof FlagFault) f.t.failHeal = false;
-  await healAll();
+  // Nothing from one test may leak into the next.
+  for (const f of made.splice(0)) f.t.failHeal = false;
+  await lab.drain();
+  lab = new TeardownStack();
 });
 
 describe("fault life cycle", () => {
@@ -93,10 +100,10 @@ describe("fault life cycle", () => {
 
     const prepared = new FlagFault("y");
     await prepared.prepare();
-    expect(activeFaults()).toContain(prepared);
+    expect(lab.pending).toEqual([`heal ${prepared}`]);
     await prepared.heal(); // prepared only: clean up, no heal
     expect(prepared.calls).toEqual(["prepare", "cleanup"]);
-    expect(activeFaults()).not.toContain(prepared);
+    expect(lab.pending).toEqual([]);
 
     const f = new FlagFault("z");
     await f.inject();
@@ -136,11 +143,27 @@ describe("fault life cycle", () => {
     })("p");
     await expect(f.inject()).rejects.toThrow("no helper for you");
     expect(f.calls).toEqual(["prepare", "cleanup"]);
-    expect(activeFaults()).toEqual([]);
+    expect(lab.pending).toEqual([]);
     expect(f.timeline.of(f.id).map((e) => [e.step, e.error])).toEqual([["failed", "no helper for you"]]);
   });
 
-  it("healAll heals every active fault newest first, reports failures and keeps those registered", async () => {
+  it("a fault registers its heal on the lab's teardown stack when prepared and leaves it once healed", async () => {
+    const f = new FlagFault("n");
+    expect(lab.pending).toEqual([]); // made, not prepared: nothing to undo yet
+    await f.inject();
+    expect(lab.pending).toEqual([`heal ${f}`]);
+    await f.heal();
+    expect(lab.pending).toEqual([]);
+    // opts.teardown wins over the lab's stack.
+    const own = new TeardownStack();
+    const g = new FlagFault("o", { teardown: own });
+    await g.prepare();
+    expect([lab.pending, own.pending]).toEqual([[], [`heal ${g}`]]);
+    await own.drain();
+    expect(g.done).toBe(true);
+  });
+
+  it("draining the stack heals newest first, reports failures and keeps the fault whose heal failed", async () => {
     const a = new FlagFault("a");
     const b = new FlagFault("b");
     const c = new FlagFault("c", {}, { failHeal: true });
@@ -154,28 +177,28 @@ describe("fault life cycle", () => {
       const orig = f.heal.bind(f);
       f.heal = () => (order.push(f.target), orig());
     }
-    const res = await healAll();
+    const res = await lab.drain();
     expect(order).toEqual(["d", "c", "b", "a"]);
     expect([a.on, b.on, d.prepared && d.cleaned]).toEqual([false, false, true]);
-    expect(res.healed.map((h) => h.fault)).toEqual([String(d), String(b), String(a)]);
-    expect(res.failed).toEqual([{ fault: String(c), error: "cannot heal" }]);
-    expect(activeFaults()).toEqual([c]);
+    expect(res.done).toEqual([`heal ${d}`, `heal ${b}`, `heal ${a}`]);
+    expect(res.failed).toEqual([{ name: `heal ${c}`, error: "cannot heal" }]);
+    // The failed one stays registered: down() or the interrupt handler tries again.
+    expect(lab.pending).toEqual([`heal ${c}`]);
+    expect(c.done).toBe(false);
     c.t.failHeal = false;
-    expect((await healAll()).healed).toHaveLength(1);
-    expect(activeFaults()).toEqual([]);
+    expect((await lab.drain()).done).toEqual([`heal ${c}`]);
+    expect(c.on).toBe(false);
+    expect(lab.pending).toEqual([]);
   });
 
-  it("healAll({lab}) heals only that lab's faults", async () => {
-    const mine = new FlagFault("m");
-    await mine.inject();
-    const other = new (class extends FlagFault {
-      constructor() {
-        super("o");
-        (this as unknown as { labId: string }).labId = "lab-2";
-      }
-    })();
-    await other.inject();
-    await healAll({ lab: "lab-2" });
-    expect([mine.on, other.on]).toEqual([true, false]);
+  it("draining back to a mark heals only the faults made after it (the runner, after each scenario)", async () => {
+    const before = new FlagFault("before");
+    await before.inject();
+    const mark = lab.mark();
+    const during = new FlagFault("during");
+    await during.inject();
+    await lab.drain(mark);
+    expect([before.on, during.on]).toEqual([true, false]);
+    expect(lab.pending).toEqual([`heal ${before}`]);
   });
 });

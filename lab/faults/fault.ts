@@ -4,6 +4,7 @@
 // its lab's teardown stack at once: the runner drains it after the scenario, Lab.down() and
 // the interrupt handler (Ctrl-C, SIGTERM) drain it; `prune` removes what a killed run left.
 import type { TeardownStack } from "../topology/teardown.ts";
+import { waitFor, WaitTimeout } from "../wait.ts";
 import { FaultTimeline, nowMs, timelineOf, type FaultStep, type RunLike } from "./timeline.ts";
 
 /** What faults need of a lab. Lab (lab/topology/lab.ts) has this shape. */
@@ -214,22 +215,31 @@ export abstract class Fault {
 
   async #waitFor(what: string, probe: () => Promise<Detail | undefined>, also: (() => Promise<boolean>) | undefined, abortable = true): Promise<Detail> {
     const timeoutMs = this.opts.timeoutMs ?? this.defaultTimeoutMs();
-    const interval = this.opts.intervalMs ?? 20;
-    const deadline = performance.now() + timeoutMs;
-    let last: unknown;
+    let last: string | undefined;
     let polls = 0;
-    for (;;) {
+    try {
+      return await waitFor(
+        `${this} ${what}`,
+        async () => {
+          polls++;
+          try {
+            const d = await probe();
+            if (d !== undefined && (!also || (await also()))) return { ...d, polls };
+            last = d ? "the extra condition (inEffectWhen/healedWhen) did not hold" : undefined;
+          } catch (err) {
+            last = (err as Error).message;
+            throw err;
+          }
+        },
+        // Healing aborts a wait for "in effect"; the wait for "healed" runs to its end.
+        { timeoutMs, intervalMs: this.opts.intervalMs ?? 20, signal: abortable ? this.life.signal : undefined, lastState: () => last ?? "" },
+      );
+    } catch (err) {
+      // Healing started: say so, whatever the probe in flight threw.
       if (abortable && this.life.signal.aborted) throw this.life.signal.reason;
-      polls++;
-      try {
-        const d = await probe();
-        if (d !== undefined && (!also || (await also()))) return { ...d, polls };
-        last = d ? "the extra condition (inEffectWhen/healedWhen) did not hold" : undefined;
-      } catch (err) {
-        last = (err as Error).message;
-      }
-      if (performance.now() >= deadline) throw new Error(`${this}: not ${what} within ${timeoutMs} ms${last ? ` (${String(last)})` : ""}`);
-      await new Promise((r) => setTimeout(r, interval));
+      // The message node-loss summaries and findings quote: "<fault>: not in effect within N ms (...)".
+      if (err instanceof WaitTimeout) throw new Error(`${this}: not ${what} within ${timeoutMs} ms${last ? ` (${last})` : ""}`, { cause: err });
+      throw err;
     }
   }
 

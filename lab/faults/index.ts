@@ -1,6 +1,7 @@
 // The fault library: every fault has one life cycle (prepare, inject, in effect, heal,
 // healed, clean up) timed into the run's timeline (faults.jsonl), and is healed when the run
-// ends however it ends.
+// ends however it ends. The makers below come from the registry (registry.ts): one per kind,
+// "kill" as faults.kill, "wire.close" as faults.wire.close.
 //
 //   import { faults } from "../lab/faults/index.ts";
 //   const f = faults.partition(lab, "node-1", "gateway");
@@ -14,42 +15,52 @@
 //   const cut = faults.wire.close({ lab, node: "node-1" }, 1006, { match: { command: "worker.launch.v1" } });
 //   await cut.inject(); await cut.fired(); ... await cut.heal();
 import type { Lab } from "../topology/lab.ts";
-import type { FaultLab, FaultOptions } from "./fault.ts";
-import { BandwidthFault, DisconnectFault, LossFault, PartitionFault, type BandwidthOptions, type LossOptions, type PartitionOptions } from "./network.ts";
-import { KillFault, PauseFault, RestartFault, StopFault } from "./process.ts";
+import type { FaultLab } from "./fault.ts";
+import { checkedMake, type AnyFaultKind } from "./kind.ts";
+import { allFaults, type RegisteredFault } from "./registry.ts";
 import * as trigger from "./trigger.ts";
-import * as wire from "./wire.ts";
 import type { TappedLab } from "./wire.ts";
 import { timelineOf } from "./timeline.ts";
 
 export { Fault, FaultAborted, defaultTimeline, type FaultLab, type FaultOptions, type InjectTimings, type HealTimings } from "./fault.ts";
 export { FaultTimeline, timelineOf, TIMELINE_FILE, type TimelineEntry, type FaultStep } from "./timeline.ts";
-export { KillFault, StopFault, PauseFault, RestartFault } from "./process.ts";
-export { DisconnectFault, PartitionFault, LossFault, BandwidthFault, type Direction, type PartitionOptions, type LossOptions, type BandwidthOptions } from "./network.ts";
+export { type FaultKind, type Family, type LabTraits, type BenchBed, type BenchRecipe } from "./kind.ts";
+export { allFaults, faultKind, faultsOf, availability } from "./registry.ts";
+export { KillFault } from "./kill.ts";
+export { StopFault } from "./stop.ts";
+export { PauseFault } from "./pause.ts";
+export { RestartFault } from "./restart.ts";
+export { DisconnectFault } from "./disconnect.ts";
+export { PartitionFault, type PartitionOptions } from "./partition.ts";
+export { LossFault, type LossOptions } from "./loss.ts";
+export { BandwidthFault, type BandwidthOptions } from "./bandwidth.ts";
+export { type Direction } from "./helper.ts";
 export { WireFault, type TapHost, type TappedLab, type WireOptions } from "./wire.ts";
 export { injectWhen, type Trigger, type ArmedFault, type Triggered } from "./trigger.ts";
 
-const list = (x: string | string[]) => (Array.isArray(x) ? x : [x]);
+// ---- faults.<name> (and faults.<group>.<name> for "group.name") from the registry, typed ----
+type Flat<K extends AnyFaultKind> = { [E in K as E["name"] extends `${string}.${string}` ? never : E["name"]]: E["make"] };
+type GroupOf<N> = N extends `${infer G}.${string}` ? G : never;
+type Grouped<K extends AnyFaultKind> = { [G in GroupOf<K["name"]>]: { [E in K as E["name"] extends `${G}.${infer A}` ? A : never]: E["make"] } };
+export type FaultMakers<K extends AnyFaultKind = RegisteredFault> = Flat<K> & Grouped<K>;
+
+function makers(kinds: readonly AnyFaultKind[]): FaultMakers {
+  const out: Record<string, unknown> = {};
+  for (const k of kinds) {
+    const [group, name] = k.name.split(".", 2) as [string, string | undefined];
+    if (name === undefined) out[group] = checkedMake(k);
+    else ((out[group] ??= {}) as Record<string, unknown>)[name] = checkedMake(k);
+  }
+  return out as FaultMakers;
+}
 
 export const faults = {
-  // process (engine API)
-  kill: (lab: FaultLab, alias: string, opts: FaultOptions & { signal?: string } = {}) => new KillFault(lab, alias, opts.signal ?? "SIGKILL", opts),
-  stop: (lab: FaultLab, alias: string, opts: FaultOptions & { timeoutSeconds?: number } = {}) => new StopFault(lab, alias, opts.timeoutSeconds ?? 10, opts),
-  pause: (lab: FaultLab, alias: string, opts: FaultOptions = {}) => new PauseFault(lab, alias, opts),
-  restart: (lab: FaultLab, alias: string, opts: FaultOptions & { timeoutSeconds?: number } = {}) => new RestartFault(lab, alias, opts.timeoutSeconds ?? 10, opts),
-  // network
-  disconnect: (lab: FaultLab, alias: string, opts: FaultOptions = {}) => new DisconnectFault(lab, alias, opts),
-  partition: (lab: FaultLab, alias: string, peers: string | string[], opts: PartitionOptions = {}) => new PartitionFault(lab, alias, list(peers), opts),
-  loss: (lab: FaultLab, alias: string, probability: number, opts: LossOptions = {}) => new LossFault(lab, alias, probability, opts),
-  bandwidth: (lab: FaultLab, alias: string, rate: string, opts: BandwidthOptions = {}) => new BandwidthFault(lab, alias, rate, opts),
-  // wire (the tap's rules)
-  wire,
+  ...makers(allFaults),
   // triggers
   when: { poll: trigger.poll, stream: trigger.stream, tapFrame: trigger.tapFrame, tapFrames: trigger.tapFrames, modelToolCalls: trigger.modelToolCalls, modelHeld: trigger.modelHeld, after: trigger.after },
   injectWhen: trigger.injectWhen,
   timelineOf,
 };
-
 
 // Compile-time check that the lab scenarios get is a FaultLab (no runtime import of Lab).
 export type LabIsFaultLab = Lab extends FaultLab & TappedLab ? true : never;

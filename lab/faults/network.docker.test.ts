@@ -4,10 +4,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { docker } from "../docker.ts";
 import { Run } from "../evidence/run.ts";
-import { healAll } from "./fault.ts";
+import { Testbed } from "../testing/testbed.ts";
 import { faults } from "./index.ts";
 import { Helper } from "./helper.ts";
-import { Testbed } from "./testbed.ts";
 import os from "node:os";
 import path from "node:path";
 import fs from "node:fs";
@@ -22,12 +21,11 @@ beforeAll(async () => {
 
 afterEach(async () => {
   // A failing test leaves its fault in place: heal it so the next test starts clean.
-  await healAll();
+  await bed.teardown.drain();
 });
 
 afterAll(async () => {
-  await healAll();
-  await bed?.down();
+  await bed?.down(); // drains the teardown stack first
 });
 
 /** Helper containers of this testbed that still exist. */
@@ -166,14 +164,15 @@ describe("disconnect", () => {
   });
 });
 
-describe("healAll", () => {
+describe("the lab's teardown stack", () => {
   it("heals every kind at once, newest first, and removes every helper", async () => {
     const list = [faults.partition(bed, "a", "b"), faults.bandwidth(bed, "c", "512kbit"), faults.loss(bed, "b", 1, { peers: ["c"] }), faults.disconnect(bed, "c"), faults.pause(bed, "a")];
     for (const f of list) await f.inject();
     expect(await helpers()).toHaveLength(3);
-    const res = await healAll();
+    expect(bed.teardown.pending).toEqual(list.map((f) => `heal ${f}`));
+    const res = await bed.teardown.drain();
     expect(res.failed).toEqual([]);
-    expect(res.healed).toHaveLength(5);
+    expect(res.done).toEqual(list.map((f) => `heal ${f}`).reverse());
     expect(list.every((f) => f.done)).toBe(true);
     expect(await helpers()).toEqual([]);
     expect((await bed.echo("a", "b")).ok).toBe(true);

@@ -6,9 +6,9 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { docker } from "../docker.ts";
 import { Run } from "../evidence/run.ts";
-import { healAll } from "./fault.ts";
+import { Testbed } from "../testing/testbed.ts";
+import { waitFor } from "../wait.ts";
 import { faults } from "./index.ts";
-import { Testbed } from "./testbed.ts";
 
 let bed: Testbed;
 
@@ -17,7 +17,8 @@ beforeAll(async () => {
   bed = await Testbed.up(run, ["a", "b"]);
 });
 afterEach(async () => {
-  await healAll();
+  // A failing test leaves its fault in place: heal it so the next test starts clean.
+  await bed.teardown.drain();
 });
 afterAll(async () => {
   await bed?.down();
@@ -67,11 +68,10 @@ describe("process faults", () => {
     // A request sent while paused is answered after heal (in a burst), not lost. The kernel
     // still completes the handshake for the frozen server: wait for that, then hold 500 ms.
     const pending = bed.echo("a", "b", { timeoutMs: 5000 });
-    for (let i = 0; i < 200; i++) {
-      const ss = await bed.exec("a", ["ss", "-Htn", "state", "established", "dst", bed.member("b").ip]);
-      if (ss.stdout.trim()) break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await waitFor("a's connection to the paused b established", async () => (await bed.exec("a", ["ss", "-Htn", "state", "established", "dst", bed.member("b").ip])).stdout.trim(), {
+      timeoutMs: 5000,
+      intervalMs: 25,
+    });
     await new Promise((r) => setTimeout(r, 500));
     const h = await f.heal();
     const r = await pending;
@@ -97,9 +97,11 @@ describe("process faults", () => {
     try {
       const f = faults.kill(extra, "z");
       await f.inject();
+      expect(extra.teardown.pending).toEqual([`heal ${f}`]);
       await docker().getContainer(extra.member("z").id).remove({ force: true });
-      const res = await healAll();
+      const res = await extra.teardown.drain();
       expect(res.failed).toEqual([]);
+      expect(res.done).toEqual([`heal ${f}`]);
       expect(f.timeline.of(f.id).find((e) => e.step === "heal")?.detail).toMatchObject({ gone: true });
     } finally {
       await extra.down();

@@ -9,14 +9,14 @@ import { docker } from "../docker.ts";
 import { leftovers, prune } from "../cleanup.ts";
 import { Run } from "../evidence/run.ts";
 import { ROOT } from "../paths.ts";
+import { Testbed } from "../testing/testbed.ts";
 import { Helper } from "./helper.ts";
-import { Testbed } from "./testbed.ts";
 
 type Dying = { runId: string; labId: string; members: Record<string, { id: string; ip: string }>; helpers: string[] };
 
 /** Start dying-run.ts; resolve with what it reports once its faults are in effect. */
 function dyingRun(...args: string[]): Promise<{ info: Dying; kill(): Promise<void> }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "lab/faults/dying-run.ts", ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", "lab/testing/dying-run.ts", ...args], {
     cwd: ROOT,
     env: { ...process.env, FLEETLAB_QUIET: "1" },
     stdio: ["ignore", "pipe", "pipe"],

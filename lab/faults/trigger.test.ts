@@ -5,16 +5,23 @@ import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ModelControl } from "../clients/model.ts";
 import { listeningOnPort, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
-import { Fault, healAll, type Detail } from "./fault.ts";
+import { TeardownStack } from "../topology/teardown.ts";
+import { Fault, type Detail, type FaultOptions } from "./fault.ts";
 import { after, injectWhen, modelToolCalls, poll, stream } from "./trigger.ts";
 
-const SERVER = fileURLToPath(new URL("../../docker/model/server.mjs", import.meta.url));
+const SERVER = fileURLToPath(new URL("../../docker/model/server.ts", import.meta.url));
 const SCRIPTS = fileURLToPath(new URL("../../fixtures/model/", import.meta.url));
+
+/** The teardown stack of the lab these faults belong to; drained after each test. */
+const lab = new TeardownStack();
 
 class FlagFault extends Fault {
   readonly kind = "flag";
   on = false;
   onAt = 0;
+  constructor(target: string, opts: FaultOptions = {}) {
+    super(target, opts, lab);
+  }
   protected async doInject() {
     this.on = true;
     this.onAt = performance.now();
@@ -45,7 +52,7 @@ afterAll(async () => {
 });
 
 afterEach(async () => {
-  await healAll();
+  await lab.drain();
 });
 
 describe("injectWhen", () => {
@@ -111,6 +118,27 @@ describe("injectWhen", () => {
     await expect(armed.injected).rejects.toThrow(/never fired \(fault healed first\)/);
     expect(f.on).toBe(false);
     expect(f.timeline.of(f.id).map((s) => s.step).sort()).toEqual(["cleanup", "prepare", "trigger"]);
+  });
+
+  it("an armed fault is registered on the lab's teardown from the start: draining it cancels the watch", async () => {
+    const f = new FlagFault("gw", {});
+    const armed = await injectWhen(poll("never", () => false), f);
+    expect(lab.pending).toEqual([`heal ${f}`]);
+    await lab.drain();
+    await expect(armed.injected).rejects.toThrow(/never fired \(fault healed first\)/);
+    expect(f.done).toBe(true);
+  });
+
+  it("a polled condition that throws ends the watch with its error", async () => {
+    const f = new FlagFault("x", {});
+    const armed = await injectWhen(
+      poll("broken", () => {
+        throw new Error("model server gone");
+      }),
+      f,
+    );
+    await expect(armed.injected).rejects.toThrow(/trigger 'broken' never fired \(model server gone\)/);
+    expect(f.on).toBe(false);
   });
 
   it("cancel and timeout end the watch with the reason in the timeline", async () => {

@@ -9,6 +9,7 @@
 import type { Frame, TapControl, TapMatch } from "../clients/tap.ts";
 import { frameMatches } from "../clients/tap.ts";
 import type { HeldRequest, ModelControl, ModelRequest } from "../clients/model.ts";
+import { sleep, StopWaiting, waitFor } from "../wait.ts";
 import type { Fault, InjectTimings } from "./fault.ts";
 import { nowMs } from "./timeline.ts";
 
@@ -20,25 +21,23 @@ export interface Trigger<T = unknown> {
   wait(signal: AbortSignal): Promise<T>;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const t = setTimeout(() => (signal.removeEventListener("abort", onAbort), resolve()), ms);
-    const onAbort = () => (clearTimeout(t), reject(signal.reason));
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-
-/** Poll `check` every intervalMs until it returns something other than undefined/null/false. */
+/**
+ * Poll `check` every intervalMs until it returns something other than undefined/null/false.
+ * No deadline of its own (injectWhen's timeoutMs, cancel and heal end it); a check that throws
+ * ends the watch with its error.
+ */
 export function poll<T>(what: string, check: () => Promise<T | undefined | null | false> | T | undefined | null | false, opts: { intervalMs?: number } = {}): Trigger<T> {
   return {
     what,
     async wait(signal) {
-      for (;;) {
-        if (signal.aborted) throw signal.reason;
-        const v = await check();
-        if (v !== undefined && v !== null && v !== false) return v as T;
-        await sleep(opts.intervalMs ?? 25, signal);
-      }
+      const probe = async () => {
+        try {
+          return await check();
+        } catch (err) {
+          throw new StopWaiting((err as Error).message, { cause: err });
+        }
+      };
+      return waitFor(what, probe, { timeoutMs: Infinity, intervalMs: opts.intervalMs ?? 25, signal });
     },
   };
 }
@@ -149,14 +148,14 @@ export interface ArmedFault<T> {
   trigger: Trigger<T>;
   /** Settles when the fault has been injected (or the trigger failed, timed out or was cancelled). */
   injected: Promise<Triggered<T>>;
-  /** Stop watching; the fault stays prepared (heal() or healAll() cleans it up). */
+  /** Stop watching; the fault stays prepared (heal() or the lab's teardown cleans it up). */
   cancel(): void;
 }
 
 /**
  * Prepare `fault` (so that the inject itself is quick), then watch `trigger` and inject the
- * moment it holds. Resolves once armed. The fault is registered for healing from the start:
- * healing it (or healAll) before the trigger fires cancels the watch.
+ * moment it holds. Resolves once armed. The fault is registered on its lab's teardown from the
+ * start: healing it (or draining the teardown) before the trigger fires cancels the watch.
  */
 export async function injectWhen<T>(trigger: Trigger<T>, fault: Fault, opts: { timeoutMs?: number } = {}): Promise<ArmedFault<T>> {
   await fault.prepare();

@@ -1,4 +1,4 @@
-// Wire faults through the real tap program (docker/faultproxy/server.mjs) on loopback, in
+// Wire faults through the real tap program (docker/faultproxy/server.ts) on loopback, in
 // front of a small WebSocket upstream standing in for the gateway: each fault's life cycle,
 // the moment its rule fired, and heal undoing what it held.
 import { once } from "node:events";
@@ -9,21 +9,27 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { TapControl } from "../clients/tap.ts";
 import { listeningRecord, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
-import { healAll } from "./fault.ts";
+import { TeardownStack } from "../topology/teardown.ts";
+import { waitFor } from "../wait.ts";
 import { FaultTimeline, TIMELINE_FILE } from "./timeline.ts";
 import { Run } from "../evidence/run.ts";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { faults } from "./index.ts";
 import { injectWhen, tapFrame } from "./trigger.ts";
-import * as wire from "./wire.ts";
 
-const SERVER = fileURLToPath(new URL("../../docker/faultproxy/server.mjs", import.meta.url));
+const wire = faults.wire;
+
+const SERVER = fileURLToPath(new URL("../../docker/faultproxy/server.ts", import.meta.url));
 
 let upstream: http.Server;
 let tapServer: ServerProcess<{ listen: number; control: number }>;
 let tap: TapControl;
 let tapPort: number;
+/** A lab with one tap, as scenarios have it ({ lab, node }): faults heal on its teardown stack. */
+const lab = { id: "lab-t", run: { id: "run-t" }, teardown: new TeardownStack(), tap: () => tap };
+const on = { lab, node: "node-1" };
 const waiters: ((ws: WebSocket) => void)[] = [];
 const opened: WebSocket[] = [];
 
@@ -44,7 +50,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  await healAll();
+  await lab.teardown.drain();
   for (const ws of opened.splice(0)) ws.terminate();
 });
 
@@ -66,13 +72,7 @@ async function pair(): Promise<{ client: WebSocket; server: WebSocket; atClient:
   return { client, server, atClient, atServer };
 }
 
-const until = async (cond: () => boolean, ms = 3000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
+const until = (cond: () => boolean, ms = 3000) => waitFor("the condition", cond, { timeoutMs: ms, intervalMs: 5 });
 
 const frame = (method: string) => JSON.stringify({ type: "req", id: method, method, params: {} });
 
@@ -80,7 +80,7 @@ describe("wire faults", () => {
   it("close 1006 at a protocol point: armed, fired on the matching frame (time recorded), healed by removing the rule", async () => {
     const timeline = new FaultTimeline();
     const { client, server, atServer } = await pair();
-    const f = wire.close(tap, 1006, { match: { method: "worker.launch.v1" }, side: "both", timeline });
+    const f = wire.close(on, 1006, { match: { method: "worker.launch.v1" }, side: "both", timeline });
     const inj = await f.inject();
     expect(inj.detail.rule).toBe(f.ruleId);
     client.send(frame("tick"));
@@ -105,7 +105,7 @@ describe("wire faults", () => {
 
   it("half-open holds frames both ways while in effect and heal delivers them", async () => {
     const { client, server, atClient, atServer } = await pair();
-    const f = wire.halfOpen(tap, { method: "worker.status" });
+    const f = wire.halfOpen(on, { method: "worker.status" });
     await f.inject();
     client.send(frame("worker.status"));
     await f.fired();
@@ -119,7 +119,7 @@ describe("wire faults", () => {
 
   it("delay holds matching frames for the given time", async () => {
     const { client, atServer } = await pair();
-    const f = wire.delay(tap, 300, { dir: "node->gw" });
+    const f = wire.delay(on, 300, { dir: "node->gw" });
     await f.inject();
     const t0 = performance.now();
     client.send(frame("slow"));
@@ -132,38 +132,49 @@ describe("wire faults", () => {
     expect(performance.now() - t1).toBeLessThan(200);
   });
 
-  it("a freeze with no match is in effect at once (the rule fired when added); healAll lifts it", async () => {
+  it("a freeze with no match is in effect at once (the rule fired when added); draining the lab's teardown lifts it", async () => {
     const { client, atServer } = await pair();
-    const f = wire.freeze(tap);
+    const f = wire.freeze(on);
     const inj = await f.inject();
     expect(inj.detail.fired).toBeDefined();
     client.send(frame("held"));
     await new Promise((r) => setTimeout(r, 150));
     expect(atServer).toEqual([]);
-    await healAll();
+    expect(lab.teardown.pending).toEqual([`heal ${f}`]);
+    await lab.teardown.drain();
     expect(f.done).toBe(true);
     await until(() => atServer.length === 1);
   });
 
-  it("{lab, node} picks that node's tap; the lab's run timeline records the steps and healAll({lab}) heals it", async () => {
+  it("{lab, node} picks that node's tap; the lab's run timeline records the steps and its teardown heals it", async () => {
     const run = Run.create({ root: fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-faults-")) });
     const asked: string[] = [];
-    const lab = { id: "lab-w", run, tap: (node: string) => (asked.push(node), tap) };
-    const f = wire.withholdPong({ lab, node: "node-1" }, "node->gw");
+    const labW = { id: "lab-w", run, teardown: new TeardownStack(), tap: (node: string) => (asked.push(node), tap) };
+    const f = wire.withholdPong({ lab: labW, node: "node-1" }, "node->gw");
     await f.inject();
     expect(asked).toEqual(["node-1"]);
     expect(await tap.rule(f.ruleId)).toMatchObject({ active: true, action: { type: "withholdPong" } });
-    await healAll({ lab: "lab-w" });
+    await lab.teardown.drain(); // another lab's stack: not this fault
+    expect(await tap.rule(f.ruleId)).toBeDefined();
+    await labW.teardown.drain();
     expect(await tap.rule(f.ruleId)).toBeUndefined();
     const lines = FaultTimeline.read(path.join(run.dir, TIMELINE_FILE));
     expect(lines[0]).toMatchObject({ fault: "wire.withholdPong", target: 'tap node-1 {"dir":"node->gw"}', step: "prepare" });
     expect(lines.at(-1)!.step).toBe("cleanup");
   });
 
+  it("a bare TapControl works too; nothing is registered anywhere (heal it yourself)", async () => {
+    const f = wire.drop(tap, { method: "never" });
+    await f.inject();
+    expect(lab.teardown.pending).toEqual([]);
+    await f.heal();
+    expect(await tap.rule(f.ruleId)).toBeUndefined();
+  });
+
   it("a tap-frame trigger injects a fault when the frame has passed the tap", async () => {
     const { client } = await pair();
     let injectedAt = 0;
-    const f = wire.drop(tap, { method: "never" }); // any fault kind; a wire one keeps this test free of Docker
+    const f = wire.drop(on, { method: "never" }); // any fault kind; a wire one keeps this test free of Docker
     const orig = f.inject.bind(f);
     f.inject = () => ((injectedAt = performance.now()), orig());
     const armed = await injectWhen(tapFrame(tap, { method: "worker.launch.v1" }), f);

@@ -3,9 +3,14 @@
 // active (an immediate rule, e.g. a freeze with no match, once it has fired). The rule records
 // when it fired: fired() waits for that and puts it in the timeline. Heal removes the rule,
 // which also undoes what it held (half-open connections, a freeze, delayed frames).
+//
+// One class, one kind per tap action: the registry lists wire.delay, wire.drop, wire.close,
+// wire.halfOpen, wire.withholdPong and wire.freeze each as its own entry (below).
 import type { TapAction, TapControl, TapMatch, TapRule, TapRuleSpec } from "../clients/tap.ts";
 import type { TeardownStack } from "../topology/teardown.ts";
+import { waitFor, WaitTimeout } from "../wait.ts";
 import { Fault, type Detail, type FaultOptions } from "./fault.ts";
+import { defineFault, needsTap, type BenchRecipe } from "./kind.ts";
 import { nowMs, type RunLike } from "./timeline.ts";
 
 /** The lab side of a tap: Lab has one tap per node host (lab.tap(node)). */
@@ -93,40 +98,96 @@ export class WireFault extends Fault {
    * timeline: t is the tap's time of the trigger frame, ms the time since inject.
    */
   async fired(timeoutMs = 30_000): Promise<NonNullable<TapRule["firstFired"]>> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      if (this.lifetime.aborted) throw new Error(`${this} was healed before its rule fired`);
-      const r = await this.tap.rule(this.ruleId);
-      if (r?.firstFired) {
-        this.rule = r;
-        this.record("fired", r.firstFired.t, this.injectedAt ? r.firstFired.t - this.injectedAt : 0, { seq: r.firstFired.seq, conn: r.firstFired.conn, hits: r.hits });
-        return r.firstFired;
-      }
-      if (Date.now() >= deadline) throw new Error(`${this}: rule ${this.ruleId} did not fire within ${timeoutMs} ms (now ${nowMs()})`);
-      await new Promise((res) => setTimeout(res, 25));
+    let r: TapRule | undefined;
+    try {
+      r = await waitFor(`${this} rule ${this.ruleId} to fire`, async () => {
+        const now = await this.tap.rule(this.ruleId);
+        return now?.firstFired ? now : undefined;
+      }, { timeoutMs, intervalMs: 25, signal: this.lifetime });
+    } catch (err) {
+      if (this.lifetime.aborted) throw new Error(`${this} was healed before its rule fired`, { cause: err });
+      if (err instanceof WaitTimeout) throw new Error(`${this}: rule ${this.ruleId} did not fire within ${timeoutMs} ms (now ${nowMs()})`, { cause: err });
+      throw err;
     }
+    const first = r.firstFired!;
+    this.rule = r;
+    this.record("fired", first.t, this.injectedAt ? first.t - this.injectedAt : 0, { seq: first.seq, conn: first.conn, hits: r.hits });
+    return first;
   }
 }
 
+// ---------------------------------------------------------------- the kinds, one per action
+
+const RULE_LISTED = "tap lists the rule (loopback tap)";
+const bench = (label: string, make: BenchRecipe["make"], observedBy = RULE_LISTED): BenchRecipe[] => [{ label: `wire: ${label}`, observedBy, make }];
+
 /** Hold matching frames `ms` before forwarding them (later frames queue behind, order kept). */
-export const delay = (on: TapHost, ms: number, match?: TapMatch, opts?: WireOptions) => new WireFault(on, { match, action: { delay: { ms } } }, opts);
+const delay = (on: TapHost, ms: number, match?: TapMatch, opts?: WireOptions) => new WireFault(on, { match, action: { delay: { ms } } }, opts);
+export const wireDelay = defineFault({
+  name: "wire.delay",
+  family: "wire",
+  describe: "hold matching frames for ms before forwarding them (order kept); heal forwards what is held",
+  available: needsTap,
+  make: delay,
+  bench: bench("delay 100 ms", (bed) => delay(bed.tap, 100, { method: "worker.launch.v1" })),
+});
 
 /** Drop the matching frame and the next count-1 in that direction of that connection. */
-export const drop = (on: TapHost, match: TapMatch, opts: WireOptions & { count?: number } = {}) =>
+const drop = (on: TapHost, match: TapMatch, opts: WireOptions & { count?: number } = {}) =>
   new WireFault(on, { match, action: { drop: opts.count ? { count: opts.count } : {} } }, opts);
+export const wireDrop = defineFault({
+  name: "wire.drop",
+  family: "wire",
+  describe: "drop the matching frame (and the next count-1 that way on that connection)",
+  available: needsTap,
+  make: drop,
+  bench: bench("drop at a frame", (bed) => drop(bed.tap, { method: "worker.launch.v1" })),
+});
 
 /** Close the connection at the matching frame: 1001/1011 send a close frame to `side`, 1006
  * aborts the sockets without one; the other side hears nothing until heal or its timeouts. */
-export const close = (on: TapHost, code: 1001 | 1006 | 1011, opts: WireOptions & { side?: "node" | "gw" | "both"; match?: TapMatch } = {}) =>
+const close = (on: TapHost, code: 1001 | 1006 | 1011, opts: WireOptions & { side?: "node" | "gw" | "both"; match?: TapMatch } = {}) =>
   new WireFault(on, { match: opts.match, action: { close: { code, side: opts.side ?? "both" } } }, opts);
+export const wireClose = defineFault({
+  name: "wire.close",
+  family: "wire",
+  describe: "close the connection at the matching frame (1001/1011 with a close frame, 1006 aborting the sockets)",
+  available: needsTap,
+  make: close,
+  bench: bench("close 1006 at a frame", (bed) => close(bed.tap, 1006, { match: { method: "worker.launch.v1" } })),
+});
 
 /** Stop forwarding both ways on the matching connection; sockets stay open; held frames are
  * delivered on heal. */
-export const halfOpen = (on: TapHost, match?: TapMatch, opts?: WireOptions) => new WireFault(on, { match, action: { halfOpen: {} } }, opts);
+const halfOpen = (on: TapHost, match?: TapMatch, opts?: WireOptions) => new WireFault(on, { match, action: { halfOpen: {} } }, opts);
+export const wireHalfOpen = defineFault({
+  name: "wire.halfOpen",
+  family: "wire",
+  describe: "stop forwarding both ways on the matching connection, sockets open; heal delivers what was held",
+  available: needsTap,
+  make: halfOpen,
+  bench: bench("half-open", (bed) => halfOpen(bed.tap, { path: "/" })),
+});
 
 /** Drop pong frames from `dir`'s sender (e.g. "node->gw": the node's pongs never arrive). */
-export const withholdPong = (on: TapHost, dir: "node->gw" | "gw->node", match: Omit<TapMatch, "dir"> = {}, opts?: WireOptions) =>
+const withholdPong = (on: TapHost, dir: "node->gw" | "gw->node", match: Omit<TapMatch, "dir"> = {}, opts?: WireOptions) =>
   new WireFault(on, { match: { ...match, dir }, action: { withholdPong: {} } }, opts);
+export const wireWithholdPong = defineFault({
+  name: "wire.withholdPong",
+  family: "wire",
+  describe: "drop the pongs one side sends (keepalives fail while data still flows)",
+  available: needsTap,
+  make: withholdPong,
+  bench: bench("withhold pongs", (bed) => withholdPong(bed.tap, "node->gw")),
+});
 
 /** Half-open every connection, new ones too (no match: at once). */
-export const freeze = (on: TapHost, match?: TapMatch, opts?: WireOptions) => new WireFault(on, { match, action: { freeze: {} } }, opts);
+const freeze = (on: TapHost, match?: TapMatch, opts?: WireOptions) => new WireFault(on, { match, action: { freeze: {} } }, opts);
+export const wireFreeze = defineFault({
+  name: "wire.freeze",
+  family: "wire",
+  describe: "half-open every connection through the tap, new ones too (no match: at once); heal delivers what was held",
+  available: needsTap,
+  make: freeze,
+  bench: bench("freeze (immediate)", (bed) => freeze(bed.tap), "the rule fired (loopback tap)"),
+});

@@ -1,13 +1,14 @@
 // A run that injects faults and then waits to be killed: the prune test SIGKILLs it mid-fault.
-//   node --import tsx lab/faults/dying-run.ts own
+//   node --import tsx lab/testing/dying-run.ts own
 //       brings up its own testbed (its run's labels) and partitions a from b
-//   node --import tsx lab/faults/dying-run.ts attach '<json>'
+//   node --import tsx lab/testing/dying-run.ts attach '<json>'
 //       faults containers of another (live) run: {network:{name,id}, base, members:{a:{id,ip},...}}
 // Prints one JSON line {runId, labId, members, helpers} once every fault is in effect.
 import { randomBytes } from "node:crypto";
 import { docker } from "../docker.ts";
-import { faults } from "./index.ts";
-import type { FaultLab } from "./fault.ts";
+import { faults } from "../faults/index.ts";
+import type { FaultLab } from "../faults/fault.ts";
+import { TeardownStack } from "../topology/teardown.ts";
 import { Testbed } from "./testbed.ts";
 
 const mode = process.argv[2];
@@ -25,6 +26,8 @@ if (mode === "own") {
   lab = {
     id: `${runId}-lab`,
     run: { id: runId },
+    // Never drained: this run is killed with its faults in place, for prune to clean up.
+    teardown: new TeardownStack(),
     network: given.network,
     images: { base: { tag: given.base } },
     member: (alias) => ({ alias, ...given.members[alias]! }),

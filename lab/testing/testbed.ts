@@ -1,12 +1,15 @@
 // A cheap stand-in lab for the fault library's own tests and bench: an internal network and a
 // few base-image containers, each running a tiny TCP echo server, labelled like any lab
-// resource (prune removes them with their run). Shaped like Lab where faults look (FaultLab).
+// resource (prune removes them with their run). Shaped like Lab where faults look (FaultLab),
+// with a teardown stack of its own that faults register their heal on; down() drains it first.
 import { docker } from "../docker.ts";
 import { runLabels } from "../cleanup.ts";
 import { ensureBaseImage } from "../images.ts";
-import type { FaultLab } from "./fault.ts";
-import { execIn, type ExecOut } from "./helper.ts";
-import type { RunLike } from "./timeline.ts";
+import type { FaultLab } from "../faults/fault.ts";
+import { execIn, type ExecOut } from "../faults/helper.ts";
+import type { RunLike } from "../faults/timeline.ts";
+import { TeardownStack, type DrainResult } from "../topology/teardown.ts";
+import { waitFor, WaitTimeout } from "../wait.ts";
 
 export const ECHO_PORT = 7000;
 export const UDP_PORT = 7001;
@@ -48,6 +51,8 @@ export class Testbed implements FaultLab {
   readonly members = new Map<string, BedMember>();
   network = { name: "", id: "" };
   images = { base: { tag: "" } };
+  /** Faults made on this bed register their heal here; down() drains it before removing anything. */
+  readonly teardown = new TeardownStack();
 
   private constructor(
     readonly id: string,
@@ -85,12 +90,7 @@ export class Testbed implements FaultLab {
     const ip = (await c.inspect()).NetworkSettings.Networks[this.network.name]!.IPAddress;
     this.members.set(alias, { alias, id: c.id, ip });
     // Wait until the server listens (the log line), so probes mean what they say.
-    for (let i = 0; i < 100; i++) {
-      const log = (await c.logs({ stdout: true, stderr: false })).toString();
-      if (log.includes("listening")) return;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error(`${alias}: echo server did not start`);
+    await waitFor(`${alias}: echo server listening`, async () => (await c.logs({ stdout: true, stderr: false })).toString().includes("listening"), { timeoutMs: 10_000, intervalMs: 20 });
   }
 
   member(alias: string): BedMember {
@@ -120,11 +120,22 @@ export class Testbed implements FaultLab {
 
   /** Echo until it works (a restarted server needs a moment to listen), or the last failure. */
   async echoSoon(from: string, to: string | { ip: string }, withinMs = 10_000): Promise<{ ok: boolean; ms: number; why?: string; tries: number }> {
-    const deadline = Date.now() + withinMs;
-    for (let tries = 1; ; tries++) {
-      const r = await this.echo(from, to);
-      if (r.ok || Date.now() >= deadline) return { ...r, tries };
-      await new Promise((res) => setTimeout(res, 100));
+    let tries = 0;
+    let last: { ok: boolean; ms: number; why?: string } | undefined;
+    try {
+      return await waitFor(
+        `echo ${from} -> ${typeof to === "string" ? to : to.ip}`,
+        async () => {
+          tries++;
+          last = await this.echo(from, to);
+          return last.ok ? { ...last, tries } : undefined;
+        },
+        { timeoutMs: withinMs, intervalMs: 100, lastState: () => last?.why ?? "" },
+      );
+    } catch (err) {
+      // Not within the time: the last failure, for the caller to assert on.
+      if (err instanceof WaitTimeout && last) return { ...last, tries };
+      throw err;
     }
   }
 
@@ -139,12 +150,15 @@ export class Testbed implements FaultLab {
     return [...log.matchAll(/udp \S+ (\S+)/g)].map((m) => m[1]!);
   }
 
-  /** Everything this testbed made, removed (helpers first). */
-  async down(): Promise<void> {
+  /** Heal what is still registered (newest first), then remove everything this testbed made
+   * (helpers first). Returns what the drain did. */
+  async down(): Promise<DrainResult> {
+    const drained = await this.teardown.drain();
     const d = docker();
     const mine = await d.listContainers({ all: true, filters: { label: [`fleetlab.lab=${this.id}`] } });
     mine.sort((a, b) => Number(b.Labels["fleetlab.kind"] === "fault-helper") - Number(a.Labels["fleetlab.kind"] === "fault-helper"));
     for (const c of mine) await d.getContainer(c.Id).remove({ force: true }).catch(() => {});
     if (this.network.id) await d.getNetwork(this.network.id).remove().catch(() => {});
+    return drained;
   }
 }

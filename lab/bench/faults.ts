@@ -1,13 +1,13 @@
-// Fault timings: inject -> in effect and heal -> healed per kind, median and worst over a few
-// trials, on the cheap testbed (base-image echo containers) and a loopback wire tap. Beside
-// them, the same run's engine round trips (one exec, one inspect) as the baseline: these
-// machines are shared and noisy, so compare ratios across runs.
-//   benchFaults() -> rows   (lab/bench.ts calls it)
-//   node --import tsx lab/faults/bench.ts   prints the table
-import { spawn } from "node:child_process";
-import { once } from "node:events";
+// Fault timings: inject -> in effect and heal -> healed of every kind in the fault registry
+// (lab/faults/registry.ts: each kind's bench recipes), median and worst over a few trials, on
+// the cheap test bed (base-image echo containers) and a loopback wire tap. Beside them, the same
+// run's engine round trips (one exec, one inspect) as the baseline: these machines are shared
+// and noisy, so compare ratios across runs.
+//   benchFaults() -> rows   (lab/bench/main.ts calls it)
+//   node --import tsx lab/bench/faults.ts   prints the table
 import fs from "node:fs";
 import http from "node:http";
+import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -16,10 +16,12 @@ import { TapControl } from "../clients/tap.ts";
 import { docker } from "../docker.ts";
 import { Run } from "../evidence/run.ts";
 import { DOCKER_DIR } from "../paths.ts";
-import { healAll, type Fault } from "./fault.ts";
-import { execIn } from "./helper.ts";
-import { faults } from "./index.ts";
-import { Testbed } from "./testbed.ts";
+import type { Fault } from "../faults/fault.ts";
+import { execIn } from "../faults/helper.ts";
+import type { BenchBed, Family } from "../faults/kind.ts";
+import { allFaults } from "../faults/registry.ts";
+import { listeningRecord, startServerProcess } from "../testing/server-process.ts";
+import { Testbed } from "../testing/testbed.ts";
 
 export interface Stat {
   median: number;
@@ -27,7 +29,11 @@ export interface Stat {
 }
 
 export interface FaultBenchRow {
+  /** The recipe's label, e.g. "partition one way (out)". */
   fault: string;
+  /** Registry name and family of its kind. */
+  kind: string;
+  family: Family;
   trials: number;
   /** inject() call -> first observation that the fault is in effect (prepare not included). */
   injectToEffectMs: Stat;
@@ -41,6 +47,8 @@ export interface FaultBenchRow {
 
 export interface FaultBench {
   rows: FaultBenchRow[];
+  /** Kinds the bench bed cannot have, with the reason (none today: it has a helper image and a tap). */
+  skipped: { kind: string; reason: string }[];
   /** Same-run baselines: one engine exec round trip and one inspect, medians. */
   baseline: { execMs: number; inspectMs: number };
 }
@@ -52,7 +60,7 @@ const stat = (xs: number[]): Stat => {
 const median = (xs: number[]) => stat(xs).median;
 const round = (x: number) => Math.round(x * 10) / 10;
 
-async function trials(name: string, n: number, make: () => Fault, observedBy: string, between?: () => Promise<void>): Promise<FaultBenchRow> {
+async function trials(kind: { name: string; family: Family }, label: string, n: number, make: () => Fault, observedBy: string): Promise<FaultBenchRow> {
   const inj: number[] = [];
   const heal: number[] = [];
   const prep: number[] = [];
@@ -64,10 +72,9 @@ async function trials(name: string, n: number, make: () => Fault, observedBy: st
     const h = await f.heal();
     heal.push(h.totalMs);
     clean.push(h.cleanupMs);
-    await between?.();
   }
-  const row = { fault: name, trials: n, injectToEffectMs: stat(inj), healToHealedMs: stat(heal), prepareMs: median(prep), cleanupMs: median(clean), observedBy };
-  if (process.env.FLEETLAB_QUIET !== "1") process.stderr.write(`bench: fault ${name}: inject->in effect ${row.injectToEffectMs.median} ms (worst ${row.injectToEffectMs.worst}), heal->healed ${row.healToHealedMs.median} ms (worst ${row.healToHealedMs.worst})\n`);
+  const row = { fault: label, kind: kind.name, family: kind.family, trials: n, injectToEffectMs: stat(inj), healToHealedMs: stat(heal), prepareMs: median(prep), cleanupMs: median(clean), observedBy };
+  if (process.env.FLEETLAB_QUIET !== "1") process.stderr.write(`bench: fault ${label}: inject->in effect ${row.injectToEffectMs.median} ms (worst ${row.injectToEffectMs.worst}), heal->healed ${row.healToHealedMs.median} ms (worst ${row.healToHealedMs.worst})\n`);
   return row;
 }
 
@@ -76,24 +83,16 @@ async function loopbackTap(): Promise<{ tap: TapControl; close(): Promise<void> 
   const upstream = http.createServer((_q, r) => r.writeHead(404).end());
   upstream.listen(0, "127.0.0.1");
   await once(upstream, "listening");
-  const child = spawn(process.execPath, [path.join(DOCKER_DIR, "faultproxy", "server.mjs")], {
-    env: { ...process.env, TAP_UPSTREAM: `127.0.0.1:${(upstream.address() as AddressInfo).port}`, TAP_HOST: "127.0.0.1", TAP_LISTEN_PORT: "0", TAP_CONTROL_PORT: "0", TAP_STDOUT: "none" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const control = await new Promise<number>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (d) => {
-      out += d;
-      const line = out.split("\n").find((l) => l.includes('"listening"'));
-      if (line) resolve((JSON.parse(line) as { control: number }).control);
-    });
-    child.once("exit", (code) => reject(new Error(`tap exited (${code})`)));
-  });
+  const server = await startServerProcess(
+    "tap",
+    path.join(DOCKER_DIR, "faultproxy", "server.ts"),
+    { TAP_UPSTREAM: `127.0.0.1:${(upstream.address() as AddressInfo).port}`, TAP_HOST: "127.0.0.1", TAP_LISTEN_PORT: "0", TAP_CONTROL_PORT: "0", TAP_STDOUT: "none" },
+    listeningRecord<{ control: number }>,
+  );
   return {
-    tap: new TapControl(`http://127.0.0.1:${control}`),
+    tap: new TapControl(`http://127.0.0.1:${server.ready.control}`),
     async close() {
-      child.kill("SIGTERM");
-      await once(child, "exit");
+      await server.stop();
       await new Promise((r) => upstream.close(r));
     },
   };
@@ -103,7 +102,10 @@ export async function benchFaults(opts: { trials?: number } = {}): Promise<Fault
   const n = opts.trials ?? Number(process.env.BENCH_FAULT_TRIALS ?? 5);
   const run = Run.create({ root: fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-fault-bench-")) });
   const bed = await Testbed.up(run, ["a", "b"]);
-  const wireTap = await loopbackTap();
+  const loop = await loopbackTap().catch(async (err) => (await bed.down(), Promise.reject(err)));
+  // The bed as a tapped lab: wire faults record in its run and register on its teardown stack.
+  const tapped = { id: bed.id, run: bed.run, teardown: bed.teardown, network: bed.network, images: bed.images, member: (a: string) => bed.member(a), tap: () => loop.tap };
+  const benchBed: BenchBed = { lab: bed, tap: { lab: tapped, node: "loopback" } };
   try {
     const exec: number[] = [];
     const inspect: number[] = [];
@@ -116,29 +118,26 @@ export async function benchFaults(opts: { trials?: number } = {}): Promise<Fault
       inspect.push(performance.now() - t);
     }
     const rows: FaultBenchRow[] = [];
-    // Process faults act on b; a stays up to probe.
-    rows.push(await trials("kill (SIGKILL; heal: start)", n, () => faults.kill(bed, "b"), "engine: not running / running"));
-    rows.push(await trials("stop (SIGTERM, graceful; heal: start)", n, () => faults.stop(bed, "b", { timeoutSeconds: 10 }), "engine: not running / running"));
-    rows.push(await trials("pause (freeze; heal: unpause)", n, () => faults.pause(bed, "b"), "engine: paused / not paused"));
-    rows.push(await trials("restart (heal: nothing left)", n, () => faults.restart(bed, "b", { timeoutSeconds: 10 }), "engine: running with a new start time"));
-    rows.push(await trials("disconnect (heal: reconnect, same aliases)", n, () => faults.disconnect(bed, "b"), "engine: endpoint gone / back with its aliases"));
-    rows.push(await trials("partition both ways", n, () => faults.partition(bed, "a", "b"), "iptables -S + TCP probe from inside (250 ms probe timeout)"));
-    rows.push(await trials("partition one way (out)", n, () => faults.partition(bed, "a", "b", { direction: "out" }), "iptables -S + TCP probe from inside (250 ms probe timeout)"));
-    rows.push(await trials("partition, rules only (probe: false)", n, () => faults.partition(bed, "a", "b", { probe: false }), "iptables -S"));
-    rows.push(await trials("packet loss 30 %", n, () => faults.loss(bed, "a", 0.3), "iptables -S"));
-    rows.push(await trials("bandwidth 1mbit (tbf)", n, () => faults.bandwidth(bed, "a", "1mbit"), "tc qdisc show"));
-    rows.push(await trials("wire: close 1006 at a frame", n, () => faults.wire.close(wireTap.tap, 1006, { match: { method: "worker.launch.v1" } }), "tap lists the rule (loopback tap)"));
-    rows.push(await trials("wire: half-open", n, () => faults.wire.halfOpen(wireTap.tap, { path: "/" }), "tap lists the rule (loopback tap)"));
-    rows.push(await trials("wire: freeze (immediate)", n, () => faults.wire.freeze(wireTap.tap), "the rule fired (loopback tap)"));
-    return { rows, baseline: { execMs: median(exec), inspectMs: median(inspect) } };
+    const skipped: FaultBench["skipped"] = [];
+    // Every registered kind, in registry order (process faults act on b; a stays up to probe).
+    for (const kind of allFaults) {
+      const why = kind.available(tapped);
+      if (why !== true) {
+        skipped.push({ kind: kind.name, reason: why });
+        continue;
+      }
+      for (const r of kind.bench) rows.push(await trials(kind, r.label, n, () => r.make(benchBed), r.observedBy));
+    }
+    return { rows, skipped, baseline: { execMs: median(exec), inspectMs: median(inspect) } };
   } finally {
-    await healAll();
-    await wireTap.close();
+    // Heal what a failed trial left while the tap still runs, then remove the bed.
+    await bed.teardown.drain();
+    await loop.close();
     await bed.down();
   }
 }
 
-/** Rows as lab/bench.ts prints them: [figure, value, baseline (same run), ratio, target]. */
+/** Rows as lab/bench/main.ts prints them: [figure, value, baseline (same run), ratio, target]. */
 export function benchRows(b: FaultBench): string[][] {
   const ms = (x: number) => `${x.toFixed(0)} ms`;
   return b.rows.flatMap((r) => [
@@ -156,6 +155,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       const fmt = (l: string[]) => l.map((x, c) => x.padEnd(w[c]!)).join("  ");
       process.stdout.write(`\nfault timings, ${b.rows[0]?.trials} trials each; baseline: engine exec ${b.baseline.execMs} ms, inspect ${b.baseline.inspectMs} ms (medians)\n\n`);
       process.stdout.write([fmt(head), fmt(w.map((n) => "-".repeat(n))), ...lines.map(fmt)].join("\n") + "\n");
+      for (const s of b.skipped) process.stdout.write(`skipped ${s.kind}: ${s.reason}\n`);
       process.exit(0);
     },
     (err) => {

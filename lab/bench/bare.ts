@@ -6,11 +6,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { nodeBinary } from "./images.ts";
-import { gatewayConfig, nodeConfig } from "./topology/config.ts";
-import type { TopologySpec } from "./topology/spec.ts";
-import type { OperatorHost } from "./topology/operator.ts";
-import { waitUntil } from "./topology/wait.ts";
+import { nodeBinary } from "../images.ts";
+import { gatewayConfig, nodeConfig } from "../topology/config.ts";
+import type { TopologySpec } from "../topology/spec.ts";
+import type { OperatorHost } from "../topology/operator.ts";
+import { waitFor } from "../wait.ts";
 
 const run = promisify(execFile);
 
@@ -62,7 +62,7 @@ export class BareTopology {
   }
 
   async waitReady(timeoutMs = 90_000): Promise<void> {
-    await waitUntil("bare gateway /readyz", async () => ((await fetch(`http://127.0.0.1:${this.port}/readyz`, { signal: AbortSignal.timeout(2000) })).ok ? true : undefined), {
+    await waitFor("bare gateway /readyz", async () => ((await fetch(`http://127.0.0.1:${this.port}/readyz`, { signal: AbortSignal.timeout(2000) })).ok ? true : undefined), {
       timeoutMs,
       intervalMs: 250,
     });

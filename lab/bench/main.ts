@@ -5,21 +5,23 @@
 //              vs the same gateway and node hosts as bare processes on loopback
 //   teardown   lab down (logs saved, everything removed) vs killing the bare processes
 //   memory     peak memory per node host, containers vs bare processes
-//   faults     inject -> in effect and heal -> healed per fault kind (median / worst of
-//              BENCH_FAULT_TRIALS, default 5), against one engine exec round trip
+//   faults     inject -> in effect and heal -> healed of every kind in the fault registry
+//              (lab/bench/faults.ts; median / worst of BENCH_FAULT_TRIALS, default 5), against
+//              one engine exec round trip
 // Env: BENCH_TRIALS (default 2), BENCH_COLD=0 to skip the cold image build, BENCH_FAULTS=0, NODES.
-import { docker, requireEngine } from "./docker.ts";
-import { containerPeakMiB, treePeakMiB } from "./memory.ts";
-import { pruneDeadRuns } from "./cleanup.ts";
-import { Run } from "./evidence/run.ts";
-import { ensureImages, openclawPackage } from "./images.ts";
-import { Lab } from "./topology/lab.ts";
-import { LabOperator } from "./topology/operator.ts";
-import { nodeAliases, parseTopology, topologyFromEnv } from "./topology/spec.ts";
-import { BareTopology } from "./bare.ts";
-import { benchFaults, benchRows } from "./faults/bench.ts";
-import { STATE } from "./paths.ts";
 import path from "node:path";
+import { docker, requireEngine } from "../docker.ts";
+import { pruneDeadRuns } from "../cleanup.ts";
+import { Run } from "../evidence/run.ts";
+import { writeJson } from "../evidence/write.ts";
+import { ensureImages, openclawPackage } from "../images.ts";
+import { STATE } from "../paths.ts";
+import { Lab } from "../topology/lab.ts";
+import { LabOperator } from "../topology/operator.ts";
+import { nodeAliases, parseTopology, topologyFromEnv } from "../topology/spec.ts";
+import { BareTopology } from "./bare.ts";
+import { benchFaults, benchRows } from "./faults.ts";
+import { containerPeakMiB, treePeakMiB } from "./memory.ts";
 
 process.env.FLEETLAB_QUIET ??= "1";
 const trials = Number(process.env.BENCH_TRIALS ?? 2);
@@ -117,7 +119,7 @@ async function main() {
   const line = (r: string[]) => r.map((x, c) => x.padEnd(w[c])).join("  ");
   process.stdout.write(`\nfleetlab bench: openclaw@${version}, ${spec.nodes.count} node hosts, ${trials} trial(s), medians\n\n`);
   process.stdout.write([line(["figure", "value", "baseline (same run)", "ratio", "target"]), line(w.map((n) => "-".repeat(n))), ...rows.map(line)].join("\n") + "\n");
-  run.writeJson("bench.json", { rows, labReady, labReadySubnet, bareReady, labDown, bareDown, labMem, bareMem });
+  writeJson(run.file("bench.json"), { rows, labReady, labReadySubnet, bareReady, labDown, bareDown, labMem, bareMem });
   process.stdout.write(`\nraw figures: ${path.join(run.dir, "bench.json")}\n`);
 }
 
