@@ -1,23 +1,10 @@
 import assert from "node:assert/strict";
 import { defineScenario } from "../lab/scenario.ts";
-import {
-  createWorkerSession,
-  dispatchTo,
-  expectedReply,
-  gitRequestsFrom,
-  installedBundles,
-  publishWorkspace,
-  reclaim,
-  saveJson,
-  slotsFree,
-  summarizeNode,
-  uniqueName,
-  waitForNode,
-  waitForWorkerHost,
-  workerCheckout,
-  workerTurn,
-  type BundleDir,
-} from "../lab/workers.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { installedBundles, workerCheckout, type BundleDir } from "../lab/kits/inside-node.ts";
+import { slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { createWorkerSession, dispatchTo, expectedReply, reclaim, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { gitRequestsFrom, publishWorkspace } from "../lab/kits/workspace.ts";
 
 // Two sessions dispatched one after the other to the same node: the second finds the worker
 // bundle the first installed (or that was already there) and installs nothing new: still
@@ -28,9 +15,9 @@ export default defineScenario({
   proves: "a second dispatch to the same node reuses its installed worker bundle (same single bundle dir, same receipt); a dumb-HTTP repo is fetched by the node and both turns answer",
   topology: "shared",
   timeoutMs: 240_000,
-  async run({ lab, log, file }) {
+  async run({ lab, log, file, signal }) {
     const alias = lab.nodes[0]!.alias;
-    const node = await waitForWorkerHost(lab, alias);
+    const node = await waitForWorkerHost(lab, alias, { signal });
     const bundlesBefore = await installedBundles(lab, alias);
     log(`${alias} before: ${JSON.stringify(summarizeNode(node))}; bundle dirs: ${bundlesBefore.bundles.length}`);
 
@@ -73,11 +60,11 @@ export default defineScenario({
     assert.ok(fetched.some((e) => e.path.startsWith(`/dumb/${ws.repo}.git/objects/`) && e.status === 200), `${alias} fetched no objects over dumb HTTP: ${JSON.stringify(fetched)}`);
     assert.ok(!fetched.some((e) => e.path.startsWith(`/smart/`)), `${alias} used smart HTTP for a dumb-HTTP origin`);
 
-    const after = await waitForNode(lab, alias, "worker slots back to full", slotsFree);
+    const after = await waitForNode(lab, alias, "worker slots back to full", slotsFree, { signal });
     assert.equal(after.workerBundle?.status, "installed");
     for (const r of rounds) assert.equal((await reclaim(lab, r.session)).state, "reclaimed");
     log(`dispatch times: first ${first.dispatchMs} ms, second ${second.dispatchMs} ms; bundle dirs before the scenario: ${bundlesBefore.bundles.length}`);
 
-    saveJson(file("evidence.json"), { workspace: { repo: ws.repo, sha: ws.sha, labUrl: ws.labUrl }, bundlesBefore, rounds, nodeGitRequests: fetched, nodeAfter: summarizeNode(after) });
+    writeJson(file("evidence.json"), { workspace: { repo: ws.repo, sha: ws.sha, labUrl: ws.labUrl }, bundlesBefore, rounds, nodeGitRequests: fetched, nodeAfter: summarizeNode(after) });
   },
 });

@@ -2,22 +2,11 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../lab/clients/gateway.ts";
 import { chatHistory, sendChat, waitRun } from "../lab/clients/sessions.ts";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
-import {
-  createWorkerSession,
-  dispatchTo,
-  expectedReply,
-  nodeByAlias,
-  placementOf,
-  publishWorkspace,
-  saveJson,
-  slotsFree,
-  startHeldTurn,
-  summarizeNode,
-  uniqueName,
-  waitForNode,
-  waitForWorkerHost,
-  workerTurn,
-} from "../lab/workers.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { createWorkerSession, dispatchTo, expectedReply, placementOf, startHeldTurn, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { publishWorkspace } from "../lab/kits/workspace.ts";
+import { sleep } from "../lab/wait.ts";
 
 // Node hosts with one worker slot each. A turn held at its model call fills node-1; then:
 //   - an explicit dispatch of another session to node-1 is refused (at capacity);
@@ -60,10 +49,10 @@ export default defineScenario({
   findings,
   spec: { nodes: { count: 2, capacity: 1 } },
   timeoutMs: 300_000,
-  async run({ lab, log, file, check }) {
+  async run({ lab, log, file, check, signal }) {
     const [full, ...others] = lab.nodes.map((m) => m.alias) as [string, ...string[]];
     for (const m of lab.nodes) {
-      const n = await waitForWorkerHost(lab, m.alias);
+      const n = await waitForWorkerHost(lab, m.alias, { signal });
       assert.equal(n.workerSlots?.total, 1, `${m.alias}: nodeHost.workerRuns.capacity 1 should give one worker slot`);
       log(`${m.alias}: ${JSON.stringify(summarizeNode(n))}`);
     }
@@ -84,7 +73,7 @@ export default defineScenario({
     const messageA = `${tokenA} holds the only slot`;
     const heldA = await startHeldTurn(lab, a.key, messageA, tokenA);
     try {
-      const busy = await waitForNode(lab, full, "its one slot in use", (n) => n.workerSlots?.available === 0);
+      const busy = await waitForNode(lab, full, "its one slot in use", (n) => n.workerSlots?.available === 0, { signal });
       log(`turn A holds ${full}'s slot: ${JSON.stringify(busy.workerSlots)}`);
 
       // 1. Explicit dispatch to the full node: refused at once.
@@ -132,7 +121,7 @@ export default defineScenario({
       // Free the slot: turn A completes.
       const resultA = await heldA.finish();
       assert.equal(resultA.text, expectedReply(messageA), "turn A");
-      await waitForNode(lab, full, "its slot free again", slotsFree);
+      await waitForNode(lab, full, "its slot free again", slotsFree, { signal });
       log(`turn A answered (${JSON.stringify(resultA.text)}); ${full}'s slot is free`);
 
       let outcomeB: unknown;
@@ -147,7 +136,7 @@ export default defineScenario({
         outcomeB = { queued: false };
       }
       // Was the failed turn picked up once the slot freed? Give it a few seconds.
-      await new Promise((r) => setTimeout(r, 5_000));
+      await sleep(5_000, signal);
       const modelSawB = (await lab.model.requests()).filter((r) => (r.userText ?? "").includes(tokenB)).length;
       const again = await waitRun(lab.operator.client, sentB.runId, 1_000);
       const history = await chatHistory(lab.operator.client, b.key);
@@ -188,8 +177,8 @@ export default defineScenario({
       await lab.model.release().catch(() => {});
     }
 
-    const after = await Promise.all(lab.nodes.map((m) => waitForNode(lab, m.alias, "worker slot free", slotsFree)));
+    const after = await Promise.all(lab.nodes.map((m) => waitForNode(lab, m.alias, "worker slot free", slotsFree, { signal })));
     evidence.nodesAfter = after.map(summarizeNode);
-    saveJson(file("evidence.json"), evidence);
+    writeJson(file("evidence.json"), evidence);
   },
 });

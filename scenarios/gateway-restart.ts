@@ -4,8 +4,12 @@ import { faults } from "../lab/faults/index.ts";
 import * as op from "../lab/clients/operator.ts";
 import { describeSession } from "../lab/clients/sessions.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { bundleKept, nodeView, reconnectOperator, waitBundleInstalled, waitReconnect, withFaults } from "../lab/node-loss.ts";
-import { createWorkerSession, dispatchTo, expectedReply, publishWorkspace, saveJson, uniqueName, waitForWorkerHost, workerTurn } from "../lab/workers.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { waitReconnect } from "../lab/kits/node-wire.ts";
+import { bundleKept, nodeView, waitBundleInstalled, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { withFaults } from "../lab/kits/timeline.ts";
+import { createWorkerSession, dispatchTo, expectedReply, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // The gateway container is restarted gracefully (SIGTERM, same container and state volume;
 // `docker rm -f` would leave its owner lease for 300 s). Every node host must reconnect by
@@ -18,14 +22,14 @@ export default defineScenario({
   topology: "shared",
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, file, check } = ctx;
+    const { lab, log, file, check, signal } = ctx;
     const gw = lab.spec.gateway.alias;
     const evidence: Record<string, unknown> = {};
     try {
       await withFaults(ctx, async (tl) => {
         // One placed session per node, each with a completed turn.
         const nodes = lab.nodes.map((m) => m.alias);
-        await Promise.all(nodes.map((n) => waitForWorkerHost(lab, n)));
+        await Promise.all(nodes.map((n) => waitForWorkerHost(lab, n, { signal })));
         const ws = await publishWorkspace(lab, { repo: uniqueName("gw-restart") });
         const placed: { node: string; key: string }[] = [];
         for (const n of nodes) {
@@ -38,7 +42,7 @@ export default defineScenario({
           const m = `before the restart ${uniqueName("gb")}`;
           assert.equal((await workerTurn(lab, p.key, m)).text, expectedReply(m), `turn before the restart in ${p.key}`);
         }));
-        await Promise.all(nodes.map((n) => waitBundleInstalled(lab, n)));
+        await Promise.all(nodes.map((n) => waitBundleInstalled(lab, n, { signal })));
         const viewsBefore = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await nodeView(lab, n)] as const)));
         const sessionsBefore = Object.fromEntries(await Promise.all(placed.map(async (p) => [p.key, (await describeSession(lab.operator.client, p.key)).placement] as const)));
         const pairingBefore = { device: await op.listDevicePairing(lab.operator.client), node: await op.listNodePairing(lab.operator.client) };
@@ -49,7 +53,7 @@ export default defineScenario({
         const restart = faults.restart(lab, gw, { timeoutSeconds: 10, timeoutMs: 60_000, timeline: tl });
         const t0 = Date.now();
         const r = await restart.inject();
-        const op1 = await reconnectOperator(lab);
+        const op1 = await lab.reconnectOperator({ timeoutMs: 90_000, signal });
         const readyAt = Date.now();
         log(`gateway restarted in ${Math.round(r.injectMs)} ms (${JSON.stringify(r.detail)}); /readyz ${Math.round(r.totalMs) + op1.readyMs} ms after the restart call; operator reconnected in ${op1.connectMs} ms`);
         await restart.heal();
@@ -57,7 +61,7 @@ export default defineScenario({
         const reconnect: Record<string, unknown> = {};
         for (const n of nodes) {
           const f = await waitReconnect(lab.tap(n), since[n]!, 90_000);
-          const host = await waitForWorkerHost(lab, n, 90_000);
+          const host = await waitForWorkerHost(lab, n, { timeoutMs: 90_000, signal });
           reconnect[n] = { connectOkMsAfterRestartCall: Math.round(f.t - t0), connectOkMsAfterReady: Math.round(f.t - readyAt), workerHostMsAfterRestartCall: Date.now() - t0, slots: host.workerSlots };
           log(`${n} reconnected ${Math.round(f.t - t0)} ms after the restart call (${Math.round(f.t - readyAt)} ms after /readyz)`);
         }
@@ -129,8 +133,8 @@ export default defineScenario({
       });
     } finally {
       // Whatever happened, leave the shared lab with a connected operator.
-      await reconnectOperator(lab).catch((err: Error) => log(`operator reconnect at the end failed: ${err.message}`));
-      saveJson(file("evidence.json"), evidence);
+      await lab.reconnectOperator({ timeoutMs: 90_000 }).catch((err: Error) => log(`operator reconnect at the end failed: ${err.message}`));
+      writeJson(file("evidence.json"), evidence);
     }
   },
 });

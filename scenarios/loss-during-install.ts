@@ -3,8 +3,12 @@ import { GatewayError } from "../lab/clients/gateway.ts";
 import type { Frame, HttpExchange } from "../lab/clients/tap.ts";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { waitBundleInstalled, waitConnected, withFaults } from "../lab/node-loss.ts";
-import { STATE_DIR, createWorkerSession, dispatchTo, expectedReply, installedBundles, nodeByAlias, placementOf, publishWorkspace, saveJson, summarizeNode, uniqueName, waitForWorkerHost, workerTurn } from "../lab/workers.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { STATE_DIR, installedBundles } from "../lab/kits/inside-node.ts";
+import { nodeByAlias, summarizeNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { withFaults } from "../lab/kits/timeline.ts";
+import { createWorkerSession, dispatchTo, expectedReply, placementOf, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // A fresh node host (no worker bundle yet) is SIGKILLed while it installs the worker bundle
 // for its first dispatch: the kill is triggered the moment the node's bundle download
@@ -21,7 +25,7 @@ export default defineScenario({
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, file, check } = ctx;
+    const { lab, log, file, check, signal } = ctx;
     const alias = lab.nodes[0]!.alias;
     const tap = lab.tap(alias);
     const evidence: Record<string, unknown> = { node: alias };
@@ -29,7 +33,7 @@ export default defineScenario({
     const bundleEntries = async () => (await lab.exec(alias, ["sh", "-c", `for d in ${STATE_DIR}/node-host/*/bundles; do [ -d "$d" ] && ls -1A "$d"; done; true`])).stdout.split("\n").filter(Boolean);
     try {
       await withFaults(ctx, async (tl) => {
-        const host = await waitForWorkerHost(lab, alias);
+        const host = await waitForWorkerHost(lab, alias, { signal });
         const before = await installedBundles(lab, alias);
         assert.equal(before.bundles.length, 0, `${alias} is not fresh: it already has a worker bundle`);
         log(`${alias} fresh: ${JSON.stringify(summarizeNode(host))}`);
@@ -78,8 +82,8 @@ export default defineScenario({
 
         const tStart = Date.now();
         const start = await kill.heal();
-        const up = await waitConnected(lab, alias, true, 60_000);
-        const hostBack = await waitForWorkerHost(lab, alias, 60_000);
+        const up = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
+        const hostBack = await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
         const treeAfterRestart = await tree();
         log(`${alias} back ${Date.now() - tStart} ms after the start call: ${JSON.stringify(summarizeNode(hostBack))}; node-host tree: ${JSON.stringify(treeAfterRestart)}`);
 
@@ -131,7 +135,7 @@ export default defineScenario({
         });
       });
     } finally {
-      saveJson(file("evidence.json"), evidence);
+      writeJson(file("evidence.json"), evidence);
     }
   },
 });

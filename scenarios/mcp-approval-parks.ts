@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { defineScenario } from "../lab/scenario.ts";
-import { EventLog, approvalState, chatHistory, resolveApproval, saveMcpEvidence, sendTurn, sleep, toolCallsIn, toolResults, waitApproval, waitRun } from "../lab/mcp-flows.ts";
+import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
+import { approvalState, resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
+import { EventLog } from "../lab/kits/events.ts";
+import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { sendTurn, toolResults } from "../lab/kits/turns.ts";
+import { sleep } from "../lab/wait.ts";
 
 // south__write_file is gated by the lab's approval plugin. The call must park with the turn
 // still running, nothing may reach the server while it is parked, one allow-once must be
@@ -11,7 +16,7 @@ export default defineScenario({
   proves: "a gated MCP call parks with the turn waiting, nothing reaches the server before one allow-once, then it runs exactly once",
   topology: "shared",
   timeoutMs: 120_000,
-  async run({ lab, log, file, check }) {
+  async run({ lab, log, file, check, signal }) {
     const south = lab.mcp("south");
     const client = lab.operator.client;
     await Promise.all([south.reset(), lab.mcp("north").reset(), lab.model.reset()]);
@@ -19,11 +24,11 @@ export default defineScenario({
     const extra: Record<string, unknown> = {};
     try {
       const turn = await sendTurn(client, 'fleetlab-call south__write_file {"path":"parks.txt","content":"parked"}');
-      const asked = await waitApproval(events, client, turn.runId);
+      const asked = await waitApproval(events, turn.runId, { signal });
       log(`parked: ${asked.id} for ${asked.request?.toolName}`);
 
       // While parked: the turn waits, the server sees no call, the approval is pending.
-      await sleep(2_000);
+      await sleep(2_000, signal);
       const during = {
         run: (await waitRun(client, turn.runId, 500)).status,
         approval: (await approvalState(client, asked.id)).status,
@@ -35,7 +40,7 @@ export default defineScenario({
       const first = await resolveApproval(client, asked.id, "allow-once");
       const end = await waitRun(client, turn.runId, 30_000);
       const second = await resolveApproval(client, asked.id, "allow-once");
-      await sleep(1_000);
+      await sleep(1_000, signal);
       const after = {
         run: end.status,
         firstResolve: first.ok ? "applied" : first.code,

@@ -1,25 +1,13 @@
 import assert from "node:assert/strict";
 import { defineScenario } from "../lab/scenario.ts";
 import { faults } from "../lab/faults/index.ts";
-import type { GatewayClient } from "../lab/clients/gateway.ts";
-import {
-  EventLog,
-  approvalState,
-  chatHistory,
-  connectOperator,
-  resolveApproval,
-  saveMcpEvidence,
-  sendTurn,
-  sleep,
-  toolCallsIn,
-  toolResults,
-  waitApproval,
-  waitGatewayReady,
-  waitRun,
-  writeJson,
-  type ApprovalState,
-  type ToolResult,
-} from "../lab/mcp-flows.ts";
+import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { approvalState, resolveApproval, waitApproval, type ApprovalRequested, type ApprovalState } from "../lab/kits/approvals.ts";
+import { EventLog } from "../lab/kits/events.ts";
+import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { sendTurn, toolResults, type ToolResult } from "../lab/kits/turns.ts";
+import { WaitTimeout, sleep, waitFor } from "../lab/wait.ts";
 
 // A gated south__write_file call is parked; the gateway container is SIGKILLed and started
 // again (same container, same state volume). Reference: the parked approval survives and is
@@ -35,7 +23,7 @@ export default defineScenario({
   topology: "own",
   spec: { nodes: { count: 0 }, git: { enabled: false } },
   timeoutMs: 240_000,
-  async run({ lab, log, file, check }) {
+  async run({ lab, log, file, check, signal }) {
     const south = lab.mcp("south");
     await lab.model.setScript([
       {
@@ -46,19 +34,24 @@ export default defineScenario({
     ]);
     const before = new EventLog(lab.operator.client);
     let after: EventLog | undefined;
-    let op2: GatewayClient | undefined;
+    /** When the lab's operator was reconnected after the restart (its frames from then on are kept apart). */
+    let reconnectedAt: number | undefined;
     const extra: Record<string, unknown> = {};
     try {
       const turn = await sendTurn(lab.operator.client, `fleetlab-call south__write_file ${ARGS}`);
-      const parked = await waitApproval(before, lab.operator.client, turn.runId);
+      const parked = await waitApproval(before, turn.runId, { signal });
       log(`parked ${parked.id}; SIGKILL the gateway`);
 
       const kill = faults.kill(lab, lab.spec.gateway.alias);
       extra.kill = await kill.inject();
       extra.start = await kill.heal();
-      const readyMs = await waitGatewayReady(lab);
-      op2 = await connectOperator(lab, "operator-after-restart");
-      after = new EventLog(op2);
+      // The lab's operator socket died with the gateway: reconnect it (same client and approved
+      // identity, so plugin approvals are routed to it). Its events from here on are `after`'s.
+      before.stop();
+      reconnectedAt = Date.now();
+      const { readyMs } = await lab.reconnectOperator({ timeoutMs: 90_000, signal });
+      const op2 = lab.operator.client;
+      const afterLog = (after = new EventLog(op2));
       log(`gateway ready ${readyMs} ms after start; operator reconnected`);
 
       const state: ApprovalState = await approvalState(op2, parked.id);
@@ -74,24 +67,31 @@ export default defineScenario({
       // Resumed work: OpenClaw's recovery turn re-issues the call (scripted). It must not run
       // without a fresh approval: either a new approval is asked (denied here) or it is refused.
       const original = parked.request?.toolCallId;
-      let next: Awaited<ReturnType<typeof waitApproval>> | undefined;
-      let resumedResult: ToolResult | undefined;
-      const deadline = Date.now() + 60_000;
-      while (!next && !resumedResult && Date.now() < deadline) {
-        next = after.approvalRequests()[0];
-        resumedResult = toolResults(await chatHistory(op2, turn.sessionKey)).find((r) => r.toolCallId !== original);
-        if (!next && !resumedResult) await sleep(250);
-      }
+      // Neither within 60 s: the checks below judge what was (not) seen.
+      const seen = await waitFor(
+        "a new approval request or a result of the resumed call",
+        async () => {
+          const asked = afterLog.approvalRequests()[0];
+          const result = toolResults(await chatHistory(op2, turn.sessionKey)).find((r) => r.toolCallId !== original);
+          return asked || result ? { asked, result } : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 250, signal },
+      ).catch((err: unknown) => {
+        if (err instanceof WaitTimeout) return undefined;
+        throw err;
+      });
+      const next: ApprovalRequested | undefined = seen?.asked;
+      let resumedResult: ToolResult | undefined = seen?.result;
       let decision: Record<string, unknown> = {};
       if (next) {
-        await sleep(1_500);
+        await sleep(1_500, signal);
         const callsWhileAsked = toolCallsIn(await south.requests()).length;
         const denied = await resolveApproval(op2, next.id, "deny");
         const end = next.request?.runId ? await waitRun(op2, next.request.runId, 30_000) : undefined;
         decision = { sameId: next.id === parked.id, serverCallsBeforeDecision: callsWhileAsked, denied: denied.ok, resumedRun: end?.status ?? null };
         resumedResult = toolResults(await chatHistory(op2, turn.sessionKey)).find((r) => r.toolCallId !== original);
       }
-      await sleep(500);
+      await sleep(500, signal);
       const serverCalls = toolCallsIn(await south.requests()).length;
       const effects = (await south.effects()).length;
       const reissued = (await lab.model.requests()).some((r) => r.rule === "resume-after-restart" && r.output.some((o) => o.type === "function_call"));
@@ -124,13 +124,10 @@ export default defineScenario({
     } finally {
       before.stop();
       after?.stop();
-      // Both connections' approval events, in one file each.
+      // Approval events before and after the restart, in one file each.
       writeJson(file("approval-events-before-restart.json"), before.approvals());
       await saveMcpEvidence(lab, file, after ?? before, extra);
-      if (op2) {
-        op2.saveTranscript(file("operator-after-restart.jsonl"));
-        await op2.close();
-      }
+      if (reconnectedAt !== undefined) lab.operator.client.saveTranscript(file("operator-after-restart.jsonl"), { since: reconnectedAt });
     }
   },
 });

@@ -1,5 +1,9 @@
 import { defineScenario } from "../lab/scenario.ts";
-import { EventLog, cancelParams, cancelsIn, saveMcpEvidence, sendTurn, sleep, waitRun } from "../lab/mcp-flows.ts";
+import { waitRun } from "../lab/clients/sessions.ts";
+import { EventLog } from "../lab/kits/events.ts";
+import { cancelParams, cancelsIn, saveMcpEvidence } from "../lab/kits/mcp.ts";
+import { sendTurn } from "../lab/kits/turns.ts";
+import { sleep } from "../lab/wait.ts";
 
 // A call of north__example_echo is held at the north server; the operator cancels the turn
 // (chat.abort). The cancel must reach the server as notifications/cancelled naming that
@@ -9,7 +13,7 @@ export default defineScenario({
   proves: "chat.abort during an MCP call sends notifications/cancelled for that call to the server and the turn ends aborted",
   topology: "shared",
   timeoutMs: 120_000,
-  async run({ lab, log, file, check }) {
+  async run({ lab, log, file, check, signal }) {
     const north = lab.mcp("north");
     const client = lab.operator.client;
     await Promise.all([north.reset(), lab.mcp("south").reset(), lab.model.reset()]);
@@ -22,7 +26,7 @@ export default defineScenario({
       log(`held at north: ${held.id} rpcId ${held.rpcId}`);
       const aborted = await client.request("chat.abort", { sessionKey: turn.sessionKey, runId: turn.runId });
       const end = await waitRun(client, turn.runId, 20_000);
-      await sleep(1_000);
+      await sleep(1_000, signal);
       const records = await north.requests();
       const cancels = cancelsIn(records).map(cancelParams);
       const heldAfter = (await north.held({ all: true })).find((h) => h.id === held.id);

@@ -1,5 +1,8 @@
 import { LabInfraError, defineScenario, type FindingRecord } from "../lab/scenario.ts";
-import { EventLog, cancelParams, cancelsIn, saveMcpEvidence, sendTurn, sleep, toolCallsIn } from "../lab/mcp-flows.ts";
+import { EventLog } from "../lab/kits/events.ts";
+import { cancelParams, cancelsIn, saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { sendTurn } from "../lab/kits/turns.ts";
+import { WaitTimeout, sleep, waitFor } from "../lab/wait.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
 
 // MCP servers are discovered (initialize + tools/list) when a session's first turn starts.
@@ -41,7 +44,7 @@ export default defineScenario({
   topology: "shared",
   findings,
   timeoutMs: 120_000,
-  async run({ lab, log, file, check }) {
+  async run({ lab, log, file, check, signal }) {
     const north = lab.mcp("north");
     const south = lab.mcp("south");
     const client = lab.operator.client;
@@ -53,15 +56,17 @@ export default defineScenario({
       const [northSince, southSince] = [await north.lastSeq(), await south.lastSeq()];
       const turn = await sendTurn(client, 'fleetlab-call north__example_echo {"text":"discovery"}');
       // Abort as soon as north is listed and south's tools/list is pending.
-      let southList: { seq: number; rpcId: unknown; at: number } | undefined;
-      const deadline = Date.now() + 30_000;
-      while (!southList) {
-        const [n, s] = await Promise.all([north.requests({ since: northSince }), south.requests({ since: southSince })]);
-        const sl = s.find((r) => r.rpcMethod === "tools/list");
-        if (sl && n.some((r) => r.rpcMethod === "tools/list")) southList = { seq: sl.seq, rpcId: sl.rpcId, at: Date.parse(sl.time) };
-        else if (Date.now() > deadline) throw new LabInfraError("the turn never started MCP discovery (no tools/list at north and south within 30 s)");
-        else await sleep(25);
-      }
+      const southList = await waitFor(
+        "tools/list at north and south",
+        async () => {
+          const [n, s] = await Promise.all([north.requests({ since: northSince }), south.requests({ since: southSince })]);
+          const sl = s.find((r) => r.rpcMethod === "tools/list");
+          return sl && n.some((r) => r.rpcMethod === "tools/list") ? { seq: sl.seq, rpcId: sl.rpcId, at: Date.parse(sl.time) } : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 25, signal },
+      ).catch((err: unknown) => {
+        throw err instanceof WaitTimeout ? new LabInfraError("the turn never started MCP discovery (no tools/list at north and south within 30 s)", { cause: err }) : err;
+      });
       const abortAt = Date.now();
       const aborted = await client.request("chat.abort", { sessionKey: turn.sessionKey, runId: turn.runId });
       const abortLag = abortAt - southList.at;
@@ -69,7 +74,7 @@ export default defineScenario({
       if (abortLag > 1_000) throw new LabInfraError(`chat.abort went out ${abortLag} ms after south's tools/list: too late to land inside the gateway's 1.5 s listing window`);
 
       // Past the gateway's own 1.5 s listing timeout, so whatever it does is done.
-      await sleep(3_000);
+      await sleep(3_000, signal);
       const [n, s] = await Promise.all([north.requests({ since: northSince }), south.requests({ since: southSince })]);
       const listCancel = cancelsIn(s).find((r) => cancelParams(r).requestId === southList.rpcId);
       const southSession = s.find((r) => r.event === "session-created")?.sessionId;

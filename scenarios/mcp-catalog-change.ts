@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
-import { EventLog, chatHistory, resolveApproval, saveMcpEvidence, sendTurn, sleep, toolCallsIn, toolResults, waitApproval, waitRun } from "../lab/mcp-flows.ts";
+import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
+import { resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
+import { EventLog } from "../lab/kits/events.ts";
+import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { sendTurn, toolResults } from "../lab/kits/turns.ts";
+import { sleep } from "../lab/wait.ts";
 import type { CatalogTool, McpControl } from "../lab/clients/mcp.ts";
 import type { GatewayClient } from "../lab/clients/gateway.ts";
 
@@ -43,7 +48,7 @@ export default defineScenario({
   topology: "shared",
   findings,
   timeoutMs: 150_000,
-  async run({ lab, log, file, check }) {
+  async run({ lab, log, file, check, signal }) {
     const south = lab.mcp("south");
     const client = lab.operator.client;
     await Promise.all([south.reset(), lab.mcp("north").reset(), lab.model.reset()]);
@@ -58,7 +63,7 @@ export default defineScenario({
         ["redefined", redefined],
         ["removed", removed],
       ] as const) {
-        const o = await parkChangeApprove(client, events, south, catalog, variant);
+        const o = await parkChangeApprove(client, events, south, catalog, variant, signal);
         extra[variant] = o;
         const { detail, ...observed } = o;
         void detail;
@@ -79,19 +84,19 @@ export default defineScenario({
   },
 });
 
-async function parkChangeApprove(client: GatewayClient, events: EventLog, south: McpControl, changed: CatalogTool[], variant: string) {
+async function parkChangeApprove(client: GatewayClient, events: EventLog, south: McpControl, changed: CatalogTool[], variant: string, signal: AbortSignal) {
   await south.reset(); // the catalog file again, records cleared
   const turn = await sendTurn(client, `fleetlab-call south__write_file {"path":"${variant}.txt","content":"x"}`);
-  const asked = await waitApproval(events, client, turn.runId);
+  const asked = await waitApproval(events, turn.runId, { signal });
   const set = await south.setCatalog(changed);
   assert.ok(set.notified.length > 0, "the catalog change notified no MCP session");
   // Let the list_changed notification reach the gateway over the standing SSE stream.
   await south.waitForRequest((r) => r.event === "list-changed-sent", 5_000);
-  await sleep(1_000);
+  await sleep(1_000, signal);
   const since = await south.lastSeq();
   const resolved = await resolveApproval(client, asked.id, "allow-once");
   const end = await waitRun(client, turn.runId, 30_000);
-  await sleep(500);
+  await sleep(500, signal);
   const after = await south.requests({ since });
   const calls = toolCallsIn(after, "write_file");
   const firstCall = calls[0]?.seq ?? Infinity;

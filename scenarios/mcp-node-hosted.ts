@@ -1,11 +1,16 @@
 import { defineScenario } from "../lab/scenario.ts";
 import { faults } from "../lab/faults/index.ts";
-import { EventLog, chatHistory, mcpEvidence, sendTurn, sleep, toolCallsIn, toolErrorMessage, toolResults, waitRun, writeJson, type ToolResult } from "../lab/mcp-flows.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
+import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
 import type { Frame } from "../lab/clients/tap.ts";
 import type { GatewayClient } from "../lab/clients/gateway.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { EventLog } from "../lab/kits/events.ts";
+import { mcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { summarizeNode, waitForNode } from "../lab/kits/nodes.ts";
+import { sendTurn, toolErrorMessage, toolResults, type ToolResult } from "../lab/kits/turns.ts";
 import type { Lab } from "../lab/topology/lab.ts";
-import { summarizeNode, waitForNode } from "../lab/workers.ts";
+import { StopWaiting, waitFor } from "../lab/wait.ts";
 
 // An MCP server ("east", the north catalog) that only node-1 has configured
 // (nodeHost.mcp.servers.east on node-1; the gateway's mcp.servers does not list it).
@@ -31,7 +36,7 @@ export default defineScenario({
     mcp: { servers: [], nodeServers: [{ name: SERVER, catalog: "north", node: NODE }] },
   },
   timeoutMs: 120_000,
-  async run({ lab, log, file, check }) {
+  async run({ lab, log, file, check, signal }) {
     const client = lab.operator.client;
     const east = lab.mcp(SERVER);
     const tap = lab.tap(NODE);
@@ -42,7 +47,7 @@ export default defineScenario({
     const at = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
     try {
       // ---- the node's tools reach the model ----
-      const first = await waitOffered(lab, client, true, 60_000);
+      const first = await waitOffered(lab, client, true, { timeoutMs: 60_000, signal });
       const toolName = first.tools.find((t) => /example_echo$/.test(t) && t.startsWith(SERVER)) ?? `${SERVER}_example_echo`;
       log(`[${at()}] east's tool offered to the model as ${JSON.stringify(first.tools)} after ${first.probes} probe turn(s), ${first.ms} ms`);
       obs.offered = first;
@@ -136,9 +141,9 @@ export default defineScenario({
       // ---- 3. the node comes back ----
       obs.healed = await kill.heal();
       const restartedAt = Date.now();
-      const node = await waitForNode(lab, NODE, "connected, approved session host", (n) => n.connected && n.approvalState === "approved" && n.sessionHost === true, 45_000);
+      const node = await waitForNode(lab, NODE, "connected, approved session host", (n) => n.connected && n.approvalState === "approved" && n.sessionHost === true, { timeoutMs: 45_000, signal });
       const nodeMs = Date.now() - restartedAt;
-      const back = await waitOffered(lab, client, true, 30_000);
+      const back = await waitOffered(lab, client, true, { timeoutMs: 30_000, signal });
       const backMs = Date.now() - restartedAt;
       log(`[${at()}] node-1 ready ${nodeMs} ms after its restart (${JSON.stringify(summarizeNode(node))}); east's tools offered again ${backMs} ms after the restart (${back.probes} probe turn(s))`);
       obs.back = { nodeMs, backMs, node: summarizeNode(node), probe: back };
@@ -206,15 +211,26 @@ async function probe(lab: Lab, client: GatewayClient, label: string): Promise<{ 
   return { label, tools: nodeTools(req.toolNames ?? []) };
 }
 
-/** Probes until east's tools are (or are not) offered; returns the probe that showed it. */
-async function waitOffered(lab: Lab, client: GatewayClient, offered: boolean, timeoutMs: number): Promise<{ tools: string[]; probes: number; ms: number }> {
+/**
+ * Probes until east's tools are (or are not) offered; returns the probe that showed it. A
+ * probe turn that fails ends the wait at once: that is an outcome, not a state to wait out.
+ */
+async function waitOffered(lab: Lab, client: GatewayClient, offered: boolean, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<{ tools: string[]; probes: number; ms: number }> {
   const started = Date.now();
-  for (let n = 1; ; n++) {
-    const p = await probe(lab, client, offered ? "wait-offered" : "wait-withdrawn");
-    if ((p.tools.length > 0) === offered) return { tools: p.tools, probes: n, ms: Date.now() - started };
-    if (Date.now() - started > timeoutMs) throw new Error(`east's tools were ${offered ? "not offered" : "still offered"} after ${n} probe turns in ${timeoutMs} ms (last: ${JSON.stringify(p.tools)})`);
-    await sleep(500);
-  }
+  let n = 0;
+  let last: string[] = [];
+  return waitFor(
+    `east's tools ${offered ? "offered" : "withdrawn"}`,
+    async () => {
+      n += 1;
+      const p = await probe(lab, client, offered ? "wait-offered" : "wait-withdrawn").catch((err: Error) => {
+        throw new StopWaiting(err.message, { cause: err });
+      });
+      last = p.tools;
+      return (p.tools.length > 0) === offered ? { tools: p.tools, probes: n, ms: Date.now() - started } : undefined;
+    },
+    { timeoutMs: opts.timeoutMs, intervalMs: 500, signal: opts.signal, lastState: () => `${n} probe turn(s), the last offered ${JSON.stringify(last)}` },
+  );
 }
 
 /** The tools of the node-hosted server among a request's tool names (any separator). */

@@ -1,6 +1,10 @@
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { faults } from "../lab/faults/index.ts";
-import { EventLog, mcpToolsOffered, saveMcpEvidence, sendTurn, sleep, toolCallsIn, waitMcpHealthy, waitRun } from "../lab/mcp-flows.ts";
+import { waitRun } from "../lab/clients/sessions.ts";
+import { EventLog } from "../lab/kits/events.ts";
+import { mcpToolsOffered, saveMcpEvidence, toolCallsIn, waitMcpHealthy } from "../lab/kits/mcp.ts";
+import { sendTurn } from "../lab/kits/turns.ts";
+import { sleep } from "../lab/wait.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
 
 // Two MCP servers are configured; south's container is down before any session has
@@ -30,7 +34,7 @@ export default defineScenario({
   findings,
   spec: { nodes: { count: 0 }, git: { enabled: false } },
   timeoutMs: 180_000,
-  async run({ lab, log, file, check }) {
+  async run({ lab, log, file, check, signal }) {
     const north = lab.mcp("north");
     const client = lab.operator.client;
     const events = new EventLog(client);
@@ -40,7 +44,7 @@ export default defineScenario({
       extra.southKilled = await down.inject();
       const turn = await sendTurn(client, 'fleetlab-call north__example_echo {"text":"partial"}');
       const end = await waitRun(client, turn.runId, 90_000);
-      await sleep(1_000);
+      await sleep(1_000, signal);
       const records = await north.requests();
       const session = records.find((r) => r.event === "session-created")?.sessionId ?? null;
       const first = (await lab.model.requests()).filter(isResponsesCall)[0];

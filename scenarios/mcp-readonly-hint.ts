@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
-import { EventLog, resolveApproval, saveMcpEvidence, sendTurn, sleep, toolCallsIn, waitApproval, waitRun } from "../lab/mcp-flows.ts";
+import { waitRun } from "../lab/clients/sessions.ts";
+import { resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
+import { EventLog } from "../lab/kits/events.ts";
+import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { sendTurn } from "../lab/kits/turns.ts";
+import { sleep } from "../lab/wait.ts";
 import type { CatalogTool } from "../lab/clients/mcp.ts";
 
 // MCP tool annotations are the server's word, not a grant. south's write_file declares
@@ -40,7 +45,7 @@ export default defineScenario({
   topology: "shared",
   findings,
   timeoutMs: 150_000,
-  async run({ lab, log, file, check }) {
+  async run({ lab, log, file, check, signal }) {
     const south = lab.mcp("south");
     const client = lab.operator.client;
     await Promise.all([south.reset(), lab.mcp("north").reset(), lab.model.reset()]);
@@ -52,11 +57,11 @@ export default defineScenario({
 
       // 1. listed by the gate: asks, denied, never runs.
       const gated = await sendTurn(client, 'fleetlab-call south__write_file {"path":"hint.txt","content":"x"}');
-      const asked = await waitApproval(events, client, gated.runId).catch(() => undefined);
+      const asked = await waitApproval(events, gated.runId, { signal }).catch(() => undefined);
       const callsWhileAsked = toolCallsIn(await south.requests()).length;
       const denied = asked ? await resolveApproval(client, asked.id, "deny") : undefined;
       const gatedEnd = await waitRun(client, gated.runId, 30_000);
-      await sleep(500);
+      await sleep(500, signal);
       const part1 = {
         approvalRequested: asked !== undefined,
         serverCallsBeforeDecision: callsWhileAsked,

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { defineScenario } from "../lab/scenario.ts";
-import { EventLog, chatHistory, saveMcpEvidence, sendTurn, toolCallsIn, toolResults, waitRun } from "../lab/mcp-flows.ts";
+import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
+import { EventLog } from "../lab/kits/events.ts";
+import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { sendTurn, toolResults } from "../lab/kits/turns.ts";
 
 // north and south both serve `example_echo`. One turn in which the model calls both
 // (north__example_echo and south__example_echo, in one response): each call must reach only

@@ -1,6 +1,10 @@
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { faults } from "../lab/faults/index.ts";
-import { EventLog, chatHistory, saveMcpEvidence, sendTurn, sleep, toolCallsIn, toolErrorMessage, toolResults, waitMcpHealthy, waitRun, type Turn } from "../lab/mcp-flows.ts";
+import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
+import { EventLog } from "../lab/kits/events.ts";
+import { saveMcpEvidence, toolCallsIn, waitMcpHealthy } from "../lab/kits/mcp.ts";
+import { sendTurn, toolErrorMessage, toolResults, type Turn } from "../lab/kits/turns.ts";
+import { sleep } from "../lab/wait.ts";
 import type { GatewayClient } from "../lab/clients/gateway.ts";
 import type { McpControl } from "../lab/clients/mcp.ts";
 
@@ -48,7 +52,7 @@ export default defineScenario({
   findings,
   spec: { nodes: { count: 0 }, git: { enabled: false } },
   timeoutMs: 240_000,
-  async run({ lab, log, file, check }) {
+  async run({ lab, log, file, check, signal }) {
     const client = lab.operator.client;
     const events = new EventLog(client);
     const extra: Record<string, unknown> = {};
@@ -77,9 +81,9 @@ export default defineScenario({
       });
 
       extra.restarted = await kill.heal();
-      await waitMcpHealthy(lab, "north");
+      await waitMcpHealthy(lab, "north", { signal });
       await lab.mcp("north").slowInitialize(1_500);
-      await sleep(6_000);
+      await sleep(6_000, signal);
       const next = await callAgain(client, lab.mcp("north"), turn.sessionKey, "back");
       log(`next call after north is back: ${JSON.stringify(next.observed)}`);
       check({

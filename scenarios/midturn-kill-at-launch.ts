@@ -3,8 +3,13 @@ import { sendChat, waitRun } from "../lab/clients/sessions.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { controlEvents, waitConnected, withFaults } from "../lab/node-loss.ts";
-import { createWorkerSession, dispatchTo, expectedReply, nodeByAlias, publishWorkspace, saveJson, slotsFree, uniqueName, waitForNode, waitForWorkerHost, workerProcesses } from "../lab/workers.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { workerProcesses } from "../lab/kits/inside-node.ts";
+import { controlEvents } from "../lab/kits/node-wire.ts";
+import { slotsFree, waitConnected, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { withFaults } from "../lab/kits/timeline.ts";
+import { createWorkerSession, dispatchTo, expectedReply, uniqueName } from "../lab/kits/workers.ts";
+import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // The node host dies at the moment the gateway launches a worker turn on it: the tap holds
 // the worker.launch.v1 invoke (the node never receives it) and the node container is
@@ -17,13 +22,13 @@ export default defineScenario({
   topology: "shared",
   timeoutMs: 240_000,
   async run(ctx) {
-    const { lab, log, file, check } = ctx;
+    const { lab, log, file, check, signal } = ctx;
     const alias = lab.nodes[lab.nodes.length > 1 ? 1 : 0]!.alias;
     const tap = lab.tap(alias);
     const evidence: Record<string, unknown> = { node: alias };
     try {
       await withFaults(ctx, async (tl) => {
-        await waitForWorkerHost(lab, alias);
+        await waitForWorkerHost(lab, alias, { signal });
         const ws = await publishWorkspace(lab, { repo: uniqueName("launch-kill") });
         const s = await createWorkerSession(lab, ws);
         const d = await dispatchTo(lab, s.key, alias);
@@ -47,14 +52,14 @@ export default defineScenario({
         await hold.fired(5_000);
         log(`worker.launch.v1 held at frame #${trig.value.seq}; ${alias} killed ${Math.round(trig.reactionMs)} ms later`);
         await hold.heal();
-        const gone = await waitConnected(lab, alias, false, 60_000).then(
+        const gone = await waitConnected(lab, alias, false, { timeoutMs: 60_000, signal }).then(
           (x) => ({ ms: x.ms }),
           (err: Error) => ({ error: err.message }),
         );
         log(`hold removed; the gateway saw ${alias} disconnected: ${JSON.stringify(gone)}`);
         const tStart = Date.now();
         const start = await kill.heal();
-        const up = await waitConnected(lab, alias, true, 60_000);
+        const up = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
         log(`${alias} started again; connected ${Date.now() - tStart} ms after the start call`);
 
         const done = await waitRun(lab.operator.client, sent.runId, 120_000);
@@ -73,7 +78,7 @@ export default defineScenario({
           holds: requests.length === 1 && requests[0]!.status === "completed",
           observed: requests.map((r) => r.status),
         });
-        const free = await waitForNode(lab, alias, "every worker slot free", (n) => n.connected && slotsFree(n), 60_000).then(
+        const free = await waitForNode(lab, alias, "every worker slot free", (n) => n.connected && slotsFree(n), { timeoutMs: 60_000, signal }).then(
           (n) => ({ slots: n.workerSlots }),
           (err: Error) => ({ error: err.message }),
         );
@@ -82,7 +87,7 @@ export default defineScenario({
         Object.assign(evidence, { session: s.key, trigger: trig, gatewaySawLoss: gone, start, connected: up.node, result: done, completedAfterStartMs: doneMs, modelRequests: requests.map((r) => ({ id: r.id, status: r.status, round: r.round })), free, workers, tap: await controlEvents(tap, since) });
       });
     } finally {
-      saveJson(file("evidence.json"), evidence);
+      writeJson(file("evidence.json"), evidence);
     }
   },
 });

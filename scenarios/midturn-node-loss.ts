@@ -2,11 +2,15 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../lab/clients/gateway.ts";
 import { readSeedFiles } from "../lab/clients/git.ts";
 import { isResponsesCall, type ModelRequest } from "../lab/clients/model.ts";
-import { chatHistory, sendChat, waitRun } from "../lab/clients/sessions.ts";
+import { chatHistory, messageText, sendChat, waitRun } from "../lab/clients/sessions.ts";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
-import { sleep, waitConnected, withFaults } from "../lab/node-loss.ts";
-import { createWorkerSession, dispatchTo, expectedReply, nodeByAlias, placementOf, publishWorkspace, saveJson, summarizeNode, uniqueName, waitForNode, waitForWorkerHost, workerTurn } from "../lab/workers.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { nodeByAlias, summarizeNode, waitConnected, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { withFaults } from "../lab/kits/timeline.ts";
+import { createWorkerSession, dispatchTo, expectedReply, placementOf, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { publishWorkspace } from "../lab/kits/workspace.ts";
+import { sleep } from "../lab/wait.ts";
 
 // Node loss in the middle of a worker turn, after OpenClaw's qa-lab cloud-worker mid-turn
 // loss proof. The scripted model has the worker read two checkpoint files (their contents,
@@ -24,8 +28,6 @@ import { createWorkerSession, dispatchTo, expectedReply, nodeByAlias, placementO
 export const LOSS_BOUND_MS = 45_000;
 
 const count = (hay: string, needle: string) => hay.split(needle).length - 1;
-const textOf = (content: unknown): string =>
-  typeof content === "string" ? content : Array.isArray(content) ? content.map((c: { type?: string; text?: string }) => (c?.type === "text" ? (c.text ?? "") : "")).join("") : "";
 
 // Registered findings: what OpenClaw was seen to do short of this scenario's expectations
 // (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
@@ -109,7 +111,7 @@ export default defineScenario({
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   timeoutMs: 420_000,
   async run(ctx) {
-    const { lab, log, file, check } = ctx;
+    const { lab, log, file, check, signal } = ctx;
     const alias = lab.nodes[0]!.alias;
     const client = lab.operator.client;
     const token = uniqueName("mt");
@@ -124,7 +126,7 @@ export default defineScenario({
     });
     try {
       await withFaults(ctx, async (tl) => {
-        const hostBefore = await waitForWorkerHost(lab, alias);
+        const hostBefore = await waitForWorkerHost(lab, alias, { signal });
         const files = { ...(await readSeedFiles()), "checkpoint-1.txt": `${cp1}\n`, "checkpoint-2.txt": `${cp2}\n` };
         const ws = await publishWorkspace(lab, { repo: uniqueName("midturn"), files });
         const s = await createWorkerSession(lab, ws);
@@ -167,9 +169,9 @@ export default defineScenario({
         // ---- the node comes back on its state volume
         const tStart = Date.now();
         const start = await kill.heal();
-        const back = await waitConnected(lab, alias, true, 60_000);
-        const backHost = await waitForNode(lab, alias, "session host with its worker slots declared", (n) => n.connected && n.sessionHost === true && !!n.workerSlots, 30_000);
-        await sleep(5_000); // let the node's inventory settle before judging its slots
+        const back = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
+        const backHost = await waitForNode(lab, alias, "session host with its worker slots declared", (n) => n.connected && n.sessionHost === true && !!n.workerSlots, { timeoutMs: 30_000, signal });
+        await sleep(5_000, signal); // let the node's inventory settle before judging its slots
         const hostAfter = await nodeByAlias(lab, alias);
         const runAfterReturn = await waitRun(client, sent.runId, 1_000);
         log(`${alias} back ${Date.now() - tStart} ms after the start call (${back.ms} ms until node.list connected): ${JSON.stringify(summarizeNode(hostAfter))}; run: ${runAfterReturn.status}`);
@@ -256,7 +258,7 @@ export default defineScenario({
             checkpoint1: count(hist, cp1),
             checkpoint2: count(hist, cp2),
             partialText: count(hist, partialMarker),
-            partialMessages: partialMsgs.map((m) => ({ role: m.role, stopReason: (m as { stopReason?: unknown }).stopReason ?? null, textIsTheHeldStream: textOf(m.content) === held.streamedText })),
+            partialMessages: partialMsgs.map((m) => ({ role: m.role, stopReason: (m as { stopReason?: unknown }).stopReason ?? null, textIsTheHeldStream: messageText(m.content) === held.streamedText })),
           },
         });
         const slotsAtEnd = (await nodeByAlias(lab, alias)).workerSlots;
@@ -283,7 +285,7 @@ export default defineScenario({
     } finally {
       off();
       await lab.model.release().catch(() => {});
-      saveJson(file("evidence.json"), evidence);
+      writeJson(file("evidence.json"), evidence);
     }
   },
 });

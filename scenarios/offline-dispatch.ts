@@ -3,8 +3,11 @@ import { GatewayError } from "../lab/clients/gateway.ts";
 import { sendChat, waitRun } from "../lab/clients/sessions.ts";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { nodeView, waitConnected, withFaults } from "../lab/node-loss.ts";
-import { createWorkerSession, dispatchTo, expectedReply, nodeByAlias, placementOf, publishWorkspace, saveJson, uniqueName, waitForWorkerHost } from "../lab/workers.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { nodeByAlias, nodeView, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { withFaults } from "../lab/kits/timeline.ts";
+import { createWorkerSession, dispatchTo, expectedReply, placementOf, uniqueName } from "../lab/kits/workers.ts";
+import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // Work for a node host that is down (SIGKILLed; its container and state volume kept):
 //   - a new sessions.dispatch to it fails at once with a clear error (nothing is placed);
@@ -19,12 +22,12 @@ export default defineScenario({
   topology: "shared",
   timeoutMs: 240_000,
   async run(ctx) {
-    const { lab, log, file, check } = ctx;
+    const { lab, log, file, check, signal } = ctx;
     const alias = lab.nodes[0]!.alias;
     const evidence: Record<string, unknown> = { node: alias };
     try {
       await withFaults(ctx, async (tl) => {
-        await waitForWorkerHost(lab, alias);
+        await waitForWorkerHost(lab, alias, { signal });
         const ws = await publishWorkspace(lab, { repo: uniqueName("offline") });
         const placed = await createWorkerSession(lab, ws);
         const fresh = await createWorkerSession(lab, ws);
@@ -60,7 +63,7 @@ export default defineScenario({
 
         const tStart = Date.now();
         const start = await kill.heal();
-        const up = await waitConnected(lab, alias, true, 60_000);
+        const up = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
         const backMs = Date.now() - tStart;
         log(`${alias} started again (${Math.round(start.totalMs)} ms); connected ${backMs} ms after the start call`);
         const done = await waitRun(lab.operator.client, sent.runId, 120_000);
@@ -73,7 +76,7 @@ export default defineScenario({
           observed: { chatSend: sent.status, whileDown: early.status, afterReturn: done.status, reply: done.terminalReply?.text === expectedReply(message) ? "expected" : (done.terminalReply?.text ?? null) },
         });
 
-        const host = await waitForWorkerHost(lab, alias, 60_000);
+        const host = await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
         const view = await nodeView(lab, alias);
         assert.equal(view.nodeId, nodeId, "the node came back with another nodeId");
         assert.equal(view.pendingDevice + view.pendingNode, 0, "the node raised a pairing request after its restart");
@@ -92,7 +95,7 @@ export default defineScenario({
         });
       });
     } finally {
-      saveJson(file("evidence.json"), evidence);
+      writeJson(file("evidence.json"), evidence);
     }
   },
 });

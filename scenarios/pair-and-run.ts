@@ -1,25 +1,11 @@
 import assert from "node:assert/strict";
 import { defineScenario } from "../lab/scenario.ts";
-import {
-  createWorkerSession,
-  dispatchTo,
-  execOk,
-  gitRequestsFrom,
-  installedBundles,
-  placementOf,
-  publishWorkspace,
-  reclaim,
-  saveJson,
-  slotsFree,
-  startHeldTurn,
-  summarizeNode,
-  uniqueName,
-  waitForNode,
-  waitForWorkerHost,
-  workerCheckout,
-  workerProcesses,
-  wireSummary,
-} from "../lab/workers.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { execOnMember, installedBundles, workerCheckout, workerProcesses } from "../lab/kits/inside-node.ts";
+import { wireSummary } from "../lab/kits/node-wire.ts";
+import { slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { createWorkerSession, dispatchTo, placementOf, reclaim, startHeldTurn, uniqueName } from "../lab/kits/workers.ts";
+import { gitRequestsFrom, publishWorkspace } from "../lab/kits/workspace.ts";
 
 // The paired worker path end to end on one node, as OpenClaw's qa-lab proves it in one
 // process: publish a repo (smart HTTP), create a session on a gateway checkout of it,
@@ -31,11 +17,11 @@ export default defineScenario({
   proves: "dispatch to node-1 installs one worker bundle, a worker runs in a checkout of the published commit (smart HTTP), the turn answers with the scripted reply, worker slots return to full",
   topology: "shared",
   timeoutMs: 240_000,
-  async run({ lab, log, file, check }) {
+  async run({ lab, log, file, check, signal }) {
     const alias = lab.nodes[0]!.alias;
     const tapSince = await lab.tap(alias).seq();
     const tHost = performance.now();
-    const node = await waitForWorkerHost(lab, alias);
+    const node = await waitForWorkerHost(lab, alias, { signal });
     log(`${alias} before (a worker host ${Math.round(performance.now() - tHost)} ms after the scenario started): ${JSON.stringify(summarizeNode(node))}`);
     const bundlesBefore = await installedBundles(lab, alias);
 
@@ -55,7 +41,7 @@ export default defineScenario({
     assert.deepEqual(await placementOf(lab, session.key).then((x) => x && { state: x.state, runner: x.runner }), { state: "active", runner: p.runner }, "sessions.describe does not show the active placement");
 
     // The bundle: node.list reports it installed, and the node holds exactly one bundle dir.
-    const installed = await waitForNode(lab, alias, "worker bundle installed", (n) => n.workerBundle?.status === "installed");
+    const installed = await waitForNode(lab, alias, "worker bundle installed", (n) => n.workerBundle?.status === "installed", { signal });
     assert.equal(installed.workerBundle?.version, lab.spec.openclawVersion, "node.list workerBundle.version");
     const bundles = await installedBundles(lab, alias);
     log(`bundle dirs on ${alias}: ${bundles.bundles.map((b) => b.dir).join(", ")} (before dispatch: ${bundlesBefore.bundles.length})`);
@@ -84,12 +70,12 @@ export default defineScenario({
     // node. The first model call is held so the worker process can be seen on the node.
     const token = uniqueName("par");
     const marker = { path: "fleetlab-node-marker.txt", text: `${token} written only on ${alias}` };
-    await execOk(lab, alias, ["sh", "-c", 'printf "%s\\n" "$1" > "$2"', "sh", marker.text, `${p.remoteWorkspaceDir}/${marker.path}`]);
+    await execOnMember(lab, alias, ["sh", "-c", 'printf "%s\\n" "$1" > "$2"', "sh", marker.text, `${p.remoteWorkspaceDir}/${marker.path}`]);
     const message = `fleetlab-call read {"path":"${marker.path}"} ${token}`;
     const held = await startHeldTurn(lab, session.key, message, token);
     let during: { slots: unknown; workers: unknown } | undefined;
     try {
-      const busy = await waitForNode(lab, alias, "one worker slot in use", (n) => !!n.workerSlots && n.workerSlots.available === n.workerSlots.total - 1);
+      const busy = await waitForNode(lab, alias, "one worker slot in use", (n) => !!n.workerSlots && n.workerSlots.available === n.workerSlots.total - 1, { signal });
       const workers = await workerProcesses(lab, alias);
       during = { slots: busy.workerSlots, workers };
       log(`during the turn: slots ${JSON.stringify(busy.workerSlots)}, workers ${JSON.stringify(workers)}`);
@@ -104,7 +90,7 @@ export default defineScenario({
     const toolRound = (await lab.model.requests()).filter((r) => (r.userText ?? "").includes(token));
     assert.deepEqual(toolRound.map((r) => [r.round, r.status]), [[0, "completed"], [1, "completed"]], "model calls of the turn (call read, then answer)");
 
-    const free = await waitForNode(lab, alias, "worker slots back to full", slotsFree);
+    const free = await waitForNode(lab, alias, "worker slots back to full", slotsFree, { signal });
     const workersAfter = await workerProcesses(lab, alias);
     assert.deepEqual(workersAfter, [], "a worker process is still running after the turn");
     log(`after the turn: slots ${JSON.stringify(free.workerSlots)}`);
@@ -132,7 +118,7 @@ export default defineScenario({
     log(`sessions.reclaim: ${reclaimed.state}`);
     assert.equal(reclaimed.state, "reclaimed");
 
-    saveJson(file("evidence.json"), {
+    writeJson(file("evidence.json"), {
       node: { before: summarizeNode(node), installed: summarizeNode(installed), after: summarizeNode(free) },
       workspace: { repo: ws.repo, sha: ws.sha, labUrl: ws.labUrl, gatewayCheckout: ws.gatewayCheckout },
       session: { key: session.key, sessionId: session.sessionId, worktree: session.worktree },

@@ -2,8 +2,13 @@ import assert from "node:assert/strict";
 import { faults } from "../lab/faults/index.ts";
 import { tapAlias } from "../lab/topology/spec.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { bundleKept, controlConn, controlEvents, injectBeforeKeepalive, nodeView, sameNode, waitBundleInstalled, waitConnected, waitReconnect, withFaults } from "../lab/node-loss.ts";
-import { createWorkerSession, dispatchTo, expectedReply, publishWorkspace, saveJson, uniqueName, waitForWorkerHost, workerTurn } from "../lab/workers.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { injectBeforeKeepalive } from "../lab/kits/keepalive.ts";
+import { controlConn, controlEvents, waitReconnect } from "../lab/kits/node-wire.ts";
+import { bundleKept, nodeView, sameNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { withFaults } from "../lab/kits/timeline.ts";
+import { createWorkerSession, dispatchTo, expectedReply, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // A network partition (iptables DROP both ways) between a node's wire tap and the gateway:
 // every packet of the node's connection is lost on the way, but the sockets stay open, so
@@ -19,18 +24,18 @@ export default defineScenario({
   topology: "shared",
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, file, check } = ctx;
+    const { lab, log, file, check, signal } = ctx;
     const alias = lab.nodes[lab.nodes.length > 1 ? 1 : 0]!.alias;
     const tap = lab.tap(alias);
     const evidence: Record<string, unknown> = { node: alias };
     try {
       await withFaults(ctx, async (tl) => {
-        await waitForWorkerHost(lab, alias);
+        await waitForWorkerHost(lab, alias, { signal });
         const ws = await publishWorkspace(lab, { repo: uniqueName("partition") });
         const session = await createWorkerSession(lab, ws);
         const d = await dispatchTo(lab, session.key, alias);
         assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
-        await waitBundleInstalled(lab, alias);
+        await waitBundleInstalled(lab, alias, { signal });
         const before = await nodeView(lab, alias);
         log(`${alias} before: ${JSON.stringify(before)}`);
         evidence.before = before;
@@ -38,10 +43,10 @@ export default defineScenario({
         const since = await tap.seq();
         const conn = await controlConn(tap);
         const partition = faults.partition(lab, tapAlias(alias), lab.spec.gateway.alias, { timeline: tl });
-        const phase = await injectBeforeKeepalive(partition, tap);
+        const phase = await injectBeforeKeepalive(partition, tap, { signal });
         const inEffectAt = Date.now();
         log(`partition ${tapAlias(alias)} <-> ${lab.spec.gateway.alias} in effect ${Math.round(phase.pingAt - phase.injectedAt)} ms before the keepalive ping (waited ${Math.round(phase.waitedMs)} ms for it)`);
-        const down = await waitConnected(lab, alias, false, NOTICE_WITHIN_MS + 20_000).then(
+        const down = await waitConnected(lab, alias, false, { timeoutMs: NOTICE_WITHIN_MS + 20_000, signal }).then(
           (x) => ({ ms: x.ms }),
           (err: Error) => ({ error: err.message }),
         );
@@ -60,7 +65,7 @@ export default defineScenario({
         const back = await waitReconnect(tap, since, 120_000).catch((err: Error) => ({ error: err.message }));
         const reconnectMs = "error" in back ? null : Math.round(back.t - healedAt);
         log(`after the heal: ${"error" in back ? back.error : `the node connected again on ${back.conn} ${reconnectMs} ms later`}`);
-        await waitForWorkerHost(lab, alias, 60_000);
+        await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
         const after = await nodeView(lab, alias);
         const same = sameNode(before, after);
         check({
@@ -94,7 +99,7 @@ export default defineScenario({
         });
       });
     } finally {
-      saveJson(file("evidence.json"), evidence);
+      writeJson(file("evidence.json"), evidence);
     }
   },
 });

@@ -2,8 +2,13 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { bundleKept, controlConn, controlEvents, injectBeforeKeepalive, nodeView, sameNode, waitBundleInstalled, waitConnected, waitReconnect, withFaults } from "../lab/node-loss.ts";
-import { createWorkerSession, dispatchTo, expectedReply, publishWorkspace, saveJson, uniqueName, waitForWorkerHost, workerTurn } from "../lab/workers.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { injectBeforeKeepalive } from "../lab/kits/keepalive.ts";
+import { controlConn, controlEvents, waitReconnect } from "../lab/kits/node-wire.ts";
+import { bundleKept, nodeView, sameNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { withFaults } from "../lab/kits/timeline.ts";
+import { createWorkerSession, dispatchTo, expectedReply, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // A node host's control connection is cut twice and restored:
 //   1. wire: the tap aborts the connection (1006, no close frame) at the moment the gateway
@@ -13,25 +18,25 @@ import { createWorkerSession, dispatchTo, expectedReply, publishWorkspace, saveJ
 // Each time the node must come back as the same node (same nodeId, still approved, no new
 // pairing request, same installed bundle directory) and the next worker turn on it completes.
 // (A network blip shorter than the gateway's keepalive cuts nothing: the TCP connection
-// survives it and neither side notices; measured, see the notes in lab/node-loss.ts.)
+// survives it and neither side notices; measured, see the notes in lab/kits/keepalive.ts.)
 export default defineScenario({
   name: "reconnect",
   proves: "a node whose connection is cut (wire close 1006; network disconnect until the gateway drops it) comes back as the same approved node without re-pairing, keeps its installed bundle, and its next worker turn completes",
   topology: "shared",
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, file, check } = ctx;
+    const { lab, log, file, check, signal } = ctx;
     const alias = lab.nodes[0]!.alias;
     const tap = lab.tap(alias);
     const evidence: Record<string, unknown> = { node: alias };
     try {
       await withFaults(ctx, async (tl) => {
-        await waitForWorkerHost(lab, alias);
+        await waitForWorkerHost(lab, alias, { signal });
         const ws = await publishWorkspace(lab, { repo: uniqueName("reconnect") });
         const session = await createWorkerSession(lab, ws);
         const d = await dispatchTo(lab, session.key, alias);
         assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
-        await waitBundleInstalled(lab, alias);
+        await waitBundleInstalled(lab, alias, { signal });
         const before = await nodeView(lab, alias);
         assert.equal(before.bundles.length, 1, "one installed bundle directory before the cuts");
         log(`${alias} before: ${JSON.stringify(before)}; session ${session.key} placed in ${d.ms} ms`);
@@ -58,7 +63,7 @@ export default defineScenario({
         const back1 = await waitReconnect(tap, since1, 60_000);
         await cut.heal();
         const invokeResult = await invoke;
-        await waitForWorkerHost(lab, alias, 60_000);
+        await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
         const afterWire = await nodeView(lab, alias);
         const wireReconnectMs = Math.round(back1.t - fired.t);
         log(`wire close 1006 on ${conn1} at frame #${fired.seq}; node connected again on ${back1.conn} ${wireReconnectMs} ms later; the invoke: ${JSON.stringify(invokeResult)}`);
@@ -84,14 +89,14 @@ export default defineScenario({
         const since2 = await tap.seq();
         const conn2 = await controlConn(tap);
         const disc = faults.disconnect(lab, alias, { timeline: tl });
-        const phase = await injectBeforeKeepalive(disc, tap);
+        const phase = await injectBeforeKeepalive(disc, tap, { signal });
         log(`${alias} disconnected from the lab network ${Math.round(phase.pingAt - phase.injectedAt)} ms before the gateway's keepalive ping (waited ${Math.round(phase.waitedMs)} ms for it)`);
-        const down = await waitConnected(lab, alias, false, 100_000);
+        const down = await waitConnected(lab, alias, false, { timeoutMs: 100_000, signal });
         const noticedMs = Date.now() - phase.injectedAt;
         const healed = await disc.heal();
         const healedAt = Date.now();
         const back2 = await waitReconnect(tap, since2, 90_000);
-        await waitForWorkerHost(lab, alias, 60_000);
+        await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
         const afterNet = await nodeView(lab, alias);
         const netReconnectMs = Math.round(back2.t - healedAt);
         log(`gateway dropped ${alias} ${noticedMs} ms after the disconnect; network reconnected (${Math.round(healed.totalMs)} ms); the node connected again on ${back2.conn} ${netReconnectMs} ms later`);
@@ -126,7 +131,7 @@ export default defineScenario({
         };
       });
     } finally {
-      saveJson(file("evidence.json"), evidence);
+      writeJson(file("evidence.json"), evidence);
     }
   },
 });

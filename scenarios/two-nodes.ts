@@ -1,23 +1,11 @@
 import assert from "node:assert/strict";
 import type { SessionsCreateResult } from "../lab/clients/sessions.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import {
-  createWorkerSession,
-  dispatchTo,
-  expectedReply,
-  gitRequestsFrom,
-  installedBundles,
-  publishWorkspace,
-  reclaim,
-  saveJson,
-  slotsFree,
-  summarizeNode,
-  uniqueName,
-  waitForNode,
-  waitForWorkerHost,
-  workerCheckout,
-  workerTurn,
-} from "../lab/workers.ts";
+import { writeJson } from "../lab/evidence/write.ts";
+import { installedBundles, workerCheckout } from "../lab/kits/inside-node.ts";
+import { slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { createWorkerSession, dispatchTo, expectedReply, reclaim, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { gitRequestsFrom, publishWorkspace } from "../lab/kits/workspace.ts";
 
 // One session per node host of the lab (node-1 and node-2 in the standard lab; every node
 // with NODES=N), dispatched at once, each to its own node: every node installs its own copy
@@ -27,10 +15,10 @@ export default defineScenario({
   proves: "sessions dispatched at once to each node host are placed there, each node installs its own copy of the bundle and fetches the repo itself, and all turns answer",
   topology: "shared",
   timeoutMs: 300_000,
-  async run({ lab, log, file }) {
+  async run({ lab, log, file, signal }) {
     const aliases = lab.nodes.map((m) => m.alias);
     assert.ok(aliases.length >= 2, `this scenario needs at least two node hosts (the lab has ${aliases.length})`);
-    const nodes = await Promise.all(aliases.map((a) => waitForWorkerHost(lab, a)));
+    const nodes = await Promise.all(aliases.map((a) => waitForWorkerHost(lab, a, { signal })));
 
     const gitSince = (await lab.git.log()).at(-1)?.seq ?? 0;
     const ws = await publishWorkspace(lab, { repo: uniqueName("two-nodes"), protocol: "smart" });
@@ -48,7 +36,7 @@ export default defineScenario({
       const p = dispatched[i]!.placement;
       assert.equal(p.state, "active", `${alias}: placement state`);
       assert.equal(p.runner?.deviceId, nodes[i]!.nodeId, `the session for ${alias} was placed on ${p.runner?.deviceId}`);
-      const entry = await waitForNode(lab, alias, "worker bundle installed", (n) => n.workerBundle?.status === "installed");
+      const entry = await waitForNode(lab, alias, "worker bundle installed", (n) => n.workerBundle?.status === "installed", { signal });
       assert.equal(entry.workerBundle?.version, lab.spec.openclawVersion);
       const bundles = await installedBundles(lab, alias);
       assert.equal(bundles.bundles.length, 1, `${alias}: expected exactly one bundle directory, found ${bundles.bundles.map((b) => b.dir).join(", ")}`);
@@ -76,8 +64,8 @@ export default defineScenario({
       assert.equal(t.text, expectedReply(t.message), `turn on ${t.alias}`);
     }
 
-    const after = await Promise.all(aliases.map((a) => waitForNode(lab, a, "worker slots back to full", slotsFree)));
+    const after = await Promise.all(aliases.map((a) => waitForNode(lab, a, "worker slots back to full", slotsFree, { signal })));
     for (const x of perNode) assert.equal((await reclaim(lab, x.session)).state, "reclaimed");
-    saveJson(file("evidence.json"), { workspace: { repo: ws.repo, sha: ws.sha }, perNode, turns, nodesAfter: after.map(summarizeNode) });
+    writeJson(file("evidence.json"), { workspace: { repo: ws.repo, sha: ws.sha }, perNode, turns, nodesAfter: after.map(summarizeNode) });
   },
 });

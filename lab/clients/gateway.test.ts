@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WebSocketServer, type WebSocket } from "ws";
 import { buildDeviceAuthPayloadV3, loadOrCreateDeviceIdentity, verifyDeviceSignature, type DeviceIdentity } from "./device-identity.ts";
 import { GatewayClient, GatewayError, type TranscriptEntry } from "./gateway.ts";
+import { sleep } from "../wait.ts";
 
 // A tiny stand-in gateway: plays connect.challenge -> connect -> hello-ok and answers a
 // few methods, so the client's behaviour can be pinned without OpenClaw or Docker.
@@ -16,6 +17,8 @@ interface FakeOptions {
   rejectDeviceToken?: boolean;
   /** Answer the first N connects with UNAVAILABLE startup-sidecars. */
   startupBusy?: number;
+  /** Accept the socket but never send connect.challenge. */
+  silent?: boolean;
 }
 
 interface FakeGateway {
@@ -45,7 +48,7 @@ async function startFake(opts: FakeOptions = {}): Promise<FakeGateway> {
       send({ type: "res", id, ok: false, error: { code, message, details } });
       if (close) ws.close(1008, close);
     };
-    send({ type: "event", event: "connect.challenge", payload: { nonce, ts } });
+    if (!opts.silent) send({ type: "event", event: "connect.challenge", payload: { nonce, ts } });
 
     ws.on("message", (data) => {
       const req = JSON.parse(data.toString());
@@ -230,6 +233,18 @@ describe("GatewayClient handshake", () => {
     expect(err).toBeInstanceOf(GatewayError);
     expect(err.message).toMatch(/connect failed: HANDSHAKE_FAILED: socket to ws:\/\/127\.0\.0\.1:1 failed/);
   });
+
+  it("fails with HANDSHAKE_FAILED when no connect.challenge comes within the connect budget", async () => {
+    fake = await startFake({ silent: true });
+    client = new GatewayClient();
+    const t0 = Date.now();
+    const err = await rejection(client.connect(fake.url, { token: TOKEN, identity, timeoutMs: 300 }));
+    expect(err).toBeInstanceOf(GatewayError);
+    expect(err).toMatchObject({ method: "connect", code: "HANDSHAKE_FAILED" });
+    expect(err.message).toContain("no connect.challenge");
+    expect(Date.now() - t0).toBeLessThan(5_000); // the 300 ms budget, then up to 1 s for the socket to close
+    expect(client.connected).toBe(false);
+  });
 });
 
 describe("GatewayClient requests", () => {
@@ -247,7 +262,7 @@ describe("GatewayClient requests", () => {
     expect(err).toBeInstanceOf(GatewayError);
     expect(err).toMatchObject({ method: "slow", code: "TIMEOUT" });
     expect(err.message).toMatch(/gateway slow failed: TIMEOUT: no response within 50 ms/);
-    await new Promise((r) => setTimeout(r, 400));
+    await sleep(400);
     const late = c.transcript().find((e) => e.dir === "in" && e.kind === "res" && e.note?.includes("late"));
     expect(late).toBeDefined();
     expect(c.anomalies()).toEqual([]);
@@ -347,5 +362,20 @@ describe("GatewayClient transcript", () => {
     expect(lines).toHaveLength(t.length);
     expect(lines.at(-1)).toMatchObject({ dir: "in", kind: "res", method: "echo", ok: true });
     expect(fs.readFileSync(file, "utf8")).not.toContain(TOKEN);
+  });
+
+  it("saves only what came after a point in time when asked (the frames of a reconnect on)", async () => {
+    const c = await connected();
+    await c.request("echo", { first: 1 });
+    await c.close();
+    await sleep(5);
+    const since = Date.now();
+    await c.connect(fake!.url, { token: TOKEN, identity, scopes: SCOPES });
+    await c.request("echo", { second: 2 });
+    const file = path.join(dir, "evidence", "op-after.jsonl");
+    c.saveTranscript(file, { since });
+    const lines = fs.readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as TranscriptEntry);
+    expect(new Set(lines.map((e) => e.conn))).toEqual(new Set(["op#2"]));
+    expect(lines.at(-1)).toMatchObject({ dir: "in", kind: "res", method: "echo", ok: true });
   });
 });

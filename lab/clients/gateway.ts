@@ -10,6 +10,7 @@ import path from "node:path";
 import WebSocket from "ws";
 import { z } from "zod";
 import type { DeviceIdentity } from "./device-identity.ts";
+import { DeadlineExceeded, sleep, withDeadline } from "../wait.ts";
 
 export const PROTOCOL_VERSION = 4;
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -328,9 +329,10 @@ export class GatewayClient {
     this.#ws = ws;
     const challenge = this.#attach(ws, url);
     try {
-      const { nonce, ts } = await withDeadline(challenge, deadline, () =>
-        new GatewayError("connect", "HANDSHAKE_FAILED", `no connect.challenge from ${url} within the connect budget`),
-      );
+      const noChallenge = `no connect.challenge from ${url} within the connect budget`;
+      const { nonce, ts } = await withDeadline(() => challenge, Math.max(0, deadline - Date.now()), noChallenge).catch((err: unknown) => {
+        throw err instanceof DeadlineExceeded ? new GatewayError("connect", "HANDSHAKE_FAILED", noChallenge) : err;
+      });
       const client: ClientInfo = { ...DEFAULT_CLIENT, ...opts.client };
       const scopes = opts.scopes ?? [];
       const stored = useStored ? opts.identity?.deviceToken(role) : undefined;
@@ -589,10 +591,11 @@ export class GatewayClient {
     return this.#transcript.filter((e) => e.kind === "anomaly");
   }
 
-  /** Write the transcript as JSONL (one entry per line). */
-  saveTranscript(file: string): void {
+  /** Write the transcript as JSONL (one entry per line); `since` (epoch ms) keeps only what came after. */
+  saveTranscript(file: string, opts: { since?: number } = {}): void {
+    const entries = opts.since === undefined ? this.#transcript : this.#transcript.filter((e) => e.t >= opts.since!);
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, this.#transcript.map((e) => JSON.stringify(e)).join("\n") + (this.#transcript.length ? "\n" : ""));
+    fs.writeFileSync(file, entries.map((e) => JSON.stringify(e)).join("\n") + (entries.length ? "\n" : ""));
   }
 
   /** Close the socket and wait until it is closed; pending requests reject. */
@@ -646,22 +649,3 @@ export class GatewayClient {
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-function withDeadline<T>(p: Promise<T>, deadline: number, onTimeout: () => Error): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(onTimeout()), Math.max(0, deadline - Date.now()));
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
-}

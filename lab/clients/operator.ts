@@ -131,19 +131,6 @@ export async function approveNode(client: GatewayClient, requestId: string): Pro
   return call(client, "node.pair.approve", { requestId }, NodePairApproveResultSchema);
 }
 
-/** Poll `read` until `pick` returns a value; a clear error names what never appeared. */
-export async function pollUntil<T, R>(what: string, read: () => Promise<T>, pick: (v: T) => R | undefined, timeoutMs = 30_000, intervalMs = 250): Promise<R> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  for (;;) {
-    last = await read();
-    const hit = pick(last);
-    if (hit !== undefined) return hit;
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${JSON.stringify(last).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
-
 // --- agent turns -------------------------------------------------------------------------
 
 export class AgentTurnError extends Error {
@@ -238,54 +225,4 @@ export async function agentTurn(client: GatewayClient, message: string, opts: Ag
     throw new AgentTurnError(`agent run ${final.runId} finished without assistant text${final.summary ? ` (${final.summary})` : ""}`, final.runId, payload);
   }
   return { text, runId: final.runId, sessionKey, status: final.status, durationMs: Date.now() - t0, raw: payload };
-}
-
-const ChatSendResultSchema = z.looseObject({ runId: z.string().min(1), status: z.string() });
-const AgentWaitResultSchema = z.looseObject({
-  runId: z.string().min(1),
-  status: z.string(),
-  error: z.unknown().optional(),
-  terminalReply: z.looseObject({ text: z.string().optional() }).optional(),
-});
-const ChatHistorySchema = z.looseObject({
-  messages: z.array(z.looseObject({ role: z.string(), content: z.unknown(), __openclaw: z.looseObject({ runId: z.string().optional() }).optional() })),
-});
-
-/** Text of a chat.history message: a plain string or the text parts of a content array. */
-function messageText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content
-    .map((part) => (part && typeof part === "object" && (part as { type?: unknown }).type === "text" ? String((part as { text?: unknown }).text ?? "") : ""))
-    .join("");
-}
-
-/**
- * One turn in a named session through the chat path the Control UI uses:
- * `chat.send {sessionKey, message, idempotencyKey}` -> `{runId, status:"started"}`, then
- * `agent.wait {runId, timeoutMs}` -> `{status:"ok", terminalReply:{text}}`. Use it for
- * sessions placed on a node (sessions.create + sessions.dispatch); falls back to
- * chat.history when the wait result carries no reply text.
- */
-export async function chatTurn(client: GatewayClient, sessionKey: string, message: string, opts: Omit<AgentTurnOptions, "sessionKey" | "agentId"> = {}): Promise<AgentTurnResult> {
-  const timeoutMs = opts.timeoutMs ?? 120_000;
-  const t0 = Date.now();
-  const sent = await call(client, "chat.send", { sessionKey, message, idempotencyKey: opts.idempotencyKey ?? crypto.randomUUID() }, ChatSendResultSchema);
-  const left = Math.max(1, timeoutMs - (Date.now() - t0));
-  // The gateway answers agent.wait with status "timeout" at its deadline; the socket gets a
-  // little longer so that answer, not a local timeout, is what we see.
-  const waited = await call(client, "agent.wait", { runId: sent.runId, timeoutMs: left }, AgentWaitResultSchema, left + 5_000);
-  if (waited.status !== "ok") {
-    // agent.wait "timeout" only means the wait ended: the run itself may still be going.
-    const still = waited.status === "timeout" ? ` after ${left} ms (the run may still be active; chat.abort stops it)` : "";
-    throw new AgentTurnError(`chat turn ${sent.runId} in ${sessionKey} ended with status ${waited.status}${still}${waited.error ? `: ${JSON.stringify(waited.error)}` : ""}`, sent.runId, waited);
-  }
-  let text = waited.terminalReply?.text ?? "";
-  if (!text) {
-    const history = await call(client, "chat.history", { sessionKey, limit: 20 }, ChatHistorySchema);
-    const last = history.messages.filter((m) => m.role === "assistant" && (m.__openclaw?.runId ?? sent.runId) === sent.runId).at(-1);
-    text = last ? messageText(last.content) : "";
-  }
-  if (!text) throw new AgentTurnError(`chat turn ${sent.runId} in ${sessionKey} finished without assistant text`, sent.runId, waited);
-  return { text, runId: sent.runId, sessionKey, status: waited.status, durationMs: Date.now() - t0, raw: waited };
 }

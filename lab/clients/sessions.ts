@@ -1,11 +1,12 @@
-// Typed session-placement calls (sessions.create / dispatch / describe / reclaim) as
-// openclaw@2026.9.6 answers them. Shapes follow its protocol schema
-// (packages/gateway-protocol/src/schema/session-placement.ts in the package's dist); loose
+// Typed session calls as openclaw@2026.9.6 answers them: placement (sessions.create /
+// dispatch / describe / reclaim) and the runs in a session (chat.send, agent.wait,
+// chat.history, and chatTurn doing all three). Placement shapes follow its protocol schema
+// (packages/gateway-protocol/src/schema/session-placement.ts in the package's dist); all are loose
 // objects, so fields the lab does not name are kept for evidence.
 import crypto from "node:crypto";
 import { z } from "zod";
 import type { GatewayClient } from "./gateway.ts";
-import { call } from "./operator.ts";
+import { AgentTurnError, call, type AgentTurnOptions, type AgentTurnResult } from "./operator.ts";
 
 /**
  * A session's placement. `state` is one of local, requested, provisioning, syncing,
@@ -98,7 +99,7 @@ export async function reclaimSession(client: GatewayClient, key: string, timeout
   return call(client, "sessions.reclaim", { key }, SessionsReclaimResultSchema, timeoutMs);
 }
 
-// --- runs in a session, one step at a time (chatTurn in operator.ts does both at once) ----
+// --- runs in a session: chat.send, agent.wait, chat.history (the only schemas of these) ----
 
 export const ChatSendResultSchema = z.looseObject({ runId: z.string().min(1), status: z.string() });
 
@@ -112,6 +113,7 @@ export const AgentWaitResultSchema = z.looseObject({
   /** "ok", "error", or "timeout" (the wait ended; the run may still be going). */
   status: z.string(),
   error: z.unknown().optional(),
+  stopReason: z.string().optional(),
   terminalReply: z.looseObject({ text: z.string().optional() }).optional(),
   endedAt: z.number().optional(),
 });
@@ -119,13 +121,65 @@ export type AgentWaitResult = z.infer<typeof AgentWaitResultSchema>;
 
 /** agent.wait: the run's end, or `status: "timeout"` when it is still going after `timeoutMs`. */
 export async function waitRun(client: GatewayClient, runId: string, timeoutMs: number): Promise<AgentWaitResult> {
+  // The gateway answers with status "timeout" at its deadline; the socket gets a little
+  // longer so that answer, not a local timeout, is what the caller sees.
   return call(client, "agent.wait", { runId, timeoutMs }, AgentWaitResultSchema, timeoutMs + 5_000);
 }
 
 export const ChatHistorySchema = z.looseObject({
-  messages: z.array(z.looseObject({ role: z.string(), content: z.unknown(), customType: z.string().optional() })),
+  messages: z.array(
+    z.looseObject({
+      role: z.string(),
+      content: z.unknown(),
+      /** role "custom": what kind of note (e.g. "run-failed-before-reply"). */
+      customType: z.string().optional(),
+      /** role "toolResult": the tool and call it answers. */
+      toolName: z.string().optional(),
+      toolCallId: z.string().optional(),
+      isError: z.boolean().optional(),
+      __openclaw: z.looseObject({ runId: z.string().optional() }).optional(),
+    }),
+  ),
 });
+export type HistoryMessage = z.infer<typeof ChatHistorySchema>["messages"][number];
 
-export async function chatHistory(client: GatewayClient, sessionKey: string, limit = 50): Promise<z.infer<typeof ChatHistorySchema>["messages"]> {
+export async function chatHistory(client: GatewayClient, sessionKey: string, limit = 50): Promise<HistoryMessage[]> {
   return (await call(client, "chat.history", { sessionKey, limit }, ChatHistorySchema)).messages;
+}
+
+/** Text of a chat.history message: a plain string or the text parts of a content array. */
+export function messageText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => (part && typeof part === "object" && (part as { type?: unknown }).type === "text" ? String((part as { text?: unknown }).text ?? "") : ""))
+    .join("");
+}
+
+/**
+ * One turn in a named session through the chat path the Control UI uses:
+ * `chat.send {sessionKey, message, idempotencyKey}` -> `{runId, status:"started"}`, then
+ * `agent.wait {runId, timeoutMs}` -> `{status:"ok", terminalReply:{text}}`. Use it for
+ * sessions placed on a node (sessions.create + sessions.dispatch); falls back to
+ * chat.history when the wait result carries no reply text.
+ */
+export async function chatTurn(client: GatewayClient, sessionKey: string, message: string, opts: Omit<AgentTurnOptions, "sessionKey" | "agentId"> = {}): Promise<AgentTurnResult> {
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const t0 = Date.now();
+  const sent = await sendChat(client, sessionKey, message, opts.idempotencyKey ?? crypto.randomUUID());
+  const left = Math.max(1, timeoutMs - (Date.now() - t0));
+  const waited = await waitRun(client, sent.runId, left);
+  if (waited.status !== "ok") {
+    // agent.wait "timeout" only means the wait ended: the run itself may still be going.
+    const still = waited.status === "timeout" ? ` after ${left} ms (the run may still be active; chat.abort stops it)` : "";
+    throw new AgentTurnError(`chat turn ${sent.runId} in ${sessionKey} ended with status ${waited.status}${still}${waited.error ? `: ${JSON.stringify(waited.error)}` : ""}`, sent.runId, waited);
+  }
+  let text = waited.terminalReply?.text ?? "";
+  if (!text) {
+    const history = await chatHistory(client, sessionKey, 20);
+    const last = history.filter((m) => m.role === "assistant" && (m.__openclaw?.runId ?? sent.runId) === sent.runId).at(-1);
+    text = last ? messageText(last.content) : "";
+  }
+  if (!text) throw new AgentTurnError(`chat turn ${sent.runId} in ${sessionKey} finished without assistant text`, sent.runId, waited);
+  return { text, runId: sent.runId, sessionKey, status: waited.status, durationMs: Date.now() - t0, raw: waited };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { TimelineEntry } from "./faults/index.ts";
-import { sameNode, summarizeFaults, type NodeView } from "./node-loss.ts";
+import type { TimelineEntry } from "../faults/index.ts";
+import { summarizeFaults } from "./timeline.ts";
 
 const entry = (id: string, step: TimelineEntry["step"], t: number, ms: number, extra: Partial<TimelineEntry> = {}): TimelineEntry => ({ id, fault: "partition", target: "tap-node-2<->gateway", step, t, ms, ...extra });
 
@@ -24,33 +24,5 @@ describe("summarizeFaults", () => {
   it("keeps the steps that failed", () => {
     const s = summarizeFaults([entry("f3", "inject", 0, 10), entry("f3", "failed", 10, 30_000, { detail: { during: "in-effect" }, error: "not in effect within 30000 ms" })]);
     expect(s[0]!.failed).toEqual(["in-effect: not in effect within 30000 ms"]);
-  });
-});
-
-describe("sameNode", () => {
-  const view = (over: Partial<NodeView> = {}): NodeView => ({
-    node: {},
-    nodeId: "n1",
-    approvalState: "approved",
-    paired: true,
-    connected: true,
-    pendingDevice: 0,
-    pendingNode: 0,
-    deviceApproved: true,
-    nodeApproved: true,
-    bundleStatus: "installed",
-    bundles: [{ dir: "/b/x", hash: "x", inode: 7, receiptMtime: 100 }],
-    ...over,
-  });
-
-  it("holds for the same approved node with its bundle untouched", () => {
-    expect(sameNode(view(), view()).holds).toBe(true);
-  });
-
-  it("fails on a new identity, a pairing request, or a reinstalled bundle", () => {
-    expect(sameNode(view(), view({ nodeId: "n2" })).observed.sameNodeId).toBe(false);
-    expect(sameNode(view(), view({ pendingNode: 1 })).holds).toBe(false);
-    const reinstalled = sameNode(view(), view({ bundles: [{ dir: "/b/x", hash: "x", inode: 8, receiptMtime: 200 }] }));
-    expect([reinstalled.holds, reinstalled.observed.sameBundleDir]).toEqual([false, false]);
   });
 });

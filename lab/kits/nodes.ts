@@ -1,0 +1,148 @@
+// A node host as the gateway sees it (node.list, device and node pairing) and waits on it:
+// connected, a worker host with free slots, bundle installed; and what "came back as the same
+// node" means after a cut or a restart.
+import * as op from "../clients/operator.ts";
+import type { NodeEntry } from "../clients/operator.ts";
+import type { Lab } from "../topology/lab.ts";
+import { waitFor } from "../wait.ts";
+import { installedBundles, type BundleDir } from "./inside-node.ts";
+
+/** The node.list entry of a node host by its lab alias (= its display name). */
+export async function nodeByAlias(lab: Lab, alias: string): Promise<NodeEntry> {
+  const nodes = await op.listNodes(lab.operator.client);
+  const n = nodes.find((x) => x.displayName === alias);
+  if (!n) throw new Error(`node ${alias} is missing from node.list (seen: ${nodes.map((x) => x.displayName).join(", ")})`);
+  return n;
+}
+
+/** Poll node.list until the node's entry satisfies `ok` (default within 30 s); returns that entry. */
+export async function waitForNode(lab: Lab, alias: string, what: string, ok: (n: NodeEntry) => boolean, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<NodeEntry> {
+  let last: NodeEntry | undefined;
+  return waitFor(
+    `node ${alias}: ${what}`,
+    async () => {
+      last = await nodeByAlias(lab, alias);
+      return ok(last) ? last : undefined;
+    },
+    { timeoutMs: opts.timeoutMs ?? 30_000, intervalMs: 200, signal: opts.signal, lastState: () => `last node.list entry: ${JSON.stringify(summarizeNode(last))}` },
+  );
+}
+
+/**
+ * Wait (default 60 s) until a node can take worker turns: connected, approved, hosting
+ * sessions, with its worker slots declared and all free. Lab.up returns once nodes are paired
+ * and connected; with 2026.9.6 the session-host declaration (sessionHost, workerSlots) follows
+ * a few seconds later, from the node's runner inventory.
+ */
+export async function waitForWorkerHost(lab: Lab, alias: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<NodeEntry> {
+  return waitForNode(lab, alias, "connected, approved session host with all worker slots free", (n) => n.connected && n.approvalState === "approved" && n.sessionHost === true && slotsFree(n) && n.workerSlots!.total > 0, {
+    timeoutMs: opts.timeoutMs ?? 60_000,
+    signal: opts.signal,
+  });
+}
+
+/** Wait until every node of the lab can take worker turns again (shared-lab hygiene). */
+export async function waitAllWorkerHosts(lab: Lab, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<NodeEntry[]> {
+  return Promise.all(lab.nodes.map((m) => waitForWorkerHost(lab, m.alias, { timeoutMs: opts.timeoutMs ?? 90_000, signal: opts.signal })));
+}
+
+export const slotsFree = (n: NodeEntry): boolean => !!n.workerSlots && n.workerSlots.available === n.workerSlots.total;
+
+/** The node.list fields the worker path is about. */
+export function summarizeNode(n: NodeEntry | undefined): unknown {
+  if (!n) return undefined;
+  return { name: n.displayName, nodeId: n.nodeId, approvalState: n.approvalState, paired: n.paired, connected: n.connected, sessionHost: n.sessionHost, workerSlots: n.workerSlots, workerBundle: n.workerBundle };
+}
+
+/** Poll node.list until the node is `connected` (true/false); returns ms waited and the entry. */
+export async function waitConnected(lab: Lab, alias: string, connected: boolean, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<{ ms: number; node: NodeEntry }> {
+  const t0 = performance.now();
+  const node = await waitForNode(lab, alias, connected ? "connected" : "disconnected", (n) => n.connected === connected, opts);
+  return { ms: Math.round(performance.now() - t0), node };
+}
+
+/** node.list reports the node's worker bundle installed (it lags the dispatch that installed it); default within 30 s. */
+export async function waitBundleInstalled(lab: Lab, alias: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<NodeEntry> {
+  return waitForNode(lab, alias, "worker bundle installed", (n) => n.workerBundle?.status === "installed", opts);
+}
+
+export interface NodeView {
+  node: unknown;
+  nodeId: string;
+  approvalState?: string;
+  paired: boolean;
+  connected: boolean;
+  /** Pairing requests waiting for this node (device.pair.list / node.pair.list). */
+  pendingDevice: number;
+  pendingNode: number;
+  deviceApproved: boolean;
+  nodeApproved: boolean;
+  bundleStatus?: string;
+  bundles: Pick<BundleDir, "dir" | "hash" | "inode" | "receiptMtime">[];
+}
+
+/**
+ * Identity, pairing and installed bundle of one node host, from the gateway and from inside
+ * the node. `bundleStatus` is what node.list says now: with 2026.9.6 it is absent after a
+ * reconnect until the gateway's next worker.workspace.retain round trip with the node (at
+ * once on some reconnects, only at the next worker turn on others), so judge it with
+ * bundleKept() after a turn, not right after a reconnect.
+ */
+export async function nodeView(lab: Lab, alias: string): Promise<NodeView> {
+  const n = await nodeByAlias(lab, alias);
+  const [dev, nodes, b] = await Promise.all([op.listDevicePairing(lab.operator.client), op.listNodePairing(lab.operator.client), installedBundles(lab, alias)]);
+  return {
+    node: summarizeNode(n),
+    nodeId: n.nodeId,
+    approvalState: n.approvalState,
+    paired: n.paired,
+    connected: n.connected,
+    pendingDevice: dev.pending.filter((p) => p.deviceId === n.nodeId || p.displayName === alias).length,
+    pendingNode: nodes.pending.filter((p) => p.nodeId === n.nodeId || p.displayName === alias).length,
+    deviceApproved: dev.paired.some((p) => p.deviceId === n.nodeId),
+    nodeApproved: nodes.paired.some((p) => p.nodeId === n.nodeId),
+    bundleStatus: n.workerBundle?.status,
+    bundles: b.bundles.map(({ dir, hash, inode, receiptMtime }) => ({ dir, hash, inode, receiptMtime })),
+  };
+}
+
+/**
+ * What "came back as the same node" means, right after a reconnect: same nodeId, approved and
+ * paired at both layers, no pairing request, connected, and the installed bundle directory on
+ * the node untouched (same path, inode and receipt mtime: not reinstalled).
+ */
+export function sameNode(before: NodeView, after: NodeView): { holds: boolean; observed: Record<string, unknown> } {
+  const observed = {
+    sameNodeId: after.nodeId === before.nodeId,
+    approvalState: after.approvalState,
+    paired: after.paired,
+    connected: after.connected,
+    pendingDevicePairing: after.pendingDevice,
+    pendingNodePairing: after.pendingNode,
+    deviceApproved: after.deviceApproved,
+    nodeApproved: after.nodeApproved,
+    sameBundleDir: JSON.stringify(after.bundles) === JSON.stringify(before.bundles),
+  };
+  const holds =
+    observed.sameNodeId &&
+    observed.approvalState === "approved" &&
+    observed.paired &&
+    observed.connected &&
+    observed.pendingDevicePairing === 0 &&
+    observed.pendingNodePairing === 0 &&
+    observed.deviceApproved &&
+    observed.nodeApproved &&
+    observed.sameBundleDir;
+  return { holds, observed };
+}
+
+/**
+ * After the first worker turn that follows a cut: node.list says the bundle is installed and
+ * the bundle directory on the node is still the one from before (not reinstalled).
+ */
+export async function bundleKept(lab: Lab, alias: string, before: NodeView): Promise<{ holds: boolean; observed: { status: string | null; sameBundleDir: boolean } }> {
+  const n = await waitBundleInstalled(lab, alias).catch(() => nodeByAlias(lab, alias));
+  const now = (await installedBundles(lab, alias)).bundles.map(({ dir, hash, inode, receiptMtime }) => ({ dir, hash, inode, receiptMtime }));
+  const observed = { status: n.workerBundle?.status ?? null, sameBundleDir: JSON.stringify(now) === JSON.stringify(before.bundles) };
+  return { holds: observed.status === "installed" && observed.sameBundleDir, observed };
+}
