@@ -23,7 +23,7 @@ import { sleep } from "../lab/wait.ts";
 //   - the node, started again on its state volume, reconnects with every worker slot free;
 //     the session can be re-dispatched and a recovery turn sees each checkpoint exactly once.
 // openclaw@2026.9.6 falls short of several of these; each shortfall is a registered finding
-// (scenarios/findings.ts). To get on with recovery the scenario then does what a user would:
+// (its findings, below). To get on with recovery the scenario then does what a user would:
 // chat.abort of the stuck run.
 export const LOSS_BOUND_MS = 45_000;
 
