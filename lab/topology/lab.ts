@@ -1,36 +1,31 @@
-// A running topology: spec -> internal network, state volumes, containers, readiness, an
-// approved operator and paired nodes. down() saves every log and removes every resource.
+// A running topology: spec -> internal network, its members (one module per kind in
+// lab/members: recipe, readiness wait, handle), an approved operator and paired nodes.
+// down() saves every log and removes every resource.
 import fs from "node:fs";
 import path from "node:path";
-import type { StartedTestContainer } from "testcontainers";
 import { docker } from "../docker.ts";
-import { onInterrupt, runLabels, leftovers } from "../cleanup.ts";
+import { onInterrupt, leftovers } from "../cleanup.ts";
 import { ensureImages, type ImageSet } from "../images.ts";
 import { info, step } from "../log.ts";
-import { FIXTURES, STATE } from "../paths.ts";
+import { STATE } from "../paths.ts";
 import { saveContainerLogs } from "../evidence/logs.ts";
-import type { Run } from "../evidence/run.ts";
-import { LabContainer, ipOn } from "./container.ts";
-import { APPROVAL_PLUGIN, APPROVAL_PLUGIN_DIR, gatewayConfig, nodeConfig } from "./config.ts";
+import type { LabRow, Run } from "../evidence/run.ts";
+import { labLabels, type LabContext, type Member, type MemberContainer } from "../members/member.ts";
+import { GatewayContainer, gatewayReadiness, gatewayReadyUrl, gatewayUrl } from "../members/gateway.ts";
+import { NodeHostContainer } from "../members/node-host.ts";
+import { ModelContainer, modelControl } from "../members/model.ts";
+import { GitContainer, gitControl } from "../members/git.ts";
+import { McpContainer, mcpControl } from "../members/mcp.ts";
+import { TapContainer, tapControl } from "../members/tap.ts";
 import { mcpContainers, nodeAliases, tapAlias, type TopologySpec } from "./spec.ts";
-import { StopWaiting, waitUntil } from "./wait.ts";
 import { TeardownStack } from "./teardown.ts";
 import { LabOperator, isReadyNode, type OperatorHost } from "./operator.ts";
-import { ModelControl } from "../clients/model.ts";
-import { GitHttpControl } from "../clients/git.ts";
-import { McpControl } from "../clients/mcp.ts";
-import { TapControl } from "../clients/tap.ts";
+import type { ModelControl } from "../clients/model.ts";
+import type { GitHttpControl } from "../clients/git.ts";
+import type { McpControl } from "../clients/mcp.ts";
+import type { TapControl } from "../clients/tap.ts";
 
-export type MemberKind = "gateway" | "node" | "model" | "git" | "mcp" | "tap";
-
-export interface Member {
-  alias: string;
-  kind: MemberKind;
-  container: StartedTestContainer;
-  id: string;
-  ip: string;
-  volume?: string;
-}
+export type { Member, MemberKind } from "../members/member.ts";
 
 export interface ExecResult {
   exitCode: number;
@@ -86,24 +81,21 @@ export class Lab {
   }
   /** WebSocket URL of the gateway as the host reaches it (container IP on the internal network). */
   get gatewayUrl(): string {
-    return `ws://${this.gateway.ip}:${this.spec.gateway.port}`;
+    return gatewayUrl(this);
   }
   get model(): ModelControl {
-    return new ModelControl(`http://${this.member(this.spec.model.alias).ip}:${this.spec.model.port}`);
+    return modelControl(this);
   }
   /** Control API of an MCP server container (requests it saw, catalog, holds). */
   mcp(name: string): McpControl {
-    const m = mcpContainers(this.spec).find((x) => x.name === name);
-    if (!m) throw new Error(`no MCP server '${name}' in this topology (servers: ${mcpContainers(this.spec).map((x) => x.name).join(", ") || "none"})`);
-    return new McpControl(`http://${this.member(name).ip}:${m.port}`);
+    return mcpControl(this, name);
   }
   /** The wire tap between a node host and the gateway (frames, HTTP exchanges, fault rules). */
   tap(node: string): TapControl {
-    if (!this.spec.tap.enabled) throw new Error("this topology has no wire taps (tap.enabled is false)");
-    return new TapControl(`http://${this.member(tapAlias(node)).ip}:${this.spec.tap.controlPort}`);
+    return tapControl(this, node);
   }
   get git(): GitHttpControl {
-    return new GitHttpControl(`http://${this.member(this.spec.git.alias).ip}:${this.spec.git.port}`);
+    return gitControl(this);
   }
 
   async #up(): Promise<void> {
@@ -118,53 +110,37 @@ export class Lab {
       Name: `fleetlab-${this.id}`,
       Internal: true,
       CheckDuplicate: true,
-      Labels: this.#labels("network"),
+      Labels: labLabels({ id: this.id, runId: this.run.id }, "network"),
     });
     const inspected = await net.inspect();
     this.network = { name: `fleetlab-${this.id}`, id: net.id, subnet: inspected.IPAM?.Config?.[0]?.Subnet ?? "" };
 
-    // Every container starts at once: the gateway resolves the model only at its first turn,
-    // and node hosts retry their connection while the gateway starts (OpenClaw answers them
-    // "gateway starting" with a retry delay), so nothing here waits on anything else.
-    await step(`containers started (model, git, gateway, ${spec.nodes.count} node host(s))`, async () => {
-      const model = new LabContainer(this.images.model.tag, this.run.id, "model")
-        .withLabels(this.#labels("model", spec.model.alias))
-        .onLabNetwork(this.network.name, [spec.model.alias])
-        .withName(`fleetlab-${this.id}-${spec.model.alias}`)
-        .withEnvironment({ MODEL_PORT: String(spec.model.port), MODEL_SCRIPTS: "/fixtures/model", MODEL_DEFAULT_SCRIPT: spec.model.script })
-        .withCopyDirectoriesToContainer([{ source: path.join(FIXTURES, "model"), target: "/fixtures/model" }]);
-      const starts: Promise<unknown>[] = [this.#start(spec.model.alias, "model", model)];
-      if (spec.git.enabled) {
-        const git = new LabContainer(this.images["git-http"].tag, this.run.id, "git")
-          .withLabels(this.#labels("git", spec.git.alias))
-          .onLabNetwork(this.network.name, [spec.git.alias])
-          .withName(`fleetlab-${this.id}-${spec.git.alias}`)
-          .withEnvironment({ GIT_HTTP_PORT: String(spec.git.port), GIT_ROOT: "/srv/git" });
-        starts.push(this.#start(spec.git.alias, "git", git));
-      }
-      for (const m of mcpContainers(spec)) starts.push(this.#startMcp(m));
-      if (spec.tap.enabled) for (const n of nodeAliases(spec)) starts.push(this.#startTap(n));
-      const gw = this.#openclaw(spec.gateway.alias, "gateway", gatewayConfig(spec, this.network.subnet))
-        .withEnvironment({
-          FLEETLAB_ROLE: "gateway",
-          GATEWAY_PORT: String(spec.gateway.port),
-          OPENCLAW_GATEWAY_TOKEN: spec.gateway.token,
-        })
-        .withCopyDirectoriesToContainer([{ source: path.join(FIXTURES, "plugins", APPROVAL_PLUGIN), target: APPROVAL_PLUGIN_DIR }]);
-      starts.push(this.#volume(spec.gateway.alias).then((v) => this.#start(spec.gateway.alias, "gateway", gw, v)));
-      starts.push(...nodeAliases(spec).map((alias) => this.#startNode(alias)));
-      await Promise.all(starts);
-    });
-
-    await step("gateway /readyz, model and git healthy", () =>
-      Promise.all([
-        this.#waitReady(),
-        waitUntil("model /healthz", async () => ((await this.model.healthy()) ? true : undefined), { timeoutMs: 20_000 }),
-        spec.git.enabled ? waitUntil("git-http /healthz", async () => ((await this.git.healthy()) ? true : undefined), { timeoutMs: 20_000 }) : null,
-        ...(spec.tap.enabled ? nodeAliases(spec) : []).map((n) => waitUntil(`tap for ${n} /healthz`, async () => ((await this.tap(n).healthy()) ? true : undefined), { timeoutMs: 20_000 })),
-        ...mcpContainers(spec).map((m) => waitUntil(`MCP server ${m.name} /healthz`, async () => ((await this.mcp(m.name).healthy()) ? true : undefined), { timeoutMs: 20_000 })),
-      ]),
-    );
+    // Every container starts at once and each waits for its own readiness (its wait strategy)
+    // in parallel: the gateway resolves the model only at its first turn, and node hosts retry
+    // their connection while the gateway starts (OpenClaw answers them "gateway starting" with
+    // a retry delay), so nothing here waits on anything else.
+    const ctx = this.#context();
+    const recipes: MemberContainer[] = [
+      new ModelContainer(ctx),
+      ...(spec.git.enabled ? [new GitContainer(ctx)] : []),
+      ...mcpContainers(spec).map((m) => new McpContainer(ctx, m)),
+      ...(spec.tap.enabled ? nodeAliases(spec).map((n) => new TapContainer(ctx, n)) : []),
+      new GatewayContainer(ctx),
+      ...nodeAliases(spec).map((n) => new NodeHostContainer(ctx, n)),
+    ];
+    const starts = recipes.map((r) => r.startMember().then((m) => void this.members.set(m.alias, m)));
+    for (const p of starts) p.catch(() => {}); // reported through allOf (a step may fail before it awaits them)
+    // Fail at the first failure, but only once every container exists, so that down() finds
+    // and removes them all (the waits still running end when their container goes).
+    const allOf = (ps: Promise<unknown>[]) =>
+      Promise.all(ps).catch(async (err: unknown) => {
+        await Promise.allSettled(recipes.map((r) => r.running));
+        throw err;
+      });
+    const names = (rs: MemberContainer[]) => rs.map((r) => r.alias).join(", ");
+    await step(`containers started (${names(recipes)})`, () => allOf(recipes.map((r) => r.running)));
+    const healthz = recipes.filter((r) => r.kind !== "gateway" && r.kind !== "node");
+    await step(`gateway /readyz${healthz.length ? `, ${names(healthz)} /healthz` : ""}`, () => allOf(starts));
     this.#time("gatewayReady", tReady);
 
     this.operator = await step("operator connected (approved by the gateway's own CLI)", () =>
@@ -180,6 +156,18 @@ export class Lab {
     this.#time("up", t0);
     this.#record();
     info(`lab ${this.id} ready: gateway ${this.gatewayUrl}, ${spec.nodes.count} node host(s), network ${this.network.name} (internal)`);
+  }
+
+  /** What member recipes need to know about this lab. */
+  #context(): LabContext {
+    return {
+      id: this.id,
+      runId: this.run.id,
+      spec: this.spec,
+      images: this.images,
+      network: this.network,
+      keepLogs: (alias, id) => this.#saveLogs(alias, id),
+    };
   }
 
   #operatorHost(): OperatorHost {
@@ -200,11 +188,22 @@ export class Lab {
     return m;
   }
 
-  /** After a gateway restart: wait for /readyz, then connect the operator again (same identity). */
-  async reconnectOperator(timeoutMs = 90_000): Promise<void> {
-    await this.refresh(this.spec.gateway.alias);
-    await this.#waitReady(timeoutMs);
-    await this.operator.reconnect({ gatewayUrl: this.gatewayUrl });
+  /**
+   * After a gateway restart the operator's socket is closed and does not reconnect by itself:
+   * re-read the gateway's address, wait for /readyz, and connect the same client again with the
+   * lab's approved identity (its transcript goes on). Returns how long each took; zeros when
+   * the operator is still connected.
+   */
+  async reconnectOperator(opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<{ readyMs: number; connectMs: number }> {
+    const timeoutMs = opts.timeoutMs ?? 90_000;
+    if (this.operator.client.connected) return { readyMs: 0, connectMs: 0 };
+    await this.operator.client.close().catch(() => {});
+    const gw = await this.refresh(this.spec.gateway.alias);
+    const readyMs = await gatewayReadiness(this.network.name, this.spec).waitOn(docker().getContainer(gw.id), { timeoutMs, signal: opts.signal });
+    opts.signal?.throwIfAborted();
+    const t0 = performance.now();
+    await this.operator.reconnect({ gatewayUrl: this.gatewayUrl }, { timeoutMs });
+    return { readyMs, connectMs: Math.round(performance.now() - t0) };
   }
 
   /** Graceful restart of a member on the same container and state volume. */
@@ -212,85 +211,11 @@ export class Lab {
     await docker().getContainer(this.member(alias).id).restart({ t: timeoutSeconds });
   }
 
-  async #startMcp(m: { name: string; catalog: string; port: number }): Promise<void> {
-    const c = new LabContainer(this.images.mcp.tag, this.run.id, "mcp")
-      .withLabels(this.#labels("mcp", m.name))
-      .onLabNetwork(this.network.name, [m.name])
-      .withName(`fleetlab-${this.id}-${m.name}`)
-      .withEnvironment({ MCP_PORT: String(m.port), MCP_NAME: m.name, MCP_CATALOG: `/fixtures/mcp/${m.catalog}.json`, MCP_ALLOWED_HOSTS: m.name })
-      .withCopyDirectoriesToContainer([{ source: path.join(FIXTURES, "mcp"), target: "/fixtures/mcp" }]);
-    await this.#start(m.name, "mcp", c);
-  }
-
-  async #startTap(node: string): Promise<void> {
-    const spec = this.spec;
-    const alias = tapAlias(node);
-    const c = new LabContainer(this.images.faultproxy.tag, this.run.id, "tap")
-      .withLabels(this.#labels("tap", alias))
-      .onLabNetwork(this.network.name, [alias])
-      .withName(`fleetlab-${this.id}-${alias}`)
-      .withEnvironment({
-        TAP_LISTEN_PORT: String(spec.gateway.port),
-        TAP_UPSTREAM: `${spec.gateway.alias}:${spec.gateway.port}`,
-        TAP_CONTROL_PORT: String(spec.tap.controlPort),
-      });
-    await this.#start(alias, "tap", c);
-  }
-
-  async #startNode(alias: string): Promise<void> {
-    const spec = this.spec;
-    const c = this.#openclaw(alias, "node", nodeConfig(spec, alias)).withEnvironment({
-      FLEETLAB_ROLE: "node",
-      // Through its wire tap when taps are on: everything the node sends to "its gateway" passes it.
-      GATEWAY_HOST: spec.tap.enabled ? tapAlias(alias) : spec.gateway.alias,
-      GATEWAY_PORT: String(spec.gateway.port),
-      NODE_NAME: alias,
-      OPENCLAW_GATEWAY_TOKEN: spec.gateway.token,
-    });
-    await this.#start(alias, "node", c, await this.#volume(alias));
-  }
-
-  #openclaw(alias: string, kind: "gateway" | "node", config: unknown): LabContainer {
-    return new LabContainer(this.images.openclaw.tag, this.run.id, kind)
-      .withLabels(this.#labels(kind, alias))
-      .onLabNetwork(this.network.name, [alias])
-      .withName(`fleetlab-${this.id}-${alias}`)
-      .withCopyContentToContainer([{ content: JSON.stringify(config, null, 2), target: "/etc/fleetlab/openclaw.json", mode: 0o644 }]);
-  }
-
-  async #volume(alias: string): Promise<string> {
-    const name = `fleetlab-${this.id}-${alias}-state`;
-    await docker().createVolume({ Name: name, Labels: this.#labels("volume") });
-    return name;
-  }
-
-  async #start(alias: string, kind: MemberKind, c: LabContainer, volume?: string): Promise<Member> {
-    if (volume) c.withBindMounts([{ source: volume, target: "/home/lab", mode: "rw" }]);
-    const started = await c.start();
-    const m: Member = { alias, kind, container: started, id: started.getId(), ip: ipOn(started, this.network.name), volume };
-    this.members.set(alias, m);
-    return m;
-  }
-
-  async #waitReady(timeoutMs = 90_000): Promise<void> {
-    const gw = this.gateway;
-    await waitUntil(
-      "gateway /readyz",
-      async () => {
-        const st = await docker().getContainer(gw.id).inspect();
-        if (!st.State.Running) throw new StopWaiting(`gateway container exited (code ${st.State.ExitCode}); its log is in ${this.dir}`);
-        const r = await fetch(`http://${gw.ip}:${this.spec.gateway.port}/readyz`, { signal: AbortSignal.timeout(2000) });
-        return r.ok ? true : undefined;
-      },
-      { timeoutMs, intervalMs: 250 },
-    );
-  }
-
   /** What is wrong with the lab now (empty when healthy): gateway ready, every node connected. */
   async health(): Promise<string[]> {
     const problems: string[] = [];
     try {
-      const r = await fetch(`http://${this.gateway.ip}:${this.spec.gateway.port}/readyz`, { signal: AbortSignal.timeout(3000) });
+      const r = await fetch(gatewayReadyUrl(this), { signal: AbortSignal.timeout(3000) });
       if (!r.ok) problems.push(`gateway /readyz answered ${r.status}`);
     } catch (err) {
       problems.push(`gateway /readyz: ${(err as Error).message}`);
@@ -343,13 +268,9 @@ export class Lab {
       await Promise.all(helpers.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
       const mine = all.filter((c) => !helpers.includes(c));
       await Promise.all(
-        mine.map(async (c) => {
+        mine.map((c) => {
           const alias = c.Labels["fleetlab.alias"] ?? c.Names[0]?.replace(/^\//, "") ?? c.Id.slice(0, 12);
-          const dir = path.join(this.dir, "logs");
-          fs.mkdirSync(dir, { recursive: true });
-          await saveContainerLogs(c.Id, path.join(dir, `${alias}.stdout.log`), path.join(dir, `${alias}.stderr.log`)).catch((e) =>
-            info(`could not save logs of ${alias}: ${(e as Error).message}`),
-          );
+          return this.#saveLogs(alias, c.Id).catch((e) => info(`could not save logs of ${alias}: ${(e as Error).message}`));
         }),
       );
       // Graceful stop of OpenClaw is slow (seconds) and gains nothing at teardown: remove at once.
@@ -371,20 +292,22 @@ export class Lab {
 
   /** This lab's part of run.json: topology, image ids, members, network, timings. */
   #record(): void {
-    const labs = ((this.run.record.labs as Record<string, unknown>) ??= {});
-    labs[this.id] = {
+    const row: LabRow = {
       evidence: path.relative(this.run.dir, this.dir),
       spec: this.spec,
       network: this.network,
       images: this.images && Object.fromEntries(Object.values(this.images).map((i) => [i.name, { tag: i.tag, id: i.id, cached: i.cached, seconds: i.seconds }])),
       members: [...this.members.values()].map((m) => ({ alias: m.alias, kind: m.kind, container: m.id.slice(0, 12), ip: m.ip, volume: m.volume })),
-      timings: this.timings,
+      timings: { ...this.timings },
     };
-    this.run.save();
+    this.run.update((r) => void ((r.labs ??= {})[this.id] = row));
   }
 
-  #labels(kind: string, alias?: string): Record<string, string> {
-    return { ...runLabels(this.run.id, kind), "fleetlab.lab": this.id, ...(alias ? { "fleetlab.alias": alias } : {}) };
+  /** A container's whole stdout and stderr into logs/<alias>.{stdout,stderr}.log. */
+  async #saveLogs(alias: string, containerId: string): Promise<void> {
+    const dir = path.join(this.dir, "logs");
+    fs.mkdirSync(dir, { recursive: true });
+    await saveContainerLogs(containerId, path.join(dir, `${alias}.stdout.log`), path.join(dir, `${alias}.stderr.log`));
   }
 
   #time(name: string, t0: number): void {

@@ -6,7 +6,7 @@ import { GatewayClient, GatewayError } from "../clients/gateway.ts";
 import { loadOrCreateDeviceIdentity } from "../clients/device-identity.ts";
 import * as op from "../clients/operator.ts";
 import { info } from "../log.ts";
-import { waitUntil } from "./wait.ts";
+import { waitFor } from "../wait.ts";
 
 export interface OperatorHost {
   gatewayUrl: string;
@@ -24,37 +24,40 @@ export function isReadyNode(n: op.NodeEntry): boolean {
 
 export class LabOperator {
   private constructor(
-    public client: GatewayClient,
+    readonly client: GatewayClient,
     readonly transcriptFile: string,
-    private readonly host: OperatorHost,
+    private host: OperatorHost,
     private readonly identityDir: string,
   ) {}
 
   /**
-   * A fresh connection (after a gateway restart the old socket is gone). The old client's
-   * transcript is saved beside this one's, numbered, so no frame is lost from the evidence.
+   * Connect the same client again (after a gateway restart its socket is gone and it does not
+   * reconnect by itself), with the same identity and scopes: its transcript goes on, and
+   * whoever holds `client` keeps a live one.
    */
-  async reconnect(host: Partial<OperatorHost> = {}): Promise<void> {
-    const n = ++this.generation;
-    this.client.saveTranscript(this.transcriptFile.replace(/\.jsonl$/, `.${n}.jsonl`));
+  async reconnect(host: Partial<OperatorHost> = {}, opts: { timeoutMs?: number } = {}): Promise<void> {
+    this.host = { ...this.host, ...host };
     await this.client.close().catch(() => {});
-    const next = await LabOperator.connect({ ...this.host, ...host }, this.identityDir, this.transcriptFile);
-    this.client = next.client;
+    await LabOperator.#connect(this.client, this.host, this.identityDir, opts.timeoutMs);
   }
-  private generation = 0;
 
   static async connect(host: OperatorHost, identityDir: string, transcriptFile: string): Promise<LabOperator> {
+    const client = new GatewayClient({ name: "operator" });
+    await LabOperator.#connect(client, host, identityDir);
+    return new LabOperator(client, transcriptFile, host, identityDir);
+  }
+
+  /** Connect as the lab's operator device; a first connect is approved with the gateway's own CLI. */
+  static async #connect(client: GatewayClient, host: OperatorHost, identityDir: string, timeoutMs = 30_000): Promise<void> {
     const identity = loadOrCreateDeviceIdentity(path.join(identityDir, "identity.json"));
     const opts = {
-      name: "operator",
       token: host.token,
       identity,
       role: "operator",
       scopes: [...op.OPERATOR_ADMIN_SCOPES],
       caps: ["approvals", "plugin-approvals"],
-      timeoutMs: 30_000,
+      timeoutMs,
     };
-    const client = new GatewayClient({ name: "operator" });
     try {
       await client.connect(host.gatewayUrl, opts);
     } catch (err) {
@@ -63,7 +66,6 @@ export class LabOperator {
       if (r.exitCode !== 0) throw new Error(`'openclaw devices approve ${err.requestId}' in the gateway failed (exit ${r.exitCode}): ${r.stderr || r.stdout}`);
       await client.connect(host.gatewayUrl, opts);
     }
-    return new LabOperator(client, transcriptFile, host, identityDir);
   }
 
   listNodes(): Promise<op.NodeEntry[]> {
@@ -83,7 +85,7 @@ export class LabOperator {
     const wanted = new Set(names);
     const deviceApprovedAt = new Map<string, number>();
     const restarted = new Set<string>();
-    await waitUntil(
+    await waitFor(
       `node hosts ${names.join(", ")} approved and connected`,
       async () => {
         const devices = await op.listDevicePairing(this.client);

@@ -1,0 +1,97 @@
+// The OpenClaw gateway: `openclaw gateway run --bind lan` with token auth, its state on a
+// volume, configured from the topology spec (the scripted model as its provider, the MCP
+// servers, the approval plugin). Ready when /readyz answers 200 (10-12 s on an idle machine,
+// 20 s beside 2 node hosts, 48 s beside 8 on 2 cores).
+//
+// Only configuration keys measured to work with the pinned version (../shared FIELD-NOTES) are
+// used; everything that would reach outside the lab (update checks, mDNS, SSH pairing
+// verification, control UI) is off.
+import path from "node:path";
+import { FIXTURES } from "../paths.ts";
+import type { TopologySpec } from "../topology/spec.ts";
+import { OpenclawContainer, type LabContext, type LabMembers } from "./member.ts";
+import { HttpOnLabNetwork } from "./wait-http.ts";
+
+export const MODEL_PROVIDER = "lab";
+export const MODEL_ID = "scripted";
+export const APPROVAL_PLUGIN = "fleetlab-approval-gate";
+/** Where the approval plugin is copied inside the gateway container. */
+export const APPROVAL_PLUGIN_DIR = `/etc/fleetlab/plugins/${APPROVAL_PLUGIN}`;
+
+const READY_PATH = "/readyz";
+export const READY_TIMEOUT_MS = 90_000;
+
+export class GatewayContainer extends OpenclawContainer {
+  constructor(lab: LabContext) {
+    const spec = lab.spec;
+    super(lab, "gateway", spec.gateway.alias, gatewayConfig(spec, lab.network.subnet));
+    this.withEnvironment({ FLEETLAB_ROLE: "gateway", GATEWAY_PORT: String(spec.gateway.port), OPENCLAW_GATEWAY_TOKEN: spec.gateway.token })
+      .withCopyDirectoriesToContainer([{ source: path.join(FIXTURES, "plugins", APPROVAL_PLUGIN), target: APPROVAL_PLUGIN_DIR }])
+      .withWaitStrategy(this.httpReady(spec.gateway.port, READY_PATH).withStartupTimeout(READY_TIMEOUT_MS));
+  }
+}
+
+/** /readyz of a gateway already running (after a restart), the same wait its start used. */
+export function gatewayReadiness(network: string, spec: TopologySpec): HttpOnLabNetwork {
+  return new HttpOnLabNetwork({ network, port: spec.gateway.port, path: READY_PATH, what: `${spec.gateway.alias} ${READY_PATH}` });
+}
+
+/** WebSocket URL of the gateway as the host reaches it (container IP on the internal network). */
+export function gatewayUrl(lab: LabMembers): string {
+  return `ws://${lab.member(lab.spec.gateway.alias).ip}:${lab.spec.gateway.port}`;
+}
+
+/** The gateway's /readyz as the host reaches it. */
+export function gatewayReadyUrl(lab: LabMembers): string {
+  return `http://${lab.member(lab.spec.gateway.alias).ip}:${lab.spec.gateway.port}${READY_PATH}`;
+}
+
+export function gatewayConfig(spec: TopologySpec, labSubnet?: string): Record<string, unknown> {
+  const pairing: Record<string, unknown> = { sshVerify: false };
+  if (spec.nodes.devicePairing === "subnet" && labSubnet) pairing.autoApproveCidrs = [labSubnet];
+  return {
+    gateway: {
+      mode: "local",
+      bind: "lan",
+      port: spec.gateway.port,
+      auth: { mode: "token", token: spec.gateway.token },
+      controlUi: { enabled: false },
+      nodes: { pairing },
+    },
+    discovery: { mdns: { mode: "off" } },
+    update: { checkOnStart: false },
+    models: {
+      providers: {
+        [MODEL_PROVIDER]: {
+          baseUrl: `http://${spec.model.alias}:${spec.model.port}/v1`,
+          api: "openai-responses",
+          apiKey: "fleetlab-scripted",
+          request: { allowPrivateNetwork: true },
+          models: [{ id: MODEL_ID, name: "fleetlab scripted model", contextWindow: 128000, maxTokens: 4096, input: ["text"], reasoning: false }],
+        },
+      },
+    },
+    agents: { defaults: { workspace: "/home/lab/workspace", model: { primary: `${MODEL_PROVIDER}/${MODEL_ID}` } } },
+    ...mcpConfig(spec),
+  };
+}
+
+/** MCP servers in their own containers, offered to the model directly, and the approval gate. */
+function mcpConfig(spec: TopologySpec): Record<string, unknown> {
+  if (!spec.mcp.servers.length && !spec.mcp.nodeServers.length) return {};
+  return {
+    // Tool Search (on by default) would hide MCP tools behind `tool_call`; scenarios need the
+    // model to see and call `<server>__<tool>` directly.
+    tools: { toolSearch: false },
+    mcp: {
+      servers: Object.fromEntries(
+        spec.mcp.servers.map((m) => [m.name, { url: `http://${m.name}:${m.port}/mcp`, transport: "streamable-http", connectionTimeoutMs: 5000 }]),
+      ),
+    },
+    plugins: {
+      allow: [APPROVAL_PLUGIN],
+      load: { paths: [APPROVAL_PLUGIN_DIR] },
+      entries: { [APPROVAL_PLUGIN]: { enabled: true, config: { tools: spec.mcp.approvalTools } } },
+    },
+  };
+}

@@ -1,0 +1,148 @@
+// What every member kind shares: the Member record a scenario sees, the base recipe (a
+// container on the lab's internal network only, labelled, named, optionally on a state
+// volume) and its start. One module per kind beside this one adds image, environment, files,
+// readiness wait and handle.
+import { GenericContainer, type StartedTestContainer, type WaitStrategy } from "testcontainers";
+import { runLabels } from "../cleanup.ts";
+import { docker } from "../docker.ts";
+import type { ImageSet } from "../images.ts";
+import type { TopologySpec } from "../topology/spec.ts";
+import { HttpOnLabNetwork } from "./wait-http.ts";
+
+export type MemberKind = "gateway" | "node" | "model" | "git" | "mcp" | "tap";
+
+export interface Member {
+  alias: string;
+  kind: MemberKind;
+  container: StartedTestContainer;
+  id: string;
+  ip: string;
+  volume?: string;
+}
+
+/** What a recipe needs to know about the lab it joins. */
+export interface LabContext {
+  id: string;
+  runId: string;
+  spec: TopologySpec;
+  images: ImageSet;
+  network: { name: string; subnet: string };
+  /** Save a container's logs as evidence (a container that fails its wait is removed at once). */
+  keepLogs(alias: string, containerId: string): Promise<void>;
+}
+
+/** What a handle needs: the spec and the members by alias (Lab has this shape). */
+export interface LabMembers {
+  spec: TopologySpec;
+  member(alias: string): Member;
+}
+
+/** Labels of every lab resource: run (for prune), kind, lab, and the alias when it has one. */
+export function labLabels(lab: Pick<LabContext, "id" | "runId">, kind: string, alias?: string): Record<string, string> {
+  return { ...runLabels(lab.runId, kind), "fleetlab.lab": lab.id, ...(alias ? { "fleetlab.alias": alias } : {}) };
+}
+
+/**
+ * A member's container: joins the lab's internal network only, under its alias.
+ * (GenericContainer.withNetworkAliases would also attach it to the default bridge network,
+ * which has egress; here the alias goes into the create call itself.) Unknown names fail in
+ * 1 s, not 20 s. Every recipe sets its wait strategy: with no ports exposed, Testcontainers'
+ * default (host ports) would wait for nothing.
+ */
+export class MemberContainer extends GenericContainer {
+  #volume = false;
+  #running = deferred();
+
+  constructor(
+    readonly lab: LabContext,
+    readonly kind: MemberKind,
+    readonly alias: string,
+    image: string,
+  ) {
+    super(image);
+    this.withLabels(labLabels(lab, kind, alias)).withName(`fleetlab-${lab.id}-${alias}`).withNetworkMode(lab.network.name);
+    this.createOpts.NetworkingConfig = { EndpointsConfig: { [lab.network.name]: { Aliases: [alias] } } };
+    this.hostConfig.DnsOptions = ["timeout:1", "attempts:1"];
+  }
+
+  /** A named volume on /home/lab (OpenClaw's state and identity), created at start, kept across restarts. */
+  withStateVolume(): this {
+    this.#volume = true;
+    return this;
+  }
+
+  /** "HTTP 200 on this member's address on the lab network", for withWaitStrategy. */
+  protected httpReady(port: number, path: string): HttpOnLabNetwork {
+    return new HttpOnLabNetwork({
+      network: this.lab.network.name,
+      port,
+      path,
+      what: `${this.alias} ${path}`,
+      onFail: (c) => this.lab.keepLogs(this.alias, c.id),
+    });
+  }
+
+  /** Resolves when the container runs (before its readiness wait); rejects if it never does. */
+  get running(): Promise<void> {
+    return this.#running.promise;
+  }
+
+  protected override async containerStarting(): Promise<void> {
+    this.#running.resolve();
+  }
+
+  /** Start the container (its readiness wait included) and describe it as a Member. */
+  async startMember(): Promise<Member> {
+    try {
+      let volume: string | undefined;
+      if (this.#volume) {
+        volume = `fleetlab-${this.lab.id}-${this.alias}-state`;
+        await docker().createVolume({ Name: volume, Labels: labLabels(this.lab, "volume") });
+        this.withBindMounts([{ source: volume, target: "/home/lab", mode: "rw" }]);
+      }
+      const started = await this.start();
+      const ip = started.getIpAddress(this.lab.network.name);
+      if (!ip) throw new Error(`container ${started.getName()} has no address on ${this.lab.network.name}`);
+      return { alias: this.alias, kind: this.kind, container: started, id: started.getId(), ip, volume };
+    } catch (err) {
+      this.#running.reject(err);
+      throw err;
+    }
+  }
+}
+
+/**
+ * The gateway and node hosts: one image, OpenClaw's state and identity on a volume, and a
+ * config the image's entrypoint copies into the writable state dir at start (OpenClaw writes
+ * beside its config, so it cannot be mounted read-only there).
+ */
+export class OpenclawContainer extends MemberContainer {
+  constructor(lab: LabContext, kind: "gateway" | "node", alias: string, config: Record<string, unknown>) {
+    super(lab, kind, alias, lab.images.openclaw.tag);
+    this.withStateVolume().withCopyContentToContainer([{ content: JSON.stringify(config, null, 2), target: "/etc/fleetlab/openclaw.json", mode: 0o644 }]);
+  }
+}
+
+/**
+ * For members whose readiness the lab judges itself (node hosts: paired and connected, as the
+ * operator sees them). Set explicitly so Testcontainers does not pick its default.
+ */
+export const READY_WHEN_RUNNING: WaitStrategy = {
+  waitUntilReady: async () => {},
+  withStartupTimeout() {
+    return this;
+  },
+  isStartupTimeoutSet: () => false,
+  getStartupTimeout: () => 0,
+};
+
+function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => {}); // a failed start is reported by startMember; this only signals
+  return { promise, resolve, reject };
+}

@@ -1,0 +1,110 @@
+// Readiness over the lab network: "HTTP 200 from http://<ip on network N>:<port><path>".
+// Lab networks are internal and publish no ports, so Testcontainers' own strategies (which
+// go through mapped host ports) cannot see these containers; the host reaches container IPs
+// on the lab network directly. A container that exits ends the wait at once, with its exit
+// code and last log lines in the error.
+import type Dockerode from "dockerode";
+import type { WaitStrategy } from "testcontainers";
+import { StopWaiting, waitFor } from "../wait.ts";
+
+export interface HttpOnLabNetworkOptions {
+  network: string;
+  port: number;
+  path: string;
+  /** What is awaited, for messages (e.g. "gateway /readyz"). */
+  what: string;
+  /**
+   * Called when the wait fails, before Testcontainers removes the container (it does, at a
+   * failed start): the place to save its logs as evidence.
+   */
+  onFail?: (container: Dockerode.Container) => Promise<void>;
+}
+
+const LOG_LINES = 15;
+
+export class HttpOnLabNetwork implements WaitStrategy {
+  #timeoutMs = 60_000;
+  #timeoutSet = false;
+
+  constructor(readonly opts: HttpOnLabNetworkOptions) {}
+
+  /** Testcontainers calls this from start(); `boundPorts` is empty on a lab network. */
+  async waitUntilReady(container: Dockerode.Container): Promise<void> {
+    await this.waitOn(container, { timeoutMs: this.#timeoutMs });
+  }
+
+  /** The same wait outside start() (e.g. after a restart); resolves with the milliseconds it took. */
+  async waitOn(container: Dockerode.Container, o: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<number> {
+    const { network, port, path, what } = this.opts;
+    const t0 = performance.now();
+    let last = "";
+    try {
+      await waitFor(
+        what,
+        async () => {
+          const st = await container.inspect().catch((err: { statusCode?: number }) => {
+            throw err.statusCode === 404 ? new StopWaiting(`${what}: the container was removed`) : err;
+          });
+          if (!st.State.Running) {
+            throw new StopWaiting(`${what}: the container exited (code ${st.State.ExitCode})${await logTail(container)}`);
+          }
+          const ip = st.NetworkSettings.Networks[network]?.IPAddress;
+          if (!ip) {
+            last = `no address on ${network}`;
+            return false;
+          }
+          const url = `http://${ip}:${port}${path}`;
+          try {
+            const r = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+            await r.body?.cancel();
+            last = `${url} answered ${r.status}`;
+            return r.status === 200;
+          } catch (err) {
+            const e = err as Error & { cause?: { code?: string; message?: string } };
+            last = `${url}: ${e.cause?.code ?? e.cause?.message ?? e.message}`;
+            return false;
+          }
+        },
+        { timeoutMs: o.timeoutMs ?? this.#timeoutMs, intervalMs: 250, signal: o.signal, lastState: () => last },
+      );
+    } catch (err) {
+      if (!o.signal?.aborted) await this.opts.onFail?.(container).catch(() => {});
+      throw err;
+    }
+    return Math.round(performance.now() - t0);
+  }
+
+  withStartupTimeout(ms: number): this {
+    this.#timeoutMs = ms;
+    this.#timeoutSet = true;
+    return this;
+  }
+  isStartupTimeoutSet(): boolean {
+    return this.#timeoutSet;
+  }
+  getStartupTimeout(): number {
+    return this.#timeoutMs;
+  }
+}
+
+/** The container's last log lines (stdout and stderr interleaved), or "" if they cannot be read. */
+async function logTail(container: Dockerode.Container): Promise<string> {
+  try {
+    const raw = (await container.logs({ stdout: true, stderr: true, tail: LOG_LINES, follow: false })) as unknown as Buffer;
+    const text = demux(raw).replace(/^(\s*\n)+/, "").trimEnd();
+    return text ? `; last log lines:\n${text.replace(/^/gm, "    ")}` : "";
+  } catch {
+    return "";
+  }
+}
+
+/** Docker's multiplexed log stream (no TTY): 8-byte frame headers, the size at bytes 4-7. */
+function demux(buf: Buffer): string {
+  const out: Buffer[] = [];
+  for (let i = 0; i + 8 <= buf.length; ) {
+    const n = buf.readUInt32BE(i + 4);
+    out.push(buf.subarray(i + 8, i + 8 + n));
+    i += 8 + n;
+  }
+  return Buffer.concat(out).toString("utf8");
+}
