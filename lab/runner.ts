@@ -5,6 +5,7 @@
 // nothing behind, and records verdicts in run.json. The CLI and the vitest suite both call it.
 import fs from "node:fs";
 import { writeJson } from "./evidence/write.ts";
+import { junitXml } from "./evidence/junit.ts";
 import path from "node:path";
 import { pruneDeadRuns } from "./cleanup.ts";
 import { requireEngine } from "./docker.ts";
@@ -24,6 +25,8 @@ export interface ScenarioResult {
   detail?: string;
   evidence: string;
   checks: CheckResult[];
+  startedAt: string;
+  endedAt: string;
 }
 
 /** The scenarios named (all of `known` when none are), in the order they run; bad names fail listing the known ones. */
@@ -66,15 +69,17 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   const dir = path.join(run.dir, "scenarios", s.name);
   fs.mkdirSync(dir, { recursive: true });
   const t0 = performance.now();
+  const startedAt = new Date().toISOString();
   const checks: CheckResult[] = [];
   const done = (verdict: Verdict, detail?: string): ScenarioResult => {
-    const r = { name: s.name, verdict, seconds: Math.round(performance.now() - t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks };
+    const r = { name: s.name, verdict, seconds: Math.round(performance.now() - t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt, endedAt: new Date().toISOString() };
     if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
     run.update((rec) => {
       (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
-      rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail });
+      rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt, endedAt: r.endedAt, evidence: r.evidence });
     });
     writeJson(path.join(dir, "verdict.json"), r);
+    writeRunReports(run);
     info(`scenario ${s.name}: ${verdict.toUpperCase()} in ${r.seconds.toFixed(1)} s${detail ? ` (${detail.split("\n")[0]})` : ""}`);
     return r;
   };
@@ -190,6 +195,12 @@ export async function startRun(run: Run, spec: TopologySpec, plan: Scenario[]): 
 
 export function endRun(run: Run): void {
   run.update((r) => void (r.endedAt = new Date().toISOString()));
+  writeRunReports(run);
+}
+
+/** The run's reports beside run.json, written after every scenario so a cut run has them too. */
+export function writeRunReports(run: Run): void {
+  fs.writeFileSync(path.join(run.dir, "junit.xml"), junitXml(run.record));
 }
 
 /** A scenario's topology overrides, merged field by field into the run's spec. */

@@ -18,6 +18,10 @@ export const ScenarioRow = z.object({
   verdict: Verdict,
   seconds: z.number(),
   detail: z.string().optional(),
+  /** When it started and ended (ISO), and its evidence folder inside the run folder. */
+  startedAt: z.string().optional(),
+  endedAt: z.string().optional(),
+  evidence: z.string().optional(),
 });
 
 /** One judged expectation (lab/findings/findings.ts CheckResult). */
