@@ -12,7 +12,9 @@ describe("runner", () => {
   });
 
   it("no names means every scenario handed in: shared-lab ones first, then those with a lab of their own", () => {
-    expect(resolveScenarios([], known).map((s) => s.name)).toEqual(["pair", "reuse", "smoke", "loss"]);
+    expect(resolveScenarios([], known).map((s) => s.name)).toEqual(["pair", "reuse", "loss", "smoke"]);
+    const first = { ...fake("zz-first-install", "shared"), order: 0 };
+    expect(runOrder([...known, first]).map((s) => s.name)).toEqual(["zz-first-install", "pair", "reuse", "loss", "smoke"]);
     expect(runOrder(resolveScenarios(["loss", "reuse"], known)).map((s) => s.name)).toEqual(["reuse", "loss"]);
   });
 

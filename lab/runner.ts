@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import { writeJson } from "./evidence/write.ts";
 import { junitXml } from "./evidence/junit.ts";
+import { writeReportHtml, type ReportWritten } from "./evidence/report-html.ts";
 import path from "node:path";
 import { pruneDeadRuns } from "./cleanup.ts";
 import { requireEngine } from "./docker.ts";
@@ -40,9 +41,10 @@ export function resolveScenarios(names: string[], known: Scenario[]): Scenario[]
   return runOrder(names.map((n) => byName.get(n)!));
 }
 
-/** Every shared-lab scenario first (on one lab), then each one that needs a lab of its own. */
+/** Every shared-lab scenario first (on one lab), then each one that needs a lab of its own; within each, by declared order, then name. */
 export function runOrder(list: Scenario[]): Scenario[] {
-  return [...list.filter((s) => s.topology === "shared"), ...list.filter((s) => s.topology === "own")];
+  const sorted = [...list].sort((a, b) => (a.order ?? 50) - (b.order ?? 50) || a.name.localeCompare(b.name));
+  return [...sorted.filter((s) => s.topology === "shared"), ...sorted.filter((s) => s.topology === "own")];
 }
 
 /** Holds the shared standard lab across scenarios (and across vitest tests). */
@@ -198,9 +200,19 @@ export function endRun(run: Run): void {
   writeRunReports(run);
 }
 
-/** The run's reports beside run.json, written after every scenario so a cut run has them too. */
-export function writeRunReports(run: Run): void {
+/**
+ * The run's reports beside run.json, written after every scenario so a cut run has them too:
+ * junit.xml, and report.html (verdicts, findings, the timeline of every lab; a few hundred ms
+ * for a full run's evidence). A report.html that cannot be built is said, never a failed run.
+ */
+export function writeRunReports(run: Run): ReportWritten | undefined {
   fs.writeFileSync(path.join(run.dir, "junit.xml"), junitXml(run.record));
+  try {
+    return writeReportHtml(run.dir, run.record);
+  } catch (err) {
+    info(`report.html of run ${run.id} could not be written: ${(err as Error).stack ?? err}`);
+    return undefined;
+  }
 }
 
 /** A scenario's topology overrides, merged field by field into the run's spec. */

@@ -35,6 +35,11 @@ export interface Scenario {
   topology: "shared" | "own";
   /** Overrides of the standard topology (own topology only). */
   spec?: TopologyInput;
+  /**
+   * Where it runs among scenarios of the same topology kind: lower first (default 50, then by
+   * name). Only for a shared-lab scenario that proves something about a fresh lab.
+   */
+  order?: number;
   /** What OpenClaw was seen to do short of this scenario's expectations (see lab/findings). */
   findings?: FindingRecord[];
   timeoutMs: number;

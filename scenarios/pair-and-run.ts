@@ -16,6 +16,9 @@ export default defineScenario({
   name: "pair-and-run",
   proves: "dispatch to node-1 installs one worker bundle, a worker runs in a checkout of the published commit (smart HTTP), the turn answers with the scripted reply, worker slots return to full",
   topology: "shared",
+  // It proves the first install on a fresh node (download through the tap), so it runs
+  // before any other shared scenario dispatches to node-1.
+  order: 0,
   timeoutMs: 240_000,
   async run({ lab, log, file, check, signal }) {
     const alias = lab.nodes[0]!.alias;
@@ -102,8 +105,12 @@ export default defineScenario({
     const wire = await wireSummary(lab, alias, tapSince);
     const installedNow = bundlesBefore.bundles.length === 0;
     log(`tap: ${wire.bundleInstalls.length} worker.bundle.install.v1, ${wire.launches.length} worker.launch.v1, bundle GETs ${JSON.stringify(wire.bundleDownloads.map((h) => [h.status, h.resBytes]))}, worker sockets ${wire.workerSockets.length}, inventory updates ${JSON.stringify(wire.inventory.map((i) => i.ok))}`);
-    assert.equal(wire.bundleInstalls.length, installedNow ? 1 : 0, `${alias} should receive worker.bundle.install.v1 ${installedNow ? "once" : "never (bundle already there)"}`);
+    // The gateway sends worker.bundle.install.v1 with every dispatch; the node decides. On a
+    // node that already holds the bundle (another shared scenario dispatched there first) it is
+    // answered without a download: measured on 2026.9.6, 1 install command and 0 bundle GETs.
+    assert.equal(wire.bundleInstalls.length, 1, `${alias} should receive worker.bundle.install.v1 once`);
     if (installedNow) assert.ok(wire.bundleDownloads.some((h) => h.status === 200 && h.resBytes > 1_000_000), "the bundle download did not pass the tap");
+    else assert.deepEqual(wire.bundleDownloads, [], `${alias} downloaded the bundle again although it was installed`);
     assert.ok(wire.launches.length >= 1, `${alias} never received worker.launch.v1`);
     assert.ok(wire.workerSockets.length >= 1, "the worker's own WebSocket did not pass the tap");
     const rejected = wire.inventory.filter((i) => i.ok === false).map((i) => ({ errorCode: i.errorCode, errorDetailsCode: i.errorDetailsCode, workerHostKeys: Object.keys((i.workerHost as object) ?? {}).sort() }));
