@@ -13,7 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { GenericContainer } from "testcontainers";
 import { docker } from "./docker.ts";
-import { LabError, info, step } from "./log.ts";
+import { LabError, info, step, stepStatus } from "./log.ts";
 import { CACHE, DOCKER_DIR, ROOT } from "./paths.ts";
 
 const run = promisify(execFile);
@@ -72,12 +72,23 @@ async function imageId(tag: string): Promise<string | undefined> {
   }
 }
 
+/** What building each image involves, for the progress line. */
+const BUILDS: Record<ImageName, string> = {
+  base: "Debian bookworm minbase from Debian's packages + Node",
+  "openclaw-pkg": "the openclaw package, ~650 MB of build context",
+  openclaw: "entrypoint",
+  "git-http": "git HTTP server",
+  model: "scripted model server",
+  mcp: "MCP server",
+  faultproxy: "wire tap",
+};
+
 async function ensure(name: ImageName, key: string, build: (tag: string) => Promise<void>): Promise<BuiltImage> {
   const tag = `fleetlab/${name}:${key}`;
   const t0 = performance.now();
   const existing = await imageId(tag);
   if (existing) return { name, tag, id: existing, cached: true, seconds: (performance.now() - t0) / 1000 };
-  await step(`building image ${tag}`, () => build(tag));
+  await step(`building image ${tag} (${BUILDS[name]})`, () => build(tag));
   const id = await imageId(tag);
   if (!id) throw new Error(`image ${tag} was built but the engine does not show it`);
   return { name, tag, id, cached: false, seconds: (performance.now() - t0) / 1000 };
@@ -109,7 +120,7 @@ async function buildBase(tag: string): Promise<void> {
 /** Ask npm which versions of openclaw exist (the registry npm is configured with). */
 export async function npmVersions(): Promise<string[]> {
   try {
-    const out = (await run("npm", ["view", "openclaw", "versions", "--json"], { timeout: 60_000, maxBuffer: 1 << 24 })).stdout;
+    const out = await step("asking npm which openclaw versions exist", async () => (await run("npm", ["view", "openclaw", "versions", "--json"], { timeout: 60_000, maxBuffer: 1 << 24 })).stdout);
     return JSON.parse(out) as string[];
   } catch (err) {
     const e = err as { stderr?: string };
@@ -134,7 +145,7 @@ export async function openclawPackage(version: string): Promise<string> {
   const marker = path.join(dir, ".installed");
   if (fs.existsSync(marker)) return dir;
   await checkOpenclawVersion(version);
-  await step(`installing openclaw@${version} into ${path.relative(ROOT, dir)} (one time per version)`, async () => {
+  await step(`npm install openclaw@${version} into ${path.relative(ROOT, dir)} (one time per version)`, async () => {
     // Install beside the final place and rename at the end: a half-done install is never used.
     const final = dir;
     const staging = `${final}.partial-${process.pid}`;
@@ -174,7 +185,7 @@ export async function openclawPackage(version: string): Promise<string> {
 async function installAppDeps(dir: string): Promise<void> {
   if (!fs.existsSync(path.join(dir, "package.json")) || fs.existsSync(path.join(dir, "node_modules"))) return;
   try {
-    await run("npm", ["install", "--no-audit", "--no-fund", "--omit=dev"], { cwd: dir, timeout: 300_000 });
+    await step(`npm install in ${path.relative(ROOT, dir)} (from its lockfile)`, () => run("npm", ["install", "--no-audit", "--no-fund", "--omit=dev"], { cwd: dir, timeout: 300_000 }));
   } catch (err) {
     throw new Error(`npm install in ${path.relative(ROOT, dir)} failed:\n${String((err as { stderr?: string }).stderr ?? err).slice(-2000)}`);
   }
@@ -194,9 +205,11 @@ export async function ensureImages(openclawVersion: string): Promise<ImageSet> {
   const base = await ensureBaseImage();
   // The package is installed on this host only when its image has to be built (a fresh clone
   // with the image already in the engine needs neither npm nor the registry).
-  const pkg = await ensure("openclaw-pkg", sha(RECIPE(), base.tag, openclawVersion), async (tag) =>
-    dockerBuild(await openclawPackage(openclawVersion), tag, { BASE: base.tag }),
-  );
+  const pkg = await ensure("openclaw-pkg", sha(RECIPE(), base.tag, openclawVersion), async (tag) => {
+    const context = await openclawPackage(openclawVersion);
+    stepStatus(`sending ${path.relative(ROOT, context)} to the engine and building`);
+    await dockerBuild(context, tag, { BASE: base.tag });
+  });
   const small = (name: "openclaw" | "git-http" | "model" | "mcp" | "faultproxy", from: string) => {
     const dir = path.join(DOCKER_DIR, name);
     return ensure(name, sha(RECIPE(), from, hashDir(dir)), async (tag) => {

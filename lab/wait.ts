@@ -2,6 +2,7 @@
 // a description of what is awaited, and an AbortSignal that ends the wait at once (a
 // scenario that timed out, a fault being healed). Every wait in the lab goes through here;
 // a wait that ends with nothing observed throws: it is never a pass.
+import { step } from "./log.ts";
 
 export interface WaitOptions {
   timeoutMs: number;
@@ -11,6 +12,12 @@ export interface WaitOptions {
   signal?: AbortSignal;
   /** What was last seen, for the time-out message (default: the probe's last error). */
   lastState?: () => string;
+  /**
+   * Show the wait as a step of the lab's progress output (what it waits for and for how long),
+   * for waits that can take tens of seconds; one over within a second shows nothing.
+   * true: "waiting for <what>"; a string: that label.
+   */
+  progress?: boolean | string;
 }
 
 /** A probe throws this to end the wait at once (e.g. the container it waits on exited). */
@@ -39,6 +46,10 @@ export class WaitTimeout extends Error {
  * which ends the wait at once.
  */
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, opts: WaitOptions): Promise<T> {
+  if (opts.progress) {
+    const label = typeof opts.progress === "string" ? opts.progress : `waiting for ${what}`;
+    return step(label, () => waitFor(what, probe, { ...opts, progress: undefined }), { showAfterMs: 1_000 });
+  }
   const deadline = performance.now() + opts.timeoutMs;
   let lastErr: unknown;
   for (;;) {

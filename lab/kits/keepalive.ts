@@ -8,11 +8,14 @@
 // when no tick arrives for 60 s (tick every 30 s, timeout 2x).
 import { WS_OPCODE, type TapControl } from "../clients/tap.ts";
 import type { Fault } from "../faults/index.ts";
+import { step } from "../log.ts";
 import { sleep } from "../wait.ts";
 import { controlConn } from "./node-wire.ts";
 
 /** The gateway's keepalive ping interval per connection (see the header). */
 export const KEEPALIVE_MS = 25_000;
+/** The longest the gateway takes to drop a node that went silent: 3 ping intervals (see the header). */
+export const KEEPALIVE_NOTICE_MS = 3 * KEEPALIVE_MS;
 
 /**
  * When the gateway's next keepalive ping on the node's control connection will pass the tap
@@ -38,7 +41,9 @@ export async function injectBeforeKeepalive(fault: Fault, tap: TapControl, opts:
   await fault.prepare();
   const next = await nextKeepalivePing(tap, Date.now() + leadMs + 500);
   const waitedMs = Math.max(0, Math.round(next.at - leadMs - Date.now()));
-  await sleep(waitedMs, opts.signal);
+  await step(`waiting ${(waitedMs / 1000).toFixed(0)} s for the gateway's next keepalive ping, to inject ${fault.kind} ${fault.target} just before it`, () => sleep(waitedMs, opts.signal), {
+    showAfterMs: 1_000,
+  });
   const injectedAt = Date.now();
   await fault.inject();
   return { conn: next.conn, pingAt: Math.round(next.at), waitedMs, injectedAt };

@@ -5,6 +5,7 @@ import * as op from "../clients/operator.ts";
 import type { NodeEntry } from "../clients/operator.ts";
 import type { Lab } from "../topology/lab.ts";
 import { waitFor } from "../wait.ts";
+import { KEEPALIVE_NOTICE_MS } from "./keepalive.ts";
 import { installedBundles, type BundleDir } from "./inside-node.ts";
 
 /** The node.list entry of a node host by its lab alias (= its display name). */
@@ -15,8 +16,11 @@ export async function nodeByAlias(lab: Lab, alias: string): Promise<NodeEntry> {
   return n;
 }
 
-/** Poll node.list until the node's entry satisfies `ok` (default within 30 s); returns that entry. */
-export async function waitForNode(lab: Lab, alias: string, what: string, ok: (n: NodeEntry) => boolean, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<NodeEntry> {
+/**
+ * Poll node.list until the node's entry satisfies `ok` (default within 30 s); returns that entry.
+ * `progress` shows the wait on the lab's progress output (for waits of tens of seconds).
+ */
+export async function waitForNode(lab: Lab, alias: string, what: string, ok: (n: NodeEntry) => boolean, opts: { timeoutMs?: number; signal?: AbortSignal; progress?: boolean | string } = {}): Promise<NodeEntry> {
   let last: NodeEntry | undefined;
   return waitFor(
     `node ${alias}: ${what}`,
@@ -24,7 +28,7 @@ export async function waitForNode(lab: Lab, alias: string, what: string, ok: (n:
       last = await nodeByAlias(lab, alias);
       return ok(last) ? last : undefined;
     },
-    { timeoutMs: opts.timeoutMs ?? 30_000, intervalMs: 200, signal: opts.signal, lastState: () => `last node.list entry: ${JSON.stringify(summarizeNode(last))}` },
+    { timeoutMs: opts.timeoutMs ?? 30_000, intervalMs: 200, signal: opts.signal, lastState: () => `last node.list entry: ${JSON.stringify(summarizeNode(last))}`, progress: opts.progress },
   );
 }
 
@@ -38,6 +42,7 @@ export async function waitForWorkerHost(lab: Lab, alias: string, opts: { timeout
   return waitForNode(lab, alias, "connected, approved session host with all worker slots free", (n) => n.connected && n.approvalState === "approved" && n.sessionHost === true && slotsFree(n) && n.workerSlots!.total > 0, {
     timeoutMs: opts.timeoutMs ?? 60_000,
     signal: opts.signal,
+    progress: `waiting for ${alias} to offer its worker slots again (connected session host, all slots free)`,
   });
 }
 
@@ -54,10 +59,17 @@ export function summarizeNode(n: NodeEntry | undefined): unknown {
   return { name: n.displayName, nodeId: n.nodeId, approvalState: n.approvalState, paired: n.paired, connected: n.connected, sessionHost: n.sessionHost, workerSlots: n.workerSlots, workerBundle: n.workerBundle };
 }
 
-/** Poll node.list until the node is `connected` (true/false); returns ms waited and the entry. */
+/**
+ * Poll node.list until the node is `connected` (true/false); returns ms waited and the entry.
+ * A node that went silent (partition, paused, network cut) shows as disconnected only when the
+ * gateway's keepalive drops it, up to 75 s later (lab/kits/keepalive.ts).
+ */
 export async function waitConnected(lab: Lab, alias: string, connected: boolean, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<{ ms: number; node: NodeEntry }> {
   const t0 = performance.now();
-  const node = await waitForNode(lab, alias, connected ? "connected" : "disconnected", (n) => n.connected === connected, opts);
+  const progress = connected
+    ? `waiting for ${alias} to connect to the gateway again`
+    : `waiting for the gateway to notice ${alias} is gone (a silent node: at its keepalive, up to ${KEEPALIVE_NOTICE_MS / 1000} s)`;
+  const node = await waitForNode(lab, alias, connected ? "connected" : "disconnected", (n) => n.connected === connected, { ...opts, progress });
   return { ms: Math.round(performance.now() - t0), node };
 }
 

@@ -5,7 +5,7 @@ import path from "node:path";
 import { GatewayClient, GatewayError } from "../clients/gateway.ts";
 import { loadOrCreateDeviceIdentity } from "../clients/device-identity.ts";
 import * as op from "../clients/operator.ts";
-import { info } from "../log.ts";
+import { info, stepStatus } from "../log.ts";
 import { waitFor } from "../wait.ts";
 
 export interface OperatorHost {
@@ -59,11 +59,14 @@ export class LabOperator {
       timeoutMs,
     };
     try {
+      stepStatus("connecting");
       await client.connect(host.gatewayUrl, opts);
     } catch (err) {
       if (!(err instanceof GatewayError) || !err.isPairingRequired || !err.requestId) throw err;
+      stepStatus(`pairing required: 'openclaw devices approve ${err.requestId}' in the gateway`);
       const r = await host.gatewayCli(["devices", "approve", err.requestId]);
       if (r.exitCode !== 0) throw new Error(`'openclaw devices approve ${err.requestId}' in the gateway failed (exit ${r.exitCode}): ${r.stderr || r.stdout}`);
+      stepStatus("approved, connecting again");
       await client.connect(host.gatewayUrl, opts);
     }
   }
@@ -79,12 +82,20 @@ export class LabOperator {
 
   /**
    * Approve the named node hosts' device pairing and node pairing, then wait until each is
-   * approved, paired, connected and a session host with worker slots in node.list.
+   * approved, paired, connected and a session host with worker slots in node.list. Where each
+   * node is goes to the progress line of the step this runs in.
    */
   async approveNodes(names: string[], opts: { timeoutMs: number; pausedAfterMs?: number; host?: OperatorHost }): Promise<void> {
     const wanted = new Set(names);
     const deviceApprovedAt = new Map<string, number>();
     const restarted = new Set<string>();
+    const phase = new Map<string, string>(names.map((n) => [n, "waiting for its pairing request"]));
+    const showPhases = () => {
+      const ready = names.filter((n) => phase.get(n) === "ready");
+      const waiting = names.filter((n) => phase.get(n) !== "ready").map((n) => `${n} ${phase.get(n)}`);
+      stepStatus([...waiting, ...(ready.length ? [`ready: ${ready.join(", ")}`] : [])].join("; "));
+    };
+    showPhases();
     await waitFor(
       `node hosts ${names.join(", ")} approved and connected`,
       async () => {
@@ -93,22 +104,37 @@ export class LabOperator {
           if (p.displayName && wanted.has(p.displayName)) {
             await op.approveDevice(this.client, p.requestId);
             deviceApprovedAt.set(p.displayName, Date.now());
+            phase.set(p.displayName, "device approved, waiting for it to ask for node pairing");
           }
         }
         const pairing = await op.listNodePairing(this.client);
-        for (const p of pairing.pending) if (p.displayName && wanted.has(p.displayName)) await op.approveNode(this.client, p.requestId);
+        for (const p of pairing.pending) {
+          if (p.displayName && wanted.has(p.displayName)) {
+            await op.approveNode(this.client, p.requestId);
+            phase.set(p.displayName, "node pairing approved, waiting for it to connect");
+          }
+        }
         const nodes = await this.listNodes();
         // Ready = what a scenario can use: approved, paired, connected and offering session
         // hosting with its worker slots published (the inventory arrives just after approval).
         const ready = names.filter((n) => nodes.some((x) => x.displayName === n && isReadyNode(x)));
+        for (const n of names) {
+          const x = nodes.find((e) => e.displayName === n);
+          if (ready.includes(n)) phase.set(n, "ready");
+          else if (x?.connected && x.approvalState === "approved") phase.set(n, "connected, waiting for its worker slots");
+        }
+        showPhases();
         if (ready.length === names.length) return true;
         // A node host whose device was approved can stay "reconnect paused" (seen with
         // 2026.9.6); restarting it on the same state volume resumes it, as an admin would.
         for (const [name, at] of deviceApprovedAt) {
           if (!ready.includes(name) && !restarted.has(name) && Date.now() - at > (opts.pausedAfterMs ?? 1_500) && opts.host?.restartNode) {
             restarted.add(name);
+            phase.set(name, "paused after device approval: restarting it");
+            showPhases();
             info(`node ${name} still not connected ${((Date.now() - at) / 1000).toFixed(0)} s after device approval: restarting it`);
             await opts.host.restartNode(name);
+            phase.set(name, "restarted, waiting for it to ask for node pairing");
           }
         }
         return undefined;
