@@ -1,28 +1,87 @@
 import assert from "node:assert/strict";
-import { defineScenario } from "../lab/scenario.ts";
+import { isDeepStrictEqual } from "node:util";
+import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { faults } from "../lab/faults/index.ts";
 import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
+import type { GatewayClient } from "../lab/clients/gateway.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { approvalState, resolveApproval, waitApproval, type ApprovalRequested, type ApprovalState } from "../lab/kits/approvals.ts";
 import { EventLog } from "../lab/kits/events.ts";
 import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
 import { sendTurn, toolResults, type ToolResult } from "../lab/kits/turns.ts";
+import { TOOL_POLICY_FILE, toolPolicyBytes } from "../lab/members/gateway.ts";
+import type { Lab } from "../lab/topology/lab.ts";
 import { WaitTimeout, sleep, waitFor } from "../lab/wait.ts";
 
-// A gated south__write_file call is parked; the gateway container is SIGKILLed and started
-// again (same container, same state volume). Reference: the parked approval survives and is
-// still the same approval, or, if it cannot, it is refused and the call never executes.
-// OpenClaw resumes interrupted turns after a restart with a system message; the scripted
-// model answers that message by issuing the same call again, so the scenario also sees
-// whether work resumed after the restart can run the call without a fresh approval.
+// Points 3 and 5 of the multi-MCP reference (scenarios/mcp-policy.ts has 1, 2 and 4), on the
+// same host tool policy file (spec `gateway.toolPolicy`: OpenClaw's `tools` policy in
+// /etc/fleetlab/policy/tool-policy.json, included by the gateway config; it lives on the gateway
+// container's filesystem, so it is what the gateway reads when it starts again).
+// A gated south__write_file call is parked (the lab's approval plugin). Then:
+//  3. R-mcp-approval-restart-fail-closed (pass on 2026.9.6): "the runtime SIGKILLed while an
+//     approval is parked and started again under a changed policy: answering that approval is refused, the
+//     approval is still there under the same id, and nothing ran". The policy file is edited
+//     while the call is parked (a change that does not touch south__write_file: north's echo
+//     denied), the gateway container is SIGKILLed and started again (same container, same state
+//     volume) and comes up with the changed policy (config.get shows it); the operator then
+//     answers allow-once. OpenClaw keeps plugin approvals in its state database
+//     (operator_approvals) and, at start, closes every pending one left by an earlier process
+//     (dist/operator-approval-store-*.mjs closeOrphanedOperatorApprovals: status "cancelled",
+//     terminal_reason "gateway-restart"): the refusal comes from the restart, whatever the
+//     policy. "Identity changed" has no equivalent beyond this restart: OpenClaw binds no
+//     approval to a policy digest (operator_approvals rows carry no policy or config hash), nor
+//     to an MCP server's identity: it never reads an MCP server's serverInfo (no call of the
+//     SDK's Client.getServerVersion() anywhere in dist/; the bundle-mcp runtime keys servers by
+//     their configured name), so restarting north or south with another serverInfo under a
+//     parked call is not something OpenClaw can notice.
+//  5. R-mcp-approval-restart (differs from reference on 2026.9.6): "approvals are durable:
+//     started again with the original policy in its proper place, the same parked approval (same id) is still pending and listed, one
+//     allow-once runs the call exactly once, and the turn completes with the server's result".
+//     The original policy bytes are written back, the gateway is SIGKILLed and started again,
+//     and the same approval is looked up (approval.get, plugin.approval.list) and answered.
+// OpenClaw also resumes interrupted turns after a restart with a system message; the scripted
+// model answers that message by issuing the same call again, so the scenario also sees whether
+// work resumed after the restart can run the call without a fresh approval
+// (R-mcp-approval-restart-resumed, pass: it asks again or is refused; seen both, depending on
+// whether the recovery turn starts before an approval client is back).
+//
+// Registered findings: what OpenClaw was seen to do short of this scenario's expectations
+// (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
+// folder that showed it.
+const findings: FindingRecord[] = [
+  {
+    // Fail-closed, not durable: the restart closed the pending approval for good
+    // (cancelled, gateway-restart); it is no longer listed, allow-once is refused, nothing runs.
+    id: "R-mcp-approval-restart",
+    expectation: "approvals are durable: started again with the original policy, the same parked approval (same id) is still pending and listed, one allow-once runs the call exactly once, and the turn completes with the server's result",
+    signature: {
+      startedWithOriginalPolicy: true,
+      approval: { status: "cancelled", reason: "gateway-restart" },
+      listedPending: false,
+      answer: "INVALID_REQUEST: unknown or expired approval id",
+      serverCalls: 0,
+      executed: 0,
+      resultOfParkedCall: null,
+    },
+    versions: ["2026.9.6"],
+    kind: "differs-from-reference",
+    evidence: ".lab/runs/20261130-062156-c41e/scenarios/mcp-approval-restart",
+  },
+];
+
 const ARGS = '{"path":"restart.txt","content":"x"}';
+/** The original host policy: the gated tool explicitly allowed (it still asks: the plugin gates it). */
+const POLICY = { alsoAllow: ["south__write_file"] };
+/** Changed while the call is parked: something else is denied; the parked tool's own entry stays. */
+const CHANGED_POLICY = { alsoAllow: ["south__write_file"], deny: ["north__example_echo"] };
 
 export default defineScenario({
   name: "mcp-approval-restart",
-  proves: "a parked MCP approval across a hard gateway restart is either the same approval afterwards or refused with the call never executed; resumed work needs a fresh approval",
+  proves: "a parked MCP approval across a hard gateway restart under a changed policy is refused and never executed (fail-closed); against the reference's durable approvals (the same approval pending after a restart with the original policy, then run once); resumed work needs a fresh approval",
   topology: "own",
-  spec: { nodes: { count: 0 }, git: { enabled: false } },
-  timeoutMs: 240_000,
+  spec: { nodes: { count: 0 }, git: { enabled: false }, gateway: { toolPolicy: POLICY } },
+  findings,
+  timeoutMs: 360_000,
   async run({ lab, log, file, check, signal }) {
     const south = lab.mcp("south");
     await lab.model.setScript([
@@ -34,40 +93,47 @@ export default defineScenario({
     ]);
     const before = new EventLog(lab.operator.client);
     let after: EventLog | undefined;
-    /** When the lab's operator was reconnected after the restart (its frames from then on are kept apart). */
+    /** When the lab's operator was reconnected after the first restart (its frames from then on are kept apart). */
     let reconnectedAt: number | undefined;
     const extra: Record<string, unknown> = {};
     try {
       const turn = await sendTurn(lab.operator.client, `fleetlab-call south__write_file ${ARGS}`);
-      const parked = await waitApproval(before, turn.runId, { signal });
-      log(`parked ${parked.id}; SIGKILL the gateway`);
+      // The first turn of a fresh gateway connects the MCP servers first: give it time.
+      const parked = await waitApproval(before, turn.runId, { timeoutMs: 90_000, signal });
+      log(`parked ${parked.id}; the policy file is changed, then the gateway SIGKILLed`);
+      await writePolicy(lab, CHANGED_POLICY);
 
-      const kill = faults.kill(lab, lab.spec.gateway.alias);
-      extra.kill = await kill.inject();
-      extra.start = await kill.heal();
-      // The lab's operator socket died with the gateway: reconnect it (same client and approved
-      // identity, so plugin approvals are routed to it). Its events from here on are `after`'s.
+      // --- 3. restart under the changed policy ----------------------------------------------
+      const first = await killAndStart(lab, "first restart (changed policy)", extra, signal);
       before.stop();
-      reconnectedAt = Date.now();
-      const { readyMs } = await lab.reconnectOperator({ timeoutMs: 90_000, signal });
+      reconnectedAt = first.reconnectedAt;
       const op2 = lab.operator.client;
       const afterLog = (after = new EventLog(op2));
-      log(`gateway ready ${readyMs} ms after start; operator reconnected`);
-
-      const state: ApprovalState = await approvalState(op2, parked.id);
-      log(`approval.get ${parked.id}: ${JSON.stringify(state)}`);
-      let survived: Record<string, unknown> | undefined;
-      if (state.status === "pending") {
-        // Still the same approval: allowing it must run the call exactly once.
-        const r = await resolveApproval(op2, parked.id, "allow-once");
-        await waitRun(op2, turn.runId, 30_000);
-        survived = { resolved: r.ok, executions: (await south.effects()).length };
-      }
+      log(`gateway ready ${first.readyMs} ms after start; operator reconnected`);
+      const underChanged = await lookUp(op2, parked.id);
+      const startedWithChangedPolicy = isDeepStrictEqual(underChanged.tools?.deny, CHANGED_POLICY.deny);
+      const answer3 = await resolveApproval(op2, parked.id, "allow-once");
+      await sleep(500, signal);
+      const fail = {
+        startedWithChangedPolicy,
+        approval: { sameId: underChanged.state?.id === parked.id, status: underChanged.state?.status ?? null, reason: underChanged.state?.reason ?? null },
+        listedPending: underChanged.listed,
+        answer: describeAnswer(answer3),
+        serverSawCall: toolCallsIn(await south.requests()).length > 0,
+        executed: (await south.effects()).length > 0,
+      };
+      log(`after the first restart: ${JSON.stringify(fail)}`);
+      check({
+        id: "R-mcp-approval-restart-fail-closed",
+        expectation: "the gateway SIGKILLed while an approval is parked and started again under a changed policy: answering that approval is refused, the approval is still there under the same id, and nothing ran",
+        holds: fail.startedWithChangedPolicy && !answer3.ok && fail.approval.sameId && !fail.serverSawCall && !fail.executed,
+        observed: fail,
+      });
 
       // Resumed work: OpenClaw's recovery turn re-issues the call (scripted). It must not run
       // without a fresh approval: either a new approval is asked (denied here) or it is refused.
       const original = parked.request?.toolCallId;
-      // Neither within 60 s: the checks below judge what was (not) seen.
+      // Neither within 60 s: the check below judges what was (not) seen.
       const seen = await waitFor(
         "a new approval request or a result of the resumed call",
         async () => {
@@ -100,34 +166,101 @@ export default defineScenario({
         newApprovalRequested: next !== undefined,
         ...decision,
         resumedCallResult: resumedResult ? { isError: resumedResult.isError, text: resumedResult.text } : null,
-        serverSawCall: serverCalls > (survived ? 1 : 0),
+        serverSawCall: serverCalls > 0,
       };
-      const originalRun = (await waitRun(op2, turn.runId, 1_000)).status;
-      log(`resumed: ${JSON.stringify(resumed)}; south tools/call ${serverCalls}, effects ${effects}; original run now: ${originalRun}`);
-      extra.observations = { turn, parkedId: parked.id, stateAfterRestart: state, survived, resumed, serverCalls, effects, originalRun, readyMs };
-      extra.history = await chatHistory(op2, turn.sessionKey);
-
-      const refused = ["cancelled", "denied", "expired"].includes(state.status);
-      check({
-        id: "R-mcp-approval-restart",
-        expectation: "a parked approval survives a hard restart of the gateway and is still the same approval; or, if it cannot, it is refused and never executed",
-        holds: survived ? survived.resolved === true && survived.executions === 1 : refused && serverCalls === 0 && effects === 0,
-        observed: survived ? { approvalStatus: "pending", ...survived } : { approvalStatus: state.status, reason: state.reason ?? null, serverSawCall: serverCalls > 0 },
-      });
+      log(`resumed: ${JSON.stringify(resumed)}; south tools/call ${serverCalls}, effects ${effects}`);
       check({
         id: "R-mcp-approval-restart-resumed",
         expectation: "work resumed after the restart cannot run the parked call without a fresh operator approval",
-        holds: resumed.reissuedCall && !resumed.serverSawCall && effects === (survived ? 1 : 0) && (!next || (decision.sameId === false && decision.serverCallsBeforeDecision === 0)),
+        holds: resumed.reissuedCall && !resumed.serverSawCall && effects === 0 && (!next || (decision.sameId === false && decision.serverCallsBeforeDecision === 0)),
         observed: resumed,
       });
-      assert.ok(op2.connected, "the operator connection after the restart closed");
+
+      // --- 5. started again with the original policy: is it the same approval, still pending? ---
+      await writePolicy(lab, POLICY);
+      after.stop();
+      const second = await killAndStart(lab, "second restart (original policy)", extra, signal);
+      const op3 = lab.operator.client;
+      const third = (after = new EventLog(op3));
+      const underOriginal = await lookUp(op3, parked.id);
+      const southBefore = await south.lastSeq();
+      const answer5 = await resolveApproval(op3, parked.id, "allow-once");
+      const originalRun = answer5.ok ? await waitRun(op3, turn.runId, 30_000) : await waitRun(op3, turn.runId, 1_000);
+      await sleep(500, signal);
+      const calls5 = toolCallsIn(await south.requests({ since: southBefore }));
+      const result5 = toolResults(await chatHistory(op3, turn.sessionKey)).find((r) => r.toolCallId === original && !r.isError);
+      const durable = {
+        startedWithOriginalPolicy: isDeepStrictEqual(underOriginal.tools?.alsoAllow, POLICY.alsoAllow) && underOriginal.tools?.deny === undefined,
+        approval: { status: underOriginal.state?.status ?? null, reason: underOriginal.state?.reason ?? null },
+        listedPending: underOriginal.listed,
+        answer: describeAnswer(answer5),
+        serverCalls: calls5.length,
+        executed: (await south.effects()).length,
+        resultOfParkedCall: result5?.text ?? null,
+      };
+      log(`after the second restart (${second.readyMs} ms to ready): ${JSON.stringify(durable)}; original run: ${originalRun.status}; approval events since: ${third.approvals().length}`);
+      extra.observations = { turn, parkedId: parked.id, first: { ...fail, lookUp: underChanged, answer: answer3 }, resumed, serverCalls, effects, second: { ...durable, lookUp: underOriginal, answer: answer5, originalRun } };
+      extra.history = await chatHistory(op3, turn.sessionKey);
+      check({
+        id: "R-mcp-approval-restart",
+        expectation: "approvals are durable: started again with the original policy, the same parked approval (same id) is still pending and listed, one allow-once runs the call exactly once, and the turn completes with the server's result",
+        holds:
+          durable.startedWithOriginalPolicy &&
+          durable.approval.status === "pending" &&
+          durable.listedPending &&
+          answer5.ok &&
+          durable.serverCalls === 1 &&
+          durable.executed === 1 &&
+          durable.resultOfParkedCall === "south wrote 1 bytes to restart.txt" &&
+          originalRun.status === "ok",
+        observed: durable,
+        kind: "differs-from-reference",
+      });
+      assert.ok(op3.connected, "the operator connection after the restarts closed");
     } finally {
       before.stop();
       after?.stop();
-      // Approval events before and after the restart, in one file each.
+      // Approval events before the first restart, and everything after it, in one file each.
       writeJson(file("approval-events-before-restart.json"), before.approvals());
       await saveMcpEvidence(lab, file, after ?? before, extra);
       if (reconnectedAt !== undefined) lab.operator.client.saveTranscript(file("operator-after-restart.jsonl"), { since: reconnectedAt });
     }
   },
 });
+
+/** Replaces the host tool policy file (root-owned, outside the gateway's state) atomically. */
+async function writePolicy(lab: Lab, policy: Record<string, unknown>): Promise<void> {
+  const b64 = Buffer.from(toolPolicyBytes(policy)).toString("base64");
+  const tmp = `${TOOL_POLICY_FILE}.fleetlab-edit`;
+  const r = await lab.exec(lab.gateway.alias, ["sh", "-c", `printf '%s' '${b64}' | base64 -d > '${tmp}' && mv '${tmp}' '${TOOL_POLICY_FILE}'`], { user: "root" });
+  assert.equal(r.exitCode, 0, `writing ${TOOL_POLICY_FILE} failed: ${r.stderr}`);
+}
+
+/** SIGKILLs the gateway container, starts it again (same container, same state volume) and reconnects the lab's operator. */
+async function killAndStart(lab: Lab, label: string, extra: Record<string, unknown>, signal: AbortSignal): Promise<{ readyMs: number; reconnectedAt: number }> {
+  const kill = faults.kill(lab, lab.spec.gateway.alias);
+  const injected = await kill.inject();
+  const started = await kill.heal();
+  extra[label] = { kill: injected, start: started };
+  const reconnectedAt = Date.now();
+  const { readyMs } = await lab.reconnectOperator({ timeoutMs: 90_000, signal });
+  return { readyMs, reconnectedAt };
+}
+
+/** What the gateway says about the approval now: its record, whether it is listed as pending, and the tool policy it runs with. */
+async function lookUp(client: GatewayClient, id: string): Promise<{ state: ApprovalState | null; stateError?: string; listed: boolean; listRaw: unknown; tools?: { alsoAllow?: unknown; deny?: unknown } }> {
+  let state: ApprovalState | null = null;
+  let stateError: string | undefined;
+  try {
+    state = await approvalState(client, id);
+  } catch (err) {
+    stateError = (err as Error).message;
+  }
+  const listRaw = await client.request("plugin.approval.list", {}).catch((e: Error) => ({ error: e.message }));
+  const config = (await client.request("config.get", {}).catch(() => undefined)) as { config?: { tools?: { alsoAllow?: unknown; deny?: unknown } } } | undefined;
+  return { state, stateError, listed: JSON.stringify(listRaw).includes(JSON.stringify(id)), listRaw, tools: config?.config?.tools };
+}
+
+function describeAnswer(r: Awaited<ReturnType<typeof resolveApproval>>): string {
+  return r.ok ? "applied" : `${r.code}${r.detailsCode ? `/${r.detailsCode}` : ""}: ${r.message}`;
+}

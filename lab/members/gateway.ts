@@ -17,6 +17,17 @@ export const MODEL_ID = "scripted";
 export const APPROVAL_PLUGIN = "fleetlab-approval-gate";
 /** Where the approval plugin is copied inside the gateway container. */
 export const APPROVAL_PLUGIN_DIR = `/etc/fleetlab/plugins/${APPROVAL_PLUGIN}`;
+/**
+ * The host tool policy file (spec `gateway.toolPolicy`): root-owned, outside the gateway's state
+ * (/home/lab/.openclaw, where its config lives) and the agent's workspace, admitted by
+ * OPENCLAW_INCLUDE_ROOTS (OpenClaw refuses `$include` paths outside the config directory
+ * otherwise; docs/gateway/config-secrets-env.md).
+ */
+export const TOOL_POLICY_DIR = "/etc/fleetlab/policy";
+export const TOOL_POLICY_FILE = `${TOOL_POLICY_DIR}/tool-policy.json`;
+/** The gateway's config file and the agent's workspace inside its container (docker/openclaw). */
+export const GATEWAY_CONFIG_PATH = "/home/lab/.openclaw/openclaw.json";
+export const AGENT_WORKSPACE = "/home/lab/workspace";
 
 const READY_PATH = "/readyz";
 export const READY_TIMEOUT_MS = 90_000;
@@ -28,12 +39,22 @@ export class GatewayContainer extends OpenclawContainer {
     this.withEnvironment({ FLEETLAB_ROLE: "gateway", GATEWAY_PORT: String(spec.gateway.port), OPENCLAW_GATEWAY_TOKEN: spec.gateway.token })
       .withCopyDirectoriesToContainer([{ source: path.join(FIXTURES, "plugins", APPROVAL_PLUGIN), target: APPROVAL_PLUGIN_DIR }])
       .withWaitStrategy(this.httpReady(spec.gateway.port, READY_PATH).withStartupTimeout(READY_TIMEOUT_MS));
+    if (spec.gateway.toolPolicy) {
+      this.withEnvironment({ OPENCLAW_INCLUDE_ROOTS: TOOL_POLICY_DIR }).withCopyContentToContainer([
+        { content: toolPolicyBytes(spec.gateway.toolPolicy), target: TOOL_POLICY_FILE, mode: 0o644 },
+      ]);
+    }
   }
 }
 
 /** /readyz of a gateway already running (after a restart), the same wait its start used. */
 export function gatewayReadiness(network: string, spec: TopologySpec): HttpOnLabNetwork {
   return new HttpOnLabNetwork({ network, port: spec.gateway.port, path: READY_PATH, what: `${spec.gateway.alias} ${READY_PATH}` });
+}
+
+/** The bytes of a tool policy file as the lab writes them (the gateway reads JSON5, so JSON is fine). */
+export function toolPolicyBytes(policy: Record<string, unknown>): string {
+  return `${JSON.stringify(policy)}\n`;
 }
 
 /** WebSocket URL of the gateway as the host reaches it (container IP on the internal network). */
@@ -71,9 +92,16 @@ export function gatewayConfig(spec: TopologySpec, labSubnet?: string): Record<st
         },
       },
     },
-    agents: { defaults: { workspace: "/home/lab/workspace", model: { primary: `${MODEL_PROVIDER}/${MODEL_ID}` } } },
-    ...mcpConfig(spec),
+    agents: { defaults: { workspace: AGENT_WORKSPACE, model: { primary: `${MODEL_PROVIDER}/${MODEL_ID}` } } },
+    ...withToolPolicy(spec, mcpConfig(spec)),
   };
+}
+
+/** With spec `gateway.toolPolicy`: the `tools` section comes from the policy file, the lab's own tools keys beside it. */
+function withToolPolicy(spec: TopologySpec, config: Record<string, unknown>): Record<string, unknown> {
+  if (!spec.gateway.toolPolicy) return config;
+  // Sibling keys are merged over the included file (docs/gateway/config-secrets-env.md).
+  return { ...config, tools: { $include: TOOL_POLICY_FILE, ...(config.tools as Record<string, unknown> | undefined) } };
 }
 
 /** MCP servers in their own containers, offered to the model directly, and the approval gate. */

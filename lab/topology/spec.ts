@@ -17,6 +17,16 @@ export const TopologySpec = z
         alias: name.default("gateway"),
         port: z.number().int().min(1024).max(65535).default(18789),
         token: z.string().min(16, "must be at least 16 characters").default("fleetlab-gateway-token-0001"),
+        /**
+         * OpenClaw's tool policy (the `tools` section: `allow`, `alsoAllow`, `deny`, ...) kept in
+         * a file of its own, the host tool policy: written to TOOL_POLICY_FILE
+         * (lab/members/gateway.ts), a root-owned directory outside the gateway's state and the
+         * agent's workspace that the gateway admits as an include root (OPENCLAW_INCLUDE_ROOTS),
+         * and included by the config as `tools.$include`. It stays on the container's filesystem
+         * across restarts, so a scenario can edit it while the gateway runs or before it starts
+         * again. Unset (the default): no policy file.
+         */
+        toolPolicy: z.record(z.string(), z.unknown()).optional(),
       })
       .strict()
       .default({ alias: "gateway", port: 18789, token: "fleetlab-gateway-token-0001" }),
