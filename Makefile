@@ -6,7 +6,7 @@ export NODES OPENCLAW_VERSION SEED TOPOLOGY
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 
-.PHONY: lab test unit scenarios bench prune images engine deps typecheck clean help
+.PHONY: lab test unit scenarios bench prune images engine chromium deps typecheck clean help
 
 help:
 	@echo "make lab      run the scenarios on the standard topology (SCENARIOS=..., NODES=..., OPENCLAW_VERSION=..., SEED=..., REPLAY=run.json)"
@@ -26,17 +26,22 @@ deps: node_modules/.fleetlab-deps
 engine:
 	@bash lab/engine.sh
 
+# Headless Chromium for the report check at the end of the scenario suite (Debian's package,
+# installed as root on Debian when missing).
+chromium:
+	@bash lab/chromium.sh
+
 lab: deps engine
 	npm run --silent fleetlab -- run $(if $(REPLAY),--replay $(REPLAY)) $(SCENARIOS)
 
-test: deps engine
+test: deps engine chromium
 	npm run --silent typecheck
 	npm test
 
 unit: deps
 	npm run --silent test:unit
 
-scenarios: deps engine
+scenarios: deps engine chromium
 	npm run --silent test:docker
 
 bench: deps engine

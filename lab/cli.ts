@@ -6,6 +6,8 @@ import { leftovers, prune, pruneDeadRuns } from "./cleanup.ts";
 import { requireEngine } from "./docker.ts";
 import { Run, readRunRecord } from "./evidence/run.ts";
 import { findRun, verdictTable } from "./evidence/report.ts";
+import { junitXml } from "./evidence/junit.ts";
+import { writeReportHtml } from "./evidence/report-html.ts";
 import { ensureImages } from "./images.ts";
 import { findingsTable } from "./findings/findings.ts";
 import { LabError, info } from "./log.ts";
@@ -23,7 +25,8 @@ const USAGE = `usage: fleetlab <command> [options]
   up                  bring up the standard topology and keep it until Ctrl-C
   down RUN_ID         remove one run's containers, network and volumes
   prune [--all]       remove what dead runs left (--all: every lab resource, live runs too)
-  report [RUN_ID]     print the verdict table of a run (default: the newest)
+  report [RUN_ID]     print the verdict table of a run (default: the newest) and write its
+                      report.html and junit.xml again
   list                list the scenarios and what each proves
   images              build (or find cached) every image and print their tags
 
@@ -93,7 +96,11 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
     }
     case "report": {
       const { dir, record } = findRun(rest[0]);
+      // Written again from the run folder: junit.xml, and report.html with the evidence as it is now.
+      fs.writeFileSync(path.join(dir, "junit.xml"), junitXml(record));
+      const page = writeReportHtml(dir, record);
       process.stdout.write(`run ${record.id}  seed=${record.seed}\n\n${verdictTable(record.scenarios)}\n\nevidence: ${dir}\n`);
+      process.stdout.write(`report:   ${page.file} (${(page.bytes / 2 ** 20).toFixed(1)} MiB, ${page.frames.embedded} of ${page.frames.total} frames, built in ${page.ms} ms)\njunit:    ${path.join(dir, "junit.xml")}\n`);
       const missing = (record.plan ?? []).filter((n) => !record.scenarios.some((r) => r.name === n));
       if (missing.length) process.stdout.write(`never ran (the run was cut): ${missing.join(", ")}\n`);
       return missing.length ? 3 : exitCodeOf(record.scenarios.map((r) => r.verdict));

@@ -1,8 +1,11 @@
 // The scenario suite under vitest: one test per scenario, run and judged by the same runner
-// and the same verdict rule as `make lab` (so verdicts, evidence and clean-up are identical).
+// and the same verdict rule as `make lab` (so verdicts, evidence and clean-up are identical);
+// then the run's report.html opened in headless Chromium and read back.
 import { afterAll, describe, expect, it } from "vitest";
 import { Run } from "../lab/evidence/run.ts";
-import { LabPool, endRun, runOrder, runScenario, startRun } from "../lab/runner.ts";
+import { LabPool, endRun, runOrder, runScenario, startRun, writeRunReports } from "../lab/runner.ts";
+import { lookAtReport } from "../lab/evidence/report-check.ts";
+import { info } from "../lab/log.ts";
 import { topologyFromEnv } from "../lab/topology/spec.ts";
 import { accepted } from "../lab/verdict.ts";
 import { loadScenarios } from "./index.ts";
@@ -29,4 +32,14 @@ describe(`scenarios (evidence: ${run.dir})`, () => {
       expect(accepted(r.verdict), `${r.verdict}: ${r.detail ?? ""}\nevidence: ${run.dir}/${r.evidence}`).toBe(true);
     });
   }
+
+  // Last: this run's report.html as a person sees it, in headless Chromium (lab/chromium.sh).
+  it("report.html shows the recorded verdicts, a fault and frames on the timeline (headless Chromium)", { timeout: 300_000 }, async () => {
+    await pool.close(); // every lab down: its transcripts and container events are in the run folder
+    const page = writeRunReports(run);
+    expect(page, "report.html was written").toBeDefined();
+    const look = await lookAtReport(page!.file, run.record);
+    info(`report: ${page!.file} (${(page!.bytes / 2 ** 20).toFixed(1)} MiB, built in ${page!.ms} ms); verdicts read back: ${Object.keys(look.reading.verdicts).length}; items drawn: ${JSON.stringify(look.reading.items)}`);
+    info(`screenshots: ${look.screenshots.join(", ")}`);
+  });
 });

@@ -9,6 +9,7 @@ import { ensureImages, type ImageSet } from "../images.ts";
 import { info, step } from "../log.ts";
 import { STATE } from "../paths.ts";
 import { saveContainerLogs } from "../evidence/logs.ts";
+import { ContainerEvents } from "../evidence/containers.ts";
 import type { LabRow, Run } from "../evidence/run.ts";
 import { labLabels, type LabContext, type Member, type MemberContainer } from "../members/member.ts";
 import { GatewayContainer, gatewayReadiness, gatewayReadyUrl, gatewayUrl } from "../members/gateway.ts";
@@ -45,6 +46,8 @@ export class Lab {
   readonly teardown = new TeardownStack();
   #down = false;
   #unregister: () => void = () => {};
+  /** The engine's events for this lab's containers, into containers.jsonl (from bring-up to down()). */
+  #containerEvents: ContainerEvents | undefined;
 
   private constructor(
     readonly id: string,
@@ -105,6 +108,11 @@ export class Lab {
     this.#time("images", t0);
     const tReady = performance.now();
 
+    // Follow the engine's events for this lab's containers before the first one is created.
+    this.#containerEvents = await ContainerEvents.follow(this.id, path.join(this.dir, "containers.jsonl")).catch((e: Error) => {
+      info(`container events of lab ${this.id} are not recorded: ${e.message}`);
+      return undefined;
+    });
     const d = docker();
     const net = await d.createNetwork({
       Name: `fleetlab-${this.id}`,
@@ -275,10 +283,13 @@ export class Lab {
       );
       // Graceful stop of OpenClaw is slow (seconds) and gains nothing at teardown: remove at once.
       await Promise.all(mine.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+      // containers.jsonl ends with their removal.
+      await this.#containerEvents?.stop({ destroyed: all.map((c) => c.Id) });
       for (const n of await d.listNetworks({ filters: { label: [`fleetlab.lab=${this.id}`] } })) await d.getNetwork(n.Id).remove().catch(() => {});
       const vols = (await d.listVolumes({ filters: { label: [`fleetlab.lab=${this.id}`] } })).Volumes ?? [];
       await Promise.all(vols.map((v) => d.getVolume(v.Name).remove().catch(() => {})));
     } finally {
+      await this.#containerEvents?.stop();
       this.#time("down", t0);
       this.#record();
       this.#unregister();
