@@ -156,7 +156,7 @@ export class Lab {
     );
 
     if (spec.nodes.count > 0) {
-      await step(`${spec.nodes.count} node host(s) paired (${spec.nodes.devicePairing === "subnet" ? "device pairing auto-approved for the lab subnet" : "device and node pairing approved by the operator"}) and connected`, () =>
+      await step(`pairing ${nodeAliases(spec).join(", ")} (${spec.nodes.devicePairing === "subnet" ? "device pairing auto-approved for the lab subnet" : "device and node pairing approved by the operator"})`, () =>
         this.operator.approveNodes(nodeAliases(spec), { timeoutMs: 120_000, host: this.#operatorHost() }),
       );
     }
@@ -207,7 +207,9 @@ export class Lab {
     if (this.operator.client.connected) return { readyMs: 0, connectMs: 0 };
     await this.operator.client.close().catch(() => {});
     const gw = await this.refresh(this.spec.gateway.alias);
-    const readyMs = await gatewayReadiness(this.network.name, this.spec).waitOn(docker().getContainer(gw.id), { timeoutMs, signal: opts.signal });
+    const readyMs = await step("waiting for the restarted gateway's /readyz, to reconnect the operator", () =>
+      gatewayReadiness(this.network.name, this.spec).waitOn(docker().getContainer(gw.id), { timeoutMs, signal: opts.signal }),
+    );
     opts.signal?.throwIfAborted();
     const t0 = performance.now();
     await this.operator.reconnect({ gatewayUrl: this.gatewayUrl }, { timeoutMs });
