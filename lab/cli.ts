@@ -63,7 +63,9 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       const shortfalls = findingsTable(checks.filter((c) => c.kind === "shortfall"), "findings (what OpenClaw did short of the expectation):");
       const differs = findingsTable(checks.filter((c) => c.kind === "differs-from-reference"), "differs from reference:");
       for (const t of [shortfalls, differs]) if (t) process.stdout.write(`\n${t}\n`);
-      process.stdout.write(`\nevidence: ${path.relative(process.cwd(), run.dir) || run.dir}\n`);
+      const shown = path.relative(process.cwd(), run.dir) || run.dir;
+      process.stdout.write(`\nevidence: ${shown}\n`);
+      for (const [label, f] of [["report:", "report.html"], ["junit:", "junit.xml"]]) if (fs.existsSync(path.join(run.dir, f!))) process.stdout.write(`${label!.padEnd(9)} ${path.join(shown, f!)}\n`);
       const code = exitCodeOf(results.map((r) => r.verdict));
       if (code !== 0) process.stdout.write(`reproduce with: make lab SEED=${run.record.seed} SCENARIOS="${results.filter((r) => r.verdict !== "pass").map((r) => r.name).join(" ")}"\n`);
       return code;
