@@ -52,8 +52,8 @@ export abstract class ContainerFault extends Fault {
   protected override defaultTimeoutMs(): number {
     return 30_000;
   }
-  /** Start the container again unless it runs; a removed container counts as healed. */
-  protected async startAgain(): Promise<Detail> {
+  /** Heal: start the container again unless it runs; a removed container counts as healed. */
+  protected async doHeal(): Promise<Detail> {
     try {
       const st = await this.st();
       if (st.Running) return { alreadyRunning: true };
@@ -64,7 +64,8 @@ export abstract class ContainerFault extends Fault {
       throw err;
     }
   }
-  protected async running(): Promise<Detail | undefined> {
+  /** Healed: running (not paused), at its address on the lab network now. */
+  protected async isHealed(): Promise<Detail | undefined> {
     try {
       const st = await this.st();
       if (!st.Running || st.Paused) return undefined;

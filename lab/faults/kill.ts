@@ -18,12 +18,6 @@ export class KillFault extends ContainerFault {
     const st = await this.st();
     return st.Running ? undefined : { exitCode: st.ExitCode };
   }
-  protected doHeal(): Promise<Detail> {
-    return this.startAgain();
-  }
-  protected isHealed(): Promise<Detail | undefined> {
-    return this.running();
-  }
 }
 
 export const kill = defineFault({

@@ -20,12 +20,6 @@ export class RestartFault extends ContainerFault {
     if (!st.Running || st.StartedAt === this.#before) return undefined;
     return { pid: st.Pid, ...(await refreshIp(this.lab, this.alias)) };
   }
-  protected async doHeal(): Promise<Detail> {
-    return this.startAgain();
-  }
-  protected isHealed(): Promise<Detail | undefined> {
-    return this.running();
-  }
 }
 
 export const restart = defineFault({

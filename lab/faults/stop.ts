@@ -20,12 +20,6 @@ export class StopFault extends ContainerFault {
     // Exit code 137 after a stop means the grace period ran out and the engine killed it.
     return st.Running ? undefined : { exitCode: st.ExitCode, graceful: st.ExitCode !== 137 };
   }
-  protected doHeal(): Promise<Detail> {
-    return this.startAgain();
-  }
-  protected isHealed(): Promise<Detail | undefined> {
-    return this.running();
-  }
 }
 
 export const stop = defineFault({
