@@ -2,7 +2,7 @@
 // under the same aliases (its address may change: lab.member(alias).ip follows).
 import type Docker from "dockerode";
 import { docker } from "../docker.ts";
-import { refreshIp } from "./container.ts";
+import { gone, refreshIp } from "./container.ts";
 import { Fault, type Detail, type FaultLab, type FaultOptions } from "./fault.ts";
 import { anywhere, defineFault } from "./kind.ts";
 
@@ -47,7 +47,7 @@ export class DisconnectFault extends Fault {
         .getNetwork(this.lab.network.id)
         .connect({ Container: this.#id, EndpointConfig: { Aliases: this.#aliases } });
     } catch (err) {
-      if ((err as { statusCode?: number }).statusCode === 404) return { gone: true };
+      if (gone(err)) return { gone: true };
       throw err;
     }
     return {};
@@ -57,7 +57,7 @@ export class DisconnectFault extends Fault {
     try {
       ep = await this.#endpoint();
     } catch (err) {
-      if ((err as { statusCode?: number }).statusCode === 404) return { gone: true };
+      if (gone(err)) return { gone: true };
       throw err;
     }
     // A stopped container is connected but has no address until it starts.
