@@ -95,17 +95,12 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   }
 
   const log = fs.createWriteStream(path.join(dir, "scenario.log"));
-  const life = new AbortController();
-  const ctx: ScenarioContext = {
+  // The signal is the scenario's deadline (withDeadline, below).
+  const ctx: Omit<ScenarioContext, "signal"> = {
     lab,
     run,
     dir,
-    signal: life.signal,
-    file: (rel) => {
-      const p = path.join(dir, rel);
-      fs.mkdirSync(path.dirname(p), { recursive: true });
-      return p;
-    },
+    file: (rel) => run.file(path.join("scenarios", s.name, rel)),
     log: (msg) => {
       log.write(`${new Date().toISOString()} ${msg}\n`);
       info(`  [${s.name}] ${msg}`);
@@ -124,10 +119,7 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   try {
     await step(`scenario ${s.name}`, () =>
       withDeadline(
-        (signal) => {
-          signal.addEventListener("abort", () => life.abort(signal.reason), { once: true });
-          return s.run(ctx);
-        },
+        (signal) => s.run({ ...ctx, signal }),
         s.timeoutMs,
         `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`,
       ),
