@@ -32,4 +32,6 @@ export async function requireEngine(): Promise<{ version: string; apiVersion: st
 export const LABEL_RUN = "fleetlab.run";
 export const LABEL_KIND = "fleetlab.kind";
 export const LABEL_PID = "fleetlab.pid";
+/** The owning process's start time (field 22 of /proc/<pid>/stat): a reused pid is told apart. */
+export const LABEL_PIDSTART = "fleetlab.pidstart";
 export const LABEL_HOST = "fleetlab.host";

@@ -16,6 +16,12 @@ apt_install() {
     || { echo "fleetlab: apt-get install $* failed, see $STATE/apt.log" >&2; exit 2; }
 }
 if need_mmdebstrap && [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ]; then apt_install mmdebstrap; fi
+if need_mmdebstrap && answers; then
+  # Only building the base image needs it (docker/base/build.sh stops with this advice if it
+  # must build): an engine that answers, e.g. a CI runner's with the images from its cache, is used as it is.
+  echo "fleetlab: note: mmdebstrap is missing; a base image that is not built yet cannot be built ('apt-get install mmdebstrap')." >&2
+  exit 0
+fi
 if need_mmdebstrap; then
   echo "fleetlab: mmdebstrap is missing; the base image is built from Debian's packages with it." >&2
   echo "  Install it (Debian/Ubuntu: 'sudo apt-get install mmdebstrap') and run the command again." >&2
@@ -45,7 +51,10 @@ fi
 # A dockerd killed outright (e.g. the machine's previous session) leaves its pid file behind.
 if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; then rm -f /var/run/docker.pid; fi
 echo "fleetlab: starting dockerd in the background (log: $STATE/dockerd.log) ..." >&2
-setsid nohup dockerd </dev/null >"$STATE/dockerd.log" 2>&1 &
+# Without the descriptors this script inherited (a lock held by `flock make ...`, a CI log pipe):
+# the daemon outlives the command and must not keep them open.
+( for fd in /proc/$BASHPID/fd/*; do fd="${fd##*/}"; [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"; done
+  exec setsid nohup dockerd </dev/null >"$STATE/dockerd.log" 2>&1 ) &
 for _ in $(seq 1 60); do
   if answers; then echo "fleetlab: Docker engine ready" >&2; exit 0; fi
   sleep 0.5

@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
-import { TapControl, WS_OPCODE, type Frame } from "./tap.ts";
+import { TapControl, WS_OPCODE, redactTapLines, type Frame } from "./tap.ts";
+import { Redactor } from "../evidence/redact.ts";
 import { listeningRecord, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 
 const SERVER = fileURLToPath(new URL("../../docker/faultproxy/server.ts", import.meta.url));
@@ -330,6 +331,64 @@ describe("forwarding and recording", () => {
   });
 });
 
+describe("credentials", () => {
+  const GATEWAY_TOKEN = "fleetlab-gateway-token-0001";
+  const DEVICE_TOKEN = "uhqRfFjGS_lgg56F9_yr2kqYiiHVdEdEEARV5es6lnI";
+  const SIGNATURE = "K0rajS7qEGhmhVBzrWVPlXlfxoWvSboUNRwE7Qsbwub897PN95JJc3TPrChAADUVPaqyxaXaZRQlN-JqPGThAw";
+
+  it("the shared token and an issued device token are redacted in frames read and in the saved transcript", async () => {
+    // As the lab hands it out: one redactor per lab, knowing the gateway token.
+    const lab = new TapControl(tap.baseUrl, { redactor: new Redactor([GATEWAY_TOKEN]) });
+    const since = await tap.seq();
+    const { client, server } = await pair("/");
+    const atServer = inbox(server);
+    const atClient = inbox(client);
+    const connect = { type: "req", id: "1:c", method: "connect", params: { client: { id: "node-host" }, auth: { token: GATEWAY_TOKEN }, device: { id: "aca5", publicKey: "TwSidTh-Tz2", signature: SIGNATURE } } };
+    client.send(JSON.stringify(connect));
+    expect(JSON.parse(await atServer.next()).params.auth.token).toBe(GATEWAY_TOKEN); // forwarded unchanged
+    server.send(JSON.stringify({ type: "res", id: "1:c", ok: true, payload: { type: "hello-ok", auth: { role: "node", deviceToken: DEVICE_TOKEN } } }));
+    expect(JSON.parse(await atClient.next()).payload.auth.deviceToken).toBe(DEVICE_TOKEN);
+    // The device token again, where no credential key names it (and the shared token in a log text).
+    client.send(JSON.stringify({ type: "event", event: "node.log", payload: { line: `reconnecting with ${DEVICE_TOKEN} (was ${GATEWAY_TOKEN})` } }));
+    await atServer.next();
+    await lab.waitForFrame({ event: "node.log" }, { since, timeoutMs: 2000 });
+
+    const frames = await lab.frames({ since });
+    expect(frames.map((f) => f.method ?? f.event ?? f.type)).toEqual(["connect", "res", "node.log"]);
+    const seen = JSON.stringify(frames);
+    for (const secret of [GATEWAY_TOKEN, DEVICE_TOKEN, SIGNATURE]) expect(seen).not.toContain(secret);
+    expect(JSON.parse(frames[0]!.text!).params).toMatchObject({ auth: { token: "[redacted]" }, device: { id: "aca5", publicKey: "TwSidTh-Tz2", signature: "[redacted]" } });
+    expect(JSON.parse(frames[1]!.text!).payload.auth).toEqual({ role: "node", deviceToken: "[redacted]" });
+    expect(JSON.parse(frames[2]!.text!).payload.line).toBe("reconnecting with [redacted] (was [redacted])");
+
+    const dir = join(tmpdir(), `fleetlab-tap-redact-${process.pid}`);
+    try {
+      // A fresh handle (a fresh redactor) still hides both: it learns the device token from the hello-ok.
+      const n = await new TapControl(tap.baseUrl).saveTranscript(join(dir, "tap.jsonl"));
+      const text = await readFile(join(dir, "tap.jsonl"), "utf8");
+      expect(n).toBeGreaterThanOrEqual(3);
+      for (const secret of [GATEWAY_TOKEN, DEVICE_TOKEN, SIGNATURE]) expect(text).not.toContain(secret);
+      expect(text).toContain("reconnecting with [redacted]");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a saved tap log (engine timestamps before each record): a token learnt from a later line is hidden in an earlier one", () => {
+    const rec = (seq: number, text: string) => `2026-11-30T07:34:0${seq}.1Z ${JSON.stringify({ kind: "frame", seq, t: 1, conn: "c1", path: "/", dir: "node->gw", opcode: 1, fin: true, len: text.length, masked: true, text, action: "forward" })}`;
+    const lines = [
+      rec(1, JSON.stringify({ type: "event", event: "node.log", payload: { line: `token ${DEVICE_TOKEN}` } })),
+      rec(2, JSON.stringify({ type: "res", id: "1", ok: true, payload: { type: "hello-ok", auth: { deviceToken: DEVICE_TOKEN } } })),
+      `not json, Authorization: Bearer ${GATEWAY_TOKEN}`,
+    ];
+    const out = redactTapLines(lines, new Redactor([GATEWAY_TOKEN]));
+    expect(out.join("\n")).not.toContain(DEVICE_TOKEN);
+    expect(out.join("\n")).not.toContain(GATEWAY_TOKEN);
+    expect(out[0]).toMatch(/^2026-11-30T07:34:01\.1Z \{"kind":"frame"/);
+    expect(JSON.parse(out[0]!.slice(out[0]!.indexOf(" ") + 1)).text).toContain("token [redacted]");
+  });
+});
+
 describe("fault rules", () => {
   /** The trigger frame of a rule's first firing, checked to be the frame that matched. */
   async function trigger(ruleId: string): Promise<Frame> {
@@ -491,5 +550,18 @@ describe("fault rules", () => {
     const res = await fetch(`${tap.baseUrl}/rules`, { method: "POST", body: JSON.stringify({ match: { frobnicate: 1 }, action: { drop: {} } }) });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toMatch(/unknown match field "frobnicate"/);
+  });
+});
+
+describe("credentials in a JSON frame that quotes a header", () => {
+  it("stay redacted and the frame stays the same JSON (the header rule would cut it)", async () => {
+    const { Redactor } = await import("../evidence/redact.ts");
+    const { redactRecord } = await import("./tap.ts");
+    const script = 'if (token) env.X = "Authorization: Bearer " + token; run();';
+    const text = JSON.stringify({ type: "event", event: "node.invoke.request", payload: { paramsJSON: JSON.stringify({ script, token: "s3cr3t-token-value" }) } });
+    const r = redactRecord({ kind: "frame", seq: 1, t: 0, conn: "c1", path: "/", dir: "gw->node", opcode: 1, fin: true, len: text.length, masked: false, text } as never, new Redactor());
+    const out = (r as { text: string }).text;
+    expect(() => JSON.parse(out)).not.toThrow();
+    expect(JSON.parse(JSON.parse(out).payload.paramsJSON).script).toBe(script);
   });
 });

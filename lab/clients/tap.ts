@@ -1,6 +1,9 @@
 // Host-side client for the wire tap's control API (docker/faultproxy/control.ts): read the
 // WebSocket frames and HTTP exchanges that passed between node hosts and the gateway, wait for a
 // protocol point, add and remove fault rules, heal, and save the transcript as evidence.
+// The tap records frames as sent, credentials included (the node's connect carries the shared
+// gateway token, the gateway's hello-ok the node's issued device token): every frame read
+// through this client, and the saved transcript, has them redacted (lab/evidence/redact.ts).
 // The rule format (docker/faultproxy/rules.ts) and every route with its reply
 // (docker/faultproxy/wire.ts) are defined once, by the tap; this client imports them.
 
@@ -10,6 +13,7 @@ import type { OpcodeName, TapMatch, TapRule, TapRuleSpec } from "../../docker/fa
 import type { Frame, HttpExchange, Healed, TapConnection, TapControlApi, TapHealth, TapRecord } from "../../docker/faultproxy/wire.ts";
 import { controlCaller, type ControlCaller } from "./control.ts";
 import { WaitTimeout, waitFor } from "../wait.ts";
+import { Redactor } from "../evidence/redact.ts";
 
 export type { ActionType, CloseCode, CloseSide, Dir, Firing, OpcodeName, RuleAction, RuleMatch, TapAction, TapMatch, TapRule, TapRuleSpec } from "../../docker/faultproxy/rules.ts";
 export type { ConnEvent, Frame, FrameAction, Healed, HttpExchange, RuleEvent, TapConnection, TapEvent, TapHealth, TapRecord } from "../../docker/faultproxy/wire.ts";
@@ -39,12 +43,57 @@ export function describeFrame(f: Frame): string {
 
 export class TapControlError extends Error {}
 
+/** A record with the credentials in its frame text replaced (in place), learning them for `known`. */
+export function redactRecord<R extends TapRecord>(r: R, redactor: Redactor): R {
+  if (r.kind === "frame" && r.text !== undefined) {
+    // A whole JSON frame stays the same JSON, byte for byte except the secrets: the values under
+    // credential keys are learnt from a parsed copy and replaced where they stand. Only a frame
+    // that is not JSON (cut short by the recorder) goes through the raw-text rules, whose header
+    // pattern runs to the end of a line and would cut a JSON frame that quotes such a header.
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(r.text);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed !== undefined) {
+      redactor.value(parsed); // learns every credential value, escaped ones included
+      r.text = redactor.jsonText(r.text);
+    } else r.text = redactor.text(r.text);
+  }
+  return r;
+}
+
+/**
+ * JSON lines of tap records (a transcript, or the tap's own stdout log) with every credential
+ * replaced: first every frame's text (credential keys, learning their values: the shared
+ * token from a connect, a device token from a hello-ok), then every value learnt, wherever it
+ * stands on any line (a token learnt from a later frame is also replaced in an earlier one).
+ */
+export function redactTapLines(lines: string[], redactor: Redactor): string[] {
+  const first = lines.map((line) => {
+    // A container log line starts with the engine's timestamp: "2026-11-30T07:34:01.5Z {...}".
+    const [, prefix = "", json = line] = /^(\S+ )(\{.*)$/.exec(line) ?? [];
+    let rec: TapRecord;
+    try {
+      rec = JSON.parse(json) as TapRecord;
+    } catch {
+      return redactor.text(line);
+    }
+    return rec && typeof rec === "object" && "kind" in rec ? prefix + JSON.stringify(redactRecord(rec, redactor)) : redactor.text(line);
+  });
+  return first.map((line) => redactor.known(line));
+}
+
 export class TapControl {
   readonly baseUrl: string;
   readonly #call: ControlCaller<TapControlApi>;
+  /** Credentials seen on this tap's wire (pass the lab's one: it knows the gateway token). */
+  readonly redactor: Redactor;
 
   /** baseUrl: the control API root, e.g. http://172.20.0.5:9099 */
-  constructor(baseUrl: string) {
+  constructor(baseUrl: string, opts: { redactor?: Redactor } = {}) {
+    this.redactor = opts.redactor ?? new Redactor();
     this.baseUrl = baseUrl.replace(/\/+$/, "");
     this.#call = controlCaller<TapControlApi>({ name: "tap", baseUrl: this.baseUrl, timeoutMs: 15_000, error: TapControlError });
   }
@@ -64,7 +113,7 @@ export class TapControl {
   /** Recorded WebSocket frames with seq > since, oldest first. */
   async frames(opts: { since?: number; conn?: string; match?: string; limit?: number } = {}): Promise<Frame[]> {
     const { since, conn, match, limit } = opts;
-    return (await this.#call("GET /frames", { query: { since, conn, match, limit } })).frames;
+    return (await this.#call("GET /frames", { query: { since, conn, match, limit } })).frames.map((f) => this.#redact(f));
   }
 
   async http(opts: { since?: number; conn?: string } = {}): Promise<HttpExchange[]> {
@@ -74,7 +123,7 @@ export class TapControl {
 
   /** Everything recorded (frames, HTTP exchanges, connection and rule events) in seq order. */
   async events(opts: { since?: number } = {}): Promise<TapRecord[]> {
-    return (await this.#call("GET /events", { query: { since: opts.since } })).events;
+    return (await this.#call("GET /events", { query: { since: opts.since } })).events.map((r) => this.#redact(r));
   }
 
   async connections(): Promise<TapConnection[]> {
@@ -149,7 +198,13 @@ export class TapControl {
   async saveTranscript(file: string): Promise<number> {
     const all = await this.events();
     await mkdir(dirname(file), { recursive: true });
-    await writeFile(file, all.map((r) => JSON.stringify(r)).join("\n") + (all.length ? "\n" : ""));
+    const lines = redactTapLines(all.map((r) => JSON.stringify(r)), this.redactor);
+    await writeFile(file, lines.join("\n") + (lines.length ? "\n" : ""));
     return all.length;
+  }
+
+  /** A record as scenarios and evidence may see it: credentials in frame text, and any learnt before, replaced. */
+  #redact<R extends TapRecord>(r: R): R {
+    return redactRecord(r, this.redactor);
   }
 }

@@ -64,14 +64,24 @@ export class Redactor {
 
   /** Raw text (a frame that is not JSON): credential headers, "key":"value" pairs under a credential key, and known secrets replaced. */
   text(s: string): string {
-    const out = s
-      .replace(AUTH_HEADER, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`)
-      .replace(JSON_PAIR, (m, key: string, sep: string, v: string) => {
-        if (!SECRET_KEY.test(key)) return m;
-        if (!SIGNATURE.test(key)) this.remember(v);
-        return `"${key}"${sep}"${REDACTED}"`;
-      });
-    return this.known(out);
+    return this.known(this.#pairs(s.replace(AUTH_HEADER, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`)));
+  }
+
+  /**
+   * A whole JSON text kept valid JSON: "key":"value" pairs under a credential key, and known
+   * secrets, replaced where they stand (no header rule: it runs to the end of a line and would
+   * cut a JSON string that quotes a header, as a worker's git set-up script does).
+   */
+  jsonText(s: string): string {
+    return this.known(this.#pairs(s));
+  }
+
+  #pairs(s: string): string {
+    return s.replace(JSON_PAIR, (m, key: string, sep: string, v: string) => {
+      if (!SECRET_KEY.test(key)) return m;
+      if (!SIGNATURE.test(key)) this.remember(v);
+      return `"${key}"${sep}"${REDACTED}"`;
+    });
   }
 
   /** Every secret seen so far replaced in `s` (also on serialized JSON: a secret learnt from a

@@ -1,0 +1,121 @@
+// Clean-up that cannot be poisoned: an interrupt's teardown is never cut short by another exit,
+// a SIGKILLed (zombie) or pid-reused owner reads as dead, and a network with stale endpoints
+// is force-disconnected and retried, or named in one line with the fix.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { ENGINE_RESTART_FIX, ownerAlive, procStat, removeNetwork, type RemovableNetwork } from "./cleanup.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("owner liveness", () => {
+  it("a SIGKILLed process not yet reaped (zombie) is dead, though kill(pid, 0) still reaches it", async () => {
+    // sh starts a grandchild and execs into sleep, which never reaps it: killed, it stays a zombie.
+    const parent = spawn("sh", ["-c", "sleep 300 & echo $!; exec sleep 300"], { stdio: ["ignore", "pipe", "ignore"] });
+    try {
+      const [line] = (await once(parent.stdout!, "data")) as [Buffer];
+      const pid = Number(line.toString().trim());
+      const start = procStat(pid)!.start;
+      expect(ownerAlive(pid, start)).toBe(true);
+      process.kill(pid, "SIGKILL");
+      let st = procStat(pid);
+      for (let i = 0; i < 100 && st?.state !== "Z"; i++) (await sleep(20), (st = procStat(pid)));
+      expect(st?.state).toBe("Z");
+      expect(() => process.kill(pid, 0)).not.toThrow(); // what the old check went by
+      expect(ownerAlive(pid, start)).toBe(false);
+      expect(ownerAlive(pid)).toBe(false); // a label without a start time too
+    } finally {
+      parent.kill("SIGKILL");
+    }
+  });
+
+  it("a live pid with another start time than recorded (pid reused) is not the owner", () => {
+    const me = procStat(process.pid)!;
+    expect(me.state).not.toBe("Z");
+    expect(ownerAlive(process.pid, me.start)).toBe(true);
+    expect(ownerAlive(process.pid, me.start + 1)).toBe(false);
+  });
+
+  it("a pid with no process is dead", () => {
+    expect(ownerAlive(2 ** 22 + 7)).toBe(false); // above pid_max's ceiling
+  });
+
+  it("reads state and start time after a command name holding ') '", () => {
+    const st = procStat(1, fileURLToPath(new URL("./testing/proc-fixture", import.meta.url)));
+    expect(st).toEqual({ state: "S", start: 4242 });
+  });
+});
+
+describe("removeNetwork", () => {
+  const activeEndpoints = () =>
+    Object.assign(new Error("(HTTP code 403) unexpected - error while removing network: network fleetlab-r-1 id 9f3c has active endpoints "), {
+      statusCode: 403,
+      json: { message: "error while removing network: network fleetlab-r-1 id 9f3c has active endpoints" },
+    });
+
+  function fakeNetwork(failures: number): RemovableNetwork & { removes: number; disconnects: { Container: string; Force: boolean }[] } {
+    return {
+      removes: 0,
+      disconnects: [],
+      async remove() {
+        if (++this.removes <= failures) throw activeEndpoints();
+      },
+      async inspect() {
+        return { Name: "fleetlab-r-1", Containers: { "5e1f00aa": { Name: "fleetlab-r-1-node-8" } } };
+      },
+      async disconnect(o) {
+        this.disconnects.push(o);
+      },
+    };
+  }
+
+  it("force-disconnects every endpoint by id and by name, then removes it", async () => {
+    const net = fakeNetwork(1);
+    expect(await removeNetwork(net, "fleetlab-r-1", { alsoDisconnect: ["fleetlab-r-1-gateway"], delayMs: 1 })).toBeUndefined();
+    expect(net.removes).toBe(2);
+    expect(net.disconnects).toEqual([
+      { Container: "5e1f00aa", Force: true },
+      { Container: "fleetlab-r-1-node-8", Force: true },
+      { Container: "fleetlab-r-1-gateway", Force: true },
+    ]);
+  });
+
+  it("what the engine keeps refusing is named in one line with the fix, and nothing throws", async () => {
+    const net = fakeNetwork(Infinity);
+    const line = await removeNetwork(net, "fleetlab-r-1", { attempts: 3, delayMs: 1 });
+    expect(net.removes).toBe(3);
+    expect(line).toBe(`network fleetlab-r-1 could not be removed (HTTP 403: error while removing network: network fleetlab-r-1 id 9f3c has active endpoints): ${ENGINE_RESTART_FIX}`);
+    expect(line).not.toContain("\n");
+    expect(line).toMatch(/restart the Docker engine/);
+  });
+
+  it("a network already gone is fine", async () => {
+    const gone: RemovableNetwork = {
+      remove: async () => Promise.reject(Object.assign(new Error("no such network"), { statusCode: 404 })),
+      inspect: async () => ({}),
+      disconnect: async () => {},
+    };
+    expect(await removeNetwork(gone, "fleetlab-gone")).toBeUndefined();
+  });
+});
+
+describe("interrupt", () => {
+  it("an exit asked for while the interrupt's clean-up runs waits for it, and the signal's code wins", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./testing/interrupted-exit.ts", import.meta.url)), "800"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => (out += d));
+    const exited = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
+    while (!out.includes("ready")) await sleep(20);
+    const t0 = performance.now();
+    child.kill("SIGINT");
+    await sleep(100);
+    child.kill("SIGINT"); // a second Ctrl-C does not cut it short either
+    const [code] = await exited;
+    expect(out).toContain("cleaned");
+    expect(code).toBe(130);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(750);
+  });
+});
