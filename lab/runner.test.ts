@@ -1,7 +1,19 @@
-import { describe, expect, it } from "vitest";
-import { mergeSpec, resolveScenarios, runOrder } from "./runner.ts";
-import { defineScenario, type Scenario } from "./scenario.ts";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Run, readRunRecord } from "./evidence/run.ts";
+import type { EvidenceCheck } from "./checks/types.ts";
+import type { FindingRecord } from "./findings/findings.ts";
+import { LabError } from "./log.ts";
+import { LabPool, endRun, mergeSpec, resolveScenarios, runBody, runOrder, runScenario, runScenarios, type PoolOptions } from "./runner.ts";
+import { LabInfraError, SystemUnderTestError, defineScenario, type Scenario, type ScenarioContext } from "./scenario.ts";
+import type { Lab } from "./topology/lab.ts";
+import { parseTopology } from "./topology/spec.ts";
+import { TeardownStack } from "./topology/teardown.ts";
 import { accepted, exitCodeOf } from "./verdict.ts";
+import { sleep } from "./wait.ts";
 
 const fake = (name: string, topology: "shared" | "own"): Scenario => defineScenario({ name, proves: name, topology, timeoutMs: 1, run: async () => {} });
 const known = [fake("smoke", "own"), fake("pair", "shared"), fake("loss", "own"), fake("reuse", "shared")];
@@ -37,6 +49,266 @@ describe("one verdict rule (CLI exit code and vitest alike)", () => {
     expect(exitCodeOf(["pass", "known-finding", "fixed?"])).toBe(0);
     expect(exitCodeOf(["pass", "unknown"])).toBe(3);
     expect(exitCodeOf(["unknown", "fail"])).toBe(1);
+    expect(exitCodeOf([])).toBe(0);
     expect(["pass", "known-finding", "fixed?", "fail", "unknown"].filter((v) => accepted(v as never))).toEqual(["pass", "known-finding", "fixed?"]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// The verdict rules end to end, with a fake lab (no Docker): what the runner sees of a lab is
+// its spec, teardown stack, down(), leftovers() and health(); the pool hands it in.
+
+interface FakeLab {
+  lab: Lab;
+  name: string;
+  /** What the lab went through, in order, shared with the scenario's own events. */
+  events: string[];
+}
+
+function fakeLab(name: string, events: string[], o: { leftovers?: string[]; health?: string[] } = {}): FakeLab {
+  const lab = {
+    spec: parseTopology({ tap: { enabled: false } }),
+    teardown: new TeardownStack(),
+    down: async () => void events.push(`down ${name}`),
+    leftovers: async () => o.leftovers ?? [],
+    health: async () => o.health ?? [],
+  };
+  return { lab: lab as unknown as Lab, name, events };
+}
+
+let root: string;
+beforeAll(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-runner-test-"));
+});
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+/** A pool whose labs are fakes; `labs` lists every lab it brought up. */
+function fakePool(o: { leftovers?: string[]; health?: (n: number) => string[]; up?: () => Promise<void> } & PoolOptions = {}) {
+  const run = Run.create({ root, seed: 1 });
+  const events: string[] = [];
+  const labs: FakeLab[] = [];
+  const pool = new LabPool(parseTopology({}), run, {
+    evidenceChecks: [],
+    labFindings: [],
+    start: async (r, _spec, plan) => void r.update((x) => void (x.plan = runOrder(plan).map((s) => s.name))),
+    ...o,
+    up: async (_spec, _run, name) => {
+      await o.up?.();
+      const f = fakeLab(name, events, { leftovers: o.leftovers, health: o.health?.(labs.length) });
+      labs.push(f);
+      return f.lab;
+    },
+  });
+  return { pool, run, events, labs };
+}
+
+const scenario = (name: string, body: (ctx: ScenarioContext) => Promise<void>, more: Partial<Scenario> = {}): Scenario =>
+  defineScenario({ name, proves: name, topology: "own", timeoutMs: 5_000, run: body, ...more });
+
+const finding = (id: string, signature: unknown): FindingRecord => ({ id, expectation: `expectation of ${id}`, signature, versions: ["2026.9.6"], kind: "shortfall", evidence: "x" });
+
+describe("runScenario: verdicts with a fake lab", () => {
+  it("pass: every check held; verdict, findings.json and run.json agree", async () => {
+    const { pool, run, events } = fakePool();
+    const r = await runScenario(scenario("ok", async ({ check }) => void check({ id: "E-ok", expectation: "it works", holds: true })), pool);
+    expect(r.verdict).toBe("pass");
+    expect(r.detail).toBeUndefined();
+    expect(events).toEqual(["down scenarios/ok/lab"]);
+    expect(JSON.parse(fs.readFileSync(path.join(run.dir, "scenarios/ok/findings.json"), "utf8"))[0]).toMatchObject({ findingId: "E-ok", outcome: "pass" });
+    expect(readRunRecord(path.join(run.dir, "run.json")).scenarios[0]).toMatchObject({ name: "ok", verdict: "pass" });
+  });
+
+  it("known finding: the registered signature reproduced exactly", async () => {
+    const { pool } = fakePool();
+    const s = scenario("kf", async ({ check }) => void check({ id: "F-a", expectation: "e", holds: false, observed: { x: 1 } }), { findings: [finding("F-a", { x: 1 })] });
+    const r = await runScenario(s, pool);
+    expect([r.verdict, r.detail]).toEqual(["known-finding", "known-finding F-a"]);
+  });
+
+  it("fixed?: a registered finding's check now holds", async () => {
+    const { pool } = fakePool();
+    const s = scenario("fx", async ({ check }) => void check({ id: "F-a", expectation: "e", holds: true }), { findings: [finding("F-a", { x: 1 })] });
+    const r = await runScenario(s, pool);
+    expect([r.verdict, r.detail]).toEqual(["fixed?", "fixed? F-a"]);
+  });
+
+  it("fail: a thrown assertion", async () => {
+    const { pool } = fakePool();
+    const r = await runScenario(scenario("boom", async () => assert.ok(false as boolean, "node-1 is not connected")), pool);
+    expect([r.verdict, r.detail]).toEqual(["fail", "node-1 is not connected"]);
+  });
+
+  it("fail: a shortfall no finding describes, even when the scenario then throws a LabInfraError", async () => {
+    const { pool } = fakePool();
+    const r = await runScenario(
+      scenario("both", async ({ check }) => {
+        check({ id: "E-x", expectation: "e", holds: false, observed: 1 });
+        throw new LabInfraError("the model container died");
+      }),
+      pool,
+    );
+    expect(r.verdict).toBe("fail");
+    expect(r.detail).toBe("E-x: expectation not met and no finding is registered as E-x; also the model container died");
+  });
+
+  it("unknown: a LabInfraError (the lab could not tell)", async () => {
+    const { pool } = fakePool();
+    const r = await runScenario(scenario("infra", async () => Promise.reject(new LabInfraError("fault helper could not start"))), pool);
+    expect([r.verdict, r.detail]).toEqual(["unknown", "fault helper could not start"]);
+  });
+
+  it("a timed-out scenario is aborted and settled before its teardown drains; then the lab is taken down", async () => {
+    const { pool, events } = fakePool({ settleMs: 5_000 });
+    const s = scenario(
+      "slow",
+      async ({ lab, signal }) => {
+        lab.teardown.defer("heal fault", async () => void events.push("teardown drained"));
+        try {
+          await sleep(60_000, signal);
+        } catch (err) {
+          events.push(`aborted: ${(err as Error).name}`);
+          await sleep(100); // still winding down (closing a client, say) after the abort
+          events.push("settled");
+          throw err;
+        }
+      },
+      { timeoutMs: 100 },
+    );
+    const r = await runScenario(s, pool);
+    expect(events).toEqual(["aborted: DeadlineExceeded", "settled", "teardown drained", "down scenarios/slow/lab"]);
+    expect([r.verdict, r.detail]).toEqual(["fail", "scenario slow did not finish within 0.1 s"]);
+  });
+
+  it("a scenario that does not settle once cancelled is said, and its shared lab is replaced before the next scenario", async () => {
+    const { pool, events, labs } = fakePool({ settleMs: 100 });
+    const stray = scenario(
+      "stray",
+      async () => {
+        await sleep(1_000); // ignores its signal
+        events.push("stray ended");
+      },
+      { timeoutMs: 50, topology: "shared" },
+    );
+    const r = await runScenario(stray, pool);
+    expect(r.verdict).toBe("fail");
+    expect(r.detail).toBe("scenario stray did not finish within 0.05 s; also the scenario had not settled 0.1 s after it was cancelled (its lab is not used again)");
+    expect(events).toEqual(["down shared-lab"]);
+    const next = await runScenario(scenario("next", async () => {}, { topology: "shared" }), pool);
+    expect(next.verdict).toBe("pass");
+    expect(labs.map((l) => l.name)).toEqual(["shared-lab", "shared-lab-2"]);
+    await pool.close();
+  });
+
+  it("a failing teardown after a fail stays fail (the undo is appended); after a pass it is unknown", async () => {
+    const undoFails = (ctx: ScenarioContext) => void ctx.lab.teardown.defer("heal partition", async () => Promise.reject(new Error("iptables: no such rule")));
+    const { pool } = fakePool();
+    const failed = await runScenario(
+      scenario("f", async (ctx) => {
+        undoFails(ctx);
+        assert.fail("the turn never ended");
+      }),
+      pool,
+    );
+    expect([failed.verdict, failed.detail]).toEqual(["fail", "the turn never ended; also could not undo: heal partition (iptables: no such rule)"]);
+    const passed = await runScenario(scenario("p", async (ctx) => undoFails(ctx)), pool);
+    expect([passed.verdict, passed.detail]).toEqual(["unknown", "could not undo: heal partition (iptables: no such rule)"]);
+  });
+
+  it("leftovers after a fail are reported without hiding it; after a pass they fail", async () => {
+    const { pool } = fakePool({ leftovers: ["container fleetlab-x-node-1"] });
+    const failed = await runScenario(scenario("f", async () => assert.fail("no reply")), pool);
+    expect([failed.verdict, failed.detail]).toEqual(["fail", "no reply; also teardown left resources behind: container fleetlab-x-node-1"]);
+    const passed = await runScenario(scenario("p", async () => {}), pool);
+    expect([passed.verdict, passed.detail]).toEqual(["fail", "teardown left resources behind: container fleetlab-x-node-1"]);
+  });
+
+  it("an unhealthy shared lab after a fail keeps the fail, is appended, and is replaced before the next scenario", async () => {
+    const { pool, events, labs } = fakePool({ health: (n) => (n === 0 ? ["node node-1: missing from node.list"] : []) });
+    const failed = await runScenario(scenario("f", async () => assert.fail("dispatch refused"), { topology: "shared" }), pool);
+    expect([failed.verdict, failed.detail]).toEqual(["fail", 'dispatch refused; also scenario declared topology "shared" but left the lab unhealthy: node node-1: missing from node.list']);
+    expect(events).toEqual(["down shared-lab"]);
+    expect((await runScenario(scenario("n", async () => {}, { topology: "shared" }), pool)).verdict).toBe("pass");
+    expect(labs.map((l) => l.name)).toEqual(["shared-lab", "shared-lab-2"]);
+  });
+
+  it("bring-up: OpenClaw not coming up fails, the lab's own parts not coming up is unknown, bad input stops the run", async () => {
+    const sut = fakePool({ up: async () => Promise.reject(new SystemUnderTestError("node host node-1 exited (code 1)")) });
+    expect(await runScenario(scenario("a", async () => {}), sut.pool)).toMatchObject({ verdict: "fail", detail: "OpenClaw did not come up: node host node-1 exited (code 1)" });
+    const infra = fakePool({ up: async () => Promise.reject(new Error("model /healthz: the container exited (code 2)")) });
+    expect(await runScenario(scenario("b", async () => {}), infra.pool)).toMatchObject({ verdict: "unknown", detail: "the lab could not come up: model /healthz: the container exited (code 2)" });
+    const bad = fakePool({ up: async () => Promise.reject(new LabError("nodes.count: must be at most 8")) });
+    await expect(runScenario(scenario("c", async () => {}), bad.pool)).rejects.toThrow("nodes.count");
+  });
+});
+
+describe("runScenario: evidence checks after the scenario", () => {
+  const holds: EvidenceCheck = { name: "fine", run: async () => [{ id: "E-fine", expectation: "e", holds: true }] };
+  const drift: FindingRecord = { ...finding("E-drift", { frame: "x" }), kind: "differs-from-reference" };
+  const drifts: EvidenceCheck = { name: "drift", run: async () => [{ id: "E-drift", expectation: "e", holds: false, observed: { frame: "x" } }] };
+  const breaks: EvidenceCheck = { name: "broken", run: async () => Promise.reject(new Error("transcript unreadable")) };
+
+  it("run after the scenario settled and its teardown drained, on its window; judged against the lab-wide records too", async () => {
+    let window: unknown;
+    const seen: EvidenceCheck = { name: "seen", run: async (w) => ((window = w), [{ id: "E-seen", expectation: "e", holds: true }]) };
+    const { pool, run, events } = fakePool({ evidenceChecks: [seen, holds, drifts], labFindings: [drift] });
+    const r = await runScenario(scenario("w", async ({ lab }) => void lab.teardown.defer("undo", async () => void events.push(`undone, window ${window ? "read" : "not read yet"}`))), pool);
+    expect(events[0]).toBe("undone, window not read yet");
+    expect(window).toMatchObject({ scenario: "w", version: "2026.9.6", tapSince: {} });
+    // A lab-wide known finding is reported (findings.json, once per run by the CLI) but leaves the verdict alone.
+    expect([r.verdict, r.detail]).toEqual(["pass", undefined]);
+    const judged = JSON.parse(fs.readFileSync(path.join(run.dir, "scenarios/w/findings.json"), "utf8")) as { findingId: string; outcome: string }[];
+    expect(judged.map((c) => [c.findingId, c.outcome])).toEqual([
+      ["E-seen", "pass"],
+      ["E-fine", "pass"],
+      ["E-drift", "known-finding"],
+    ]);
+  });
+
+  it("a shortfall an evidence check finds, with no record, fails the scenario", async () => {
+    const { pool } = fakePool({ evidenceChecks: [drifts] });
+    expect((await runScenario(scenario("d", async () => {}), pool)).verdict).toBe("fail");
+  });
+
+  it("an evidence check that throws makes the verdict unknown with its reason, without hiding a fail", async () => {
+    const { pool } = fakePool({ evidenceChecks: [breaks, holds] });
+    const r = await runScenario(scenario("u", async () => {}), pool);
+    expect([r.verdict, r.detail]).toEqual(["unknown", "evidence check broken could not tell: transcript unreadable"]);
+    expect(r.checks.map((c) => c.findingId)).toEqual(["E-fine"]); // the other checks still ran
+    const f = await runScenario(scenario("uf", async () => assert.fail("lost the turn")), pool);
+    expect([f.verdict, f.detail]).toEqual(["fail", "lost the turn; also evidence check broken could not tell: transcript unreadable"]);
+  });
+});
+
+describe("runScenarios: the run and its finding records", () => {
+  it("records no check judged are listed in run.json: a scenario's own when its body ran to the end, and lab-wide ones", async () => {
+    const labOnly = finding("E-lab-never", { frame: "y" });
+    const labSeen = finding("E-lab-seen", { frame: "z" });
+    const { pool, run } = fakePool({ labFindings: [labOnly, labSeen], evidenceChecks: [{ name: "lab", run: async () => [{ id: "E-lab-seen", expectation: "e", holds: false, observed: { frame: "z" } }] }] });
+    const both = [finding("F-checked", 1), finding("F-forgotten", 2)];
+    const complete = scenario("complete", async ({ check }) => void check({ id: "F-checked", expectation: "e", holds: false, observed: 1 }), { findings: both });
+    const cut = scenario("cut", async () => assert.fail("stopped before its checks"), { findings: [finding("F-not-reached", 3)] });
+    const results = await runScenarios([complete, cut], pool.spec, run, pool);
+    expect(results.map((r) => r.verdict)).toEqual(["known-finding", "fail"]);
+    const rec = readRunRecord(path.join(run.dir, "run.json"));
+    expect(rec.unexercised).toEqual([{ id: "F-forgotten", scenario: "complete" }, { id: "E-lab-never" }]);
+    expect(rec.exercised).toEqual(["E-lab-seen", "F-checked"]);
+    expect(rec.plan).toEqual(["complete", "cut"]);
+    expect(rec.endedAt).toBeDefined();
+    expect(exitCodeOf(results.map((r) => r.verdict))).toBe(1);
+  });
+
+  it("a run where no scenario ran flags no lab-wide record", () => {
+    const run = Run.create({ root, seed: 1 });
+    endRun(run, [finding("E-lab", 1)]);
+    expect(readRunRecord(path.join(run.dir, "run.json")).unexercised).toBeUndefined();
+  });
+});
+
+describe("runBody", () => {
+  it("a body that returns or throws in time is reported as such", async () => {
+    expect(await runBody(async () => {}, 1_000, 10, "m")).toEqual({ kind: "returned" });
+    const e = new Error("x");
+    expect(await runBody(async () => Promise.reject(e), 1_000, 10, "m")).toEqual({ kind: "threw", error: e });
+    expect(await runBody(() => { throw e; }, 1_000, 10, "m")).toEqual({ kind: "threw", error: e });
   });
 });

@@ -1,9 +1,13 @@
 // Runs the scenarios it is handed (after Jepsen: the test map is passed in; the framework
 // never imports a scenario): resolves names, brings up labs (one shared standard lab for
-// "shared" scenarios, a fresh one for each "own"), judges each against the findings it
-// registers, checks that the shared lab stayed healthy and that every torn-down lab left
-// nothing behind, and records verdicts in run.json. The CLI and the vitest suite both call it.
+// "shared" scenarios, a fresh one for each "own"), runs each to its deadline (a cancelled one
+// is settled before anything is healed), judges it against the findings it registers, runs
+// the evidence checks (lab/checks) over its window, checks after every verdict that the shared
+// lab stayed healthy (replacing it when not) and that every torn-down lab left nothing behind,
+// and records verdicts in run.json. The verdict rule is lab/verdict.ts (Judgement); how labs
+// come up is the pool's (tests hand in fakes). The CLI and the vitest suite both call it.
 import fs from "node:fs";
+import { finished } from "node:stream/promises";
 import { writeJson } from "./evidence/write.ts";
 import { junitXml } from "./evidence/junit.ts";
 import { writeReportHtml, type ReportWritten } from "./evidence/report-html.ts";
@@ -12,12 +16,15 @@ import { pruneDeadRuns } from "./cleanup.ts";
 import { requireEngine } from "./docker.ts";
 import type { Run } from "./evidence/run.ts";
 import { LabError, info, step } from "./log.ts";
-import { LabInfraError, type Scenario, type ScenarioContext } from "./scenario.ts";
+import { LabInfraError, SystemUnderTestError, type Scenario, type ScenarioContext } from "./scenario.ts";
 import { Lab } from "./topology/lab.ts";
-import { parseTopology, type TopologySpec } from "./topology/spec.ts";
-import { judge, verdictOf, type CheckResult } from "./findings/findings.ts";
-import type { Verdict } from "./verdict.ts";
-import { withDeadline } from "./wait.ts";
+import { nodeAliases, parseTopology, type TopologySpec } from "./topology/spec.ts";
+import { judge, unexercised, verdictOf, type CheckResult, type FindingRecord } from "./findings/findings.ts";
+import { evidenceChecks } from "./checks/index.ts";
+import { labFindings } from "./checks/findings.ts";
+import type { EvidenceCheck, ScenarioWindow } from "./checks/types.ts";
+import { Judgement, type Verdict } from "./verdict.ts";
+import { DeadlineExceeded } from "./wait.ts";
 
 export interface ScenarioResult {
   name: string;
@@ -47,22 +54,105 @@ export function runOrder(list: Scenario[]): Scenario[] {
   return [...sorted.filter((s) => s.topology === "shared"), ...sorted.filter((s) => s.topology === "own")];
 }
 
-/** Holds the shared standard lab across scenarios (and across vitest tests). */
+/** How the pool brings labs up and what runs after each scenario; the defaults are the real ones (tests hand in fakes). */
+export interface PoolOptions {
+  /** Bring a lab up (default Lab.up). */
+  up?: (spec: TopologySpec, run: Run, name: string) => Promise<Lab>;
+  /** The checks run over every scenario's evidence (default lab/checks). */
+  evidenceChecks?: EvidenceCheck[];
+  /** Lab-wide finding records the evidence checks are judged against besides the scenario's (default lab/checks/findings.ts). */
+  labFindings?: FindingRecord[];
+  /** How long a scenario cancelled at its deadline gets to settle (default 30 s). */
+  settleMs?: number;
+  /** How long one evidence check may take (default 120 s). */
+  evidenceCheckMs?: number;
+  /** The start of a run (default startRun: an engine that answers, the plan, dead runs pruned). */
+  start?: (run: Run, spec: TopologySpec, plan: Scenario[]) => Promise<void>;
+}
+
+/** Holds the shared standard lab across scenarios (and across vitest tests), and brings up own labs. */
 export class LabPool {
   #shared: Lab | undefined;
+  #sharedCount = 0;
+  readonly opts: Required<PoolOptions>;
   constructor(
     readonly spec: TopologySpec,
     readonly run: Run,
-  ) {}
+    opts: PoolOptions = {},
+  ) {
+    this.opts = {
+      up: opts.up ?? ((spec, run, name) => Lab.up(spec, run, name)),
+      evidenceChecks: opts.evidenceChecks ?? evidenceChecks,
+      labFindings: opts.labFindings ?? labFindings,
+      settleMs: opts.settleMs ?? 30_000,
+      evidenceCheckMs: opts.evidenceCheckMs ?? 120_000,
+      start: opts.start ?? startRun,
+    };
+  }
 
   async shared(): Promise<Lab> {
-    this.#shared ??= await Lab.up(this.spec, this.run, "shared-lab");
+    // A replacement (the first one was unhealthy, or a scenario on it would not settle) gets its own evidence folder.
+    this.#shared ??= await this.opts.up(this.spec, this.run, this.#sharedCount++ ? `shared-lab-${this.#sharedCount}` : "shared-lab");
     return this.#shared;
   }
 
-  async close(): Promise<void> {
-    await this.#shared?.down();
+  /** A fresh lab for a scenario that needs its own: the run's spec with the scenario's overrides. */
+  own(s: Scenario): Promise<Lab> {
+    return this.opts.up(parseTopology(mergeSpec(this.spec, s.spec ?? {})), this.run, `scenarios/${s.name}/lab`);
+  }
+
+  /** Take the shared lab down so the next shared scenario gets a fresh one (nothing left on it can reach that one). */
+  async replaceShared(why: string): Promise<void> {
+    const lab = this.#shared;
+    if (!lab) return;
     this.#shared = undefined;
+    info(`replacing the shared lab: ${why}`);
+    await lab.down().catch((e: Error) => info(`taking the shared lab down failed: ${e.message}`));
+  }
+
+  async close(): Promise<void> {
+    const lab = this.#shared;
+    this.#shared = undefined;
+    await lab?.down();
+  }
+}
+
+/** How a scenario's body ended: it returned, it threw, or it ran out of time (and then whether it settled once cancelled). */
+export type BodyEnd =
+  | { kind: "returned" }
+  | { kind: "threw"; error: unknown }
+  | { kind: "timed-out"; error: DeadlineExceeded; settled: boolean };
+
+/**
+ * Run a scenario's body against its deadline. At the deadline the signal is aborted with a
+ * DeadlineExceeded and the body is given `settleMs` to end (every wait takes the signal, so it
+ * ends at once); only then does the caller heal faults and hand the lab on, so nothing the
+ * cancelled scenario still does can reach the next one. (withDeadline in lab/wait.ts rejects at
+ * the deadline while the body runs on; here the runner needs to know when it stopped.)
+ */
+export async function runBody(fn: (signal: AbortSignal) => Promise<void>, timeoutMs: number, settleMs: number, message: string): Promise<BodyEnd> {
+  const ctl = new AbortController();
+  const body: Promise<BodyEnd> = Promise.resolve()
+    .then(() => fn(ctl.signal))
+    .then(
+      () => ({ kind: "returned" as const }),
+      (error: unknown) => ({ kind: "threw" as const, error }),
+    );
+  const first = await raceTimer(body, timeoutMs);
+  if (first !== undefined) return first;
+  const error = new DeadlineExceeded(message);
+  ctl.abort(error);
+  const settled = (await raceTimer(body, settleMs)) !== undefined;
+  return { kind: "timed-out", error, settled };
+}
+
+/** The promise's value, or undefined when `ms` passed first (the timer is cleared either way). */
+async function raceTimer<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -73,12 +163,16 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   const t0 = performance.now();
   const startedAt = new Date().toISOString();
   const checks: CheckResult[] = [];
+  /** The scenario's own records no check judged (only known when its body ran to the end). */
+  let notJudged: FindingRecord[] = [];
   const done = (verdict: Verdict, detail?: string): ScenarioResult => {
     const r = { name: s.name, verdict, seconds: Math.round(performance.now() - t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt, endedAt: new Date().toISOString() };
     if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
     run.update((rec) => {
       (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
       rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt, endedAt: r.endedAt, evidence: r.evidence });
+      if (checks.length) rec.exercised = [...new Set([...(rec.exercised ?? []), ...checks.map((c) => c.findingId)])].sort();
+      if (notJudged.length) (rec.unexercised ??= []).push(...notJudged.map((f) => ({ id: f.id, scenario: s.name })));
     });
     writeJson(path.join(dir, "verdict.json"), r);
     writeRunReports(run);
@@ -88,21 +182,24 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
 
   let lab: Lab;
   try {
-    lab = s.topology === "shared" ? await pool.shared() : await Lab.up(parseTopology(mergeSpec(pool.spec, s.spec ?? {})), run, `scenarios/${s.name}/lab`);
+    lab = s.topology === "shared" ? await pool.shared() : await pool.own(s);
   } catch (err) {
     if (err instanceof LabError) throw err; // bad input: stop the whole run with its message
+    // OpenClaw not coming up (gateway or node host exited, pairing refused) is a fail; the lab's own parts, unknown.
+    if (err instanceof SystemUnderTestError) return done("fail", `OpenClaw did not come up: ${(err as Error).message}`);
     return done("unknown", `the lab could not come up: ${(err as Error).message}`);
   }
 
   const log = fs.createWriteStream(path.join(dir, "scenario.log"));
-  // The signal is the scenario's deadline (withDeadline, below).
+  // The signal is the scenario's deadline (runBody, below).
   const ctx: Omit<ScenarioContext, "signal"> = {
     lab,
     run,
     dir,
     file: (rel) => run.file(path.join("scenarios", s.name, rel)),
     log: (msg) => {
-      log.write(`${new Date().toISOString()} ${msg}\n`);
+      // A scenario that would not settle may still log after its verdict: never write after the end.
+      if (!log.writableEnded) log.write(`${new Date().toISOString()} ${msg}\n`);
       info(`  [${s.name}] ${msg}`);
     },
     check: (c) => {
@@ -113,56 +210,100 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
     },
   };
 
-  let verdict: Verdict = "pass";
-  let detail: string | undefined;
-  const mark = lab.teardown.mark();
+  const j = new Judgement();
+  const windowStart = new Date().toISOString();
+  // The tap's position before the scenario: the evidence checks read only what came after it.
+  let tapSince: Record<string, number> | undefined;
+  let tapUnreadable: string | undefined;
   try {
-    await step(`scenario ${s.name}`, () =>
-      withDeadline(
-        (signal) => s.run({ ...ctx, signal }),
-        s.timeoutMs,
-        `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`,
-      ),
-    );
-    verdict = verdictOf(checks);
-    if (verdict === "fail") detail = checks.filter((c) => c.outcome === "fail").map((c) => `${c.findingId}: ${c.note}`).join("; ");
-    else if (verdict !== "pass") detail = checks.filter((c) => c.outcome !== "pass").map((c) => `${c.outcome} ${c.findingId}`).join(", ");
+    tapSince = {};
+    if (lab.spec.tap.enabled) for (const alias of nodeAliases(lab.spec)) tapSince[alias] = await lab.tap(alias).seq();
   } catch (err) {
-    verdict = err instanceof LabInfraError ? "unknown" : "fail";
-    detail = (err as Error).message;
-    ctx.log(`${verdict}: ${(err as Error).stack ?? detail}`);
+    tapSince = undefined;
+    tapUnreadable = (err as Error).message;
   }
+
+  const mark = lab.teardown.mark();
+  const end = await step(`scenario ${s.name}`, () => runBody((signal) => s.run({ ...ctx, signal }), s.timeoutMs, pool.opts.settleMs, `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`));
+  let straying = false;
+  if (end.kind === "threw") {
+    const err = end.error as Error;
+    const v = err instanceof LabInfraError ? "unknown" : "fail";
+    j.add(v, err?.message ?? String(err));
+    ctx.log(`${v}: ${err?.stack ?? err}`);
+  } else if (end.kind === "timed-out") {
+    j.add("fail", end.error.message);
+    ctx.log(`fail: ${end.error.message}; the signal was aborted, ${end.settled ? "and the scenario settled" : `and it had not settled ${pool.opts.settleMs / 1000} s later`}`);
+    if (!end.settled) {
+      straying = true;
+      j.also(`the scenario had not settled ${pool.opts.settleMs / 1000} s after it was cancelled (its lab is not used again)`);
+    }
+  }
+  const windowEnd = new Date().toISOString();
 
   // Everything the scenario left (faults first of all) is undone before judging the lab's state.
   const undone = await lab.teardown.drain(mark);
   if (undone.done.length) ctx.log(`undone after the scenario: ${undone.done.join(", ")}`);
-  if (undone.failed.length && verdict !== "fail") {
-    verdict = "unknown";
-    detail = `could not undo: ${undone.failed.map((f) => `${f.name} (${f.error})`).join("; ")}`;
+  if (undone.failed.length) j.after("unknown", `could not undo: ${undone.failed.map((f) => `${f.name} (${f.error})`).join("; ")}`);
+
+  // The evidence checks over the scenario's window, judged like its own checks (against its
+  // records and the lab-wide ones); one that throws means the lab could not tell.
+  const registry = [...(s.findings ?? []), ...pool.opts.labFindings];
+  if (pool.opts.evidenceChecks.length && !tapSince) j.add("unknown", `the evidence checks could not run: the wire tap's position before the scenario could not be read (${tapUnreadable})`);
+  else if (tapSince) {
+    const w: ScenarioWindow = { scenario: s.name, version: lab.spec.openclawVersion, dir, lab, startedAt: windowStart, endedAt: windowEnd, tapSince };
+    for (const check of pool.opts.evidenceChecks) {
+      try {
+        const inputs = await raceTimer(check.run(w), pool.opts.evidenceCheckMs);
+        if (!inputs) throw new Error(`no answer within ${pool.opts.evidenceCheckMs / 1000} s`);
+        for (const c of inputs) {
+          const r = judge(registry, { ...c, scenario: s.name, version: lab.spec.openclawVersion });
+          if (pool.opts.labFindings.some((f) => f.id === r.findingId)) r.scope = "lab";
+          checks.push(r);
+          ctx.log(`evidence check ${check.name}, ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
+        }
+      } catch (err) {
+        j.add("unknown", `evidence check ${check.name} could not tell: ${(err as Error).message}`);
+        ctx.log(`evidence check ${check.name} threw: ${(err as Error).stack ?? err}`);
+      }
+    }
   }
 
+  // The checks: a shortfall no finding describes fails; known findings and fixed? are named.
+  const outcome = verdictOf(checks);
+  if (outcome === "fail") j.add("fail", checks.filter((c) => c.outcome === "fail").map((c) => `${c.findingId}: ${c.note}`).join("; "));
+  else if (outcome !== "pass") j.add(outcome, checks.filter((c) => c.outcome !== "pass" && !(c.scope === "lab" && c.outcome === "known-finding")).map((c) => `${c.outcome} ${c.findingId}`).join(", "));
+  if (end.kind === "returned") notJudged = unexercised(s.findings ?? [], checks);
+
+  // The lab after the scenario, whatever its verdict so far: an own lab must leave nothing
+  // behind; a shared lab must be healthy, and one that is not (or that a scenario that would
+  // not settle may still touch) is replaced before the next scenario.
   if (s.topology === "own") {
-    await lab.down();
-    const left = await lab.leftovers();
-    if (left.length && verdict === "pass") {
-      verdict = "fail";
-      detail = `teardown left resources behind: ${left.join(", ")}`;
+    try {
+      await lab.down();
+      const left = await lab.leftovers();
+      if (left.length) j.after("fail", `teardown left resources behind: ${left.join(", ")}`);
+    } catch (err) {
+      j.after("unknown", `could not take the lab down: ${(err as Error).message}`);
     }
-  } else if (verdict !== "fail" && verdict !== "unknown") {
+  } else if (straying) {
+    await pool.replaceShared(`scenario ${s.name} did not settle after it was cancelled`);
+  } else {
     const sick = await lab.health();
     if (sick.length) {
-      verdict = "fail";
-      detail = `scenario declared topology "shared" but left the lab unhealthy: ${sick.join("; ")}`;
+      j.after("fail", `scenario declared topology "shared" but left the lab unhealthy: ${sick.join("; ")}`);
+      await pool.replaceShared(`scenario ${s.name} left it unhealthy`);
     }
   }
+  // scenario.log complete on disk before the verdict is recorded.
   log.end();
-  return done(verdict, detail);
+  await finished(log).catch(() => {});
+  return done(j.verdict, j.detail);
 }
 
 /** Run these scenarios (already resolved and ordered) and return their results. */
-export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: Run): Promise<ScenarioResult[]> {
-  await startRun(run, spec, chosen);
-  const pool = new LabPool(spec, run);
+export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: Run, pool = new LabPool(spec, run)): Promise<ScenarioResult[]> {
+  await pool.opts.start(run, spec, chosen);
   const results: ScenarioResult[] = [];
   try {
     for (const s of runOrder(chosen)) {
@@ -171,7 +312,7 @@ export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: 
     }
   } finally {
     await pool.close();
-    endRun(run);
+    endRun(run, pool.opts.labFindings);
   }
   return results;
 }
@@ -187,8 +328,21 @@ export async function startRun(run: Run, spec: TopologySpec, plan: Scenario[]): 
   await pruneDeadRuns();
 }
 
-export function endRun(run: Run): void {
-  run.update((r) => void (r.endedAt = new Date().toISOString()));
+/**
+ * The end of every run: its end time, the lab-wide finding records no scenario of the run
+ * judged (said loudly and kept in run.json; the exit code stays the verdicts'), its reports.
+ */
+export function endRun(run: Run, lab: FindingRecord[] = labFindings): void {
+  const ran = run.record.scenarios.length > 0;
+  const judged = new Set(run.record.exercised ?? []);
+  const lost = ran ? lab.filter((f) => !judged.has(f.id)) : [];
+  run.update((r) => {
+    r.endedAt = new Date().toISOString();
+    const known = new Set((r.unexercised ?? []).filter((u) => !u.scenario).map((u) => u.id));
+    const add = lost.filter((f) => !known.has(f.id));
+    if (add.length) (r.unexercised ??= []).push(...add.map((f) => ({ id: f.id })));
+  });
+  for (const u of run.record.unexercised ?? []) info(`unexercised finding record ${u.id} [${u.scenario ?? "lab-wide"}]: no check judged it in this run; retire or fix the record or its check`);
   writeRunReports(run);
 }
 

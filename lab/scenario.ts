@@ -54,10 +54,26 @@ export function defineScenario(s: Scenario): Scenario {
   return s;
 }
 
-/** The lab could not tell (infrastructure broke, not the system under test): verdict unknown. */
+/**
+ * The lab could not tell (infrastructure broke, not the system under test: one of the lab's own
+ * members, a fault, a precondition of the lab): verdict unknown, with this message as the reason.
+ */
 export class LabInfraError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "LabInfraError";
+  }
+}
+
+/**
+ * OpenClaw itself did the wrong thing where the lab needed it to work (the gateway or a node
+ * host exited or never became ready, pairing was refused or never completed, the operator's
+ * connect was refused): verdict fail, during bring-up too. The lab's own members (model, git,
+ * MCP servers, taps, fault helpers) failing are LabInfraError instead.
+ */
+export class SystemUnderTestError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "SystemUnderTestError";
   }
 }

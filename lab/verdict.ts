@@ -2,7 +2,8 @@
 //   pass           every expectation held
 //   known-finding  an expectation failed exactly as a registered finding says (loud, not failed)
 //   fixed?         a registered finding did not reproduce: retire its record (loud, not failed)
-//   fail           OpenClaw did something no finding describes, or an assertion failed
+//   fail           OpenClaw did something no finding describes, or an assertion failed (also
+//                  while the lab was coming up: gateway or node host exited, pairing refused)
 //   unknown        the lab could not tell (its own member, fault or precondition failed)
 export type Verdict = "pass" | "fail" | "unknown" | "known-finding" | "fixed?";
 
@@ -16,4 +17,52 @@ export function exitCodeOf(verdicts: Verdict[]): number {
   if (verdicts.includes("fail")) return 1;
   if (verdicts.includes("unknown")) return 3;
   return 0;
+}
+
+const RANK: Record<Verdict, number> = { pass: 0, "fixed?": 1, "known-finding": 2, unknown: 3, fail: 4 };
+
+/** The worse of two verdicts: fail, then unknown, then known finding, then fixed?, then pass. */
+export function worse(a: Verdict, b: Verdict): Verdict {
+  return RANK[b] > RANK[a] ? b : a;
+}
+
+/**
+ * A scenario's verdict as its problems come in, none of them dropped: what the scenario itself
+ * saw (a thrown assertion, a time-out, its checks, the evidence checks over its window) with
+ * add(), where the worst wins (a fail is never hidden by an unknown); and what the runner
+ * finds about the lab afterwards (a teardown step that failed, leftovers, an unhealthy shared
+ * lab) with after(), which sets the verdict only of a scenario that was accepted so far and
+ * otherwise is appended to the detail, so the first verdict stands with its reason in front.
+ */
+export class Judgement {
+  #problems: { verdict: Verdict; text?: string }[] = [];
+  #verdict: Verdict = "pass";
+
+  add(verdict: Verdict, text?: string): this {
+    this.#verdict = worse(this.#verdict, verdict);
+    this.#problems.push({ verdict, text });
+    return this;
+  }
+
+  after(verdict: Verdict, text: string): this {
+    return accepted(this.#verdict) ? this.add(verdict, text) : this.also(text);
+  }
+
+  /** Something to say that changes no verdict. */
+  also(text: string): this {
+    this.#problems.push({ verdict: "pass", text });
+    return this;
+  }
+
+  get verdict(): Verdict {
+    return this.#verdict;
+  }
+
+  /** The first problem of the verdict's own kind, then every other one ("also ..."), in order. */
+  get detail(): string | undefined {
+    const texts = this.#problems.filter((p) => p.text);
+    const lead = texts.find((p) => p.verdict === this.#verdict) ?? texts[0];
+    if (!lead) return undefined;
+    return [lead.text, ...texts.filter((p) => p !== lead).map((p) => `also ${p.text}`)].join("; ");
+  }
 }

@@ -4,6 +4,9 @@ import { defineScenario } from "../lab/scenario.ts";
 // The standard topology comes up with both node hosts paired, approved, connected and
 // offering session hosting; one gateway-local agent turn is answered by the scripted model
 // across the network; then the runner takes the topology down and checks nothing is left.
+// Pairing is part of what it proves: a node host that exits, a pairing refused or never
+// completed during bring-up is OpenClaw's failure (SystemUnderTestError from Lab.up), so this
+// scenario fails on it, never "unknown"; a node that is paired but not ready fails below.
 export default defineScenario({
   name: "smoke",
   proves: "standard topology up, every node paired/approved/connected as a session host, one agent turn answered by the scripted model, clean teardown",

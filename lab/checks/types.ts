@@ -1,8 +1,9 @@
 // Checks that read a scenario's evidence after it ran (lab/checks/): each returns expectations
 // judged exactly like a scenario's own ctx.check() (lab/findings), against the scenario's
-// registered findings plus the lab-wide ones in lab/checks/findings.ts. They run after every
-// scenario, before its faults are healed is NOT assumed: after the scenario settled and its
-// teardown drained, while its lab is still up.
+// registered findings plus the lab-wide ones in lab/checks/findings.ts. The runner runs every
+// check in lab/checks/index.ts after each scenario settled and its teardown drained (faults
+// healed), while its lab is still up; a check that throws makes the verdict unknown (the lab
+// could not tell), never hiding a fail. Results land in the scenario's findings.json.
 import type { Lab } from "../topology/lab.ts";
 import type { FindingRecord } from "../findings/findings.ts";
 

@@ -30,10 +30,11 @@ describe("junit.xml", () => {
     expect(tc("capacity")).toContain("known-finding F-cap (shortfall)");
     expect(tc("capacity")).toContain('observed: {"agentWait":"error"}');
   });
-  it("fail is a failure, unknown an error with its reason, never a pass; what never ran is an error", () => {
+  it("fail is a failure, unknown an error with its reason, never a pass; what never ran is skipped with the reason", () => {
     expect(tc("partition")).toMatch(/<failure message="node &lt;node-1> &amp; &quot;x&quot; stayed connected"/);
     expect(tc("smoke")).toMatch(/<error message="unknown: the lab could not come up: gateway exited \(code 1\)" type="unknown"/);
-    expect(tc("loss")).toMatch(/<error message="never ran/);
+    expect(tc("loss")).toMatch(/<skipped\/>/);
+    expect(xml.match(/name="loss">[\s\S]*?<\/testcase>/)?.[0]).toContain("not run: the run was cut before this scenario");
     expect(tc("pair")).not.toMatch(/<failure|<error/);
   });
 });

@@ -2,7 +2,7 @@
 // one test case per scenario. pass passes; a known finding passes with the finding (expected and
 // observed) in its output; "fixed?" passes with the note to retire the record; fail is a
 // failure; unknown is an error with its reason, never a pass; a planned scenario that never ran
-// (the run was cut) is an error too. XML is built by junit-report-builder, not by hand.
+// (the run was cut) is skipped, with the reason in its output (the exit code is not 0 for it). XML is built by junit-report-builder, not by hand.
 import junit, { type Builder } from "junit-report-builder";
 import type { RunRecord } from "./run.ts";
 
@@ -28,7 +28,7 @@ export function junitXml(record: RunRecord): string {
     else if (row.verdict === "unknown") tc.error(`unknown: ${row.detail ?? "the lab could not tell"}`, "unknown");
   }
   for (const name of (record.plan ?? []).filter((n) => !record.scenarios.some((r) => r.name === n))) {
-    suite.testCase().className("fleetlab.scenarios").name(name).error("never ran: the run was cut before this scenario", "not-run");
+    suite.testCase().className("fleetlab.scenarios").name(name).skipped().standardOutput("verdict: not run\nnot run: the run was cut before this scenario");
   }
   return builder.build();
 }

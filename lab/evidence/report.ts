@@ -17,11 +17,33 @@ export function verdictTable(rows: Row[]): string {
   const lines = [`${"scenario".padEnd(w)}  ${"verdict".padEnd(13)}  ${"time".padStart(7)}  detail`, `${"-".repeat(w)}  ${"-".repeat(13)}  ${"-".repeat(7)}  ------`];
   for (const r of rows) {
     const detail = (r.detail ?? "").split("\n")[0].slice(0, 120);
-    lines.push(`${r.name.padEnd(w)}  ${r.verdict.toUpperCase().padEnd(13)}  ${`${r.seconds.toFixed(1)} s`.padStart(7)}  ${detail}`);
+    const time = r.verdict === NOT_RUN ? "-" : `${r.seconds.toFixed(1)} s`;
+    lines.push(`${r.name.padEnd(w)}  ${r.verdict.toUpperCase().padEnd(13)}  ${time.padStart(7)}  ${detail}`);
   }
   const count = (v: string) => rows.filter((r) => r.verdict === v).length;
-  lines.push("", `${rows.length} scenario(s): ${count("pass")} pass, ${count("fail")} fail, ${count("unknown")} unknown, ${count("known-finding")} known finding`);
+  const more = [count("fixed?") ? `, ${count("fixed?")} fixed?` : "", count(NOT_RUN) ? `, ${count(NOT_RUN)} not run` : ""].join("");
+  lines.push("", `${rows.length} scenario(s): ${count("pass")} pass, ${count("fail")} fail, ${count("unknown")} unknown, ${count("known-finding")} known finding${more}`);
   return lines.join("\n");
+}
+
+/** The verdict of a planned scenario a cut run never reached (never a pass). */
+export const NOT_RUN = "not run";
+
+/** A run's rows as recorded, then every planned scenario it never reached, marked "not run". */
+export function reportRows(record: RunRecord): Row[] {
+  const ran = new Set(record.scenarios.map((r) => r.name));
+  const never = (record.plan ?? []).filter((n) => !ran.has(n));
+  return [...record.scenarios, ...never.map((name) => ({ name, verdict: NOT_RUN, seconds: 0, detail: "the run was cut before this scenario" }))];
+}
+
+/** What a run.json says about itself that a reader must not take as a finished run (empty when it ended). */
+export function runProblems(record: RunRecord): string[] {
+  const out: string[] = [];
+  const never = reportRows(record).filter((r) => r.verdict === NOT_RUN);
+  if (!record.endedAt) out.push("partial: the run never recorded its end (cut, killed, or still running)");
+  if (!record.plan) out.push("partial: the run recorded no plan, so scenarios it never reached cannot be named");
+  if (never.length) out.push(`not run: ${never.map((r) => r.name).join(", ")} (the run was cut before them)`);
+  return out;
 }
 
 /** The newest run folder, or the one named. */
@@ -36,5 +58,10 @@ export function findRun(id?: string): { dir: string; record: RunRecord } {
   }
   const file = path.join(dir, "run.json");
   if (!fs.existsSync(file)) throw new LabError(`no run.json in ${dir}: give a run id from ${RUNS} or a run folder`);
-  return { dir, record: readRunRecord(file) };
+  try {
+    return { dir, record: readRunRecord(file) };
+  } catch (err) {
+    // A run.json that is not JSON or not a run record is not trusted for anything: exit 3 (the lab cannot tell).
+    throw new LabError(`${(err as Error).message}\nrun.json is corrupt: none of its verdicts are trusted and no report was written`, 3);
+  }
 }

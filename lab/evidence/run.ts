@@ -48,6 +48,29 @@ export const LabRow = z.object({
   timings: z.record(z.string(), z.number()),
 });
 
+export const ShardInfo = z.object({
+  index: z.number().int().positive(),
+  total: z.number().int().positive(),
+  partition: z.array(z.array(z.string())),
+  estimatedSeconds: z.array(z.number()).optional(),
+  sharedGroups: z.number().int().nonnegative().optional(),
+});
+
+export const ShardRow = z.object({
+  index: z.number().int().positive(),
+  total: z.number().int().positive(),
+  /** complete: every planned scenario ran; cut: some never ran; missing: no run folder came back. */
+  status: z.enum(["complete", "cut", "missing"]),
+  runId: z.string().optional(),
+  seed: z.number().optional(),
+  /** Its folder inside the merged run (a copy of the shard's run folder). */
+  dir: z.string().optional(),
+  /** The scenarios it was to run, and those of them that never ran. */
+  planned: z.array(z.string()),
+  neverRan: z.array(z.string()),
+  seconds: z.number().optional(),
+});
+
 export const RunRecordSchema = z.strictObject({
   id: z.string(),
   startedAt: z.string(),
@@ -63,6 +86,17 @@ export const RunRecordSchema = z.strictObject({
   findings: z.array(CheckRow).optional(),
   labs: z.record(z.string(), LabRow).optional(),
   faults: z.object({ timeline: z.string() }).optional(),
+  /** Every finding id some check judged in this run (any outcome), for the records never judged. */
+  exercised: z.array(z.string()).optional(),
+  /**
+   * Finding records no check judged: a scenario's own (its body ran to the end without judging
+   * them) or, with no scenario, a lab-wide one (lab/checks/findings.ts) no scenario of the run judged.
+   */
+  unexercised: z.array(z.object({ id: z.string(), scenario: z.string().optional() })).optional(),
+  /** A shard's run (lab/shard.ts): which shard, and the whole partition it was cut from. */
+  shard: ShardInfo.optional(),
+  /** A merged run (lab/evidence/merge.ts): each shard folder it was made of, or the one missing. */
+  shards: z.array(ShardRow).optional(),
 });
 
 export type RunRecord = z.infer<typeof RunRecordSchema>;

@@ -5,7 +5,11 @@
 //   expectation holds, nothing registered         -> pass
 //   expectation fails, registered signature equal -> known finding (reported loudly, not failed)
 //   expectation fails, no registered match        -> fail (a new or changed shortfall)
-//   expectation holds, but a finding is registered -> "fixed?" (retire the record)
+//   expectation holds, but a finding is registered -> "fixed?" (retire the record), on any
+//                                                     version: a newer OpenClaw that fixed it
+//                                                     says so instead of passing silently
+// A record no check judged in a run is "unexercised" (unexercised(), below): its check was
+// removed or renamed, or never reached, so the record proves nothing any more.
 import { isDeepStrictEqual } from "node:util";
 
 export interface FindingRecord {
@@ -34,6 +38,12 @@ export interface CheckResult {
   registered?: unknown;
   kind: FindingRecord["kind"];
   note?: string;
+  /**
+   * "lab": judged by an evidence check against a lab-wide record (lab/checks/findings.ts), e.g.
+   * protocol drift seen in every scenario's frames. Such a known finding is reported once for
+   * the run and leaves the scenario's verdict alone; a fail or "fixed?" still counts.
+   */
+  scope?: "lab";
 }
 
 export function judge(
@@ -43,8 +53,9 @@ export function judge(
   const rec = registry.find((f) => f.id === c.id);
   const base = { findingId: c.id, scenario: c.scenario, expectation: c.expectation, kind: rec?.kind ?? c.kind ?? "shortfall" };
   if (c.holds) {
-    if (rec && rec.versions.includes(c.version)) return { ...base, outcome: "fixed?", registered: rec.signature, note: `registered finding ${c.id} did not reproduce on ${c.version}` };
-    return { ...base, outcome: "pass" };
+    if (!rec) return { ...base, outcome: "pass" };
+    const listed = rec.versions.includes(c.version) ? `the record lists ${rec.versions.join(", ")}` : `the record lists ${rec.versions.join(", ")}, not ${c.version}`;
+    return { ...base, outcome: "fixed?", registered: rec.signature, note: `registered finding ${c.id} did not reproduce on ${c.version} (${listed})` };
   }
   if (!rec) return { ...base, outcome: "fail", observed: c.observed, note: `expectation not met and no finding is registered as ${c.id}` };
   if (!isDeepStrictEqual(rec.signature, c.observed)) {
@@ -54,8 +65,15 @@ export function judge(
   return { ...base, outcome: "known-finding", observed: c.observed, note };
 }
 
+/** The records among `registry` that no check in `results` judged (whatever its outcome). */
+export function unexercised(registry: FindingRecord[], results: Pick<CheckResult, "findingId">[]): FindingRecord[] {
+  const judged = new Set(results.map((r) => r.findingId));
+  return registry.filter((f) => !judged.has(f.id));
+}
+
 /** A scenario's verdict from its checks (a thrown assertion is a fail before this). */
-export function verdictOf(results: CheckResult[]): CheckOutcome {
+export function verdictOf(all: CheckResult[]): CheckOutcome {
+  const results = all.filter((r) => !(r.scope === "lab" && r.outcome === "known-finding"));
   if (results.some((r) => r.outcome === "fail")) return "fail";
   if (results.some((r) => r.outcome === "known-finding")) return "known-finding";
   if (results.some((r) => r.outcome === "fixed?")) return "fixed?";

@@ -7,7 +7,10 @@ import { runLabels } from "../cleanup.ts";
 import { docker } from "../docker.ts";
 import type { ImageSet } from "../images.ts";
 import type { TopologySpec } from "../topology/spec.ts";
-import { HttpOnLabNetwork } from "./wait-http.ts";
+import { HttpOnLabNetwork, inspectRunning, logTail } from "./wait-http.ts";
+import { LabError } from "../log.ts";
+import { LabInfraError, SystemUnderTestError } from "../scenario.ts";
+import { StopWaiting, WaitTimeout } from "../wait.ts";
 
 export type MemberKind = "gateway" | "node" | "model" | "git" | "mcp" | "tap";
 
@@ -106,8 +109,58 @@ export class MemberContainer extends GenericContainer {
       return { alias: this.alias, kind: this.kind, container: started, id: started.getId(), ip, volume };
     } catch (err) {
       this.#running.reject(err);
-      throw err;
+      throw startFailure(this.kind, err);
     }
+  }
+}
+
+/**
+ * Why a member did not come up, for the verdict: its readiness wait ending (it exited, or never
+ * became ready) is OpenClaw's failure for the gateway and node hosts (SystemUnderTestError: fail)
+ * and the lab's own for every other member (LabInfraError: unknown). Anything else (the engine
+ * refused to create it, bad input) is left as it is: not OpenClaw's doing.
+ */
+export function startFailure(kind: MemberKind, err: unknown): unknown {
+  if (!(err instanceof StopWaiting || err instanceof WaitTimeout)) return err;
+  return kind === "gateway" || kind === "node" ? new SystemUnderTestError(err.message, { cause: err }) : new LabInfraError(err.message, { cause: err });
+}
+
+/** A bring-up step OpenClaw itself has to get right (operator connect, pairing): its failure is a SystemUnderTestError. */
+export function openclawFailure(what: string, err: unknown): unknown {
+  if (err instanceof LabError || err instanceof LabInfraError || err instanceof SystemUnderTestError) return err;
+  return new SystemUnderTestError(`${what}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+}
+
+/**
+ * Ends a wait at once when one of the lab's containers exits, is removed or restarts behind the
+ * lab's back (node hosts while they are being paired: without it a node that died at start kept
+ * the pairing wait going for its full 120 s). check() throws StopWaiting with the exit code and
+ * the last log lines; a restart the lab makes itself is announced with restarted().
+ */
+export class ContainerWatch {
+  #startedAt = new Map<string, string>();
+  constructor(
+    private readonly idOf: (alias: string) => string,
+    private readonly what: (alias: string) => string = (alias) => alias,
+  ) {}
+
+  /** The lab restarted it: its next start time is expected. */
+  restarted(alias: string): void {
+    this.#startedAt.delete(alias);
+  }
+
+  async check(aliases: string[]): Promise<void> {
+    await Promise.all(
+      aliases.map(async (alias) => {
+        const c = docker().getContainer(this.idOf(alias));
+        const st = await inspectRunning(c, this.what(alias));
+        const was = this.#startedAt.get(alias);
+        if (was && st.State.StartedAt !== was) {
+          throw new StopWaiting(`${this.what(alias)}: the container restarted (started again at ${st.State.StartedAt}, restart count ${st.RestartCount})${await logTail(c)}`);
+        }
+        this.#startedAt.set(alias, st.State.StartedAt);
+      }),
+    );
   }
 }
 

@@ -2,7 +2,9 @@
 // enabled, state on a volume (a node killed and started again keeps its identity). It
 // reaches "its gateway" through its wire tap when taps are on. Ready means approved, paired
 // and connected as the operator sees it in node.list: the lab judges that while it pairs the
-// node (LabOperator.approveNodes), so the container itself has nothing to wait for.
+// node (LabOperator.approveNodes), so the container itself has nothing to wait for; a node
+// host that exits or restarts meanwhile ends that wait at once (ContainerWatch in member.ts),
+// and bring-up fails as OpenClaw's failure (SystemUnderTestError), quoting its last log lines.
 import type { TopologySpec } from "../topology/spec.ts";
 import { tapAlias } from "../topology/spec.ts";
 import { OpenclawContainer, READY_WHEN_RUNNING, type LabContext } from "./member.ts";

@@ -42,12 +42,7 @@ export class HttpOnLabNetwork implements WaitStrategy {
       await waitFor(
         what,
         async () => {
-          const st = await container.inspect().catch((err: { statusCode?: number }) => {
-            throw err.statusCode === 404 ? new StopWaiting(`${what}: the container was removed`) : err;
-          });
-          if (!st.State.Running) {
-            throw new StopWaiting(`${what}: the container exited (code ${st.State.ExitCode})${await logTail(container)}`);
-          }
+          const st = await inspectRunning(container, what);
           const ip = st.NetworkSettings.Networks[network]?.IPAddress;
           if (!ip) {
             last = `no address on ${network}`;
@@ -87,8 +82,22 @@ export class HttpOnLabNetwork implements WaitStrategy {
   }
 }
 
+/**
+ * The container as the engine sees it, for a probe of a wait on it: a container that was removed
+ * or is not running ends the wait at once (StopWaiting), with its exit code and last log lines.
+ */
+export async function inspectRunning(container: Dockerode.Container, what: string): Promise<Dockerode.ContainerInspectInfo> {
+  const st = await container.inspect().catch((err: { statusCode?: number }) => {
+    throw err.statusCode === 404 ? new StopWaiting(`${what}: the container was removed`) : err;
+  });
+  if (!st.State.Running) {
+    throw new StopWaiting(`${what}: the container exited (code ${st.State.ExitCode})${await logTail(container)}`);
+  }
+  return st;
+}
+
 /** The container's last log lines (stdout and stderr interleaved), or "" if they cannot be read. */
-async function logTail(container: Dockerode.Container): Promise<string> {
+export async function logTail(container: Dockerode.Container): Promise<string> {
   try {
     const raw = (await container.logs({ stdout: true, stderr: true, tail: LOG_LINES, follow: false })) as unknown as Buffer;
     const text = demux(raw).replace(/^(\s*\n)+/, "").trimEnd();

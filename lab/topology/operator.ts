@@ -22,6 +22,16 @@ export function isReadyNode(n: op.NodeEntry): boolean {
   return n.connected && n.paired && n.approvalState === "approved" && n.sessionHost === true && (n.workerSlots?.total ?? 0) > 0;
 }
 
+/**
+ * The node hosts' containers while they are paired (ContainerWatch in lab/members/member.ts):
+ * check() throws StopWaiting when one exited or restarted behind the lab's back.
+ */
+export interface NodeWatch {
+  check(names: string[]): Promise<void>;
+  /** The lab restarted this node itself (a paused node host, below). */
+  restarted(name: string): void;
+}
+
 export class LabOperator {
   private constructor(
     readonly client: GatewayClient,
@@ -83,9 +93,10 @@ export class LabOperator {
   /**
    * Approve the named node hosts' device pairing and node pairing, then wait until each is
    * approved, paired, connected and a session host with worker slots in node.list. Where each
-   * node is goes to the progress line of the step this runs in.
+   * node is goes to the progress line of the step this runs in. With `watch`, a node host that
+   * exits or restarts on its own ends the wait at once, with its exit code and last log lines.
    */
-  async approveNodes(names: string[], opts: { timeoutMs: number; pausedAfterMs?: number; host?: OperatorHost }): Promise<void> {
+  async approveNodes(names: string[], opts: { timeoutMs: number; pausedAfterMs?: number; host?: OperatorHost; watch?: NodeWatch }): Promise<void> {
     const wanted = new Set(names);
     const deviceApprovedAt = new Map<string, number>();
     const restarted = new Set<string>();
@@ -99,6 +110,8 @@ export class LabOperator {
     await waitFor(
       `node hosts ${names.join(", ")} approved and connected`,
       async () => {
+        // A node host that exited or restarted (not by the lab) will not pair: end the wait now, quoting it.
+        await opts.watch?.check(names);
         const devices = await op.listDevicePairing(this.client);
         for (const p of devices.pending) {
           if (p.displayName && wanted.has(p.displayName)) {
@@ -134,6 +147,7 @@ export class LabOperator {
             showPhases();
             info(`node ${name} still not connected ${((Date.now() - at) / 1000).toFixed(0)} s after device approval: restarting it`);
             await opts.host.restartNode(name);
+            opts.watch?.restarted(name);
             phase.set(name, "restarted, waiting for it to ask for node pairing");
           }
         }
@@ -144,7 +158,8 @@ export class LabOperator {
   }
 
   async close(): Promise<void> {
+    // Close first, so the last connection's close (code, reason) is in the saved transcript.
+    await this.client.close().catch(() => {});
     this.client.saveTranscript(this.transcriptFile);
-    await this.client.close();
   }
 }
