@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { buildDeviceAuthPayloadV3 as referencePayloadV3 } from "@openclaw/gateway-client/browser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   buildDeviceAuthPayloadV2,
@@ -92,6 +93,15 @@ describe("device identity", () => {
       signedAt: OPENCLAW_VECTOR.params.signedAtMs,
       nonce: OPENCLAW_VECTOR.params.nonce,
     });
+  });
+
+  it("builds the same v3 payload as the published reference client, byte for byte", () => {
+    const cases = [
+      { ...OPENCLAW_VECTOR.params, deviceId: OPENCLAW_VECTOR.deviceId },
+      { deviceId: "d", clientId: "gateway-client", clientMode: "backend", role: "operator", scopes: [], signedAtMs: 0, token: null, nonce: "n", platform: "linux" },
+      { deviceId: "d", clientId: "gateway-client", clientMode: "backend", role: "operator", scopes: ["operator.read"], signedAtMs: 1, token: "t", nonce: "n", platform: "  ÄLinux ", deviceFamily: "X" },
+    ];
+    for (const c of cases) expect(buildDeviceAuthPayloadV3(c)).toBe(referencePayloadV3(c));
   });
 
   it("signs exactly the documented v3 payload (not v2, not another nonce)", () => {

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WebSocketServer, type WebSocket } from "ws";
 import { buildDeviceAuthPayloadV3, loadOrCreateDeviceIdentity, verifyDeviceSignature, type DeviceIdentity } from "./device-identity.ts";
+import { GATEWAY_CLIENT_IDS, GATEWAY_CLIENT_MODES } from "@openclaw/gateway-protocol/client-info";
 import { GatewayClient, GatewayError, type TranscriptEntry } from "./gateway.ts";
 import { sleep } from "../wait.ts";
 
@@ -19,6 +20,11 @@ interface FakeOptions {
   startupBusy?: number;
   /** Accept the socket but never send connect.challenge. */
   silent?: boolean;
+  /** hello-ok policy (defaults: OpenClaw's 25 MiB frame limit, 15 s ticks). */
+  maxPayload?: number;
+  tickIntervalMs?: number;
+  /** Send a `tick` event this often after hello-ok (never when unset). */
+  tickEveryMs?: number;
 }
 
 interface FakeGateway {
@@ -36,11 +42,14 @@ async function startFake(opts: FakeOptions = {}): Promise<FakeGateway> {
   const connects: Array<Record<string, any>> = [];
   const sockets: WebSocket[] = [];
   const approved = new Set<string>();
+  const received: string[] = [];
   let busy = opts.startupBusy ?? 0;
   let seq = 0;
 
   wss.on("connection", (ws) => {
     sockets.push(ws);
+    let ticker: NodeJS.Timeout | undefined;
+    ws.on("close", () => clearInterval(ticker));
     const nonce = `nonce-${Math.random().toString(36).slice(2)}`;
     const ts = Date.now();
     const send = (frame: unknown) => ws.send(typeof frame === "string" ? frame : JSON.stringify(frame));
@@ -53,6 +62,7 @@ async function startFake(opts: FakeOptions = {}): Promise<FakeGateway> {
     ws.on("message", (data) => {
       const req = JSON.parse(data.toString());
       const { id, method, params } = req;
+      received.push(method);
       if (method === "connect") {
         connects.push(params);
         if (busy > 0) {
@@ -79,13 +89,15 @@ async function startFake(opts: FakeOptions = {}): Promise<FakeGateway> {
         if (params.auth?.deviceToken && opts.rejectDeviceToken) {
           return fail(id, "INVALID_REQUEST", "unauthorized: device token mismatch", { code: "AUTH_DEVICE_TOKEN_MISMATCH" }, "device token mismatch");
         }
-        if (params.auth?.token && params.auth.token !== TOKEN) {
+        const issued = `devtok-${d.id.slice(0, 8)}`;
+        if (params.auth?.token && params.auth.token !== TOKEN && params.auth.token !== issued) {
           return fail(id, "INVALID_REQUEST", "unauthorized: gateway token mismatch", { code: "AUTH_TOKEN_MISMATCH" }, "token mismatch");
         }
         if (opts.pairing && !approved.has(d.id)) {
           approved.add(d.id); // "approved" out of band before the next attempt
           return fail(id, "NOT_PAIRED", "pairing required: device is not approved yet", { code: "PAIRING_REQUIRED", reason: "not-paired", requestId: "req-42" }, "pairing required");
         }
+        if (opts.tickEveryMs) ticker = setInterval(() => send({ type: "event", event: "tick", payload: { ts: Date.now() }, seq: ++seq }), opts.tickEveryMs);
         return send({
           type: "res",
           id,
@@ -95,9 +107,9 @@ async function startFake(opts: FakeOptions = {}): Promise<FakeGateway> {
             protocol: 4,
             server: { version: "fake", connId: "c1" },
             features: { methods: ["echo"], events: ["tick"] },
-            snapshot: {},
-            policy: { maxPayload: 1, maxBufferedBytes: 1, tickIntervalMs: 15000 },
-            auth: { role: params.role, scopes: params.scopes, deviceToken: `devtok-${d.id.slice(0, 8)}` },
+            snapshot: { presence: [], health: {}, stateVersion: { presence: 0, health: 0 }, uptimeMs: 1 },
+            policy: { maxPayload: opts.maxPayload ?? 26_214_400, maxBufferedBytes: 52_428_800, tickIntervalMs: opts.tickIntervalMs ?? 15_000 },
+            auth: { role: params.role, scopes: params.scopes, deviceToken: issued },
           },
         });
       }
@@ -118,6 +130,12 @@ async function startFake(opts: FakeOptions = {}): Promise<FakeGateway> {
         case "emit":
           for (const n of params.ns as number[]) send({ type: "event", event: params.event, payload: { n }, seq: ++seq });
           return send({ type: "res", id, ok: true, payload: {} });
+        case "emit-seqs": // events with the given seq numbers, as they are
+          for (const n of params.seqs as number[]) send({ type: "event", event: "presence", payload: { n }, seq: n });
+          return send({ type: "res", id, ok: true, payload: {} });
+        case "emit-extra": // an event with a top-level field the published EventFrame does not know
+          send({ type: "event", event: "presence", payload: { n: 1 }, surprise: true });
+          return send({ type: "res", id, ok: true, payload: {} });
         case "garbage":
           send("this is not json");
           send({ type: "event", payload: { missing: "event name" } });
@@ -128,6 +146,8 @@ async function startFake(opts: FakeOptions = {}): Promise<FakeGateway> {
           return send({ type: "res", id, ok: true, payload: "still here" });
         case "hangup":
           return ws.close(1011, "boom");
+        case "received": // what reached the fake so far (method names), to prove a request was never sent
+          return send({ type: "res", id, ok: true, payload: received });
       }
     });
   });
@@ -191,19 +211,44 @@ describe("GatewayClient handshake", () => {
     expect(params.device).toMatchObject({ id: identity.deviceId, publicKey: identity.publicKeyBase64Url });
   });
 
-  it("stores the issued device token and reuses it on the next connect", async () => {
-    const c = await connected();
-    expect(identity.deviceToken("operator")?.token).toBe(`devtok-${identity.deviceId.slice(0, 8)}`);
-    await c.close();
-    await c.connect(fake!.url, { token: TOKEN, identity: loadOrCreateDeviceIdentity(identity.file), scopes: SCOPES });
-    expect(fake!.connects[1]!.auth).toEqual({ deviceToken: `devtok-${identity.deviceId.slice(0, 8)}` });
+  it("presents the reference client's programmatic identity (gateway-client/backend), one of OpenClaw's own ids", async () => {
+    await connected();
+    const client = fake!.connects[0]!.client;
+    expect(client).toMatchObject({ id: "gateway-client", mode: "backend", displayName: "fleetlab operator", version: "fleetlab" });
+    expect(Object.values(GATEWAY_CLIENT_IDS)).toContain(client.id);
+    expect(Object.values(GATEWAY_CLIENT_MODES)).toContain(client.mode);
   });
 
-  it("falls back to the shared token when the gateway refuses the stored device token", async () => {
-    identity.saveDeviceToken("operator", "stale", SCOPES);
+  it("stores the issued device token; the next connect sends the shared token only, as the reference client", async () => {
+    const c = await connected();
+    const issued = `devtok-${identity.deviceId.slice(0, 8)}`;
+    expect(identity.deviceToken("operator")?.token).toBe(issued);
+    await c.close();
+    await c.connect(fake!.url, { token: TOKEN, identity: loadOrCreateDeviceIdentity(identity.file), scopes: SCOPES });
+    expect(fake!.connects[1]!.auth).toEqual({ token: TOKEN });
+    // Without a shared secret the stored token is the credential, in both fields (reference selection).
+    await c.close();
+    await c.connect(fake!.url, { identity: loadOrCreateDeviceIdentity(identity.file), scopes: SCOPES });
+    expect(fake!.connects[2]!.auth).toEqual({ token: issued, deviceToken: issued });
+  });
+
+  it("a stale stored device token costs no refused connect: exactly one connect, answered hello-ok", async () => {
+    identity.saveDeviceToken("operator", "stale-from-an-earlier-gateway", SCOPES);
     await connected({ rejectDeviceToken: true });
-    expect(fake!.connects.map((p) => Object.keys(p.auth))).toEqual([["deviceToken"], ["token"]]);
-    expect(identity.deviceToken("operator")?.token).not.toBe("stale");
+    expect(fake!.connects.map((p) => p.auth)).toEqual([{ token: TOKEN }]);
+    const connects = client!.transcript().filter((e) => e.method === "connect");
+    expect(connects.map((e) => `${e.dir}:${e.kind}:${e.ok ?? ""}`)).toEqual(["out:req:", "in:res:true"]);
+    expect(identity.deviceToken("operator")?.token).toBe(`devtok-${identity.deviceId.slice(0, 8)}`);
+  });
+
+  it('deviceToken "only": a refused stored token is cleared, as the reference client does, and the refusal is thrown', async () => {
+    identity.saveDeviceToken("operator", "stale", SCOPES);
+    fake = await startFake({ rejectDeviceToken: true });
+    client = new GatewayClient();
+    const err = await rejection(client.connect(fake.url, { token: TOKEN, identity, scopes: SCOPES, deviceToken: "only" }));
+    expect(err).toMatchObject({ method: "connect", detailsCode: "AUTH_DEVICE_TOKEN_MISMATCH" });
+    expect(fake.connects).toHaveLength(1);
+    expect(identity.deviceToken("operator")).toBeUndefined();
   });
 
   it("exposes PAIRING_REQUIRED with the requestId to approve", async () => {
@@ -330,12 +375,14 @@ describe("GatewayClient transcript", () => {
     const reasons = c.anomalies().map((a) => a.anomaly?.reason);
     expect(reasons).toEqual([
       expect.stringContaining("not JSON"),
-      "frame does not match the envelope schema", // event without a name
+      "frame does not match the envelope schema (EventFrame)", // event without a name
       "response to no pending request",
-      "frame does not match the envelope schema", // ok:false without error
-      "frame does not match the envelope schema", // unknown type
+      "frame does not match the envelope schema (ResponseFrame)", // ok:false without error (lab rule)
+      "frame does not match the envelope schema (GatewayFrame)", // unknown type
       "binary frame",
     ]);
+    // Only what OpenClaw's reference client would act on is delivered.
+    expect(c.anomalies().filter((a) => a.anomaly?.delivered !== undefined).map((a) => a.anomaly?.delivered)).toEqual([false, true, false]);
     expect(c.anomalies()[0]!.raw).toBe("this is not json");
     expect(await c.request("echo", { again: true })).toEqual({ again: true });
   });
@@ -377,5 +424,79 @@ describe("GatewayClient transcript", () => {
     const lines = fs.readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as TranscriptEntry);
     expect(new Set(lines.map((e) => e.conn))).toEqual(new Set(["op#2"]));
     expect(lines.at(-1)).toMatchObject({ dir: "in", kind: "res", method: "echo", ok: true });
+  });
+});
+
+describe("GatewayClient speaks like the reference client", () => {
+  it("names a field the published EventFrame schema does not know, and still delivers the event", async () => {
+    const c = await connected();
+    const seen: unknown[] = [];
+    c.on("presence", (p) => seen.push(p));
+    await c.request("emit-extra");
+    expect(seen).toEqual([{ n: 1 }]);
+    const [a] = c.anomalies();
+    expect(a).toMatchObject({ kind: "anomaly", event: "presence", anomaly: { reason: "frame does not match the envelope schema (EventFrame)", delivered: true } });
+    expect(JSON.stringify(a!.anomaly!.issues)).toContain("additional properties");
+  });
+
+  it("records a sequence gap on events (and a seq that goes back), and nothing when seq runs on", async () => {
+    const c = await connected();
+    await c.request("emit-seqs", { seqs: [1, 2, 3] });
+    expect(c.anomalies()).toEqual([]);
+    await c.request("emit-seqs", { seqs: [6, 4] });
+    const gaps = c.anomalies();
+    expect(gaps.map((g) => g.anomaly?.reason)).toEqual(["sequence gap: expected seq 4, received 6 (2 event(s) missing)", "sequence went back: seq 4 after 6"]);
+    expect(gaps[0]).toMatchObject({ event: "presence", gap: { expected: 4, received: 6 } });
+  });
+
+  it("reports the connection dead when nothing comes for 2x the hello-ok tick interval", async () => {
+    fake = await startFake({ tickIntervalMs: 100 });
+    client = new GatewayClient({ name: "op", tickWatchMinIntervalMs: 20 });
+    await client.connect(fake.url, { token: TOKEN, identity, scopes: SCOPES });
+    const closed = new Promise<{ code: number; reason: string }>((r) => client!.onClose((code, reason) => r({ code, reason })));
+    const pending = client.request("never", {}, { timeoutMs: 5_000 });
+    const t0 = Date.now();
+    expect(await closed).toEqual({ code: 4000, reason: "tick timeout" });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    const err = await rejection(pending);
+    expect(err).toMatchObject({ method: "never", code: "CONNECTION_CLOSED" });
+    expect(err.message).toContain("tick timeout");
+    expect(client.connected).toBe(false);
+    const t = client.transcript();
+    expect(t.find((e) => e.kind === "error")?.note).toMatch(/^tick timeout: nothing from the gateway for \d+ ms \(policy.tickIntervalMs 100, limit 2x = 200 ms\)/);
+    expect(t.at(-1)).toMatchObject({ kind: "close", note: expect.stringContaining("code 4000 reason tick timeout") });
+  });
+
+  it("keeps a connection whose gateway ticks on time", async () => {
+    // Generous margins (limit 600 ms, a tick every 50 ms): a loaded machine must not make it flaky.
+    fake = await startFake({ tickIntervalMs: 300, tickEveryMs: 50 });
+    client = new GatewayClient({ name: "op", tickWatchMinIntervalMs: 20 });
+    await client.connect(fake.url, { token: TOKEN, identity, scopes: SCOPES });
+    await sleep(1_200);
+    expect(client.connected).toBe(true);
+    expect(client.transcript().filter((e) => e.event === "tick").length).toBeGreaterThanOrEqual(8);
+    expect(client.anomalies()).toEqual([]);
+  });
+
+  it("refuses to send a request larger than hello-ok policy.maxPayload, and keeps the connection", async () => {
+    fake = await startFake({ maxPayload: 300 });
+    client = new GatewayClient({ name: "op" });
+    await client.connect(fake.url, { token: TOKEN, identity, scopes: SCOPES });
+    const err = await rejection(client.request("echo", { blob: "x".repeat(400) }));
+    expect(err).toMatchObject({ method: "echo", code: "PAYLOAD_TOO_LARGE" });
+    expect(err.message).toMatch(/request of \d+ bytes exceeds hello-ok policy.maxPayload 300; not sent/);
+    expect(await client.request("echo", { small: 1 })).toEqual({ small: 1 });
+    expect(await client.request("received")).toEqual(["connect", "echo", "received"]);
+    expect(client.transcript().some((e) => e.kind === "error" && e.method === "echo" && e.note?.includes("not sent"))).toBe(true);
+  });
+
+  it("records the close of the last connection on close(), before the transcript is saved", async () => {
+    const c = await connected();
+    await c.close();
+    expect(c.transcript().at(-1)).toMatchObject({ dir: "meta", kind: "close", conn: "op#1", note: "code 1000 reason client closing (closed by the lab)" });
+    const file = path.join(dir, "evidence", "closed.jsonl");
+    c.saveTranscript(file);
+    expect(JSON.parse(fs.readFileSync(file, "utf8").trimEnd().split("\n").at(-1)!)).toMatchObject({ kind: "close" });
   });
 });

@@ -1,24 +1,62 @@
-// The lab's client for an OpenClaw gateway WebSocket (protocol 4).
+// The lab's client for an OpenClaw gateway WebSocket (protocol 4), speaking like OpenClaw's
+// published reference client (@openclaw/gateway-client 2026.9.1) point by point.
 //
 // Handshake: the gateway sends event `connect.challenge {nonce, ts}`; the first request is
 // `connect` (device block signed over the challenge, see device-identity.ts); the answer
 // is `hello-ok`. Every frame in and out lands in a transcript; frames that do not match
-// the envelope schemas are recorded as anomalies (findings), never thrown.
+// the published envelope schemas (@openclaw/gateway-protocol) or the lab's own stricter
+// rules are recorded as anomalies (findings), never thrown.
+//
+// What is the reference client's, taken from its package rather than re-typed here: the
+// connect auth selection (selectGatewayConnectAuth / buildGatewayConnectAuth /
+// resolveGatewayConnectScopes / shouldRetryGatewayWithDeviceToken), the client id/mode
+// registry, the frame guards that decide whether a frame is acted on, the 25 MiB socket limit
+// before hello-ok, the tick watchdog (2x policy.tickIntervalMs, close 4000 "tick timeout")
+// and sequence-gap detection. Why the lab does not run the reference GatewayClient itself:
+// it opens its WebSocket privately and surfaces only parsed events, so outbound frames and
+// responses would never reach the lab's transcript (README, "The operator's client").
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import WebSocket from "ws";
 import { z } from "zod";
+import {
+  buildGatewayConnectAuth,
+  ConnectErrorDetailCodes,
+  GATEWAY_CLIENT_IDS,
+  GATEWAY_CLIENT_MODES,
+  readConnectErrorDetailCode,
+  resolveGatewayConnectScopes,
+  selectGatewayConnectAuth,
+  shouldRetryGatewayWithDeviceToken,
+} from "@openclaw/gateway-client/browser";
+import { isGatewayEventFrame, isGatewayResponseFrame } from "@openclaw/gateway-protocol/frame-guards";
+import {
+  EventFrameSchema as PublishedEventFrame,
+  HelloOkSchema as PublishedHelloOk,
+  RequestFrameSchema as PublishedRequestFrame,
+  ResponseFrameSchema as PublishedResponseFrame,
+} from "@openclaw/gateway-protocol/schema";
+// TypeBox is what @openclaw/gateway-protocol compiles its own validators with.
+import { Compile } from "typebox/compile";
 import type { DeviceIdentity } from "./device-identity.ts";
 import { DeadlineExceeded, sleep, withDeadline } from "../wait.ts";
 
 export const PROTOCOL_VERSION = 4;
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
+/** The reference client's socket limit (its `maxPayload` on the ws options), used until hello-ok. */
+export const PREHELLO_MAX_PAYLOAD = 26_214_400;
+/** The reference client's tick watch: at least this often, however short the tick interval. */
+const DEFAULT_TICK_WATCH_MIN_INTERVAL_MS = 1_000;
+/** What the reference client's own default scope request is when none is given. */
+const REFERENCE_DEFAULT_SCOPES = ["operator.admin"] as const;
 
 // ---------------------------------------------------------------------------------------
-// Frame envelope schemas (docs/gateway/protocol/transport.md "Frame shapes").
-// Loose objects: fields the lab does not know yet are kept, not rejected.
+// Frame envelope schemas. Two layers: the published schemas (TypeBox, closed objects, checked
+// first, see checkEnvelope) and these zod shapes for the lab's own typing plus the rules the
+// lab adds on top (a response with ok:false must carry error). Loose here, because the
+// published check already names every unknown field.
 
 export const ErrorShapeSchema = z.looseObject({
   code: z.string().min(1),
@@ -72,11 +110,54 @@ export const HelloOkSchema = z.looseObject({
 });
 export type HelloOk = z.infer<typeof HelloOkSchema>;
 
+const published = {
+  event: Compile(PublishedEventFrame),
+  res: Compile(PublishedResponseFrame),
+  req: Compile(PublishedRequestFrame),
+  helloOk: Compile(PublishedHelloOk),
+};
+type PublishedValidator = (typeof published)[keyof typeof published];
+
+export interface SchemaIssue {
+  path: string;
+  message: string;
+}
+
+function issuesOf(v: PublishedValidator, value: unknown): SchemaIssue[] {
+  return [...v.Errors(value)].map((e) => {
+    // Name the fields a closed object does not allow: that is what tells schema drift apart.
+    const extra = (e.params as { additionalProperties?: unknown } | undefined)?.additionalProperties;
+    return { path: e.instancePath || "/", message: Array.isArray(extra) ? `${e.message}: ${extra.join(", ")}` : e.message };
+  });
+}
+
+/**
+ * Check one parsed frame against @openclaw/gateway-protocol's envelope schema for its type,
+ * then the lab's own rules. Returns the problems (empty when the frame is clean).
+ */
+export function checkEnvelope(frame: unknown): { schema: string; issues: SchemaIssue[] } {
+  const type = frame && typeof frame === "object" ? (frame as { type?: unknown }).type : undefined;
+  const v = type === "event" ? published.event : type === "res" ? published.res : type === "req" ? published.req : undefined;
+  if (!v) return { schema: "GatewayFrame", issues: [{ path: "/type", message: `unknown frame type ${JSON.stringify(type)}` }] };
+  const schema = type === "event" ? "EventFrame" : type === "res" ? "ResponseFrame" : "RequestFrame";
+  const issues = issuesOf(v, frame);
+  // The lab's rule on top of the published schema: a failed response says why.
+  if (type === "res" && (frame as { ok?: unknown }).ok === false && (frame as { error?: unknown }).error === undefined) {
+    issues.push({ path: "/error", message: "a response with ok:false must carry error (lab rule)" });
+  }
+  return { schema, issues };
+}
+
+/** hello-ok against the published HelloOk schema (closed: a field the 2026.9.1 schema does not know is named). */
+export function checkHelloOk(payload: unknown): SchemaIssue[] {
+  return issuesOf(published.helloOk, payload);
+}
+
 // ---------------------------------------------------------------------------------------
 // Errors
 
 /** Error codes the client itself produces (the gateway's own codes pass through as-is). */
-export type LocalErrorCode = "TIMEOUT" | "CONNECTION_CLOSED" | "NOT_CONNECTED" | "HANDSHAKE_FAILED" | "BAD_RESPONSE";
+export type LocalErrorCode = "TIMEOUT" | "CONNECTION_CLOSED" | "NOT_CONNECTED" | "HANDSHAKE_FAILED" | "BAD_RESPONSE" | "PAYLOAD_TOO_LARGE";
 
 export class GatewayError extends Error {
   /** The gateway's error.message (or the client's own reason for local codes). */
@@ -163,7 +244,9 @@ export interface TranscriptEntry {
   /** The raw text, only when it could not be parsed as JSON. */
   raw?: string;
   bytes?: number;
-  anomaly?: { reason: string; issues?: unknown };
+  anomaly?: { reason: string; issues?: unknown; delivered?: boolean };
+  /** A sequence gap on this connection's events (kind "anomaly"). */
+  gap?: { expected: number; received: number };
   note?: string;
 }
 
@@ -186,11 +269,11 @@ export function redactSecrets(value: unknown): unknown {
 // Client
 
 export interface ClientInfo {
-  /** One of OpenClaw's known client ids ("cli", "gateway-client", "test", ...). */
+  /** One of OpenClaw's known client ids (GATEWAY_CLIENT_IDS: a closed set; "gateway-client", "cli", "test", ...). */
   id: string;
   version: string;
   platform: string;
-  /** One of OpenClaw's client modes ("cli", "backend", "ui", "node", "test", ...). */
+  /** One of OpenClaw's client modes (GATEWAY_CLIENT_MODES: "backend", "cli", "ui", "node", "test", ...). */
   mode: string;
   displayName?: string;
   deviceFamily?: string;
@@ -205,8 +288,10 @@ export interface ConnectOptions {
   identity?: DeviceIdentity;
   /**
    * How to use a device token the gateway issued earlier (stored beside the identity):
-   * "auto" (default) sends it when present and falls back to the shared token if the
-   * gateway rejects it; "never" always sends the shared token; "only" never falls back.
+   * "auto" (default) is the reference client's selection: a shared token/password goes first
+   * and the stored token only on its one retry after AUTH_TOKEN_MISMATCH on a trusted endpoint
+   * (loopback); without a shared secret the stored token is the credential. "never" ignores
+   * the stored token; "only" sends the stored token and no shared secret.
    */
   deviceToken?: "auto" | "never" | "only";
   role?: string;
@@ -252,17 +337,56 @@ export interface GatewayClientOptions {
   name?: string;
   /** Keep credentials out of the transcript (default true). */
   redact?: boolean;
+  /** How often the tick watchdog looks at the least (the reference client's tickWatchMinIntervalMs, default 1 s). */
+  tickWatchMinIntervalMs?: number;
 }
 
-export const DEFAULT_CLIENT: ClientInfo = { id: "cli", version: "fleetlab", platform: "linux", mode: "cli" };
+/**
+ * Who the lab says it is. OpenClaw accepts only its own client ids and modes (a closed enum in
+ * the protocol schema, no room for "fleetlab"), so the lab takes the identity the reference
+ * client gives a programmatic client: `gateway-client` / `backend` (not `cli`/`cli`, which is
+ * OpenClaw's own CLI and gets CLI-only treatment). The lab's name goes where free text is
+ * allowed: displayName, version and userAgent.
+ */
+export const DEFAULT_CLIENT: ClientInfo = {
+  id: GATEWAY_CLIENT_IDS.GATEWAY_CLIENT,
+  version: "fleetlab",
+  platform: process.platform,
+  mode: GATEWAY_CLIENT_MODES.BACKEND,
+  displayName: "fleetlab operator",
+};
+
+type AuthPlan = ReturnType<typeof selectGatewayConnectAuth> & {
+  auth: ReturnType<typeof buildGatewayConnectAuth>;
+  scopes: string[];
+  explicitToken: string | undefined;
+};
+
+/** Loopback, as the reference client decides whether a stored-token retry is allowed. */
+function isLoopbackUrl(url: string): boolean {
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, "").toLowerCase();
+    return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host) || /^::ffff:127\./.test(host);
+  } catch {
+    return false;
+  }
+}
 
 export class GatewayClient {
   readonly name: string;
   readonly #redact: boolean;
+  readonly #tickWatchMinIntervalMs: number;
   #ws: WebSocket | undefined;
   #connCount = 0;
   #conn = "";
   #hello: HelloOk | undefined;
+  /** Last event seq on this connection (reset per connection, as the reference client does). */
+  #lastSeq: number | null = null;
+  /** When anything last arrived from the gateway (a tick or any other valid frame). */
+  #lastActivity = 0;
+  #tickTimer: NodeJS.Timeout | undefined;
+  /** Why the lab itself ended the connection (tick timeout, close()), for the close record and errors. */
+  #endedBy: string | undefined;
   readonly #pending = new Map<string, Pending>();
   /** Ids of requests that timed out, so a late answer is labelled, not called unsolicited. */
   readonly #timedOut = new Set<string>();
@@ -273,6 +397,7 @@ export class GatewayClient {
   constructor(opts: GatewayClientOptions = {}) {
     this.name = opts.name ?? "operator";
     this.#redact = opts.redact ?? true;
+    this.#tickWatchMinIntervalMs = Math.max(1, opts.tickWatchMinIntervalMs ?? DEFAULT_TICK_WATCH_MIN_INTERVAL_MS);
   }
 
   /** Convenience: new client + connect. */
@@ -292,17 +417,19 @@ export class GatewayClient {
   /**
    * Open the socket, answer the challenge, send `connect`, return `hello-ok`.
    * A refused connect throws a GatewayError with method "connect" (see .requestId for
-   * PAIRING_REQUIRED). Retries while the gateway answers UNAVAILABLE startup-sidecars.
+   * PAIRING_REQUIRED). Retries while the gateway answers UNAVAILABLE startup-sidecars, and
+   * once with the stored device token where the reference client would (see ConnectOptions.deviceToken).
    */
   async connect(url: string, opts: ConnectOptions = {}): Promise<HelloOk> {
     if (this.#ws) throw new Error(`${this.name}: already connected or connecting; close() first`);
     const deadline = Date.now() + (opts.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
     const role = opts.role ?? "operator";
-    const mode = opts.deviceToken ?? "auto";
-    let useStored = mode !== "never" && opts.identity?.deviceToken(role) !== undefined;
+    let deviceTokenRetry = false;
+    let deviceTokenRetryUsed = false;
     for (;;) {
+      const plan = this.#authPlan(url, opts, role, deviceTokenRetry);
       try {
-        return await this.#connectOnce(url, opts, role, useStored, deadline);
+        return await this.#connectOnce(url, opts, role, plan, deadline);
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err;
         const left = deadline - Date.now();
@@ -310,11 +437,23 @@ export class GatewayClient {
           await sleep(Math.min(left, Math.max(100, err.retryAfterMs ?? 500)));
           continue;
         }
-        const authRejected = err.detailsCode?.startsWith("AUTH_") ?? false;
-        if (useStored && authRejected && mode === "auto" && (opts.token || opts.password) && left > 0) {
-          if (err.detailsCode === "AUTH_DEVICE_TOKEN_MISMATCH") opts.identity?.clearDeviceToken(role);
-          this.#meta("error", `stored device token refused (${err.detailsCode}); retrying with the shared secret`);
-          useStored = false;
+        const detailCode = readConnectErrorDetailCode(err.details);
+        // The reference client drops a stored token the gateway says is not this device's.
+        if (plan.usingStoredDeviceToken && detailCode === ConnectErrorDetailCodes.AUTH_DEVICE_TOKEN_MISMATCH) {
+          opts.identity?.clearDeviceToken(role);
+          this.#meta("error", `stored device token refused (${detailCode}); cleared it, as the reference client does`);
+        }
+        const retry = shouldRetryGatewayWithDeviceToken({
+          retryBudgetUsed: deviceTokenRetryUsed,
+          currentDeviceToken: plan.resolvedDeviceToken,
+          explicitToken: plan.explicitToken,
+          storedToken: plan.storedToken,
+          trustedEndpoint: isLoopbackUrl(url),
+          errorDetails: err.details,
+        });
+        if (retry && left > 0) {
+          this.#meta("error", `shared token refused (${detailCode ?? err.code}); retrying once with the stored device token, as the reference client does`);
+          deviceTokenRetry = deviceTokenRetryUsed = true;
           continue;
         }
         throw err;
@@ -322,10 +461,34 @@ export class GatewayClient {
     }
   }
 
-  async #connectOnce(url: string, opts: ConnectOptions, role: string, useStored: boolean, deadline: number): Promise<HelloOk> {
+  /** The reference client's auth selection for this attempt (credentials stay out of the transcript). */
+  #authPlan(url: string, opts: ConnectOptions, role: string, pendingDeviceTokenRetry: boolean): AuthPlan {
+    const mode = opts.deviceToken ?? "auto";
+    const stored = mode === "never" ? undefined : opts.identity?.deviceToken(role);
+    const explicitToken = mode === "only" ? undefined : opts.token?.trim() || undefined;
+    const selected = selectGatewayConnectAuth({
+      token: explicitToken,
+      password: mode === "only" ? undefined : opts.password,
+      storedToken: stored?.token,
+      storedScopes: stored?.scopes,
+      pendingDeviceTokenRetry,
+      trustedDeviceTokenRetry: isLoopbackUrl(url),
+    });
+    const scopes = resolveGatewayConnectScopes({
+      requestedScopes: opts.scopes,
+      usingStoredDeviceToken: selected.usingStoredDeviceToken,
+      storedScopes: selected.storedScopes,
+      defaultScopes: REFERENCE_DEFAULT_SCOPES,
+    });
+    return { ...selected, auth: buildGatewayConnectAuth(selected), scopes, explicitToken };
+  }
+
+  async #connectOnce(url: string, opts: ConnectOptions, role: string, plan: AuthPlan, deadline: number): Promise<HelloOk> {
     this.#connCount += 1;
     this.#conn = `${this.name}#${this.#connCount}`;
-    const ws = new WebSocket(url, { headers: opts.headers, handshakeTimeout: Math.max(1, deadline - Date.now()) });
+    this.#lastSeq = null;
+    this.#endedBy = undefined;
+    const ws = new WebSocket(url, { headers: opts.headers, handshakeTimeout: Math.max(1, deadline - Date.now()), maxPayload: PREHELLO_MAX_PAYLOAD });
     this.#ws = ws;
     const challenge = this.#attach(ws, url);
     try {
@@ -334,22 +497,15 @@ export class GatewayClient {
         throw err instanceof DeadlineExceeded ? new GatewayError("connect", "HANDSHAKE_FAILED", noChallenge) : err;
       });
       const client: ClientInfo = { ...DEFAULT_CLIENT, ...opts.client };
-      const scopes = opts.scopes ?? [];
-      const stored = useStored ? opts.identity?.deviceToken(role) : undefined;
-      const auth = stored
-        ? { deviceToken: stored.token }
-        : opts.token || opts.password
-          ? { token: opts.token, password: opts.password }
-          : undefined;
+      const scopes = plan.scopes;
       // The gateway verifies the signature over auth.token ?? auth.deviceToken ?? auth.bootstrapToken.
-      const signatureToken = stored ? stored.token : (opts.token ?? null);
       const device = opts.identity?.signConnect({
         clientId: client.id,
         clientMode: client.mode,
         role,
         scopes,
         signedAtMs: ts,
-        token: signatureToken,
+        token: plan.signatureToken ?? null,
         nonce,
         platform: client.platform,
         deviceFamily: client.deviceFamily,
@@ -363,7 +519,7 @@ export class GatewayClient {
         caps: opts.caps ?? [],
         commands: opts.commands,
         permissions: opts.permissions,
-        auth,
+        auth: plan.auth,
         locale: opts.locale,
         userAgent: opts.userAgent ?? "fleetlab",
         device,
@@ -371,6 +527,12 @@ export class GatewayClient {
       const payload = await this.#send("connect", params, {
         timeoutMs: Math.max(1, deadline - Date.now()),
       });
+      const published = checkHelloOk(payload);
+      if (published.length) {
+        // Recorded, not fatal: a newer gateway may add fields the published 2026.9.1 schema
+        // does not name yet; the lab's own shape below decides whether it can go on.
+        this.#record({ dir: "in", kind: "anomaly", method: "connect", anomaly: { reason: "hello-ok does not match the published HelloOk schema", issues: published, delivered: true } });
+      }
       const parsed = HelloOkSchema.safeParse(payload);
       if (!parsed.success) {
         this.#record({ dir: "in", kind: "anomaly", method: "connect", anomaly: { reason: "hello-ok does not match HelloOkSchema", issues: parsed.error.issues } });
@@ -378,14 +540,45 @@ export class GatewayClient {
       }
       this.#hello = parsed.data;
       const issued = parsed.data.auth.deviceToken;
-      if (opts.identity && issued && parsed.data.auth.role === role && issued !== stored?.token) {
+      if (opts.identity && issued && parsed.data.auth.role === role && issued !== plan.storedToken) {
         opts.identity.saveDeviceToken(role, issued, parsed.data.auth.scopes);
       }
+      this.#startTickWatch(ws, parsed.data.policy.tickIntervalMs);
       return parsed.data;
     } catch (err) {
       await this.#drop(ws);
       throw err;
     }
+  }
+
+  /**
+   * The reference client's tick watch: anything from the gateway counts as a sign of life; when
+   * nothing came for 2x policy.tickIntervalMs the connection is dead: the lab records it and
+   * closes with 4000 "tick timeout" (cutting the socket if the dead peer never answers the close).
+   */
+  #startTickWatch(ws: WebSocket, tickIntervalMs: number): void {
+    this.#stopTickWatch();
+    this.#lastActivity = Date.now();
+    const limit = tickIntervalMs * 2;
+    this.#tickTimer = setInterval(
+      () => {
+        if (this.#ws !== ws || ws.readyState !== WebSocket.OPEN) return this.#stopTickWatch();
+        const silent = Date.now() - this.#lastActivity;
+        if (silent <= limit) return;
+        this.#stopTickWatch();
+        this.#endedBy = `tick timeout: nothing from the gateway for ${silent} ms (policy.tickIntervalMs ${tickIntervalMs}, limit 2x = ${limit} ms)`;
+        this.#meta("error", this.#endedBy);
+        ws.close(4000, "tick timeout");
+        setTimeout(() => ws.terminate(), 1_000).unref();
+      },
+      Math.max(tickIntervalMs, this.#tickWatchMinIntervalMs),
+    );
+    this.#tickTimer.unref();
+  }
+
+  #stopTickWatch(): void {
+    if (this.#tickTimer) clearInterval(this.#tickTimer);
+    this.#tickTimer = undefined;
   }
 
   /** Wire the socket's handlers; resolves with the first valid connect.challenge. */
@@ -399,12 +592,14 @@ export class GatewayClient {
       });
       ws.on("close", (code, reasonBuf) => {
         const reason = reasonBuf.toString();
-        this.#record({ dir: "meta", kind: "close", note: `code ${code}${reason ? ` reason ${reason}` : ""}` });
+        const by = this.#endedBy;
+        this.#record({ dir: "meta", kind: "close", note: `code ${code}${reason ? ` reason ${reason}` : ""}${by ? ` (${by})` : ""}` });
         if (this.#ws === ws) {
           this.#ws = undefined;
           this.#hello = undefined;
+          this.#stopTickWatch();
         }
-        const why = `connection closed (code ${code}${reason ? `, ${reason}` : ""})`;
+        const why = `connection closed (code ${code}${reason ? `, ${reason}` : ""}${by ? `; ${by}` : ""})`;
         if (!challenged) reject(new GatewayError("connect", "CONNECTION_CLOSED", `${why} before connect.challenge`));
         for (const [id, p] of this.#pending) {
           clearTimeout(p.timer);
@@ -414,6 +609,7 @@ export class GatewayClient {
         for (const fn of this.#closeListeners) fn(code, reason);
       });
       ws.on("message", (data, isBinary) => {
+        if (this.#ws !== ws) return; // a socket the lab already let go of
         const frame = this.#receive(data, isBinary);
         if (!frame || frame.type !== "event" || frame.event !== "connect.challenge" || challenged) return;
         const c = ConnectChallengeSchema.safeParse(frame.payload);
@@ -427,13 +623,22 @@ export class GatewayClient {
     });
   }
 
-  /** Parse, validate, record and route one inbound message. Never throws. */
+  /**
+   * Parse, validate, record and route one inbound message. Never throws. A frame that fails
+   * the published envelope schema or a lab rule is recorded as an anomaly, and still routed
+   * when OpenClaw's reference client would act on it (its frame guards accept it): the lab
+   * neither drops what OpenClaw's own client would use nor passes it without a record.
+   */
   #receive(data: WebSocket.RawData, isBinary: boolean): EventFrame | ResponseFrame | undefined {
     const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
     const text = buf.toString("utf8");
     if (isBinary) {
       this.#record({ dir: "in", kind: "anomaly", raw: text, bytes: buf.length, anomaly: { reason: "binary frame" } });
       return undefined;
+    }
+    const limit = this.#hello?.policy.maxPayload;
+    if (limit !== undefined && buf.length > limit) {
+      this.#record({ dir: "in", kind: "anomaly", bytes: buf.length, anomaly: { reason: `frame of ${buf.length} bytes exceeds hello-ok policy.maxPayload ${limit}` } });
     }
     let json: unknown;
     try {
@@ -442,36 +647,63 @@ export class GatewayClient {
       this.#record({ dir: "in", kind: "anomaly", raw: text, bytes: buf.length, anomaly: { reason: `not JSON: ${(err as Error).message}` } });
       return undefined;
     }
+    const envelope = checkEnvelope(json);
+    const acted = isGatewayEventFrame(json) || isGatewayResponseFrame(json);
     const parsed = FrameSchema.safeParse(json);
-    if (!parsed.success) {
-      this.#record({ dir: "in", kind: "anomaly", frame: this.#clean(json), bytes: buf.length, anomaly: { reason: "frame does not match the envelope schema", issues: parsed.error.issues } });
-      return undefined;
+    if (envelope.issues.length || !parsed.success) {
+      const issues = [...envelope.issues, ...(parsed.success ? [] : parsed.error.issues.map((i) => ({ path: `/${i.path.join("/")}`, message: i.message })))];
+      const delivered = acted && (json as { type?: unknown }).type !== "req";
+      const f = json as { type?: unknown; id?: unknown; method?: unknown; event?: unknown; ok?: unknown };
+      const id = typeof f.id === "string" ? f.id : undefined;
+      this.#record({
+        dir: "in",
+        kind: "anomaly",
+        id,
+        // A response keeps its request's method and ok, so readers can still pair it.
+        method: f.type === "res" && id ? this.#pending.get(id)?.method : typeof f.method === "string" ? f.method : undefined,
+        ok: f.type === "res" && typeof f.ok === "boolean" ? f.ok : undefined,
+        event: typeof f.event === "string" ? f.event : undefined,
+        frame: this.#clean(json),
+        bytes: buf.length,
+        anomaly: { reason: `frame does not match the envelope schema (${envelope.schema})`, issues, delivered },
+      });
+      if (!delivered) return undefined;
+      return this.#route(json as EventFrame | ResponseFrame, buf.length, false);
     }
     const frame = parsed.data;
     if (frame.type === "req") {
       this.#record({ dir: "in", kind: "anomaly", id: frame.id, method: frame.method, frame: this.#clean(frame), bytes: buf.length, anomaly: { reason: "request frame sent to an operator client" } });
       return undefined;
     }
+    return this.#route(frame, buf.length, true);
+  }
+
+  /** Route an event or response; `record` false when the anomaly entry already holds the frame. */
+  #route(frame: EventFrame | ResponseFrame, bytes: number, record: boolean): EventFrame | ResponseFrame | undefined {
+    this.#lastActivity = Date.now();
     if (frame.type === "event") {
-      this.#record({ dir: "in", kind: "event", event: frame.event, frame: this.#clean(frame), bytes: buf.length });
+      if (record) this.#record({ dir: "in", kind: "event", event: frame.event, frame: this.#clean(frame), bytes });
+      this.#checkSeq(frame);
       this.#emit(frame);
       return frame;
     }
     const p = this.#pending.get(frame.id);
     if (!p) {
       const late = this.#timedOut.has(frame.id);
-      this.#record({
-        dir: "in",
-        kind: late ? "res" : "anomaly",
-        id: frame.id,
-        ok: frame.ok,
-        frame: this.#clean(frame),
-        bytes: buf.length,
-        ...(late ? { note: "late response to a request that already timed out" } : { anomaly: { reason: "response to no pending request" } }),
-      });
+      if (record || late) {
+        this.#record({
+          dir: "in",
+          kind: late ? "res" : "anomaly",
+          id: frame.id,
+          ok: frame.ok,
+          frame: this.#clean(frame),
+          bytes,
+          ...(late ? { note: "late response to a request that already timed out" } : { anomaly: { reason: "response to no pending request" } }),
+        });
+      }
       return undefined;
     }
-    this.#record({ dir: "in", kind: "res", id: frame.id, method: p.method, ok: frame.ok, frame: this.#clean(frame), bytes: buf.length });
+    if (record) this.#record({ dir: "in", kind: "res", id: frame.id, method: p.method, ok: frame.ok, frame: this.#clean(frame), bytes });
     const status = (frame.payload as { status?: unknown } | undefined)?.status;
     if (frame.ok && p.expectFinal && status === "accepted") {
       p.onAccepted?.(frame.payload);
@@ -480,8 +712,22 @@ export class GatewayClient {
     clearTimeout(p.timer);
     this.#pending.delete(frame.id);
     if (frame.ok) p.resolve(frame.payload);
-    else p.reject(GatewayError.fromShape(p.method, frame.error!));
+    else if (frame.error) p.reject(GatewayError.fromShape(p.method, frame.error));
+    else p.reject(new GatewayError(p.method, "BAD_RESPONSE", "the gateway answered ok:false without an error", frame));
     return frame;
+  }
+
+  /** Sequence-gap detection on events, as the reference client does (connect.challenge aside). */
+  #checkSeq(frame: EventFrame): void {
+    if (frame.event === "connect.challenge" || typeof frame.seq !== "number") return;
+    const last = this.#lastSeq;
+    this.#lastSeq = frame.seq;
+    if (last === null || frame.seq === last + 1) return;
+    if (frame.seq > last + 1) {
+      this.#record({ dir: "meta", kind: "anomaly", event: frame.event, gap: { expected: last + 1, received: frame.seq }, anomaly: { reason: `sequence gap: expected seq ${last + 1}, received ${frame.seq} (${frame.seq - last - 1} event(s) missing)` } });
+    } else {
+      this.#record({ dir: "meta", kind: "anomaly", event: frame.event, anomaly: { reason: `sequence went back: seq ${frame.seq} after ${last}` } });
+    }
   }
 
   /**
@@ -503,6 +749,15 @@ export class GatewayClient {
     const id = crypto.randomUUID();
     const frame = { type: "req" as const, id, method, params };
     const text = JSON.stringify(frame);
+    const bytes = Buffer.byteLength(text);
+    // The gateway closes a connection that sends more than it advertised (hello-ok policy.maxPayload):
+    // refuse here, with the request in the transcript, instead of losing the connection.
+    const limit = this.#hello?.policy.maxPayload;
+    if (limit !== undefined && bytes > limit) {
+      const why = `request of ${bytes} bytes exceeds hello-ok policy.maxPayload ${limit}; not sent`;
+      this.#record({ dir: "meta", kind: "error", id, method, bytes, note: why });
+      return Promise.reject(new GatewayError(method, "PAYLOAD_TOO_LARGE", why));
+    }
     const timeoutMs = opts.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -511,7 +766,7 @@ export class GatewayClient {
         reject(new GatewayError(method, "TIMEOUT", `no response within ${timeoutMs} ms`));
       }, timeoutMs);
       this.#pending.set(id, { method, expectFinal: opts.expectFinal ?? false, onAccepted: opts.onAccepted, resolve, reject, timer });
-      this.#record({ dir: "out", kind: "req", id, method, frame: this.#clean(frame), bytes: Buffer.byteLength(text) });
+      this.#record({ dir: "out", kind: "req", id, method, frame: this.#clean(frame), bytes });
       ws.send(text, (err) => {
         if (!err) return;
         const p = this.#pending.get(id);
@@ -598,14 +853,19 @@ export class GatewayClient {
     fs.writeFileSync(file, entries.map((e) => JSON.stringify(e)).join("\n") + (entries.length ? "\n" : ""));
   }
 
-  /** Close the socket and wait until it is closed; pending requests reject. */
+  /**
+   * Close the socket and wait until it is closed (its code and reason reach the transcript);
+   * pending requests reject.
+   */
   async close(code = 1000, reason = "client closing"): Promise<void> {
     const ws = this.#ws;
     if (!ws) return;
+    this.#stopTickWatch();
     if (ws.readyState === WebSocket.CLOSED) {
       this.#ws = undefined;
       return;
     }
+    this.#endedBy ??= "closed by the lab";
     await new Promise<void>((resolve) => {
       const force = setTimeout(() => ws.terminate(), 2_000);
       ws.once("close", () => {
@@ -620,19 +880,21 @@ export class GatewayClient {
   /** After a failed connect: give the gateway a moment to close (its code and reason go
    * into the transcript), then cut the socket. */
   async #drop(ws: WebSocket): Promise<void> {
-    if (this.#ws === ws) this.#ws = undefined;
+    this.#stopTickWatch();
     this.#hello = undefined;
-    if (ws.readyState === WebSocket.CLOSED) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        ws.terminate();
-        resolve();
-      }, 1_000);
-      ws.once("close", () => {
-        clearTimeout(timer);
-        resolve();
+    if (ws.readyState !== WebSocket.CLOSED) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          ws.terminate();
+          resolve();
+        }, 1_000);
+        ws.once("close", () => {
+          clearTimeout(timer);
+          resolve();
+        });
       });
-    });
+    }
+    if (this.#ws === ws) this.#ws = undefined;
   }
 
   #clean(frame: unknown): unknown {
