@@ -116,3 +116,62 @@ export class DeadlineExceeded extends Error {
 function fmtMs(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(ms % 1000 ? 1 : 0)} s` : `${ms} ms`;
 }
+
+export interface PollOptions {
+  /** How long the expected state is polled for, counted from `from`. */
+  deadlineMs: number;
+  /** Date.now() of the event the deadline counts from (the kill, the abort); default: when called. */
+  from?: number;
+  /** Poll interval (default 200 ms). */
+  intervalMs?: number;
+  /** Ends the poll at once, throwing the signal's reason. */
+  signal?: AbortSignal;
+}
+
+export interface Polled<T> {
+  /** `holds` was true of an observation before the deadline. */
+  held: boolean;
+  /** The observation that held, or else the last one: the state at the deadline. */
+  last: T;
+  /** From `from` to when `last` was observed. */
+  ms: number;
+  polls: number;
+}
+
+/**
+ * Poll `probe` until `holds` is true of what it observes, or until the deadline; return the
+ * observation either way. For judging an expectation with a bound ("within 20 s"): a fix that
+ * lands a little slower than today's behaviour is still seen as a fix, and what does not hold
+ * is the state at the deadline, not a snapshot taken after some sleep. For "X stays absent for
+ * T", pass a `holds` that says X appeared: held false is then the positive observation that it
+ * did not within T.
+ * The probe runs at least once and once more at the deadline. A probe that throws is retried,
+ * except StopWaiting (ends the poll at once); a deadline with no observation at all throws
+ * WaitTimeout (nothing observed is never an outcome). When only the last probes failed, `last`
+ * is the latest observation and `ms` says when it was made.
+ */
+export async function pollUntil<T>(what: string, probe: () => Promise<T> | T, holds: (v: T) => boolean, opts: PollOptions): Promise<Polled<T>> {
+  const from = opts.from ?? Date.now();
+  const deadline = from + opts.deadlineMs;
+  let seen: { v: T; at: number } | undefined;
+  let lastErr: unknown;
+  let polls = 0;
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    polls += 1;
+    try {
+      const v = await probe();
+      seen = { v, at: Date.now() };
+      if (holds(v)) return { held: true, last: v, ms: seen.at - from, polls };
+    } catch (err) {
+      if (err instanceof StopWaiting || opts.signal?.aborted) throw err;
+      lastErr = err;
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      if (!seen) throw new WaitTimeout(what, opts.deadlineMs, `nothing observed${lastErr ? `; last error: ${(lastErr as Error).message}` : ""}`);
+      return { held: false, last: seen.v, ms: seen.at - from, polls };
+    }
+    await sleep(Math.min(opts.intervalMs ?? 200, left), opts.signal);
+  }
+}

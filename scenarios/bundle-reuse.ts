@@ -3,7 +3,8 @@ import { defineScenario } from "../lab/scenario.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { installedBundles, workerCheckout, type BundleDir } from "../lab/kits/inside-node.ts";
 import { slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { createWorkerSession, dispatchTo, expectedReply, reclaim, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { assertTurnOnNode, plantNodeMarker } from "../lab/kits/proof.ts";
+import { createWorkerSession, dispatchTo, reclaim, uniqueName, workerTurn } from "../lab/kits/workers.ts";
 import { gitRequestsFrom, publishWorkspace } from "../lab/kits/workspace.ts";
 
 // Two sessions dispatched one after the other to the same node: the second finds the worker
@@ -12,7 +13,7 @@ import { gitRequestsFrom, publishWorkspace } from "../lab/kits/workspace.ts";
 // The repo is served over dumb HTTP, and the node fetches it that way itself.
 export default defineScenario({
   name: "bundle-reuse",
-  proves: "a second dispatch to the same node reuses its installed worker bundle (same single bundle dir, same receipt); a dumb-HTTP repo is fetched by the node and both turns answer",
+  proves: "a second dispatch to the same node reuses its installed worker bundle (same single bundle dir, same receipt); a dumb-HTTP repo is fetched by the node and both turns answer from the node",
   topology: "shared",
   timeoutMs: 240_000,
   async run({ lab, log, file, signal }) {
@@ -43,11 +44,13 @@ export default defineScenario({
       assert.equal(co.head, ws.sha, `dispatch ${round}: worker checkout HEAD`);
       assert.equal(co.origin, ws.labUrl, `dispatch ${round}: worker checkout origin is not the dumb-HTTP URL`);
 
-      const message = `${uniqueName("reuse")} bundle reuse round ${round}`;
-      const turn = await workerTurn(lab, session.key, message);
+      // The turn reads a file only the node's checkout has: its answer proves it ran there.
+      const marker = await plantNodeMarker(lab, alias, p, { note: `bundle reuse round ${round}` });
+      const since = await lab.tap(alias).seq();
+      const turn = await workerTurn(lab, session.key, marker.message);
       log(`turn ${round}: ${JSON.stringify(turn.text)} in ${turn.durationMs} ms`);
-      assert.equal(turn.text, expectedReply(message));
-      rounds.push({ session: session.key, dispatchMs: d.ms, placement: p, bundle: identity(bundles.bundles[0]!), checkout: co, turn: { message, text: turn.text, ms: turn.durationMs } });
+      const proof = await assertTurnOnNode(lab, { alias, marker, reply: turn.text, tapSince: since }, `turn ${round}`);
+      rounds.push({ session: session.key, dispatchMs: d.ms, placement: p, bundle: identity(bundles.bundles[0]!), checkout: co, turn: { message: marker.message, text: turn.text, ms: turn.durationMs, proof: proof.evidence } });
     }
 
     const [first, second] = rounds as [(typeof rounds)[0], (typeof rounds)[0]];

@@ -1,22 +1,27 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../lab/clients/gateway.ts";
-import { chatHistory, sendChat, waitRun } from "../lab/clients/sessions.ts";
+import { chatHistory, messageText, sendChat, waitRun } from "../lab/clients/sessions.ts";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { createWorkerSession, dispatchTo, expectedReply, placementOf, startHeldTurn, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { assertTurnOnNode, plantNodeMarker, proveTurnOnNode, provenWorkerTurn } from "../lab/kits/proof.ts";
+import { createWorkerSession, dispatchTo, placementOf, startHeldTurn, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
-import { sleep } from "../lab/wait.ts";
+import { pollUntil } from "../lab/wait.ts";
 
 // Node hosts with one worker slot each. A turn held at its model call fills node-1; then:
 //   - an explicit dispatch of another session to node-1 is refused (at capacity);
 //   - automatic dispatch places it on a node with a free slot;
 //   - a turn sent to another session already placed on node-1 is what users hit: the
 //     pinned version admits it, waits ~10 s for a slot, then fails the run ("device worker
-//     capacity remained full") and does not run it once the slot frees. Expected instead:
+//     capacity remained full") and has not run it 30 s after the slot frees. Expected instead:
 //     the turn waits for the slot and completes, as a turn to an offline node does.
 // Once the held turn finishes, the failed session's next turn completes and slots are full.
 export const CAPACITY_TURN_FINDING = "F-capacity-turn-fails-while-slots-full";
+// How long turn B is watched while the slot is held, and how long it gets to be answered once
+// the slot frees (a worker turn takes ~5 s here): the bound its finding's signature carries.
+const WHILE_FULL_S = 30;
+const AFTER_SLOT_FREED_S = 30;
 
 // Registered findings: what OpenClaw was seen to do short of this scenario's expectations
 // (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
@@ -34,17 +39,17 @@ const findings: FindingRecord[] = [
       error: "⚠️ Agent failed before reply: device worker capacity remained full.\nTo view logs, run `openclaw logs --follow` in a terminal.",
       failedAfter: "10-20s",
       transcript: ["run-failed-before-reply: This turn ended before a reply: device worker capacity remained full"],
-      ranAfterSlotFreed: false,
+      ranAfterSlotFreed: { within_s: 30, ran: false },
     },
     versions: ["2026.9.6"],
     kind: "shortfall",
-    evidence: ".lab/runs/20261129-181130-e9ea/scenarios/capacity/evidence.json",
+    evidence: ".lab/runs/20261130-084351-8c38/scenarios/capacity/evidence.json",
   },
 ];
 
 export default defineScenario({
   name: "capacity",
-  proves: "with one worker slot per node: dispatch to a full node is refused, autoDevice picks a free node, and a turn to a session on a full node waits for the slot (finding if it fails instead)",
+  proves: "with one worker slot per node: dispatch to a full node is refused, autoDevice picks a free node, and a turn to a session on a full node waits for the slot and runs there (finding if it fails instead); every counted turn is proven to run on its node",
   topology: "own",
   findings,
   spec: { nodes: { count: 2, capacity: 1 } },
@@ -69,9 +74,10 @@ export default defineScenario({
     assert.ok(slotsFree(await nodeByAlias(lab, full)), "placements alone took a worker slot");
     log(`sessions A and B placed on ${full} (${da.ms} ms, ${db.ms} ms); its slot is still free`);
 
-    const tokenA = uniqueName("capa");
-    const messageA = `${tokenA} holds the only slot`;
-    const heldA = await startHeldTurn(lab, a.key, messageA, tokenA);
+    // Every counted turn reads a file only its node's checkout has (lab/kits/proof.ts).
+    const markerA = await plantNodeMarker(lab, full, da.placement, { note: "holds the only slot" });
+    const sinceA = await lab.tap(full).seq();
+    const heldA = await startHeldTurn(lab, a.key, markerA.message, markerA.token);
     try {
       const busy = await waitForNode(lab, full, "its one slot in use", (n) => n.workerSlots?.available === 0, { signal });
       log(`turn A holds ${full}'s slot: ${JSON.stringify(busy.workerSlots)}`);
@@ -110,43 +116,51 @@ export default defineScenario({
       }
 
       // 3. A turn for session B, already placed on the full node.
-      const tokenB = uniqueName("capb");
-      const messageB = `${tokenB} waits for the slot`;
+      const markerB = await plantNodeMarker(lab, full, db.placement, { note: "waits for the slot" });
+      const sinceB = await lab.tap(full).seq();
       const tB = performance.now();
-      const sentB = await sendChat(lab.operator.client, b.key, messageB);
-      const waitedB = await waitRun(lab.operator.client, sentB.runId, 30_000);
+      const sentB = await sendChat(lab.operator.client, b.key, markerB.message);
+      // What B does while the slot is held, observed for WHILE_FULL_S: an end (ok or error), or
+      // "timeout" (still going), which is no verdict by itself.
+      const waitedB = await waitRun(lab.operator.client, sentB.runId, WHILE_FULL_S * 1000);
       const waitedMs = Math.round(performance.now() - tB);
       log(`turn B on full ${full}: chat.send ${sentB.status}; agent.wait after ${waitedMs} ms: ${JSON.stringify(waitedB)}`);
 
-      // Free the slot: turn A completes.
+      // Free the slot: turn A completes, on the node.
       const resultA = await heldA.finish();
-      assert.equal(resultA.text, expectedReply(messageA), "turn A");
+      const proofA = await assertTurnOnNode(lab, { alias: full, marker: markerA, reply: resultA.text, tapSince: sinceA }, "turn A");
       await waitForNode(lab, full, "its slot free again", slotsFree, { signal });
+      const freedAt = Date.now();
       log(`turn A answered (${JSON.stringify(resultA.text)}); ${full}'s slot is free`);
+      evidence.turnA = { text: resultA.text, proof: proofA.evidence };
 
-      let outcomeB: unknown;
-      let holds: boolean;
-      if (waitedB.status === "timeout") {
-        // Still waiting after 30 s: it queued. It must now run and answer.
-        const later = await waitRun(lab.operator.client, sentB.runId, 60_000);
-        outcomeB = { queued: true, later };
-        holds = later.status === "ok" && later.terminalReply?.text === expectedReply(messageB);
-      } else {
-        holds = waitedB.status === "ok" && waitedB.terminalReply?.text === expectedReply(messageB);
-        outcomeB = { queued: false };
-      }
-      // Was the failed turn picked up once the slot freed? Give it a few seconds.
-      await sleep(5_000, signal);
-      const modelSawB = (await lab.model.requests()).filter((r) => (r.userText ?? "").includes(tokenB)).length;
-      const again = await waitRun(lab.operator.client, sentB.runId, 1_000);
+      // The fixed behaviour, polled until its deadline: B answered once the slot is free (its
+      // run ends ok, or its answer shows in the transcript under another run). Only when that
+      // deadline passes with nothing is "did not run" recorded, with its bound.
+      const polled = await pollUntil(
+        `turn B answered once ${full}'s slot is free`,
+        async () => {
+          const w = await waitRun(lab.operator.client, sentB.runId, 500);
+          const modelRequests = (await lab.model.requests()).filter((r) => (r.userText ?? "").includes(markerB.token)).length;
+          const inHistory = w.status === "ok" ? undefined : (await chatHistory(lab.operator.client, b.key)).find((m) => m.role === "assistant" && messageText(m.content).includes(markerB.text));
+          const text = w.status === "ok" ? (w.terminalReply?.text ?? "") : inHistory ? messageText(inHistory.content) : undefined;
+          return { agentWait: w.status, modelRequests, text };
+        },
+        (v) => v.text !== undefined,
+        { deadlineMs: AFTER_SLOT_FREED_S * 1000, from: freedAt, intervalMs: 1_000, signal },
+      );
+      const answered = polled.held ? polled.last : undefined;
+      const modelSawB = polled.last.modelRequests;
+      const proofB = answered ? await proveTurnOnNode(lab, { alias: full, marker: markerB, reply: answered.text, tapSince: sinceB }) : undefined;
       const history = await chatHistory(lab.operator.client, b.key);
       const custom = history.filter((m) => m.role === "custom").map((m) => `${m.customType}: ${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`);
-      log(`turn B afterwards: agent.wait ${again.status}; model requests for it: ${modelSawB}; transcript notes: ${JSON.stringify(custom)}`);
-      evidence.turnOnFullNode = { chatSend: sentB, agentWait: waitedB, waitedMs, outcome: outcomeB, afterSlotFreed: { agentWait: again, modelRequests: modelSawB }, transcript: history };
+      log(`turn B within ${AFTER_SLOT_FREED_S} s of the slot freeing: ${answered ? `answered ${JSON.stringify(answered.text)}, on the node: ${JSON.stringify(proofB!.observed)}` : "no answer"}; model requests for it: ${modelSawB}; transcript notes: ${JSON.stringify(custom)}`);
+      evidence.turnOnFullNode = { message: markerB.message, chatSend: sentB, agentWait: waitedB, waitedMs, afterSlotFreed: { within_s: AFTER_SLOT_FREED_S, ...polled, proof: proofB?.evidence ?? null }, transcript: history };
 
+      const holds = !!proofB?.holds;
       check({
         id: CAPACITY_TURN_FINDING,
-        expectation: "a turn sent to a session whose node has every worker slot busy waits for a slot and completes once one frees (as a turn to an offline node does)",
+        expectation: "a turn sent to a session whose node has every worker slot busy waits for a slot and completes on that node once one frees (as a turn to an offline node does)",
         holds,
         observed: holds
           ? undefined
@@ -156,22 +170,22 @@ export default defineScenario({
               error: waitedB.error,
               failedAfter: waitedMs < 10_000 ? "<10s" : waitedMs < 20_000 ? "10-20s" : ">=20s",
               transcript: custom,
-              ranAfterSlotFreed: modelSawB > 0 || again.status === "ok",
+              ranAfterSlotFreed: { within_s: AFTER_SLOT_FREED_S, ran: modelSawB > 0 || !!answered },
+              ...(proofB ? { onNode: proofB.observed } : {}),
             },
       });
 
-      // 4. The session is not stuck: its next turn answers.
-      const messageB2 = `${uniqueName("capb2")} after the slot freed`;
-      const retry = await workerTurn(lab, b.key, messageB2);
-      log(`turn B again: ${JSON.stringify(retry.text)} in ${retry.durationMs} ms`);
-      assert.equal(retry.text, expectedReply(messageB2));
-      evidence.retryB = { message: messageB2, text: retry.text, ms: retry.durationMs };
+      // 4. The session is not stuck: its next turn answers, on the node.
+      const retry = await provenWorkerTurn(lab, b.key, full, { note: "after the slot freed" });
+      log(`turn B again: ${JSON.stringify(retry.text ?? retry.error)} in ${retry.ms} ms; on the node: ${JSON.stringify(retry.observed)}`);
+      assert.ok(retry.proof.holds, `turn B again did not answer from ${full}: ${JSON.stringify(retry.observed)}`);
+      evidence.retryB = retry;
 
       if ("placement" in auto) {
-        const messageC = `${uniqueName("capc")} on the auto node`;
-        const turnC = await workerTurn(lab, c.key, messageC);
-        assert.equal(turnC.text, expectedReply(messageC));
-        evidence.turnC = { text: turnC.text, ms: turnC.durationMs };
+        const onto = evidence.autoDispatch as { placedOn: string };
+        const turnC = await provenWorkerTurn(lab, c.key, onto.placedOn, { note: "on the auto node" });
+        assert.ok(turnC.proof.holds, `turn C did not answer from ${onto.placedOn}: ${JSON.stringify(turnC.observed)}`);
+        evidence.turnC = turnC;
       }
     } finally {
       await lab.model.release().catch(() => {});

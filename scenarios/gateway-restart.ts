@@ -8,7 +8,8 @@ import { writeJson } from "../lab/evidence/write.ts";
 import { waitReconnect } from "../lab/kits/node-wire.ts";
 import { bundleKept, nodeView, waitBundleInstalled, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { withFaults } from "../lab/kits/timeline.ts";
-import { createWorkerSession, dispatchTo, expectedReply, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { provenWorkerTurn } from "../lab/kits/proof.ts";
+import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // The gateway container is restarted gracefully (SIGTERM, same container and state volume;
@@ -18,7 +19,7 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 // The lab's operator socket dies with the gateway and is reconnected here (same identity).
 export default defineScenario({
   name: "gateway-restart",
-  proves: "after a graceful gateway restart every node reconnects on its own without re-pairing, sessions and their placements persist, and the next turn in each placed session completes",
+  proves: "after a graceful gateway restart every node reconnects on its own without re-pairing, sessions and their placements persist, and the next turn in each placed session completes on its node",
   topology: "shared",
   timeoutMs: 300_000,
   async run(ctx) {
@@ -38,9 +39,10 @@ export default defineScenario({
           assert.equal(d.placement.state, "active", `dispatch to ${n}`);
           placed.push({ node: n, key: s.key });
         }
-        await Promise.all(placed.map(async (p) => {
-          const m = `before the restart ${uniqueName("gb")}`;
-          assert.equal((await workerTurn(lab, p.key, m)).text, expectedReply(m), `turn before the restart in ${p.key}`);
+        const turnsBefore = await Promise.all(placed.map(async (p) => {
+          const t = await provenWorkerTurn(lab, p.key, p.node, { note: "before the restart" });
+          assert.ok(t.proof.holds, `turn before the restart in ${p.key} did not run on ${p.node}: ${JSON.stringify(t.observed)}`);
+          return { node: p.node, ...t };
         }));
         await Promise.all(nodes.map((n) => waitBundleInstalled(lab, n, { signal })));
         const viewsBefore = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await nodeView(lab, n)] as const)));
@@ -97,17 +99,14 @@ export default defineScenario({
           holds: placements.every((p) => p.state === "active" && p.sameRunner && p.sameWorkspace),
           observed: placements,
         });
-        const turns = await Promise.all(
-          placed.map(async (p) => {
-            const m = `after the restart ${uniqueName("ga")}`;
-            return workerTurn(lab, p.key, m).then(
-              (x) => ({ node: p.node, ok: x.text === expectedReply(m), ms: x.durationMs }),
-              (err: Error) => ({ node: p.node, ok: false, error: err.message }),
-            );
-          }),
-        );
-        log(`turns after the restart: ${JSON.stringify(turns)}`);
-        check({ id: "R-gateway-restart-turns", expectation: "the next turn in each placed session completes after the restart", holds: turns.every((t) => t.ok), observed: turns });
+        const turns = await Promise.all(placed.map(async (p) => ({ node: p.node, ...(await provenWorkerTurn(lab, p.key, p.node, { note: "after the restart" })) })));
+        log(`turns after the restart: ${JSON.stringify(turns.map((t) => ({ node: t.node, ms: t.ms, ...t.observed })))}`);
+        check({
+          id: "R-gateway-restart-turns",
+          expectation: "the next turn in each placed session completes after the restart, on its node (it reads a node-only file; worker.launch.v1 on the node's tap)",
+          holds: turns.every((t) => t.proof.holds),
+          observed: turns.map((t) => ({ node: t.node, ok: t.proof.holds, ...t.observed })),
+        });
         const bundles = await Promise.all(nodes.map(async (n) => ({ node: n, ...(await bundleKept(lab, n, viewsBefore[n]!)) })));
         check({
           id: "R-gateway-restart-bundles",
@@ -123,6 +122,7 @@ export default defineScenario({
           reconnect,
           pairingBefore,
           pairingAfter: { device: await op.listDevicePairing(lab.operator.client), node: await op.listNodePairing(lab.operator.client) },
+          turnsBefore,
           viewsBefore,
           viewsAfter,
           sessionsBefore,

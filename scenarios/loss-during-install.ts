@@ -7,7 +7,8 @@ import { writeJson } from "../lab/evidence/write.ts";
 import { STATE_DIR, installedBundles } from "../lab/kits/inside-node.ts";
 import { nodeByAlias, summarizeNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { withFaults } from "../lab/kits/timeline.ts";
-import { createWorkerSession, dispatchTo, expectedReply, placementOf, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { provenWorkerTurn } from "../lab/kits/proof.ts";
+import { createWorkerSession, dispatchTo, placementOf, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // A fresh node host (no worker bundle yet) is SIGKILLed while it installs the worker bundle
@@ -20,7 +21,7 @@ const BUNDLE_GET = "/__openclaw__/worker-bundle/*";
 
 export default defineScenario({
   name: "loss-during-install",
-  proves: "a node killed during its worker bundle install fails that dispatch (no hang); started again, the next dispatch installs exactly one complete bundle and the turn completes",
+  proves: "a node killed during its worker bundle install fails that dispatch (no hang); started again, the next dispatch installs exactly one complete bundle and the turn completes on the node",
   topology: "own",
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   timeoutMs: 300_000,
@@ -110,13 +111,9 @@ export default defineScenario({
           holds: clean,
           observed: { bundleDirs: bundles.bundles.length, bundlesEntries: entries, hashMatches: b?.hash === again.placement.workerBundleHash, receipt: !!b?.receipt, workerMjs: !!b?.files.includes("worker.mjs"), strayReceipts: bundles.strayReceipts, status: node.workerBundle?.status ?? null },
         });
-        const message = `${uniqueName("il")} after the install loss`;
-        const turn = await workerTurn(lab, s.key, message).then(
-          (r) => ({ text: r.text, ms: r.durationMs }),
-          (err: Error) => ({ error: err.message }),
-        );
-        log(`turn: ${JSON.stringify(turn)}`);
-        check({ id: "R-install-loss-turn", expectation: "a worker turn on the reinstalled node completes", holds: "text" in turn && turn.text === expectedReply(message), observed: turn });
+        const turn = await provenWorkerTurn(lab, s.key, alias, { note: "after the install loss" });
+        log(`turn: ${JSON.stringify({ text: turn.text, error: turn.error, ms: turn.ms, proof: turn.observed })}`);
+        check({ id: "R-install-loss-turn", expectation: "a worker turn on the reinstalled node completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: turn.proof.holds, observed: turn.observed });
         Object.assign(evidence, {
           session: s.key,
           trigger: trig,

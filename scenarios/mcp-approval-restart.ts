@@ -11,7 +11,7 @@ import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
 import { sendTurn, toolResults, type ToolResult } from "../lab/kits/turns.ts";
 import { TOOL_POLICY_FILE, toolPolicyBytes } from "../lab/members/gateway.ts";
 import type { Lab } from "../lab/topology/lab.ts";
-import { WaitTimeout, sleep, waitFor } from "../lab/wait.ts";
+import { pollUntil, sleep } from "../lab/wait.ts";
 
 // Points 3 and 5 of the multi-MCP reference (scenarios/mcp-policy.ts has 1, 2 and 4), on the
 // same host tool policy file (spec `gateway.toolPolicy`: OpenClaw's `tools` policy in
@@ -43,7 +43,9 @@ import { WaitTimeout, sleep, waitFor } from "../lab/wait.ts";
 // model answers that message by issuing the same call again, so the scenario also sees whether
 // work resumed after the restart can run the call without a fresh approval
 // (R-mcp-approval-restart-resumed, pass: it asks again or is refused; seen both, depending on
-// whether the recovery turn starts before an approval client is back).
+// whether the recovery turn starts before an approval client is back). One of the two must be
+// seen within RESUMED_WITHIN_S of the refused answer: neither is its own observation
+// (the resumed call hangs unasked), not a pass.
 //
 // Registered findings: what OpenClaw was seen to do short of this scenario's expectations
 // (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
@@ -74,6 +76,8 @@ const ARGS = '{"path":"restart.txt","content":"x"}';
 const POLICY = { alsoAllow: ["south__write_file"] };
 /** Changed while the call is parked: something else is denied; the parked tool's own entry stays. */
 const CHANGED_POLICY = { alsoAllow: ["south__write_file"], deny: ["north__example_echo"] };
+/** How long after the refused answer the resumed call must be asked about or answered. */
+const RESUMED_WITHIN_S = 60;
 
 export default defineScenario({
   name: "mcp-approval-restart",
@@ -133,21 +137,18 @@ export default defineScenario({
       // Resumed work: OpenClaw's recovery turn re-issues the call (scripted). It must not run
       // without a fresh approval: either a new approval is asked (denied here) or it is refused.
       const original = parked.request?.toolCallId;
-      // Neither within 60 s: the check below judges what was (not) seen.
-      const seen = await waitFor(
+      const seen = await pollUntil(
         "a new approval request or a result of the resumed call",
-        async () => {
-          const asked = afterLog.approvalRequests()[0];
-          const result = toolResults(await chatHistory(op2, turn.sessionKey)).find((r) => r.toolCallId !== original);
-          return asked || result ? { asked, result } : undefined;
-        },
-        { timeoutMs: 60_000, intervalMs: 250, signal },
-      ).catch((err: unknown) => {
-        if (err instanceof WaitTimeout) return undefined;
-        throw err;
-      });
-      const next: ApprovalRequested | undefined = seen?.asked;
-      let resumedResult: ToolResult | undefined = seen?.result;
+        async () => ({
+          asked: afterLog.approvalRequests()[0],
+          result: toolResults(await chatHistory(op2, turn.sessionKey)).find((r) => r.toolCallId !== original),
+        }),
+        (v) => v.asked !== undefined || v.result !== undefined,
+        { deadlineMs: RESUMED_WITHIN_S * 1000, intervalMs: 250, signal },
+      );
+      if (!seen.held) log(`neither a new approval request nor a result of the resumed call within ${RESUMED_WITHIN_S} s of the refused answer`);
+      const next: ApprovalRequested | undefined = seen.last.asked;
+      let resumedResult: ToolResult | undefined = seen.last.result;
       let decision: Record<string, unknown> = {};
       if (next) {
         await sleep(1_500, signal);
@@ -162,6 +163,8 @@ export default defineScenario({
       const effects = (await south.effects()).length;
       const reissued = (await lab.model.requests()).some((r) => r.rule === "resume-after-restart" && r.output.some((o) => o.type === "function_call"));
       const resumed = {
+        within_s: RESUMED_WITHIN_S,
+        askedOrAnswered: seen.held,
         reissuedCall: reissued,
         newApprovalRequested: next !== undefined,
         ...decision,
@@ -171,8 +174,8 @@ export default defineScenario({
       log(`resumed: ${JSON.stringify(resumed)}; south tools/call ${serverCalls}, effects ${effects}`);
       check({
         id: "R-mcp-approval-restart-resumed",
-        expectation: "work resumed after the restart cannot run the parked call without a fresh operator approval",
-        holds: resumed.reissuedCall && !resumed.serverSawCall && effects === 0 && (!next || (decision.sameId === false && decision.serverCallsBeforeDecision === 0)),
+        expectation: `work resumed after the restart cannot run the parked call without a fresh operator approval: within ${RESUMED_WITHIN_S} s it is asked about again or refused`,
+        holds: seen.held && resumed.reissuedCall && !resumed.serverSawCall && effects === 0 && (!next || (decision.sameId === false && decision.serverCallsBeforeDecision === 0)),
         observed: resumed,
       });
 

@@ -1,4 +1,4 @@
-import { defineScenario } from "../lab/scenario.ts";
+import { LabInfraError, defineScenario } from "../lab/scenario.ts";
 import { faults } from "../lab/faults/index.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
 import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
@@ -45,6 +45,8 @@ export default defineScenario({
     const kill = faults.kill(lab, NODE);
     const t0 = Date.now();
     const at = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+    /** A check the lab could not make: the verdict is unknown with this reason (raised after the other checks ran). */
+    let couldNotCheck: string | undefined;
     try {
       // ---- the node's tools reach the model ----
       const first = await waitOffered(lab, client, true, { timeoutMs: 60_000, signal });
@@ -95,7 +97,10 @@ export default defineScenario({
       const peers = await mcpPeers(lab);
       log(`[${at()}] call held at east (${held.id}); east's TCP peers on its MCP port: ${peers.error ?? JSON.stringify(peers.members)}`);
       obs.held = { held, peers };
-      if (peers.error === undefined) {
+      if (peers.error !== undefined) {
+        couldNotCheck = `R-mcp-node-hosted-peer-is-node could not be checked: ss inside ${SERVER} failed: ${peers.error}`;
+        log(`[${at()}] ${couldNotCheck}`);
+      } else {
         check({
           id: "R-mcp-node-hosted-peer-is-node",
           expectation: "while a call is open at a node-hosted server, its MCP client is the node host, not the gateway",
@@ -175,6 +180,7 @@ export default defineScenario({
           wire2.requests.length === 1,
         observed: returned,
       });
+      if (couldNotCheck) throw new LabInfraError(couldNotCheck);
     } finally {
       events.stop();
       await east.release().catch(() => {});

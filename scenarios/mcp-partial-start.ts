@@ -4,13 +4,16 @@ import { waitRun } from "../lab/clients/sessions.ts";
 import { EventLog } from "../lab/kits/events.ts";
 import { mcpToolsOffered, saveMcpEvidence, toolCallsIn, waitMcpHealthy } from "../lab/kits/mcp.ts";
 import { sendTurn } from "../lab/kits/turns.ts";
-import { sleep } from "../lab/wait.ts";
+import { pollUntil } from "../lab/wait.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
 
 // Two MCP servers are configured; south's container is down before any session has
 // connected (the gateway starts MCP sessions at a session's first turn), so south cannot
 // start. A turn then asks for north__example_echo. Reference: a partial start fails closed:
-// no tool runs, and the server that did start (north) is stopped again.
+// no tool runs, and the server that did start (north) is stopped again. After the run ends,
+// north is watched for STOP_BOUND_S for its session to be stopped (a slower stop is still a
+// stop); what does not hold is the state at that deadline.
+const STOP_BOUND_S = 10;
 // Registered findings: what OpenClaw was seen to do short of this scenario's expectations
 // (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
 // folder that showed it.
@@ -20,7 +23,7 @@ const findings: FindingRecord[] = [
     // getaddrinfo EAI_AGAIN south") and left out; the turn goes on with the other server's tools.
     id: "R-mcp-partial-start",
     expectation: "if one of two servers cannot start, no tool runs and the server that did start is stopped",
-    signature: { mcpToolsOffered: ["north__example_echo"], northToolCalls: 1, northSessionStopped: false, run: "ok" },
+    signature: { within_s: 10, mcpToolsOffered: ["north__example_echo"], northToolCalls: 1, northSessionStopped: false, run: "ok" },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
     evidence: ".lab/runs/20261129-181929-b9f0/scenarios/mcp-partial-start",
@@ -44,22 +47,36 @@ export default defineScenario({
       extra.southKilled = await down.inject();
       const turn = await sendTurn(client, 'fleetlab-call north__example_echo {"text":"partial"}');
       const end = await waitRun(client, turn.runId, 90_000);
-      await sleep(1_000, signal);
-      const records = await north.requests();
-      const session = records.find((r) => r.event === "session-created")?.sessionId ?? null;
+      const endedAt = Date.now();
       const first = (await lab.model.requests()).filter(isResponsesCall)[0];
+      const polled = await pollUntil(
+        "north's session stopped with no tool call",
+        async () => {
+          const records = await north.requests();
+          const session = records.find((r) => r.event === "session-created")?.sessionId ?? null;
+          return {
+            session,
+            toolCalls: toolCallsIn(records).length,
+            stopped: records.some((r) => r.sessionId === session && (r.event === "session-closed" || r.httpMethod === "DELETE")),
+          };
+        },
+        (v) => v.toolCalls === 0 && v.stopped,
+        { deadlineMs: STOP_BOUND_S * 1000, from: endedAt, intervalMs: 250, signal },
+      );
+      const session = polled.last.session;
       const observed = {
+        within_s: STOP_BOUND_S,
         mcpToolsOffered: first ? mcpToolsOffered(first) : null,
-        northToolCalls: toolCallsIn(records).length,
-        northSessionStopped: records.some((r) => r.sessionId === session && (r.event === "session-closed" || r.httpMethod === "DELETE")),
+        northToolCalls: polled.last.toolCalls,
+        northSessionStopped: polled.last.stopped,
         run: end.status,
       };
       log(`south down at first connect: ${JSON.stringify(observed)}`);
-      extra.observations = { turn, end, northSession: session };
+      extra.observations = { turn, end, northSession: session, polled: { held: polled.held, msAfterRunEnd: polled.ms, polls: polled.polls } };
       check({
         id: "R-mcp-partial-start",
-        expectation: "if one of two servers cannot start, no tool runs and the server that did start is stopped",
-        holds: observed.northToolCalls === 0 && observed.northSessionStopped,
+        expectation: `if one of two servers cannot start, no tool runs and the server that did start is stopped (within ${STOP_BOUND_S} s of the run's end)`,
+        holds: polled.held,
         observed,
         kind: "differs-from-reference",
       });

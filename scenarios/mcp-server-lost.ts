@@ -17,6 +17,14 @@ import type { McpControl } from "../lab/clients/mcp.ts";
 // (past the gateway's 5 s catalog-retry window, BUNDLE_MCP_CATALOG_FAILURE_RETRY_MS). Without
 // the slow initialize the outcome of that call is a race between the gateway's background
 // reconnect (~0.1-0.3 s) and the scripted model's answer (~0.1-0.2 s): both were seen.
+// The signatures carry these bounds: how long the lost turn was given to end (LOST_RUN_S),
+// how long after north answered again the next call came (NEXT_AFTER_S, at least) and how
+// long north took to accept initialize (INITIALIZE_S), and how long a later turn may take
+// (TURN_S).
+const LOST_RUN_S = 120;
+const NEXT_AFTER_S = 6;
+const INITIALIZE_S = 1.5;
+const TURN_S = 90;
 // Registered findings: what OpenClaw was seen to do short of this scenario's expectations
 // (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
 // folder that showed it.
@@ -26,7 +34,7 @@ const findings: FindingRecord[] = [
     // answers: the run itself ends "ok".
     id: "R-mcp-server-lost-turn-error",
     expectation: "an MCP server container killed during a call: the turn ends with an error",
-    signature: { run: "ok", toolItems: ["failed"], toolResultIsError: true },
+    signature: { within_s: 120, run: "ok", toolItems: ["failed"], toolResultIsError: true },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
     evidence: ".lab/runs/20261129-181929-b9f0/scenarios/mcp-server-lost",
@@ -38,7 +46,7 @@ const findings: FindingRecord[] = [
     // with a fast server it is a race against the model's answer). A later call works.
     id: "R-mcp-server-lost-next-call",
     expectation: "after the server is back, the next call works",
-    signature: { run: "ok", serverCalls: 0, resultIsError: true, result: 'bundle-mcp server "north" is not connected' },
+    signature: { after_s_at_least: 6, serverInitialize_s: 1.5, within_s: 90, run: "ok", serverCalls: 0, resultIsError: true, result: 'bundle-mcp server "north" is not connected' },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
     evidence: ".lab/runs/20261129-183142-5877/scenarios/mcp-server-lost",
@@ -63,10 +71,11 @@ export default defineScenario({
       extra.held = await lab.mcp("north").waitForHeld(30_000);
       extra.killed = await kill.inject();
       const t0 = Date.now();
-      const end = await waitRun(client, turn.runId, 120_000);
+      const end = await waitRun(client, turn.runId, LOST_RUN_S * 1000);
       const endedAfterMs = Date.now() - t0;
       const lostResult = toolResults(await chatHistory(client, turn.sessionKey))[0];
       const lost = {
+        within_s: LOST_RUN_S,
         run: end.status,
         toolItems: events.toolItems(turn.runId).map((i) => i.status),
         toolResultIsError: lostResult?.isError ?? null,
@@ -82,15 +91,19 @@ export default defineScenario({
 
       extra.restarted = await kill.heal();
       await waitMcpHealthy(lab, "north", { signal });
-      await lab.mcp("north").slowInitialize(1_500);
-      await sleep(6_000, signal);
+      const answeredAt = Date.now();
+      await lab.mcp("north").slowInitialize(INITIALIZE_S * 1000);
+      // Pacing, not judging: the next call is made no sooner than NEXT_AFTER_S after north answered.
+      await sleep(Math.max(0, NEXT_AFTER_S * 1000 - (Date.now() - answeredAt)), signal);
+      const nextAfterMs = Date.now() - answeredAt;
       const next = await callAgain(client, lab.mcp("north"), turn.sessionKey, "back");
-      log(`next call after north is back: ${JSON.stringify(next.observed)}`);
+      const nextObserved = { after_s_at_least: NEXT_AFTER_S, serverInitialize_s: INITIALIZE_S, within_s: TURN_S, ...next.observed };
+      log(`next call ${nextAfterMs} ms after north answered again: ${JSON.stringify(nextObserved)}`);
       check({
         id: "R-mcp-server-lost-next-call",
         expectation: "after the server is back, the next call works",
         holds: next.observed.run === "ok" && next.observed.serverCalls === 1 && next.observed.result === "north echoed: back",
-        observed: next.observed,
+        observed: nextObserved,
         kind: "differs-from-reference",
       });
 
@@ -105,7 +118,7 @@ export default defineScenario({
         holds: later.observed.run === "ok" && later.observed.serverCalls === 1 && later.observed.result === "north echoed: later",
         observed: later.observed,
       });
-      extra.observations = { turn, end, endedAfterMs, lostResult, lost, next, later };
+      extra.observations = { turn, end, endedAfterMs, lostResult, lost, nextAfterMs, next, later };
     } finally {
       events.stop();
       // A no-op when healed above; starts north again when the scenario stopped early.
@@ -119,7 +132,7 @@ export default defineScenario({
 async function callAgain(client: GatewayClient, north: McpControl, sessionKey: string, text: string) {
   const since = await north.lastSeq();
   const turn: Turn = await sendTurn(client, `fleetlab-call north__example_echo {"text":"${text}"}`, sessionKey);
-  const end = await waitRun(client, turn.runId, 90_000);
+  const end = await waitRun(client, turn.runId, TURN_S * 1000);
   const r = toolResults(await chatHistory(client, sessionKey)).at(-1);
   const observed = {
     run: end.status,

@@ -6,7 +6,8 @@ import { defineScenario } from "../lab/scenario.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { nodeByAlias, nodeView, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { withFaults } from "../lab/kits/timeline.ts";
-import { createWorkerSession, dispatchTo, expectedReply, placementOf, uniqueName } from "../lab/kits/workers.ts";
+import { plantNodeMarker, proveTurnOnNode } from "../lab/kits/proof.ts";
+import { createWorkerSession, dispatchTo, placementOf, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // Work for a node host that is down (SIGKILLed; its container and state volume kept):
@@ -18,7 +19,7 @@ const refusal = (nodeId: string) => ({ code: "INVALID_REQUEST", message: `device
 
 export default defineScenario({
   name: "offline-dispatch",
-  proves: "with a node down, a new dispatch to it is refused at once (INVALID_REQUEST 'device worker node is not connected') and a turn to a session already placed there waits and completes after the node returns",
+  proves: "with a node down, a new dispatch to it is refused at once (INVALID_REQUEST 'device worker node is not connected') and a turn to a session already placed there waits and completes on the node after it returns",
   topology: "shared",
   timeoutMs: 240_000,
   async run(ctx) {
@@ -34,6 +35,9 @@ export default defineScenario({
         const d = await dispatchTo(lab, placed.key, alias);
         assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
         const nodeId = (await nodeByAlias(lab, alias)).nodeId;
+        // The queued turn's proof: a file only the node's checkout has, planted while the node is
+        // up (the checkout is on its state volume, which the kill keeps).
+        const marker = await plantNodeMarker(lab, alias, d.placement, { note: "queued while the node is down" });
 
         const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
         const k = await kill.inject();
@@ -56,7 +60,8 @@ export default defineScenario({
         });
 
         // A turn to the session already placed there.
-        const message = `offline ${uniqueName("od")} queued while the node is down`;
+        const message = marker.message;
+        const tapSince = await lab.tap(alias).seq();
         const sent = await sendChat(lab.operator.client, placed.key, message);
         const early = await waitRun(lab.operator.client, sent.runId, 3_000);
         log(`chat.send while down: ${sent.status}; agent.wait after 3 s: ${early.status}`);
@@ -68,12 +73,13 @@ export default defineScenario({
         log(`${alias} started again (${Math.round(start.totalMs)} ms); connected ${backMs} ms after the start call`);
         const done = await waitRun(lab.operator.client, sent.runId, 120_000);
         const doneMs = Date.now() - tStart;
-        log(`queued turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)} ${doneMs} ms after the start call`);
+        const proof = await proveTurnOnNode(lab, { alias, marker, reply: done.terminalReply?.text, tapSince });
+        log(`queued turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)} ${doneMs} ms after the start call; on the node: ${JSON.stringify(proof.observed)}`);
         check({
           id: "R-offline-dispatch-queued-turn",
-          expectation: "a turn sent to a session placed on a down node is accepted, waits, and completes by itself after the node returns",
-          holds: sent.status === "started" && early.status === "timeout" && done.status === "ok" && done.terminalReply?.text === expectedReply(message),
-          observed: { chatSend: sent.status, whileDown: early.status, afterReturn: done.status, reply: done.terminalReply?.text === expectedReply(message) ? "expected" : (done.terminalReply?.text ?? null) },
+          expectation: "a turn sent to a session placed on a down node is accepted, waits, and completes by itself after the node returns, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)",
+          holds: sent.status === "started" && early.status === "timeout" && done.status === "ok" && proof.holds,
+          observed: { chatSend: sent.status, whileDown: early.status, afterReturn: done.status, ...proof.observed },
         });
 
         const host = await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
@@ -89,7 +95,7 @@ export default defineScenario({
         Object.assign(evidence, {
           kill: k,
           refused: { ...refused, ms: refusedMs, placementAfter: freshPlacement ?? null },
-          queued: { message, chatSend: sent, whileDown: early, start, connectedAfterStartMs: backMs, connected: up.node, result: done, completedAfterStartMs: doneMs },
+          queued: { message, chatSend: sent, whileDown: early, start, connectedAfterStartMs: backMs, connected: up.node, result: done, completedAfterStartMs: doneMs, proof: proof.evidence },
           after: { host, view },
           dispatchAfterReturn: again,
         });

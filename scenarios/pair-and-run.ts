@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { defineScenario } from "../lab/scenario.ts";
 import { writeJson } from "../lab/evidence/write.ts";
-import { execOnMember, installedBundles, workerCheckout, workerProcesses } from "../lab/kits/inside-node.ts";
+import { installedBundles, workerCheckout, workerProcesses } from "../lab/kits/inside-node.ts";
 import { wireSummary } from "../lab/kits/node-wire.ts";
+import { assertTurnOnNode, plantNodeMarker } from "../lab/kits/proof.ts";
 import { slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { createWorkerSession, dispatchTo, placementOf, reclaim, startHeldTurn, uniqueName } from "../lab/kits/workers.ts";
 import { gitRequestsFrom, publishWorkspace } from "../lab/kits/workspace.ts";
@@ -71,10 +72,9 @@ export default defineScenario({
     // The turn: the model asks the worker to `read` a file that exists only in the node's
     // checkout (written there now), so the answer proves the tool ran in that checkout on the
     // node. The first model call is held so the worker process can be seen on the node.
-    const token = uniqueName("par");
-    const marker = { path: "fleetlab-node-marker.txt", text: `${token} written only on ${alias}` };
-    await execOnMember(lab, alias, ["sh", "-c", 'printf "%s\\n" "$1" > "$2"', "sh", marker.text, `${p.remoteWorkspaceDir}/${marker.path}`]);
-    const message = `fleetlab-call read {"path":"${marker.path}"} ${token}`;
+    const marker = await plantNodeMarker(lab, alias, p);
+    const { message, token } = marker;
+    const turnSince = await lab.tap(alias).seq();
     const held = await startHeldTurn(lab, session.key, message, token);
     let during: { slots: unknown; workers: unknown } | undefined;
     try {
@@ -89,7 +89,7 @@ export default defineScenario({
     }
     const result = await held.turn;
     log(`worker turn: ${JSON.stringify(result.text)} in ${result.durationMs} ms (incl. the hold)`);
-    assert.equal(result.text, `fleetlab-ok: read returned: ${marker.text}`, "the reply is not the scripted model's answer with the node-only file");
+    const proof = await assertTurnOnNode(lab, { alias, marker, reply: result.text, tapSince: turnSince }, "the worker turn");
     const toolRound = (await lab.model.requests()).filter((r) => (r.userText ?? "").includes(token));
     assert.deepEqual(toolRound.map((r) => [r.round, r.status]), [[0, "completed"], [1, "completed"]], "model calls of the turn (call read, then answer)");
 
@@ -135,7 +135,7 @@ export default defineScenario({
       nodeGitRequests: fetched,
       during,
       markerInGatewayWorktree: synced?.exitCode === 0 ? synced.stdout : null,
-      turn: { message, marker, text: result.text, runId: result.runId, ms: result.durationMs },
+      turn: { message, marker, text: result.text, runId: result.runId, ms: result.durationMs, proof: proof.evidence },
       reclaimed,
       wire,
     });

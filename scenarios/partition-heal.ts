@@ -7,7 +7,8 @@ import { injectBeforeKeepalive } from "../lab/kits/keepalive.ts";
 import { controlConn, controlEvents, waitReconnect } from "../lab/kits/node-wire.ts";
 import { bundleKept, nodeView, sameNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { withFaults } from "../lab/kits/timeline.ts";
-import { createWorkerSession, dispatchTo, expectedReply, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { provenWorkerTurn } from "../lab/kits/proof.ts";
+import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // A network partition (iptables DROP both ways) between a node's wire tap and the gateway:
@@ -20,7 +21,7 @@ const NOTICE_WITHIN_MS = 80_000;
 
 export default defineScenario({
   name: "partition-heal",
-  proves: "a node partitioned from the gateway is marked disconnected once the keepalive fails, reconnects on its own after the partition heals as the same approved node, and its next worker turn completes",
+  proves: "a node partitioned from the gateway is marked disconnected once the keepalive fails, reconnects on its own after the partition heals as the same approved node, and its next worker turn completes on it",
   topology: "shared",
   timeoutMs: 300_000,
   async run(ctx) {
@@ -74,13 +75,9 @@ export default defineScenario({
           holds: !("error" in back) && back.conn !== conn && same.holds,
           observed: { reconnected: !("error" in back), ...same.observed },
         });
-        const message = `partition ${uniqueName("ph")} healed`;
-        const turn = await workerTurn(lab, session.key, message).then(
-          (r) => ({ text: r.text, ms: r.durationMs }),
-          (err: Error) => ({ error: err.message }),
-        );
-        log(`turn after the heal: ${JSON.stringify(turn)}`);
-        check({ id: "R-partition-turn", expectation: "a worker turn on the node after the partition heals completes", holds: "text" in turn && turn.text === expectedReply(message), observed: turn });
+        const turn = await provenWorkerTurn(lab, session.key, alias, { note: "after the partition healed" });
+        log(`turn after the heal: ${JSON.stringify({ text: turn.text, error: turn.error, ms: turn.ms, proof: turn.observed })}`);
+        check({ id: "R-partition-turn", expectation: "a worker turn on the node after the partition heals completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: turn.proof.holds, observed: turn.observed });
         const bundle = await bundleKept(lab, alias, before);
         check({ id: "R-partition-bundle", expectation: "after the partition and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: bundle.holds, observed: bundle.observed });
         Object.assign(evidence, {

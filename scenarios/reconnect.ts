@@ -7,7 +7,8 @@ import { injectBeforeKeepalive } from "../lab/kits/keepalive.ts";
 import { controlConn, controlEvents, waitReconnect } from "../lab/kits/node-wire.ts";
 import { bundleKept, nodeView, sameNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { withFaults } from "../lab/kits/timeline.ts";
-import { createWorkerSession, dispatchTo, expectedReply, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { provenWorkerTurn } from "../lab/kits/proof.ts";
+import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // A node host's control connection is cut twice and restored:
@@ -21,7 +22,7 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 // survives it and neither side notices; measured, see the notes in lab/kits/keepalive.ts.)
 export default defineScenario({
   name: "reconnect",
-  proves: "a node whose connection is cut (wire close 1006; network disconnect until the gateway drops it) comes back as the same approved node without re-pairing, keeps its installed bundle, and its next worker turn completes",
+  proves: "a node whose connection is cut (wire close 1006; network disconnect until the gateway drops it) comes back as the same approved node without re-pairing, keeps its installed bundle, and its next worker turn completes on it",
   topology: "shared",
   timeoutMs: 300_000,
   async run(ctx) {
@@ -74,13 +75,9 @@ export default defineScenario({
           holds: w.holds && back1.conn !== conn1,
           observed: { ...w.observed, newConnection: back1.conn !== conn1 },
         });
-        const m1 = `reconnect ${uniqueName("rw")} after the wire close`;
-        const t1 = await workerTurn(lab, session.key, m1).then(
-          (r) => ({ text: r.text, ms: r.durationMs }),
-          (err: Error) => ({ error: err.message }),
-        );
-        log(`turn after the wire close: ${JSON.stringify(t1)}`);
-        check({ id: "R-reconnect-wire-turn", expectation: "the next worker turn on the node after the wire close completes", holds: "text" in t1 && t1.text === expectedReply(m1), observed: t1 });
+        const t1 = await provenWorkerTurn(lab, session.key, alias, { note: "after the wire close" });
+        log(`turn after the wire close: ${JSON.stringify({ text: t1.text, error: t1.error, ms: t1.ms, proof: t1.observed })}`);
+        check({ id: "R-reconnect-wire-turn", expectation: "the next worker turn on the node after the wire close completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: t1.proof.holds, observed: t1.observed });
         const b1 = await bundleKept(lab, alias, before);
         check({ id: "R-reconnect-wire-bundle", expectation: "after the wire close and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: b1.holds, observed: b1.observed });
         evidence.wire = { conn: conn1, fired, reconnectedOn: back1.conn, reconnectMs: wireReconnectMs, invoke: invokeResult, after: afterWire, turn: t1, bundleAfterTurn: b1.observed, tap: await controlEvents(tap, since1) };
@@ -107,13 +104,9 @@ export default defineScenario({
           holds: n.holds && back2.conn !== conn2,
           observed: { ...n.observed, newConnection: back2.conn !== conn2 },
         });
-        const m2 = `reconnect ${uniqueName("rn")} after the network disconnect`;
-        const t2 = await workerTurn(lab, session.key, m2).then(
-          (r) => ({ text: r.text, ms: r.durationMs }),
-          (err: Error) => ({ error: err.message }),
-        );
-        log(`turn after the network disconnect: ${JSON.stringify(t2)}`);
-        check({ id: "R-reconnect-network-turn", expectation: "the next worker turn on the node after the network disconnect completes", holds: "text" in t2 && t2.text === expectedReply(m2), observed: t2 });
+        const t2 = await provenWorkerTurn(lab, session.key, alias, { note: "after the network disconnect" });
+        log(`turn after the network disconnect: ${JSON.stringify({ text: t2.text, error: t2.error, ms: t2.ms, proof: t2.observed })}`);
+        check({ id: "R-reconnect-network-turn", expectation: "the next worker turn on the node after the network disconnect completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: t2.proof.holds, observed: t2.observed });
         const b2 = await bundleKept(lab, alias, before);
         check({ id: "R-reconnect-network-bundle", expectation: "after the network disconnect and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: b2.holds, observed: b2.observed });
         evidence.network = {

@@ -4,7 +4,8 @@ import { defineScenario } from "../lab/scenario.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { installedBundles, workerCheckout } from "../lab/kits/inside-node.ts";
 import { slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { createWorkerSession, dispatchTo, expectedReply, reclaim, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { assertTurnOnNode, plantNodeMarker } from "../lab/kits/proof.ts";
+import { createWorkerSession, dispatchTo, reclaim, uniqueName, workerTurn } from "../lab/kits/workers.ts";
 import { gitRequestsFrom, publishWorkspace } from "../lab/kits/workspace.ts";
 
 // One session per node host of the lab (node-1 and node-2 in the standard lab; every node
@@ -12,7 +13,7 @@ import { gitRequestsFrom, publishWorkspace } from "../lab/kits/workspace.ts";
 // of the same worker bundle, fetches the repo itself, and every turn answers.
 export default defineScenario({
   name: "two-nodes",
-  proves: "sessions dispatched at once to each node host are placed there, each node installs its own copy of the bundle and fetches the repo itself, and all turns answer",
+  proves: "sessions dispatched at once to each node host are placed there, each node installs its own copy of the bundle and fetches the repo itself, and every turn answers from its own node (a node-only file read, the launch on its tap)",
   topology: "shared",
   timeoutMs: 300_000,
   async run({ lab, log, file, signal }) {
@@ -52,20 +53,23 @@ export default defineScenario({
     assert.equal(new Set(perNode.map((x) => x.placement.workerBundleHash)).size, 1, "nodes got different worker bundles from one gateway");
     assert.equal(new Set(perNode.map((x) => x.placement.environmentId)).size, aliases.length, "two placements share one worker environment");
 
+    // Each turn reads a file only its node's checkout has, and its node's tap must show the launch.
     const turns = await Promise.all(
       perNode.map(async (x) => {
-        const message = `${uniqueName("two")} turn on ${x.alias}`;
-        const r = await workerTurn(lab, x.session, message);
-        return { alias: x.alias, message, text: r.text, ms: r.durationMs };
+        const marker = await plantNodeMarker(lab, x.alias, x.placement, { note: `turn on ${x.alias}` });
+        const since = await lab.tap(x.alias).seq();
+        const r = await workerTurn(lab, x.session, marker.message);
+        return { alias: x.alias, marker, since, message: marker.message, text: r.text, ms: r.durationMs };
       }),
     );
+    const proofs = [];
     for (const t of turns) {
       log(`turn on ${t.alias}: ${JSON.stringify(t.text)} in ${t.ms} ms`);
-      assert.equal(t.text, expectedReply(t.message), `turn on ${t.alias}`);
+      proofs.push((await assertTurnOnNode(lab, { alias: t.alias, marker: t.marker, reply: t.text, tapSince: t.since }, `turn on ${t.alias}`)).evidence);
     }
 
     const after = await Promise.all(aliases.map((a) => waitForNode(lab, a, "worker slots back to full", slotsFree, { signal })));
     for (const x of perNode) assert.equal((await reclaim(lab, x.session)).state, "reclaimed");
-    writeJson(file("evidence.json"), { workspace: { repo: ws.repo, sha: ws.sha }, perNode, turns, nodesAfter: after.map(summarizeNode) });
+    writeJson(file("evidence.json"), { workspace: { repo: ws.repo, sha: ws.sha }, perNode, turns: turns.map(({ marker: _, ...t }) => t), proofs, nodesAfter: after.map(summarizeNode) });
   },
 });
