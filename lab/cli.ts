@@ -2,32 +2,43 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { leftovers, prune, pruneDeadRuns } from "./cleanup.ts";
+import { exitWhenClean, interrupted, leftovers, prune, pruneDeadRuns } from "./cleanup.ts";
 import { requireEngine } from "./docker.ts";
 import { Run, readRunRecord } from "./evidence/run.ts";
-import { findRun, verdictTable } from "./evidence/report.ts";
+import { NOT_RUN, findRun, reportRows, runProblems, verdictTable } from "./evidence/report.ts";
 import { junitXml } from "./evidence/junit.ts";
 import { writeReportHtml } from "./evidence/report-html.ts";
 import { ensureImages } from "./images.ts";
 import { findingsTable } from "./findings/findings.ts";
 import { LabError, info } from "./log.ts";
 import { resolveScenarios, runScenarios } from "./runner.ts";
+import { runInNetwork } from "./runner-container.ts";
+import { COSTS_FILE, costsFromRuns, loadCosts, parseShard, selectShard, shardRecord } from "./shard.ts";
+import { mergeRuns } from "./evidence/merge.ts";
 import type { Scenario } from "./scenario.ts";
 import { Lab } from "./topology/lab.ts";
 import { parseTopology, topologyFromEnv, type TopologySpec } from "./topology/spec.ts";
-import { exitCodeOf } from "./verdict.ts";
+import { exitCodeOf, type Verdict } from "./verdict.ts";
 
 const USAGE = `usage: fleetlab <command> [options]
 
   run [scenario...]   bring up labs, run scenarios (all when none named), print verdicts
         --seed N          seed every random choice (default: random, printed)
         --replay FILE     re-run with the seed and topology of an earlier run.json
+        --shard K/N       run only shard K of N (also SHARD=K/N): split by scenarios/costs.json
+        --in-network      run inside a runner container on the engine DOCKER_HOST names (local
+                          or remote); the run folder is copied back here
   up                  bring up the standard topology and keep it until Ctrl-C
   down RUN_ID         remove one run's containers, network and volumes
   prune [--all]       remove what dead runs left (--all: every lab resource, live runs too)
   report [RUN_ID]     print the verdict table of a run (default: the newest) and write its
                       report.html and junit.xml again
   list                list the scenarios and what each proves
+  merge OUT RUN...    merge shard run folders (or folders of them) into OUT/<version>/ (run.json,
+                      junit.xml, report.html, summary.md) and OUT/summary.md over all versions
+        --shards N        shards each version was split into (a missing one is named)
+        --versions "A B"  versions expected (one no shard came back for is named)
+  costs [RUN...]      refresh scenarios/costs.json (seconds per scenario) from run folders
   images              build (or find cached) every image and print their tags
 
 Topology overrides come from the environment: NODES=4, OPENCLAW_VERSION=2026.9.6, SEED=7,
@@ -41,7 +52,16 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { seed: { type: "string" }, replay: { type: "string" }, all: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    options: {
+      seed: { type: "string" },
+      replay: { type: "string" },
+      all: { type: "boolean" },
+      shard: { type: "string" },
+      shards: { type: "string" },
+      versions: { type: "string" },
+      "in-network": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
   });
   const [cmd, ...rest] = positionals;
   if (values.help || !cmd) {
@@ -54,15 +74,33 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       return 0;
     case "run": {
       const { spec, seed } = specFor(values.seed, values.replay);
-      const chosen = resolveScenarios(rest, scenarios); // bad names fail before anything is created
-      const run = Run.create({ seed });
+      let chosen = resolveScenarios(rest, scenarios); // bad names fail before anything is created
+      const shardText = (values.shard ?? process.env.SHARD ?? "").trim();
+      const shard = shardText ? parseShard(shardText) : undefined; // bad input: exit 2, nothing created
+      const split = shard ? selectShard(chosen, shard) : undefined;
+      if (shard && split) chosen = split.chosen;
+      // Past one machine: the same run in a runner container on the engine DOCKER_HOST names.
+      if (values["in-network"]) return runInNetwork(argv.filter((a, i) => a !== "--in-network" && i !== argv.indexOf("run")));
+      const run = Run.create({ seed, id: process.env.FLEETLAB_RUN_ID }); // the runner's launcher names its run
+      if (shard && split) {
+        run.update((r) => void (r.shard = shardRecord(shard, split.plan)));
+        process.stdout.write(`shard ${shard.index}/${shard.total}: ${chosen.length ? chosen.map((s) => s.name).join(" ") : "no scenarios"} (estimated ${split.plan.seconds[shard.index - 1]} s; shards ${split.plan.seconds.join(" / ")} s)\n`);
+      }
       process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  nodes=${spec.nodes.count}\n`);
       const results = await runScenarios(chosen, { ...spec, seed: run.record.seed }, run);
       process.stdout.write(`\n${verdictTable(results)}\n`);
       const checks = results.flatMap((r) => r.checks);
-      const shortfalls = findingsTable(checks.filter((c) => c.kind === "shortfall"), "findings (what OpenClaw did short of the expectation):");
-      const differs = findingsTable(checks.filter((c) => c.kind === "differs-from-reference"), "differs from reference:");
+      const labWide = (c: (typeof checks)[number]) => c.scope === "lab" && c.outcome === "known-finding";
+      const shortfalls = findingsTable(checks.filter((c) => c.kind === "shortfall" && !labWide(c)), "findings (what OpenClaw did short of the expectation):");
+      const differs = findingsTable(checks.filter((c) => c.kind === "differs-from-reference" && !labWide(c)), "differs from reference:");
       for (const t of [shortfalls, differs]) if (t) process.stdout.write(`\n${t}\n`);
+      // Lab-wide known findings (e.g. protocol drift) once for the run, not once per scenario.
+      const wide = new Map<string, string[]>();
+      for (const c of checks.filter(labWide)) wide.set(c.findingId, [...(wide.get(c.findingId) ?? []), c.scenario]);
+      if (wide.size) {
+        process.stdout.write(`\nlab-wide known findings (judged in every scenario's evidence; they leave its verdict alone):\n`);
+        for (const [id, in_] of wide) process.stdout.write(`  KNOWN-FINDING ${id}  [${in_.length} scenario(s)]\n`);
+      }
       const shown = path.relative(process.cwd(), run.dir) || run.dir;
       process.stdout.write(`\nevidence: ${shown}\n`);
       for (const [label, f] of [["report:", "report.html"], ["junit:", "junit.xml"]]) if (fs.existsSync(path.join(run.dir, f!))) process.stdout.write(`${label!.padEnd(9)} ${path.join(shown, f!)}\n`);
@@ -93,6 +131,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       await requireEngine();
       const r = await prune({ all: values.all });
       process.stdout.write(`removed ${r.containers} containers, ${r.networks} networks, ${r.volumes} volumes of ${r.runs.length} run(s)\n`);
+      for (const s of r.stuck) process.stdout.write(`  ${s}\n`);
       for (const id of r.runs) if ((await leftovers({ run: id })).length) process.stdout.write(`  run ${id}: some resources could not be removed\n`);
       return 0;
     }
@@ -101,11 +140,44 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       // Written again from the run folder: junit.xml, and report.html with the evidence as it is now.
       fs.writeFileSync(path.join(dir, "junit.xml"), junitXml(record));
       const page = writeReportHtml(dir, record);
-      process.stdout.write(`run ${record.id}  seed=${record.seed}\n\n${verdictTable(record.scenarios)}\n\nevidence: ${dir}\n`);
+      // run.json was validated by findRun (a corrupt one stops here, exit 3); a partial one is said, and what never ran is "not run".
+      const rows = reportRows(record);
+      process.stdout.write(`run ${record.id}  seed=${record.seed}\n\n${verdictTable(rows)}\n\nevidence: ${dir}\n`);
       process.stdout.write(`report:   ${page.file} (${(page.bytes / 2 ** 20).toFixed(1)} MiB, ${page.frames.embedded} of ${page.frames.total} frames, built in ${page.ms} ms)\njunit:    ${path.join(dir, "junit.xml")}\n`);
-      const missing = (record.plan ?? []).filter((n) => !record.scenarios.some((r) => r.name === n));
-      if (missing.length) process.stdout.write(`never ran (the run was cut): ${missing.join(", ")}\n`);
-      return missing.length ? 3 : exitCodeOf(record.scenarios.map((r) => r.verdict));
+      for (const p of runProblems(record)) process.stdout.write(`run.json: ${p}\n`);
+      for (const u of record.unexercised ?? []) process.stdout.write(`unexercised finding record ${u.id} [${u.scenario ?? "lab-wide"}]: no check judged it in this run\n`);
+      // A scenario that never ran is never a pass: unknown (3) unless something failed (1).
+      return exitCodeOf(rows.map((r) => (r.verdict === NOT_RUN ? "unknown" : (r.verdict as Verdict))));
+    }
+    case "merge": {
+      const [out, ...dirs] = rest;
+      if (!out) throw new LabError("merge needs an output folder and the shard run folders: fleetlab merge OUT_DIR RUN_DIR...");
+      const shards = values.shards === undefined ? undefined : Number(values.shards);
+      if (shards !== undefined && !(Number.isInteger(shards) && shards > 0)) throw new LabError(`--shards ${values.shards}: must be a positive integer`);
+      const versions = values.versions?.split(/[\s,]+/).filter(Boolean);
+      const m = mergeRuns(out, dirs, { shards, versions });
+      for (const v of m.versions) {
+        process.stdout.write(`openclaw@${v.version}: ${v.dir}\n${verdictTable(v.record.scenarios)}\n`);
+        for (const s of v.record.shards ?? []) if (s.status !== "complete") process.stdout.write(`shard ${s.index}/${s.total} ${s.status}; never ran: ${s.neverRan.join(", ") || "-"}\n`);
+        process.stdout.write("\n");
+      }
+      for (const p of m.problems) process.stdout.write(`problem: ${p}\n`);
+      process.stdout.write(`summary: ${m.summaryFile}\n`);
+      const all = m.versions.flatMap((v) => v.record.scenarios.map((r) => r.verdict));
+      const code = exitCodeOf(all);
+      const notRun = m.versions.some((v) => (v.record.plan ?? []).some((n) => !v.record.scenarios.some((r) => r.name === n)));
+      return code !== 0 ? code : notRun || m.problems.length || !m.versions.length ? 3 : 0;
+    }
+    case "costs": {
+      const runs = (rest.length ? rest : [undefined]).map((id) => findRun(id).record);
+      const known = new Map(scenarios.map((s) => [s.name, s.topology] as const));
+      const before = loadCosts();
+      const after = costsFromRuns(runs, before, (n) => known.get(n));
+      for (const n of Object.keys(after.scenarios)) if (!known.has(n)) delete after.scenarios[n]; // a scenario the suite no longer has
+      fs.writeFileSync(COSTS_FILE, JSON.stringify(after, null, 2) + "\n");
+      for (const s of scenarios) process.stdout.write(`${s.name.padEnd(24)} ${String(before.scenarios[s.name] ?? "-").padStart(7)} -> ${String(after.scenarios[s.name] ?? `${after.defaultSeconds} (default)`).padStart(7)} s\n`);
+      process.stdout.write(`shared lab bring-up ${before.sharedLab.seconds} -> ${after.sharedLab.seconds} s\nwrote ${path.relative(process.cwd(), COSTS_FILE)} from ${runs.map((r) => r.id).join(", ")}\n`);
+      return 0;
     }
     case "images": {
       await requireEngine();
@@ -136,14 +208,15 @@ export function runCli(argv: string[], load: () => Promise<Scenario[]>): void {
   load()
     .then((scenarios) => main(argv, scenarios))
     .then(
-      (code) => process.exit(code),
+      // Through exitWhenClean: an interrupted run ends only when its teardown has (with 130/143).
+      (code) => exitWhenClean(code),
       (err: unknown) => {
         if (err instanceof LabError) {
           process.stderr.write(`fleetlab: ${err.message}\n`);
-          process.exit(err.exitCode);
+          return exitWhenClean(err.exitCode);
         }
-        process.stderr.write(`fleetlab: ${(err as Error).stack ?? err}\n`);
-        process.exit(3);
+        if (!interrupted()) process.stderr.write(`fleetlab: ${(err as Error).stack ?? err}\n`);
+        exitWhenClean(3);
       },
     );
 }

@@ -11,6 +11,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import fs from "node:fs";
 import path from "node:path";
+import Docker from "dockerode";
 import { GenericContainer } from "testcontainers";
 import { docker } from "./docker.ts";
 import { LabError, info, step, stepStatus } from "./log.ts";
@@ -84,14 +85,59 @@ const BUILDS: Record<ImageName, string> = {
 };
 
 async function ensure(name: ImageName, key: string, build: (tag: string) => Promise<void>): Promise<BuiltImage> {
-  const tag = `fleetlab/${name}:${key}`;
+  return { name, ...(await ensureTag(`fleetlab/${name}:${key}`, BUILDS[name], build)) };
+}
+
+/**
+ * One image by tag on the engine the lab uses: there already, else copied from the engine
+ * FLEETLAB_IMAGES_FROM names (when it has the tag), else built here.
+ */
+export async function ensureTag(tag: string, what: string, build: (tag: string) => Promise<void>): Promise<Omit<BuiltImage, "name">> {
   const t0 = performance.now();
   const existing = await imageId(tag);
-  if (existing) return { name, tag, id: existing, cached: true, seconds: (performance.now() - t0) / 1000 };
-  await step(`building image ${tag} (${BUILDS[name]})`, () => build(tag));
+  if (existing) return { tag, id: existing, cached: true, seconds: (performance.now() - t0) / 1000 };
+  if (!(await copyFromSource(tag))) await step(`building image ${tag} (${what})`, () => build(tag));
   const id = await imageId(tag);
   if (!id) throw new Error(`image ${tag} was built but the engine does not show it`);
-  return { name, tag, id, cached: false, seconds: (performance.now() - t0) / 1000 };
+  return { tag, id, cached: false, seconds: (performance.now() - t0) / 1000 };
+}
+
+/**
+ * A dockerode client for a DOCKER_HOST-style address: unix:///path, tcp://host:port or
+ * ssh://user@host (docker-modem runs `docker system dial-stdio` there).
+ */
+export function engineAt(address: string): Docker {
+  const u = new URL(address);
+  if (u.protocol === "unix:") return new Docker({ socketPath: u.pathname });
+  if (u.protocol === "tcp:") return new Docker({ host: u.hostname, port: Number(u.port || 2375) });
+  if (u.protocol === "ssh:") return new Docker({ protocol: "ssh", host: u.hostname, port: Number(u.port || 22), username: u.username || undefined });
+  throw new LabError(`engine address ${address}: expected unix:///path, tcp://host:port or ssh://user@host`);
+}
+
+/**
+ * Copy an image from the engine FLEETLAB_IMAGES_FROM names into this one: `docker save` of the
+ * source streamed into `docker load` here, through both engines' APIs, nothing on disk. The
+ * copy has the same image id (the base image built twice by mmdebstrap would not, and building
+ * it needs Debian's mirror), so shards on different engines run the same bits. False when no
+ * source is set or it lacks the tag.
+ */
+async function copyFromSource(tag: string): Promise<boolean> {
+  const from = process.env.FLEETLAB_IMAGES_FROM;
+  if (!from) return false;
+  const source = engineAt(from);
+  const img = source.getImage(tag);
+  const size = await img.inspect().then((i) => i.Size, () => undefined);
+  if (size === undefined) return false;
+  await step(`copying image ${tag} from ${from} (${Math.round(size / 2 ** 20)} MB, save -> load)`, async () => {
+    const saved = await img.get();
+    const loaded = await docker().loadImage(saved, { quiet: true });
+    // The load answers a JSON stream; an error arrives in it, not as a status code.
+    let text = "";
+    for await (const chunk of loaded as AsyncIterable<Buffer>) text += chunk.toString();
+    const failed = text.split("\n").map((l) => l.trim()).filter(Boolean).map((l) => JSON.parse(l) as { error?: string }).find((m) => m.error);
+    if (failed) throw new Error(`docker load of ${tag} failed: ${failed.error}`);
+  });
+  return true;
 }
 
 /** Debian's sources as this host has them configured (so no mirror is named here). */

@@ -4,18 +4,23 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { Run } from "../lab/evidence/run.ts";
 import { LabPool, endRun, runOrder, runScenario, startRun, writeRunReports } from "../lab/runner.ts";
-import { lookAtReport } from "../lab/evidence/report-check.ts";
+import { faultScenario, lookAtReport } from "../lab/evidence/report-check.ts";
 import { info } from "../lab/log.ts";
 import { topologyFromEnv } from "../lab/topology/spec.ts";
+import { parseShard, selectShard, shardRecord } from "../lab/shard.ts";
 import { accepted } from "../lab/verdict.ts";
 import { loadScenarios } from "./index.ts";
 
 const spec = topologyFromEnv();
 const run = Run.create({ seed: spec.seed });
 const pool = new LabPool(spec, run);
-const scenarios = runOrder(await loadScenarios());
+// SHARD=K/N runs only shard K of N (lab/shard.ts: split by measured cost, as `make lab SHARD=K/N`).
+const shard = process.env.SHARD?.trim() ? parseShard(process.env.SHARD) : undefined;
+const all = runOrder(await loadScenarios());
+const split = shard ? selectShard(all, shard) : undefined;
+const scenarios = split?.chosen ?? all;
 
-describe(`scenarios (evidence: ${run.dir})`, () => {
+describe(`scenarios${shard ? ` (shard ${shard.index}/${shard.total})` : ""} (evidence: ${run.dir})`, () => {
   afterAll(async () => {
     await pool.close();
     endRun(run);
@@ -23,6 +28,7 @@ describe(`scenarios (evidence: ${run.dir})`, () => {
 
   it("has a Docker engine", async () => {
     await startRun(run, spec, scenarios);
+    if (shard && split) run.update((r) => void (r.shard = shardRecord(shard, split.plan)));
   });
 
   for (const s of scenarios) {
@@ -34,8 +40,10 @@ describe(`scenarios (evidence: ${run.dir})`, () => {
   }
 
   // Last: this run's report.html as a person sees it, in headless Chromium (lab/chromium.sh).
-  it("report.html shows the recorded verdicts, a fault and frames on the timeline (headless Chromium)", { timeout: 300_000 }, async () => {
+  it("report.html shows the recorded verdicts, a fault and frames on the timeline (headless Chromium)", { timeout: 300_000 }, async (t) => {
     await pool.close(); // every lab down: its transcripts and container events are in the run folder
+    // A shard may hold no scenario with a fault: then there is no fault to look for on its page.
+    if (shard && !faultScenario(run.dir, run.record)) t.skip(`shard ${shard.index}/${shard.total} ran no scenario with a fault`);
     const page = writeRunReports(run);
     expect(page, "report.html was written").toBeDefined();
     const look = await lookAtReport(page!.file, run.record);

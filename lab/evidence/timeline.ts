@@ -399,7 +399,9 @@ class Builder {
         if (last !== undefined) Object.assign(v, { t1: last, t0: Math.min(stamps[0]!, last - row.seconds * 1000), bounds: "scenario.log" });
       }
       const own = evidence ? this.labOf(`${evidence}/lab`) : undefined;
-      v.lab = (own ?? shared)?.key;
+      // A merged run (lab/evidence/merge.ts) keeps each shard's folder, its shared-lab/ beside its scenarios/.
+      const shardShared = evidence ? this.labOf(evidence.replace(/scenarios\/[^/]+$/, "shared-lab")) : undefined;
+      v.lab = (own ?? shardShared ?? shared)?.key;
       if (evidence) v.links = this.filesUnder(evidence, `${evidence}/lab`);
       this.scenarios.push(v);
     }

