@@ -297,6 +297,26 @@ describe("runScenarios: the run and its finding records", () => {
     expect(exitCodeOf(results.map((r) => r.verdict))).toBe(1);
   });
 
+  it("a lab-wide record absent from one scenario's window is no fixed? there; not seen in the whole run, it is listed", async () => {
+    const shows = finding("E-lab-sometimes", { frame: "s" });
+    const gone = finding("E-lab-gone", { frame: "g" });
+    // The check sees E-lab-sometimes only in scenario "b"; E-lab-gone holds everywhere.
+    const check: EvidenceCheck = {
+      name: "lab",
+      run: async (w) => [
+        { id: "E-lab-sometimes", expectation: "e", holds: w.scenario !== "b", observed: w.scenario === "b" ? { frame: "s" } : undefined },
+        { id: "E-lab-gone", expectation: "e", holds: true },
+      ],
+    };
+    const { pool, run } = fakePool({ labFindings: [shows, gone], evidenceChecks: [check] });
+    const results = await runScenarios([scenario("a", async () => {}), scenario("b", async () => {})], pool.spec, run, pool);
+    expect(results.map((r) => [r.name, r.verdict])).toEqual([["a", "pass"], ["b", "pass"]]);
+    expect(results[1]!.checks.find((c) => c.findingId === "E-lab-sometimes")).toMatchObject({ outcome: "known-finding", scope: "lab" });
+    const rec = readRunRecord(path.join(run.dir, "run.json"));
+    expect(rec.exercised).toEqual(["E-lab-sometimes"]);
+    expect(rec.unexercised).toEqual([{ id: "E-lab-gone" }]);
+  });
+
   it("a run where no scenario ran flags no lab-wide record", () => {
     const run = Run.create({ root, seed: 1 });
     endRun(run, [finding("E-lab", 1)]);

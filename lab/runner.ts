@@ -171,7 +171,9 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
     run.update((rec) => {
       (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
       rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt, endedAt: r.endedAt, evidence: r.evidence });
-      if (checks.length) rec.exercised = [...new Set([...(rec.exercised ?? []), ...checks.map((c) => c.findingId)])].sort();
+      // A lab-wide record counts as exercised where it was seen, not where it merely held.
+      const seen = checks.filter((c) => !(c.scope === "lab" && c.outcome === "pass"));
+      if (seen.length) rec.exercised = [...new Set([...(rec.exercised ?? []), ...seen.map((c) => c.findingId)])].sort();
       if (notJudged.length) (rec.unexercised ??= []).push(...notJudged.map((f) => ({ id: f.id, scenario: s.name })));
     });
     writeJson(path.join(dir, "verdict.json"), r);
@@ -258,7 +260,14 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
         if (!inputs) throw new Error(`no answer within ${pool.opts.evidenceCheckMs / 1000} s`);
         for (const c of inputs) {
           const r = judge(registry, { ...c, scenario: s.name, version: lab.spec.openclawVersion });
-          if (pool.opts.labFindings.some((f) => f.id === r.findingId)) r.scope = "lab";
+          if (pool.opts.labFindings.some((f) => f.id === r.findingId)) {
+            r.scope = "lab";
+            // A lab-wide record shows where the frames that carry it pass (drift in a node-hosted
+            // MCP call shows only in scenarios that make one): absent from one scenario's window
+            // is no sign of a fix. It is judged for the whole run instead (endRun: not seen in
+            // any scenario of a full run -> "fixed?" there).
+            if (r.outcome === "fixed?") Object.assign(r, { outcome: "pass", registered: undefined, note: `lab-wide record not seen in this scenario's window` });
+          }
           checks.push(r);
           ctx.log(`evidence check ${check.name}, ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
         }
@@ -342,7 +351,10 @@ export function endRun(run: Run, lab: FindingRecord[] = labFindings): void {
     const add = lost.filter((f) => !known.has(f.id));
     if (add.length) (r.unexercised ??= []).push(...add.map((f) => ({ id: f.id })));
   });
-  for (const u of run.record.unexercised ?? []) info(`unexercised finding record ${u.id} [${u.scenario ?? "lab-wide"}]: no check judged it in this run; retire or fix the record or its check`);
+  for (const u of run.record.unexercised ?? []) {
+    if (u.scenario) info(`unexercised finding record ${u.id} [${u.scenario}]: no check judged it in this run; retire or fix the record or its check`);
+    else info(`lab-wide finding record ${u.id} was not seen in any scenario of this run: fixed? (retire the record) if the run covered what shows it`);
+  }
   writeRunReports(run);
 }
 
