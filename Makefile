@@ -44,7 +44,7 @@ FLEETLAB_RUN ?= npm run --silent fleetlab -- run
 lab: deps engine
 	@rc=0; $(FLEETLAB_RUN) $(if $(filter container,$(RUNNER)),--in-network) $(if $(REPLAY),--replay $(REPLAY)) $(SCENARIOS) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; \
-	  case $$rc in 0) m="every scenario passed";; 1) m="a scenario failed";; 2) m="bad input or set-up";; \
+	  case $$rc in 0) m="every verdict accepted: pass, known finding or fixed?";; 1) m="a scenario failed";; 2) m="bad input or set-up";; \
 	    3) m="unknown: the lab could not tell";; 129|130|143) m="interrupted";; *) m="unexpected";; esac; \
 	  echo "fleetlab: exit $$rc ($$m; kept in $(LAST_EXIT))"; exit $$rc
 

@@ -31,7 +31,7 @@ describe("make lab exit codes", () => {
   });
 
   for (const [code, meaning, makeCode] of [
-    [0, "every scenario passed", 0],
+    [0, "every verdict accepted: pass, known finding or fixed?", 0],
     [1, "a scenario failed", 2],
     [3, "unknown: the lab could not tell", 2],
     [130, "interrupted", 2],
