@@ -25,6 +25,7 @@ const LOST_RUN_S = 120;
 const NEXT_AFTER_S = 6;
 const INITIALIZE_S = 1.5;
 const TURN_S = 90;
+const LATER_S = 30;
 // Registered findings: what OpenClaw was seen to do short of this scenario's expectations
 // (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
 // folder that showed it.
@@ -110,14 +111,29 @@ export default defineScenario({
       // Once the gateway has a new session with north (its tools/list seen), calls work again.
       await lab.mcp("north").waitForRequest((r) => r.rpcMethod === "tools/list", 20_000, { since: next.since });
       await lab.mcp("north").slowInitialize(0);
-      const later = await callAgain(client, lab.mcp("north"), turn.sessionKey, "later");
-      log(`a later call, after the gateway reconnected: ${JSON.stringify(later.observed)}`);
+      // Calls work again within LATER_S: the gateway's MCP session can still be in flux right
+      // after that tools/list (seen once in 4 runs: a session listed at +0 ms, the call made
+      // right after refused "not connected" while the gateway opened yet another session), so
+      // calls are made until one works or the deadline passes; each attempt is evidence.
+      const attempts: { text: string; observed: Awaited<ReturnType<typeof callAgain>>["observed"] }[] = [];
+      const t1 = Date.now();
+      let later: Awaited<ReturnType<typeof callAgain>> | undefined;
+      let works = false;
+      while (!works && (attempts.length === 0 || Date.now() - t1 < LATER_S * 1000)) {
+        const text = `later-${attempts.length + 1}`;
+        later = await callAgain(client, lab.mcp("north"), turn.sessionKey, text);
+        attempts.push({ text, observed: later.observed });
+        works = later.observed.run === "ok" && later.observed.serverCalls === 1 && later.observed.result === `north echoed: ${text}`;
+        log(`a later call (${text}), after the gateway reconnected: ${JSON.stringify(later.observed)}`);
+        if (!works) await sleep(1_000, signal);
+      }
       check({
         id: "R-mcp-server-lost-later-call",
-        expectation: "once the gateway has reconnected to the restarted server, calls work again",
-        holds: later.observed.run === "ok" && later.observed.serverCalls === 1 && later.observed.result === "north echoed: later",
-        observed: later.observed,
+        expectation: `once the gateway has reconnected to the restarted server, calls work again within ${LATER_S} s`,
+        holds: works,
+        observed: { within_s: LATER_S, attempts: attempts.length, last: later?.observed },
       });
+      extra.laterAttempts = attempts;
       extra.observations = { turn, end, endedAfterMs, lostResult, lost, nextAfterMs, next, later };
     } finally {
       events.stop();
