@@ -6,7 +6,7 @@ export NODES OPENCLAW_VERSION SEED TOPOLOGY SHARD
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 
-.PHONY: lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
+.PHONY: repro matrix lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
 
 help:
 	@echo "make lab      run the scenarios on the standard topology (SCENARIOS=..., NODES=..., OPENCLAW_VERSION=..., SEED=..., REPLAY=run.json)"
@@ -18,6 +18,8 @@ help:
 	@echo "make lab SHARD=2/4   run one shard of the suite (split by scenarios/costs.json), as a nightly runner does"
 	@echo "make nightly-sim SHARDS=4   every shard one after another, as the nightly's jobs run them, then the merge"
 	@echo "make costs RUNS='<run id>...'   refresh scenarios/costs.json from run folders"
+	@echo "make repro NAME=<scenario> N=20 [UNTIL=1]   one scenario N times: reproduced k/N (exit 0 when it reproduced)"
+	@echo "make matrix VERSIONS='2026.9.4 2026.9.6' [SCENARIOS=...]   scenarios x OpenClaw versions (newest, last3 resolve at run time)"
 
 # npm packages, installed again only when the lockfile changes. (`npm install`, not `npm ci`:
 # vite lists an optional dependency the registry does not have, which `npm ci` refuses.)
@@ -47,6 +49,17 @@ lab: deps engine
 	  case $$rc in 0) m="every verdict accepted: pass, known finding or fixed?";; 1) m="a scenario failed";; 2) m="bad input or set-up";; \
 	    3) m="unknown: the lab could not tell";; 129|130|143) m="interrupted";; *) m="unexpected";; esac; \
 	  echo "fleetlab: exit $$rc ($$m; kept in $(LAST_EXIT))"; exit $$rc
+
+# One scenario N times, "reproduced k/N" (lab/repro.ts); its own exit code as for make lab:
+# 0 reproduced at least once, 1 never, 2 bad input, 3 never but some attempts could not tell.
+repro: deps engine
+	@rc=0; npm run --silent fleetlab -- repro $(NAME) --n $(or $(N),10) $(if $(UNTIL),--until) || rc=$$?; \
+	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
+
+# The scenarios on each OpenClaw version (lab/matrix.ts): VERSIONS="2026.9.4 2026.9.6", newest or last3.
+matrix: deps engine
+	@rc=0; npm run --silent fleetlab -- matrix --versions "$(VERSIONS)" $(SCENARIOS) || rc=$$?; \
+	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
 
 test: deps engine chromium
 	npm run --silent typecheck

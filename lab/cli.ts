@@ -4,14 +4,17 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { exitWhenClean, interrupted, leftovers, prune, pruneDeadRuns } from "./cleanup.ts";
 import { requireEngine } from "./docker.ts";
-import { Run, readRunRecord } from "./evidence/run.ts";
+import { Run, newRunId, readRunRecord } from "./evidence/run.ts";
 import { NOT_RUN, findRun, reportRows, runProblems, verdictTable } from "./evidence/report.ts";
 import { junitXml } from "./evidence/junit.ts";
 import { writeReportHtml } from "./evidence/report-html.ts";
-import { ensureImages } from "./images.ts";
+import { ensureImages, npmVersions } from "./images.ts";
 import { findingsTable } from "./findings/findings.ts";
 import { LabError, info } from "./log.ts";
-import { resolveScenarios, runScenarios } from "./runner.ts";
+import { mergeSpec, resolveScenarios, runScenarios } from "./runner.ts";
+import { reproExitCode, reproLoop, reproduced, tallyLine } from "./repro.ts";
+import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
+import { RUNS } from "./paths.ts";
 import { runInNetwork } from "./runner-container.ts";
 import { COSTS_FILE, costsFromRuns, loadCosts, parseShard, selectShard, shardRecord } from "./shard.ts";
 import { mergeRuns } from "./evidence/merge.ts";
@@ -28,6 +31,13 @@ const USAGE = `usage: fleetlab <command> [options]
         --shard K/N       run only shard K of N (also SHARD=K/N): split by scenarios/costs.json
         --in-network      run inside a runner container on the engine DOCKER_HOST names (local
                           or remote); the run folder is copied back here
+  repro SCENARIO      run one scenario N times and print "reproduced k/N" (each attempt's verdict
+                      and evidence folder; a fresh lab each time unless it shares one)
+        --n N             attempts (default 10)
+        --until           stop at the first attempt that reproduced
+  matrix [scenario...] run the scenarios on each OpenClaw version and print a scenario x version
+                      table (saved as matrix.json in .lab/runs/matrix-<id>/)
+        --versions "A B"  exact versions, newest, or lastN (e.g. last3); also VERSIONS=
   up                  bring up the standard topology and keep it until Ctrl-C
   down RUN_ID         remove one run's containers, network and volumes
   prune [--all]       remove what dead runs left (--all: every lab resource, live runs too)
@@ -42,7 +52,8 @@ const USAGE = `usage: fleetlab <command> [options]
   images              build (or find cached) every image and print their tags
 
 Topology overrides come from the environment: NODES=4, OPENCLAW_VERSION=2026.9.6, SEED=7,
-TOPOLOGY='{"nodes":{"capacity":1}}'. Exit codes: 0 pass, 1 fail, 2 bad input or setup, 3 unknown.`;
+TOPOLOGY='{"nodes":{"capacity":1}}'. Exit codes: 0 pass, 1 fail, 2 bad input or setup, 3 unknown (repro: 0 reproduced at least
+once, 1 never, 3 never but some attempts could not tell).`;
 
 /**
  * The CLI is handed the scenarios it can run, as Jepsen's -main hands cli/run! its test:
@@ -57,6 +68,8 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       replay: { type: "string" },
       all: { type: "boolean" },
       shard: { type: "string" },
+      n: { type: "string" },
+      until: { type: "boolean" },
       shards: { type: "string" },
       versions: { type: "string" },
       "in-network": { type: "boolean" },
@@ -86,7 +99,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
         run.update((r) => void (r.shard = shardRecord(shard, split.plan)));
         process.stdout.write(`shard ${shard.index}/${shard.total}: ${chosen.length ? chosen.map((s) => s.name).join(" ") : "no scenarios"} (estimated ${split.plan.seconds[shard.index - 1]} s; shards ${split.plan.seconds.join(" / ")} s)\n`);
       }
-      process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  nodes=${spec.nodes.count}\n`);
+      process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  ${topologyLine(spec, chosen)}\n`);
       const results = await runScenarios(chosen, { ...spec, seed: run.record.seed }, run);
       process.stdout.write(`\n${verdictTable(results)}\n`);
       const checks = results.flatMap((r) => r.checks);
@@ -105,8 +118,67 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       process.stdout.write(`\nevidence: ${shown}\n`);
       for (const [label, f] of [["report:", "report.html"], ["junit:", "junit.xml"]]) if (fs.existsSync(path.join(run.dir, f!))) process.stdout.write(`${label!.padEnd(9)} ${path.join(shown, f!)}\n`);
       const code = exitCodeOf(results.map((r) => r.verdict));
-      if (code !== 0) process.stdout.write(`reproduce with: make lab SEED=${run.record.seed} SCENARIOS="${results.filter((r) => r.verdict !== "pass").map((r) => r.name).join(" ")}"\n`);
+      const again = results.filter((r) => r.verdict !== "pass" && r.verdict !== "n/a").map((r) => r.name);
+      if (code !== 0 || again.length) process.stdout.write(`reproduce with: ${reproduceCommand(spec, run.record.seed, again)}\n`);
       return code;
+    }
+    case "repro": {
+      const [name, ...extra] = rest;
+      if (!name || extra.length) throw new LabError(`repro needs exactly one scenario: fleetlab repro SCENARIO --n 20 (make repro NAME=SCENARIO N=20). Known scenarios: ${scenarios.map((x) => x.name).join(", ")}`);
+      const n = values.n === undefined ? 10 : Number(values.n);
+      if (!Number.isInteger(n) || n < 1 || n > 1000) throw new LabError(`--n ${values.n}: must be a whole number of attempts from 1 to 1000 (N=20)`);
+      const [s] = resolveScenarios([name], scenarios);
+      const { spec, seed } = specFor(values.seed, values.replay);
+      const run = Run.create({ seed });
+      process.stdout.write(`fleetlab repro ${s!.name} x${n}${values.until ? " (until the first reproduction)" : ""}  run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  ${topologyLine(spec, [s!])}\n`);
+      const shown = path.relative(process.cwd(), run.dir) || run.dir;
+      const t = await reproLoop(s!, n, {
+        spec: { ...spec, seed: run.record.seed },
+        run,
+        until: values.until,
+        onAttempt: (a) =>
+          process.stdout.write(`attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${reproduced(a.verdict) ? "reproduced    " : a.verdict === "unknown" ? "could not tell" : "not reproduced"}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}\n`),
+      });
+      process.stdout.write(`\n${s!.name}: ${tallyLine(t)}\nevidence: ${shown}\nagain:    ${reproCommand(spec, run.record.seed, s!.name, n, values.until)}\n`);
+      return reproExitCode(t);
+    }
+    case "matrix": {
+      const chosen = resolveScenarios(rest, scenarios);
+      const text = (values.versions ?? process.env.VERSIONS ?? "").trim();
+      if (!text) throw new LabError(`matrix needs versions: --versions "2026.9.4 2026.9.6" (make matrix VERSIONS=...), newest, or lastN (e.g. last3)`);
+      const published = await npmVersions().catch((e: Error) => {
+        info(`could not ask npm for published versions (${e.message}); exact versions are taken as given`);
+        return undefined;
+      });
+      const versions = resolveVersions(text, published);
+      const { spec, seed } = specFor(values.seed, undefined);
+      await requireEngine();
+      const id = `matrix-${newRunId()}`;
+      const dir = path.join(RUNS, id);
+      const m: MatrixRecord = { id, startedAt: new Date().toISOString(), versions, scenarios: chosen.map((x) => x.name), cells: {}, runs: {} };
+      process.stdout.write(`fleetlab matrix ${id}: ${chosen.length} scenario(s) x ${versions.length} version(s): ${versions.join(", ")}\n`);
+      for (const v of versions) {
+        const t0 = performance.now();
+        const run = Run.create({ seed });
+        process.stdout.write(`\n== openclaw@${v}: run ${run.id}\n`);
+        try {
+          const results = await runScenarios(chosen, { ...spec, openclawVersion: v, seed: run.record.seed }, run);
+          for (const r of results) (m.cells[r.name] ??= {})[v] = cellOf(r, run.id);
+          m.runs[v] = { run: run.id, seconds: Math.round(performance.now() - t0) / 1000 };
+          process.stdout.write(`${verdictTable(results)}\n`);
+        } catch (err) {
+          if (interrupted()) throw err;
+          m.runs[v] = { run: run.id, error: (err as Error).message, seconds: Math.round(performance.now() - t0) / 1000 };
+          process.stdout.write(`openclaw@${v} could not run: ${(err as Error).message}\n`);
+        }
+        writeMatrix(dir, m);
+      }
+      m.endedAt = new Date().toISOString();
+      const file = writeMatrix(dir, m);
+      process.stdout.write(`\n${matrixTable(m)}\n\nmatrix: ${path.relative(process.cwd(), file) || file}\n`);
+      const all = Object.values(m.cells).flatMap((row) => Object.values(row).map((c) => c.verdict as Verdict));
+      const missing = versions.some((v) => m.runs[v]?.error);
+      return exitCodeOf(all) || (missing ? 3 : 0);
     }
     case "up": {
       const { spec, seed } = specFor(values.seed, values.replay);
@@ -188,6 +260,34 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
     default:
       throw new LabError(`unknown command '${cmd}'.\n${USAGE}`);
   }
+}
+
+/** The topology the chosen scenarios run on: the standard lab's node count, and each own lab's that differs. */
+export function topologyLine(spec: TopologySpec, chosen: Scenario[]): string {
+  const parts: string[] = [];
+  if (chosen.some((s) => s.topology === "shared")) parts.push(`shared lab nodes=${spec.nodes.count}`);
+  const own = chosen.filter((s) => s.topology === "own").map((s) => ({ s, n: parseTopology(mergeSpec(spec, s.spec ?? {}), `topology of ${s.name}`).nodes.count }));
+  const same = own.filter((o) => o.n === spec.nodes.count);
+  if (same.length) parts.push(`${same.length} own lab(s) nodes=${spec.nodes.count}`);
+  for (const o of own.filter((o) => o.n !== spec.nodes.count)) parts.push(`${o.s.name} nodes=${o.n}`);
+  return parts.join(", ") || `nodes=${spec.nodes.count}`;
+}
+
+/** The environment a run was given (version, nodes, topology), as make variables, so a pasted command runs the same lab. */
+function envArgs(spec: TopologySpec, seed: number): string {
+  const q = (v: string) => (/^[\w.\/:=-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
+  const out = [`SEED=${seed}`, `OPENCLAW_VERSION=${spec.openclawVersion}`];
+  if (process.env.NODES) out.push(`NODES=${q(process.env.NODES)}`);
+  if (process.env.TOPOLOGY) out.push(`TOPOLOGY=${q(process.env.TOPOLOGY)}`);
+  return out.join(" ");
+}
+
+export function reproduceCommand(spec: TopologySpec, seed: number, names: string[]): string {
+  return `make lab ${envArgs(spec, seed)} SCENARIOS="${names.join(" ")}"`;
+}
+
+function reproCommand(spec: TopologySpec, seed: number, name: string, n: number, until?: boolean): string {
+  return `make repro NAME=${name} N=${n}${until ? " UNTIL=1" : ""} ${envArgs(spec, seed)}`;
 }
 
 function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?: number } {

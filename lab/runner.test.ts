@@ -65,9 +65,11 @@ interface FakeLab {
   events: string[];
 }
 
-function fakeLab(name: string, events: string[], o: { leftovers?: string[]; health?: string[] } = {}): FakeLab {
+function fakeLab(name: string, events: string[], o: { leftovers?: string[]; health?: string[]; protocol?: { methods: string[]; events: string[] } } = {}): FakeLab {
   const lab = {
     spec: parseTopology({ tap: { enabled: false } }),
+    capabilities: { image: "sha256:fake", nodeRunOptions: ["--host", "--port"], gatewayRunOptions: ["--port"] },
+    protocol: o.protocol ?? { methods: ["chat.send", "sessions.dispatch"], events: ["chat"] },
     teardown: new TeardownStack(),
     down: async () => void events.push(`down ${name}`),
     leftovers: async () => o.leftovers ?? [],
@@ -321,6 +323,38 @@ describe("runScenarios: the run and its finding records", () => {
     const run = Run.create({ root, seed: 1 });
     endRun(run, [finding("E-lab", 1)]);
     expect(readRunRecord(path.join(run.dir, "run.json")).unexercised).toBeUndefined();
+  });
+});
+
+describe("n/a: the version lacks what a scenario needs", () => {
+  const caps = async () => ({ image: "sha256:fake", nodeRunOptions: ["--host", "--port"], gatewayRunOptions: ["--port"] });
+
+  it("a CLI option the version lacks: n/a with the reason at once, before any lab comes up; accepted, exit 0", async () => {
+    const { pool, labs } = fakePool({ capabilities: caps });
+    let ran = false;
+    const s = scenario("needs-flag", async () => void (ran = true), { needs: [{ nodeRunOption: "--session-host", why: "worker sessions in the foreground" }] });
+    const r = await runScenario(s, pool);
+    expect([r.verdict, r.detail]).toEqual(["n/a", "openclaw@2026.9.6: `openclaw node run` has no --session-host option (worker sessions in the foreground)"]);
+    expect(ran).toBe(false);
+    expect(labs).toHaveLength(0);
+    expect(exitCodeOf([r.verdict, "pass"])).toBe(0);
+  });
+
+  it("a method the gateway does not advertise: n/a once the lab is up, the body never runs and an own lab goes down", async () => {
+    const { pool, events } = fakePool({ capabilities: caps });
+    let ran = false;
+    const s = scenario("needs-method", async () => void (ran = true), { needs: [{ method: "sessions.reclaim" }] });
+    const r = await runScenario(s, pool);
+    expect(r.verdict).toBe("n/a");
+    expect(r.detail).toMatch(/does not offer the method sessions.reclaim/);
+    expect(ran).toBe(false);
+    expect(events).toEqual(["down scenarios/needs-method/lab"]);
+  });
+
+  it("needs the version meets: the scenario runs as usual", async () => {
+    const { pool } = fakePool({ capabilities: caps });
+    const s = scenario("needs-met", async ({ check }) => void check({ id: "E-ok", expectation: "e", holds: true }), { needs: [{ nodeRunOption: "--host" }, { method: "sessions.dispatch" }] });
+    expect((await runScenario(s, pool)).verdict).toBe("pass");
   });
 });
 

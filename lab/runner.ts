@@ -25,6 +25,8 @@ import { labFindings } from "./checks/findings.ts";
 import type { EvidenceCheck, ScenarioWindow } from "./checks/types.ts";
 import { Judgement, type Verdict } from "./verdict.ts";
 import { DeadlineExceeded } from "./wait.ts";
+import { isProtocolNeed, probeCapabilities, unmet, type Capabilities } from "./capabilities.ts";
+import { ensureImages } from "./images.ts";
 
 export interface ScenarioResult {
   name: string;
@@ -68,6 +70,8 @@ export interface PoolOptions {
   evidenceCheckMs?: number;
   /** The start of a run (default startRun: an engine that answers, the plan, dead runs pruned). */
   start?: (run: Run, spec: TopologySpec, plan: Scenario[]) => Promise<void>;
+  /** What a version's CLI offers, before any lab is up (default: its images, probed once; lab/capabilities.ts). */
+  capabilities?: (spec: TopologySpec) => Promise<Capabilities>;
 }
 
 /** Holds the shared standard lab across scenarios (and across vitest tests), and brings up own labs. */
@@ -87,6 +91,7 @@ export class LabPool {
       settleMs: opts.settleMs ?? 30_000,
       evidenceCheckMs: opts.evidenceCheckMs ?? 120_000,
       start: opts.start ?? startRun,
+      capabilities: opts.capabilities ?? (async (spec) => probeCapabilities((await ensureImages(spec.openclawVersion)).openclaw)),
     };
   }
 
@@ -182,6 +187,21 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
     return r;
   };
 
+  // What the version lacks of what the scenario needs: n/a at once (CLI needs before any lab
+  // comes up; protocol needs once the lab's gateway has said what it offers).
+  const needs = s.needs ?? [];
+  if (needs.some((n) => !isProtocolNeed(n))) {
+    let caps: Capabilities;
+    try {
+      caps = await pool.opts.capabilities(pool.spec);
+    } catch (err) {
+      if (err instanceof LabError) throw err;
+      return done("unknown", `could not learn what openclaw@${pool.spec.openclawVersion} offers: ${(err as Error).message}`);
+    }
+    const lacking = needs.map((n) => unmet(n, caps)).filter((m): m is string => !!m);
+    if (lacking.length) return done("n/a", `openclaw@${pool.spec.openclawVersion}: ${lacking.join("; ")}`);
+  }
+
   let lab: Lab;
   try {
     lab = s.topology === "shared" ? await pool.shared() : await pool.own(s);
@@ -190,6 +210,15 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
     // OpenClaw not coming up (gateway or node host exited, pairing refused) is a fail; the lab's own parts, unknown.
     if (err instanceof SystemUnderTestError) return done("fail", `OpenClaw did not come up: ${(err as Error).message}`);
     return done("unknown", `the lab could not come up: ${(err as Error).message}`);
+  }
+
+  if (needs.some(isProtocolNeed)) {
+    const lacking = needs.map((n) => unmet(n, lab.capabilities, lab.protocol)).filter((m): m is string => !!m);
+    if (!lab.protocol) return done("unknown", "the gateway's hello-ok (what it offers) was not seen, so the scenario's needs could not be judged");
+    if (lacking.length) {
+      if (s.topology === "own") await lab.down().catch(() => {});
+      return done("n/a", `openclaw@${lab.spec.openclawVersion}: ${lacking.join("; ")}`);
+    }
   }
 
   const log = fs.createWriteStream(path.join(dir, "scenario.log"));

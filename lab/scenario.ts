@@ -5,6 +5,7 @@ import type { Lab } from "./topology/lab.ts";
 import type { TopologyInput } from "./topology/spec.ts";
 import type { Run } from "./evidence/run.ts";
 import type { FindingRecord } from "./findings/findings.ts";
+import type { Need } from "./capabilities.ts";
 
 export type { Verdict } from "./verdict.ts";
 export type { FindingRecord } from "./findings/findings.ts";
@@ -40,6 +41,11 @@ export interface Scenario {
    * name). Only for a shared-lab scenario that proves something about a fresh lab.
    */
   order?: number;
+  /**
+   * What it needs of the OpenClaw version (lab/capabilities.ts): a CLI option, a gateway method
+   * or event. When the version lacks one, the verdict is "n/a" with the reason, before the body.
+   */
+  needs?: Need[];
   /** What OpenClaw was seen to do short of this scenario's expectations (see lab/findings). */
   findings?: FindingRecord[];
   timeoutMs: number;

@@ -5,11 +5,14 @@
 //   fail           OpenClaw did something no finding describes, or an assertion failed (also
 //                  while the lab was coming up: gateway or node host exited, pairing refused)
 //   unknown        the lab could not tell (its own member, fault or precondition failed)
-export type Verdict = "pass" | "fail" | "unknown" | "known-finding" | "fixed?";
+//   n/a            the version under test lacks what the scenario needs (its `needs`, judged
+//                  from the package's CLI and the gateway's advertised protocol): not run, with
+//                  the reason; accepted, like a skipped test, and counted apart
+export type Verdict = "pass" | "fail" | "unknown" | "known-finding" | "fixed?" | "n/a";
 
 /** Verdicts a run may end with and still exit 0 (and a vitest test still pass). */
 export function accepted(v: Verdict): boolean {
-  return v === "pass" || v === "known-finding" || v === "fixed?";
+  return v === "pass" || v === "known-finding" || v === "fixed?" || v === "n/a";
 }
 
 /** Exit code of a run: 0 all accepted, 1 any fail, 3 any unknown (2 is bad input, raised before). */
@@ -19,7 +22,7 @@ export function exitCodeOf(verdicts: Verdict[]): number {
   return 0;
 }
 
-const RANK: Record<Verdict, number> = { pass: 0, "fixed?": 1, "known-finding": 2, unknown: 3, fail: 4 };
+const RANK: Record<Verdict, number> = { "n/a": 0, pass: 0, "fixed?": 1, "known-finding": 2, unknown: 3, fail: 4 };
 
 /** The worse of two verdicts: fail, then unknown, then known finding, then fixed?, then pass. */
 export function worse(a: Verdict, b: Verdict): Verdict {

@@ -26,6 +26,7 @@ export function junitXml(record: RunRecord): string {
     tc.standardOutput(lines.join("\n"));
     if (row.verdict === "fail") tc.failure(row.detail ?? "failed", "fail");
     else if (row.verdict === "unknown") tc.error(`unknown: ${row.detail ?? "the lab could not tell"}`, "unknown");
+    else if (row.verdict === "n/a") tc.skipped();
   }
   for (const name of (record.plan ?? []).filter((n) => !record.scenarios.some((r) => r.name === n))) {
     suite.testCase().className("fleetlab.scenarios").name(name).skipped().standardOutput("verdict: not run\nnot run: the run was cut before this scenario");

@@ -21,7 +21,7 @@ export function verdictTable(rows: Row[]): string {
     lines.push(`${r.name.padEnd(w)}  ${r.verdict.toUpperCase().padEnd(13)}  ${time.padStart(7)}  ${detail}`);
   }
   const count = (v: string) => rows.filter((r) => r.verdict === v).length;
-  const more = [count("fixed?") ? `, ${count("fixed?")} fixed?` : "", count(NOT_RUN) ? `, ${count(NOT_RUN)} not run` : ""].join("");
+  const more = [count("fixed?") ? `, ${count("fixed?")} fixed?` : "", count("n/a") ? `, ${count("n/a")} n/a (the version lacks what they need)` : "", count(NOT_RUN) ? `, ${count(NOT_RUN)} not run` : ""].join("");
   lines.push("", `${rows.length} scenario(s): ${count("pass")} pass, ${count("fail")} fail, ${count("unknown")} unknown, ${count("known-finding")} known finding${more}`);
   return lines.join("\n");
 }

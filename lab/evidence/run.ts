@@ -11,7 +11,7 @@ import { z } from "zod";
 import { RUNS } from "../paths.ts";
 import { LabError } from "../log.ts";
 
-const Verdict = z.enum(["pass", "fail", "unknown", "known-finding", "fixed?"]);
+const Verdict = z.enum(["pass", "fail", "unknown", "known-finding", "fixed?", "n/a"]);
 
 export const ScenarioRow = z.object({
   name: z.string(),
@@ -46,6 +46,9 @@ export const LabRow = z.object({
   images: z.record(z.string(), ImageRow).optional(),
   members: z.array(z.object({ alias: z.string(), kind: z.string(), container: z.string(), ip: z.string(), volume: z.string().optional() })),
   timings: z.record(z.string(), z.number()),
+  /** What its OpenClaw version offers (lab/capabilities.ts): CLI options, and the hello-ok's methods and events. */
+  capabilities: z.object({ image: z.string(), nodeRunOptions: z.array(z.string()), gatewayRunOptions: z.array(z.string()) }).optional(),
+  protocol: z.object({ methods: z.array(z.string()), events: z.array(z.string()) }).optional(),
 });
 
 export const ShardInfo = z.object({
@@ -95,6 +98,18 @@ export const RunRecordSchema = z.strictObject({
   unexercised: z.array(z.object({ id: z.string(), scenario: z.string().optional() })).optional(),
   /** A shard's run (lab/shard.ts): which shard, and the whole partition it was cut from. */
   shard: ShardInfo.optional(),
+  /** A reproduction loop (lab/repro.ts): the scenario, attempts asked and made, how many reproduced. */
+  repro: z
+    .object({
+      scenario: z.string(),
+      asked: z.number().int().positive(),
+      until: z.boolean(),
+      ran: z.number().int().nonnegative().optional(),
+      reproduced: z.number().int().nonnegative().optional(),
+      unknown: z.number().int().nonnegative().optional(),
+      hits: z.array(z.number().int()).optional(),
+    })
+    .optional(),
   /** A merged run (lab/evidence/merge.ts): each shard folder it was made of, or the one missing. */
   shards: z.array(ShardRow).optional(),
 });

@@ -68,7 +68,7 @@ export function summaryMarkdown(runs: VersionRun[], problems: string[] = []): st
       out.push(`| ${code(n)} | NOT RUN | | ${s ? `${s.index}/${s.total}` : ""} | ${s ? `shard ${s.status}` : "the run was cut before it"} |`);
     }
     const count = (v: string) => rec.scenarios.filter((x) => x.verdict === v).length;
-    out.push("", `${rec.scenarios.length + neverRan(rec).length} scenario(s): ${count("pass")} pass, ${count("fail")} fail, ${count("unknown")} unknown, ${count("known-finding")} known finding, ${count("fixed?")} fixed?, ${neverRan(rec).length} not run`, "");
+    out.push("", `${rec.scenarios.length + neverRan(rec).length} scenario(s): ${count("pass")} pass, ${count("fail")} fail, ${count("unknown")} unknown, ${count("known-finding")} known finding, ${count("fixed?")} fixed?, ${count("n/a") ? `${count("n/a")} n/a, ` : ""}${neverRan(rec).length} not run`, "");
     if (rec.shards?.length) {
       out.push("| shard | status | run | wall time | reproduce |", "|---|---|---|---:|---|");
       for (const s of rec.shards) {

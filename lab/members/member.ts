@@ -6,6 +6,7 @@ import { GenericContainer, type StartedTestContainer, type WaitStrategy } from "
 import { runLabels } from "../cleanup.ts";
 import { docker } from "../docker.ts";
 import type { ImageSet } from "../images.ts";
+import type { Capabilities } from "../capabilities.ts";
 import type { TopologySpec } from "../topology/spec.ts";
 import { HttpOnLabNetwork, inspectRunning, logTail } from "./wait-http.ts";
 import { LabError } from "../log.ts";
@@ -29,6 +30,8 @@ export interface LabContext {
   runId: string;
   spec: TopologySpec;
   images: ImageSet;
+  /** What the OpenClaw version offers (lab/capabilities.ts): members start accordingly. */
+  capabilities: Capabilities;
   network: { name: string; subnet: string };
   /** Save a container's logs as evidence (a container that fails its wait is removed at once). */
   keepLogs(alias: string, containerId: string): Promise<void>;

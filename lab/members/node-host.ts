@@ -1,10 +1,12 @@
-// An OpenClaw node host: `openclaw node run --session-host` as a non-root user, worker runs
+// An OpenClaw node host: `openclaw node run` (with `--session-host` where the version has it,
+// lab/capabilities.ts) as a non-root user, worker runs
 // enabled, state on a volume (a node killed and started again keeps its identity). It
 // reaches "its gateway" through its wire tap when taps are on. Ready means approved, paired
 // and connected as the operator sees it in node.list: the lab judges that while it pairs the
 // node (LabOperator.approveNodes), so the container itself has nothing to wait for; a node
 // host that exits or restarts meanwhile ends that wait at once (ContainerWatch in member.ts),
 // and bring-up fails as OpenClaw's failure (SystemUnderTestError), quoting its last log lines.
+import { nodeRunExtraArgs } from "../capabilities.ts";
 import type { TopologySpec } from "../topology/spec.ts";
 import { tapAlias } from "../topology/spec.ts";
 import { OpenclawContainer, READY_WHEN_RUNNING, type LabContext } from "./member.ts";
@@ -20,6 +22,7 @@ export class NodeHostContainer extends OpenclawContainer {
       GATEWAY_PORT: String(spec.gateway.port),
       NODE_NAME: alias,
       OPENCLAW_GATEWAY_TOKEN: spec.gateway.token,
+      FLEETLAB_NODE_ARGS: nodeRunExtraArgs(lab.capabilities).join(" "),
     }).withWaitStrategy(READY_WHEN_RUNNING);
   }
 }

@@ -7,6 +7,7 @@ import { docker } from "../docker.ts";
 import { interrupted, onInterrupt, leftovers, removeNetwork } from "../cleanup.ts";
 import { joinLabNetwork, leaveLabNetwork } from "../runner-container.ts";
 import { ensureImages, type ImageSet } from "../images.ts";
+import { probeCapabilities, type Capabilities, type Protocol } from "../capabilities.ts";
 import { info, step } from "../log.ts";
 import { STATE } from "../paths.ts";
 import { saveContainerLogs } from "../evidence/logs.ts";
@@ -41,6 +42,8 @@ export class Lab {
   readonly members = new Map<string, Member>();
   operator!: LabOperator;
   images!: ImageSet;
+  /** What the OpenClaw version offers, from its CLI (lab/capabilities.ts). */
+  capabilities!: Capabilities;
   network = { name: "", id: "", subnet: "" };
   readonly timings: Record<string, number> = {};
   /** What undoes what scenarios, faults and helpers set up on this lab; drained newest first. */
@@ -109,6 +112,8 @@ export class Lab {
     const t0 = performance.now();
     const spec = this.spec;
     this.images = await step("images", () => ensureImages(spec.openclawVersion));
+    this.#stillWanted();
+    this.capabilities = await probeCapabilities(this.images.openclaw);
     this.#stillWanted();
     this.#time("images", t0);
     const tReady = performance.now();
@@ -189,6 +194,7 @@ export class Lab {
       runId: this.run.id,
       spec: this.spec,
       images: this.images,
+      capabilities: this.capabilities,
       network: this.network,
       keepLogs: (alias, id) => this.#saveLogs(alias, id),
     };
@@ -356,6 +362,12 @@ export class Lab {
     return p;
   }
 
+  /** The methods and events the gateway advertised to the lab's operator (its hello-ok), once connected. */
+  get protocol(): Protocol | undefined {
+    const f = this.operator?.client.hello?.features;
+    return f ? { methods: [...f.methods], events: [...f.events] } : undefined;
+  }
+
   /** Lab resources still present (empty after a complete down()). */
   async leftovers(): Promise<string[]> {
     return leftovers({ lab: this.id });
@@ -370,6 +382,8 @@ export class Lab {
       images: this.images && Object.fromEntries(Object.values(this.images).map((i) => [i.name, { tag: i.tag, id: i.id, cached: i.cached, seconds: i.seconds }])),
       members: [...this.members.values()].map((m) => ({ alias: m.alias, kind: m.kind, container: m.id.slice(0, 12), ip: m.ip, volume: m.volume })),
       timings: { ...this.timings },
+      capabilities: this.capabilities,
+      protocol: this.protocol,
     };
     this.run.update((r) => void ((r.labs ??= {})[this.id] = row));
   }

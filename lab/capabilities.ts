@@ -1,0 +1,135 @@
+// What an OpenClaw version can do, learnt from the package itself, never from a hand-kept
+// version list:
+//   - its CLI: `openclaw node run --help` and `openclaw gateway run --help`, run once per
+//     openclaw image in a throwaway container with no network (cached by image id under
+//     .lab/cache/capabilities/). 2026.9.6's `node run` has `--session-host`; up to 2026.9.5 it
+//     has not (a worker-session host there is `node run` with nodeHost.workerRuns.enabled in
+//     its config, which the lab always writes), and passing it made the node exit at once;
+//   - its protocol: the methods and events the gateway advertises in its hello-ok
+//     (`features.methods`, `features.events`), read when a lab's operator connects.
+// The lab starts members with what the version offers (lab/members/node-host.ts), and a
+// scenario declares what it needs (`needs` in lab/scenario.ts): when the version lacks it, the
+// scenario's verdict is "n/a" with the reason, at once, instead of a wait that times out.
+import fs from "node:fs";
+import path from "node:path";
+import { runLabels } from "./cleanup.ts";
+import { docker } from "./docker.ts";
+import { step } from "./log.ts";
+import { CACHE } from "./paths.ts";
+
+export interface Capabilities {
+  /** openclaw image id the probe ran in. */
+  image: string;
+  /** Long options `openclaw node run --help` lists (e.g. "--session-host"). */
+  nodeRunOptions: string[];
+  /** Long options `openclaw gateway run --help` lists. */
+  gatewayRunOptions: string[];
+}
+
+/** Protocol surface of a live gateway (its hello-ok). */
+export interface Protocol {
+  methods: string[];
+  events: string[];
+}
+
+/** What a scenario needs of the version under test. */
+export type Need =
+  | { nodeRunOption: string; why?: string }
+  | { gatewayRunOption: string; why?: string }
+  | { method: string; why?: string }
+  | { event: string; why?: string };
+
+/** The long options a commander `--help` text lists, in order of appearance. */
+export function optionsFromHelp(help: string): string[] {
+  const out: string[] = [];
+  let inOptions = false;
+  for (const line of help.split("\n")) {
+    if (/^Options:\s*$/.test(line.trim())) {
+      inOptions = true;
+      continue;
+    }
+    if (inOptions && /^\S/.test(line)) inOptions = false; // the next section ("Examples:", "Docs:")
+    if (!inOptions) continue;
+    // "  -p, --port <port>   ..." / "  --session-host   ..."; a wrapped description line is
+    // indented far deeper, and an option it mentions is not one of this command's.
+    const m = /^\s{1,4}(?:-[a-zA-Z], )?(--[a-z][a-z0-9-]*)/.exec(line);
+    if (m && !out.includes(m[1]!)) out.push(m[1]!);
+  }
+  return out;
+}
+
+/** The node host's command line beyond host, port and name: what this version offers. */
+export function nodeRunExtraArgs(c: Pick<Capabilities, "nodeRunOptions">): string[] {
+  return c.nodeRunOptions.includes("--session-host") ? ["--session-host"] : [];
+}
+
+/** Why a need is not met, or undefined when it is. A protocol need is unmet only once the protocol is known. */
+export function unmet(need: Need, c: Pick<Capabilities, "nodeRunOptions" | "gatewayRunOptions">, p?: Protocol): string | undefined {
+  const why = need.why ? ` (${need.why})` : "";
+  if ("nodeRunOption" in need) return c.nodeRunOptions.includes(need.nodeRunOption) ? undefined : `\`openclaw node run\` has no ${need.nodeRunOption} option${why}`;
+  if ("gatewayRunOption" in need) return c.gatewayRunOptions.includes(need.gatewayRunOption) ? undefined : `\`openclaw gateway run\` has no ${need.gatewayRunOption} option${why}`;
+  if (!p) return undefined;
+  if ("method" in need) return p.methods.includes(need.method) ? undefined : `the gateway does not offer the method ${need.method} (not in its hello-ok features.methods)${why}`;
+  return p.events.includes(need.event) ? undefined : `the gateway does not offer the event ${need.event} (not in its hello-ok features.events)${why}`;
+}
+
+export const isProtocolNeed = (n: Need): boolean => "method" in n || "event" in n;
+
+const DIR = path.join(CACHE, "capabilities");
+
+/**
+ * Probe the openclaw image (cached by image id). The probe container has no network and is
+ * removed when done; its output is the two help texts.
+ */
+export async function probeCapabilities(image: { tag: string; id: string }): Promise<Capabilities> {
+  const file = path.join(DIR, `${image.id.replace(/^sha256:/, "").slice(0, 16)}.json`);
+  if (fs.existsSync(file)) {
+    try {
+      return JSON.parse(fs.readFileSync(file, "utf8")) as Capabilities;
+    } catch {
+      /* probed again below */
+    }
+  }
+  const help = await step(`what ${image.tag} offers (its CLI help, once per image)`, () => runHelp(image.tag));
+  const [node = "", gateway = ""] = help.split("\n==fleetlab==\n");
+  const caps: Capabilities = { image: image.id, nodeRunOptions: optionsFromHelp(node), gatewayRunOptions: optionsFromHelp(gateway) };
+  if (!caps.nodeRunOptions.length || !caps.gatewayRunOptions.length) {
+    throw new Error(`could not read the options of ${image.tag}'s CLI (openclaw node run --help / gateway run --help); its output began:\n${help.slice(0, 600)}`);
+  }
+  fs.mkdirSync(DIR, { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(caps, null, 2) + "\n");
+  return caps;
+}
+
+async function runHelp(tag: string): Promise<string> {
+  const d = docker();
+  const c = await d.createContainer({
+    Image: tag,
+    Entrypoint: ["sh", "-c", "openclaw node run --help 2>&1; echo; echo ==fleetlab==; openclaw gateway run --help 2>&1"],
+    Env: ["OPENCLAW_STATE_DIR=/tmp/probe-state", "HOME=/tmp", "NO_COLOR=1", "TERM=dumb"],
+    // Labelled like a run's own containers: a probe whose process was killed is pruned like them.
+    Labels: runLabels(`probe-${process.pid}`, "probe"),
+    HostConfig: { NetworkMode: "none", AutoRemove: false },
+  });
+  try {
+    await c.start();
+    const waited = await Promise.race([c.wait(), new Promise<undefined>((r) => setTimeout(() => r(undefined), 90_000))]);
+    if (!waited) throw new Error(`the CLI help of ${tag} did not finish within 90 s`);
+    const buf = (await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
+    return demux(buf);
+  } finally {
+    await c.remove({ force: true }).catch(() => {});
+  }
+}
+
+/** Docker's multiplexed log stream (8-byte frame headers) as text. */
+function demux(buf: Buffer): string {
+  let out = "";
+  let i = 0;
+  while (i + 8 <= buf.length) {
+    const len = buf.readUInt32BE(i + 4);
+    out += buf.subarray(i + 8, i + 8 + len).toString("utf8");
+    i += 8 + len;
+  }
+  return out || buf.toString("utf8");
+}

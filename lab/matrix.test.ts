@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { matrixTable, releases, resolveVersions } from "./matrix.ts";
+
+const published = ["2026.8.1-beta.1", "2026.8.1", "2026.8.2", "2026.9.1-beta.1", "2026.9.1", "2026.9.4", "2026.9.5", "2026.9.6"];
+
+describe("VERSIONS", () => {
+  it("exact versions, newest and lastN resolve against what npm publishes (releases only, oldest first)", () => {
+    expect(releases(published)).toEqual(["2026.8.1", "2026.8.2", "2026.9.1", "2026.9.4", "2026.9.5", "2026.9.6"]);
+    expect(resolveVersions("2026.9.4 2026.9.6", published)).toEqual(["2026.9.4", "2026.9.6"]);
+    expect(resolveVersions("newest", published)).toEqual(["2026.9.6"]);
+    expect(resolveVersions("last3", published)).toEqual(["2026.9.4", "2026.9.5", "2026.9.6"]);
+    expect(resolveVersions("2026.9.6, newest", published)).toEqual(["2026.9.6"]);
+  });
+
+  it("bad input names what is wrong", () => {
+    expect(() => resolveVersions("", published)).toThrow(/VERSIONS is empty/);
+    expect(() => resolveVersions("2026.9.7", published)).toThrow("VERSIONS: openclaw@2026.9.7 is not published. Recent versions: 2026.8.2, 2026.9.1, 2026.9.4, 2026.9.5, 2026.9.6.");
+    expect(() => resolveVersions("latest", published)).toThrow(/'latest' is not an exact version, newest or lastN/);
+    expect(() => resolveVersions("last3", undefined)).toThrow(/needs the list of published versions/);
+    expect(() => resolveVersions("last0", published)).toThrow(/at least 1/);
+    // Offline with exact versions: taken as given (the image build says if one does not exist).
+    expect(resolveVersions("2026.9.4", undefined)).toEqual(["2026.9.4"]);
+  });
+});
+
+describe("the scenario x version table", () => {
+  it("one row per scenario, one column per version, and why each cell is not a pass", () => {
+    const cell = (verdict: string, findings: string[] = [], detail?: string) => ({ verdict, seconds: 1, findings, run: "r", detail });
+    const t = matrixTable({
+      versions: ["2026.9.4", "2026.9.6"],
+      scenarios: ["capacity", "repro-116363"],
+      cells: {
+        capacity: { "2026.9.4": cell("known-finding", ["known-finding F-cap"]), "2026.9.6": cell("fixed?", ["fixed? F-cap"]) },
+        "repro-116363": { "2026.9.4": cell("n/a", [], "openclaw@2026.9.4: the gateway does not offer the method x") },
+      },
+    });
+    expect(t.split("\n").slice(0, 4)).toEqual([
+      "scenario      2026.9.4   2026.9.6 ",
+      "------------  ---------  ---------",
+      "capacity      known      fixed?   ",
+      "repro-116363  n/a        -        ",
+    ]);
+    expect(t).toContain("  capacity @ 2026.9.6: fixed?: fixed? F-cap");
+    expect(t).toContain("  repro-116363 @ 2026.9.4: n/a: openclaw@2026.9.4: the gateway does not offer the method x");
+  });
+});
