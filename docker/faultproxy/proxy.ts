@@ -33,6 +33,8 @@ interface LaneItem {
   reset?: boolean;
 }
 
+const STATUS_TEXT: Record<number, string> = { 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout", 429: "Too Many Requests", 404: "Not Found" };
+
 class Lane {
   items: LaneItem[] = [];
   bytes = 0;
@@ -317,6 +319,10 @@ class Conn {
           this.#closeFault(decision.rule, decision.action);
           return;
         }
+        if (decision?.action.type === "respond") {
+          this.#respondFault(decision.rule, decision.action.status, ex);
+          return;
+        }
         this.#forward(dir, ev.raw, decision?.action.type === "delay" ? performance.now() + decision.action.ms : 0);
       } else if (ev.type === "body") {
         const ex = this.exchanges.at(-1);
@@ -529,7 +535,7 @@ class Conn {
       case "withholdPong":
         return;
       case "close":
-        return this.#closeFault(decision.rule, decision.action);
+        return this.#closeFault(decision.rule, decision.action, decision.action.after ? { dir, raw } : undefined);
       default:
         this.#applyHeld(decision);
         return this.#forward(dir, raw);
@@ -544,14 +550,29 @@ class Conn {
   // ---------- faults ----------
 
   /** A close rule fired: nothing more is forwarded; the named sides are closed or aborted. */
-  #closeFault(rule: TapRule, action: Extract<RuleAction, { type: "close" }>): void {
+  #closeFault(rule: TapRule, action: Extract<RuleAction, { type: "close" }>, first?: { dir: Dir; raw: Buffer }): void {
     if (this.fault) return;
     const { code, side } = action;
-    this.fault = { rule: rule.id, code, side, t: nowMs() };
-    for (const l of Object.values(this.lanes)) l.kill();
     const ws = this.mode["gw->node"] === "ws";
+    // after: the trigger frame goes through first; its receiver's socket is closed behind it
+    // in the same lane (frame, then close frame for 1001/1011, then FIN), so it arrives whole.
+    const receiver = first ? (first.dir === "node->gw" ? "gw" : "node") : undefined;
+    if (first) {
+      const lane = this.lanes[first.dir];
+      lane.push({ buf: first.raw, notBefore: 0 });
+      if (side === "both" || side === receiver) {
+        if (ws && code !== 1006) lane.push({ buf: closeFrame(code, "fleetlab tap fault", receiver === "gw"), notBefore: 0 });
+        lane.push({ end: true, notBefore: 0 });
+      }
+    }
+    this.fault = { rule: rule.id, code, side, t: nowMs() };
+    for (const [d, l] of Object.entries(this.lanes)) if (!first || d !== first.dir) l.kill();
     for (const s of side === "both" ? (["node", "gw"] as const) : [side]) {
       const sock = this.sock(s);
+      if (s === receiver) {
+        setTimeout(() => sock.destroy(), 1000).unref();
+        continue;
+      }
       if (sock.destroyed) continue;
       if (code === 1006) {
         sock.resetAndDestroy();
@@ -561,7 +582,27 @@ class Conn {
       sock.end();
       setTimeout(() => sock.destroy(), 1000).unref();
     }
-    this.rec.record("conn", { conn: this.id, event: "fault", rule: rule.id, code, side, path: this.path });
+    this.rec.record("conn", { conn: this.id, event: "fault", rule: rule.id, code, side, path: this.path, ...(first ? { after: true } : {}) });
+  }
+
+  /** A respond rule fired on an HTTP request: the tap answers it with `status` and closes; nothing reaches the gateway. */
+  #respondFault(rule: TapRule, status: number, ex: Exchange): void {
+    if (this.fault) return;
+    this.fault = { rule: rule.id, code: status, side: "both", t: nowMs() };
+    for (const l of Object.values(this.lanes)) l.kill();
+    const reason = STATUS_TEXT[status] ?? "Fault";
+    const body = `fleetlab tap: ${status} ${reason}\n`;
+    const node = this.sock("node");
+    if (!node.destroyed) {
+      node.write(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      node.end();
+      setTimeout(() => node.destroy(), 1000).unref();
+    }
+    const gw = this.sock("gw");
+    if (!gw.destroyed) gw.destroy();
+    ex.status = status;
+    ex.rule = rule.id;
+    this.rec.record("conn", { conn: this.id, event: "fault", rule: rule.id, code: status, side: "both", path: ex.path });
   }
 
   /** Heal: resume a held connection, deliver delayed frames, end what a close fault left open. */

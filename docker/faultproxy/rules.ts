@@ -26,7 +26,13 @@
 //                                  `side` ("node" | "gw" | "both") and ends those sockets;
 //                                  1006: aborts those sockets with no close frame. Nothing more is
 //                                  forwarded on the connection; a side not named stays open and
-//                                  hears nothing (it finds out by its own timeouts, or on heal)
+//                                  hears nothing (it finds out by its own timeouts, or on heal).
+//                                  after: true forwards the trigger frame first, then closes: its
+//                                  receiver gets the frame, then (1001/1011) the close frame and
+//                                  FIN, or (1006) FIN with no close frame, behind it on the wire
+//     { respond: { status } }      HTTP only (match.kind "http"): the tap answers the request
+//                                  itself with that status (e.g. 502, as a proxy in front of a
+//                                  gateway that is down would) and closes; the gateway never sees it
 //     { halfOpen: {} }             stop forwarding both ways on that connection, sockets stay
 //                                  open; what arrives is recorded and held, delivered on heal
 //     { withholdPong: {} }         drop matching pong frames (give `dir` = the side whose pongs
@@ -66,7 +72,8 @@ export type CloseSide = "node" | "gw" | "both";
 export type TapAction =
   | { delay: { ms: number } }
   | { drop: { count?: number } }
-  | { close: { code: CloseCode; side?: CloseSide } }
+  | { close: { code: CloseCode; side?: CloseSide; after?: boolean } }
+  | { respond: { status: number } }
   | { halfOpen: Record<string, never> }
   | { withholdPong: Record<string, never> }
   | { freeze: Record<string, never> };
@@ -86,7 +93,8 @@ export type RuleMatch = Omit<TapMatch, "opcode"> & { opcode?: number };
 export type RuleAction =
   | { type: "delay"; ms: number }
   | { type: "drop"; count: number }
-  | { type: "close"; code: CloseCode; side: CloseSide }
+  | { type: "close"; code: CloseCode; side: CloseSide; after: boolean }
+  | { type: "respond"; status: number }
   | { type: "halfOpen" }
   | { type: "withholdPong" }
   | { type: "freeze" };
@@ -136,7 +144,7 @@ export interface Decision {
 export class RuleError extends Error {}
 
 const MATCH_KEYS = new Set(["kind", "dir", "path", "conn", "opcode", "method", "event", "command", "textIncludes"]);
-const ACTIONS = new Set(["delay", "drop", "close", "halfOpen", "withholdPong", "freeze"]);
+const ACTIONS = new Set(["delay", "drop", "close", "respond", "halfOpen", "withholdPong", "freeze"]);
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => !!v && typeof v === "object";
@@ -172,7 +180,13 @@ function normalizeAction(input: unknown): RuleAction {
       if (![1001, 1006, 1011].includes(code)) throw new RuleError("action.close.code must be 1001, 1006 or 1011");
       const side = (params.side ?? "both") as CloseSide;
       if (!["node", "gw", "both"].includes(side)) throw new RuleError("action.close.side must be node, gw or both");
-      return { type, code, side };
+      if (params.after !== undefined && typeof params.after !== "boolean") throw new RuleError("action.close.after must be true or false");
+      return { type, code, side, after: params.after === true };
+    }
+    case "respond": {
+      const status = params.status as number;
+      if (!Number.isInteger(status) || status < 200 || status > 599 || status === 101) throw new RuleError("action.respond.status must be an HTTP status from 200 to 599 (not 101)");
+      return { type, status };
     }
     default:
       return { type };
@@ -220,6 +234,8 @@ export class RuleBook {
     if (match.kind === "http" && (action.type === "drop" || action.type === "withholdPong")) {
       throw new RuleError(`action ${action.type} applies to WebSocket frames only (match.kind "http")`);
     }
+    if (match.kind !== "http" && action.type === "respond") throw new RuleError('action respond applies to HTTP requests only (match.kind "http")');
+    if (match.kind === "http" && action.type === "close" && action.after) throw new RuleError('action close.after applies to WebSocket frames only (an HTTP rule decides before the request is forwarded)');
     const rule: TapRule = {
       id,
       match,

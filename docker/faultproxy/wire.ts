@@ -82,7 +82,8 @@ export type ConnEvent = { kind: "conn"; seq: number; t: number; conn: string } &
   | { event: "tunnel"; path: string | null; upgrade: string | null }
   | { event: "parse-error"; dir: Dir; message: string }
   | { event: "error"; side: Side; code: string | null; message: string }
-  | { event: "fault"; rule: string; code: CloseCode; side: CloseSide; path: string | null }
+  /** A close rule fired (code: the close code; after: the trigger frame went through first), or a respond rule (code: the HTTP status the tap answered). */
+  | { event: "fault"; rule: string; code: CloseCode | number; side: CloseSide; path: string | null; after?: boolean }
   | { event: "close"; remote: string; path: string | null; durationMs: number; frames: PerDir<number>; bytes: PerDir<number> }
 );
 
@@ -110,7 +111,7 @@ export interface TapConnection {
   openedAt: number;
   closedAt: number | null;
   halfOpenBy: string[];
-  fault: { rule: string; code: CloseCode; side: CloseSide; t: number } | null;
+  fault: { rule: string; code: CloseCode | number; side: CloseSide; t: number } | null;
   requests: number;
   frames: PerDir<number>;
   bytes: PerDir<number>;

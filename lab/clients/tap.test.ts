@@ -486,6 +486,60 @@ describe("fault rules", () => {
     expect(f.command).toBe("worker.launch.v1");
   });
 
+  it("close after: the trigger frame is forwarded whole, then the connection closes behind it (the race of a result and a close)", async () => {
+    const { client, server } = await pair("/");
+    const atServer = inbox(server);
+    await tap.addRule({ id: "fwd-close", match: { dir: "node->gw", method: "node.invoke.result" }, action: { close: { code: 1006, side: "both", after: true } }, once: true });
+    const a = closed(client);
+    const b = closed(server);
+    const result = JSON.stringify({ type: "req", id: "r1", method: "node.invoke.result", params: { id: "i1", ok: true, payloadJSON: "{\"bins\":[\"git\"]}" } });
+    client.send(result);
+    client.send("never forwarded: the connection is closed after the trigger");
+    expect(await atServer.next()).toBe(result);
+    expect((await b).code).toBe(1006); // FIN with no close frame behind the result
+    expect((await a).code).toBe(1006);
+    await sleep(100);
+    expect(atServer.msgs.map((m) => m.text)).toEqual([result]);
+    const f = await trigger("fwd-close");
+    expect(f.method).toBe("node.invoke.result");
+    const rec = (await tap.events()).find((r) => (r as { event?: string }).event === "fault" && (r as { rule?: string }).rule === "fwd-close");
+    expect(rec).toMatchObject({ code: 1006, after: true });
+  });
+
+  it("close after with 1001 to the gateway: the frame, then a close frame, reach it in that order", async () => {
+    const { client, server } = await pair("/");
+    const atServer = inbox(server);
+    await tap.addRule({ id: "fwd-1001", match: { dir: "node->gw", textIncludes: "last words" }, action: { close: { code: 1001, side: "gw", after: true } }, once: true });
+    const b = closed(server);
+    client.send("last words");
+    expect(await atServer.next()).toBe("last words");
+    expect((await b).code).toBe(1001);
+  });
+
+  it("respond: the node's upgrade is answered 502 by the tap and never reaches the gateway; heal lets it through again", async () => {
+    const before = upgradeHeaders.length;
+    await tap.addRule({ id: "bad-gw", match: { kind: "http", path: "/" }, action: { respond: { status: 502 } } });
+    const refused = await new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${tapPort}/`, { perMessageDeflate: false });
+      opened.push(ws);
+      ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+      ws.once("open", () => reject(new Error("the upgrade went through")));
+      ws.once("error", () => {});
+    });
+    expect(refused).toBe(502);
+    expect(upgradeHeaders.length).toBe(before);
+    expect((await tap.rule("bad-gw"))!.hits).toBe(1);
+    await tap.heal();
+    const { client } = await pair("/");
+    expect(client.readyState).toBe(WebSocket.OPEN);
+  });
+
+  it("respond and close-after are refused where they cannot apply", async () => {
+    await expect(tap.addRule({ match: { method: "connect" }, action: { respond: { status: 502 } } })).rejects.toThrow(/respond applies to HTTP requests only/);
+    await expect(tap.addRule({ match: { kind: "http" }, action: { respond: { status: 101 } } })).rejects.toThrow(/status from 200 to 599/);
+    await expect(tap.addRule({ match: { kind: "http" }, action: { close: { code: 1006, after: true } } })).rejects.toThrow(/after applies to WebSocket frames only/);
+  });
+
   it("halfOpen: nothing is forwarded either way, sockets stay open; after heal forwarding resumes", async () => {
     const { client, server } = await pair("/");
     const atServer = inbox(server);

@@ -10,7 +10,7 @@ import { partition } from "./partition.ts";
 import { pause } from "./pause.ts";
 import { restart } from "./restart.ts";
 import { stop } from "./stop.ts";
-import { wireClose, wireDelay, wireDrop, wireFreeze, wireHalfOpen, wireWithholdPong } from "./wire.ts";
+import { wireClose, wireDelay, wireDrop, wireFreeze, wireHalfOpen, wireRespond, wireWithholdPong } from "./wire.ts";
 
 export const allFaults = [
   // process: the engine API on the member's container
@@ -30,6 +30,7 @@ export const allFaults = [
   wireHalfOpen,
   wireWithholdPong,
   wireFreeze,
+  wireRespond,
 ] as const;
 
 export type RegisteredFault = (typeof allFaults)[number];

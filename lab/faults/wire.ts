@@ -5,7 +5,7 @@
 // which also undoes what it held (half-open connections, a freeze, delayed frames).
 //
 // One class, one kind per tap action: the registry lists wire.delay, wire.drop, wire.close,
-// wire.halfOpen, wire.withholdPong and wire.freeze each as its own entry (below).
+// wire.halfOpen, wire.withholdPong, wire.freeze and wire.respond each as its own entry (below).
 import type { TapAction, TapControl, TapMatch, TapRule, TapRuleSpec } from "../clients/tap.ts";
 import type { TeardownStack } from "../topology/teardown.ts";
 import { waitFor, WaitTimeout } from "../wait.ts";
@@ -146,12 +146,12 @@ export const wireDrop = defineFault({
 
 /** Close the connection at the matching frame: 1001/1011 send a close frame to `side`, 1006
  * aborts the sockets without one; the other side hears nothing until heal or its timeouts. */
-const close = (on: TapHost, code: 1001 | 1006 | 1011, opts: WireOptions & { side?: "node" | "gw" | "both"; match?: TapMatch } = {}) =>
-  new WireFault(on, { match: opts.match, action: { close: { code, side: opts.side ?? "both" } } }, opts);
+const close = (on: TapHost, code: 1001 | 1006 | 1011, opts: WireOptions & { side?: "node" | "gw" | "both"; match?: TapMatch; after?: boolean } = {}) =>
+  new WireFault(on, { match: opts.match, action: { close: { code, side: opts.side ?? "both", ...(opts.after ? { after: true } : {}) } } }, opts);
 export const wireClose = defineFault({
   name: "wire.close",
   family: "wire",
-  describe: "close the connection at the matching frame (1001/1011 with a close frame, 1006 aborting the sockets)",
+  describe: "close the connection at the matching frame (1001/1011 with a close frame, 1006 aborting the sockets; after: forward that frame first, then close behind it)",
   available: needsTap,
   make: close,
   bench: bench("close 1006 at a frame", (bed) => close(bed.tap, 1006, { match: { method: "worker.launch.v1" } })),
@@ -190,4 +190,18 @@ export const wireFreeze = defineFault({
   available: needsTap,
   make: freeze,
   bench: bench("freeze (immediate)", (bed) => freeze(bed.tap), "the rule fired (loopback tap)"),
+});
+
+/** Answer the node's matching HTTP request (e.g. its WebSocket upgrade) with `status` from the
+ * tap itself, as a reverse proxy whose gateway is down would (502), and close; the gateway never
+ * sees the request. Until heal (or once, with once: true) every matching request gets it. */
+const respond = (on: TapHost, status: number, match: Omit<TapMatch, "kind"> = {}, opts?: WireOptions) =>
+  new WireFault(on, { match: { ...match, kind: "http" }, action: { respond: { status } } }, opts);
+export const wireRespond = defineFault({
+  name: "wire.respond",
+  family: "wire",
+  describe: "answer the node's matching HTTP request (its upgrade) with a status such as 502 from the tap, and close",
+  available: needsTap,
+  make: respond,
+  bench: bench("respond 502 to the upgrade", (bed) => respond(bed.tap, 502, { path: "/" })),
 });

@@ -1,0 +1,176 @@
+// One operator session, everything a repro does with it in one place: send a turn, wait for
+// its end (agent.wait's "pending" and "timeout" are observations, not errors), abort it
+// (chat.abort for one run, sessions.abort for the session), read its history, describe it and
+// its placement, dispatch and reclaim it, hold a turn at its model request; and restart the
+// gateway under it and get the operator back. Every call goes through the lab's operator (its
+// frames land in the operator transcript); after a gateway restart the operator's socket is
+// gone, and restartGateway() reconnects it (Lab.reconnectOperator).
+//
+//   const s = await openSession(lab);                     // a gateway session (no workspace)
+//   const w = await openSession(lab, { workspace: ws });  // a worker session on a checkout
+//   await w.dispatch("node-1");
+//   const run = await s.send("hello");                    // chat.send -> runId
+//   const end = await s.wait(run.runId, 60_000);         // {status: ok|error|timeout|pending, text}
+//   await s.abort(run.runId);                             // chat.abort {sessionKey, runId}
+import crypto from "node:crypto";
+import { z } from "zod";
+import type { GatewayClient } from "../clients/gateway.ts";
+import { AgentWaitResultSchema, chatHistory, createSession, describeSession, messageText, sendChat, type HistoryMessage, type Placement, type SessionRow } from "../clients/sessions.ts";
+import type { HeldRequest } from "../clients/model.ts";
+import { faults } from "../faults/index.ts";
+import type { Lab } from "../topology/lab.ts";
+import { dispatchTo, reclaim, uniqueName, type Dispatched } from "./workers.ts";
+import type { PublishedWorkspace } from "./workspace.ts";
+
+/** How a run ended, as agent.wait says it (with the reply text, when there is one). */
+export interface RunEnd {
+  runId: string;
+  /** "ok", "error", "timeout" (the wait ended, the run may go on) or "pending" (still queued). */
+  status: string;
+  text?: string;
+  error?: unknown;
+  stopReason?: string;
+  /** Everything agent.wait answered, for evidence. */
+  raw: Record<string, unknown>;
+  /** How long the wait took. */
+  ms: number;
+}
+
+/** A gateway error, as data: what a repro records instead of a thrown exception. */
+export interface Refused {
+  ok: false;
+  code: string;
+  detailsCode?: string;
+  message: string;
+}
+
+export class Session {
+  constructor(
+    readonly lab: Lab,
+    readonly key: string,
+  ) {}
+
+  get client(): GatewayClient {
+    return this.lab.operator.client;
+  }
+
+  /** chat.send: the turn is admitted (`runId`) and runs on; wait() for its end. */
+  async send(message: string, opts: { idempotencyKey?: string } = {}): Promise<{ runId: string; status: string; sentAt: number }> {
+    const sentAt = Date.now();
+    const r = await sendChat(this.client, this.key, message, opts.idempotencyKey ?? crypto.randomUUID());
+    return { runId: r.runId, status: r.status, sentAt };
+  }
+
+  /** agent.wait for a run, up to `timeoutMs`; "pending"/"timeout" are returned, not thrown. */
+  async wait(runId: string, timeoutMs: number): Promise<RunEnd> {
+    const t0 = performance.now();
+    const raw = await this.client.request("agent.wait", { runId, timeoutMs }, { timeoutMs: timeoutMs + 5_000 });
+    const r = AgentWaitResultSchema.parse(raw);
+    let text = r.terminalReply?.text;
+    // A node-placed turn's wait may carry no reply text: the last assistant message of the run is it.
+    if (r.status === "ok" && text === undefined) text = lastAssistantText(await this.history().catch(() => []), runId);
+    return { runId, status: r.status, text, error: r.error, stopReason: r.stopReason, raw: raw as Record<string, unknown>, ms: Math.round(performance.now() - t0) };
+  }
+
+  /** send() then wait(): one whole turn. */
+  async turn(message: string, timeoutMs = 120_000): Promise<RunEnd> {
+    const { runId } = await this.send(message);
+    return this.wait(runId, timeoutMs);
+  }
+
+  /** chat.abort {sessionKey, runId?}: without runId, the session's authorized active runs. */
+  abort(runId?: string): Promise<Record<string, unknown> | Refused> {
+    return this.#call("chat.abort", { sessionKey: this.key, ...(runId ? { runId } : {}) });
+  }
+
+  /** sessions.abort {key, runId?, clearQueued?}: the session's active work (and its queues). */
+  abortSession(opts: { runId?: string; clearQueued?: boolean } = {}): Promise<Record<string, unknown> | Refused> {
+    return this.#call("sessions.abort", { key: this.key, ...opts });
+  }
+
+  history(limit = 50): Promise<HistoryMessage[]> {
+    return chatHistory(this.client, this.key, limit);
+  }
+
+  describe(): Promise<SessionRow> {
+    return describeSession(this.client, this.key);
+  }
+
+  async placement(): Promise<Placement | undefined> {
+    return (await this.describe()).placement;
+  }
+
+  /** sessions.dispatch to a node by alias, or "auto". */
+  dispatch(to: string | "auto"): Promise<Dispatched> {
+    return dispatchTo(this.lab, this.key, to);
+  }
+
+  /** sessions.reclaim: bring the session back to the gateway. */
+  reclaim(): Promise<Placement> {
+    return reclaim(this.lab, this.key);
+  }
+
+  /**
+   * Hold the model request of the next turn whose message contains `token` (the model answers
+   * one delta, then waits): the turn is then provably in flight. Release with lab.model.release().
+   */
+  async hold(token: string, withinMs = 60_000): Promise<HeldRequest> {
+    return this.lab.model.waitForHeld(withinMs, (h) => h.userText.includes(token));
+  }
+
+  async #call(method: string, params: Record<string, unknown>): Promise<Record<string, unknown> | Refused> {
+    try {
+      return (await this.client.request(method, params)) as Record<string, unknown>;
+    } catch (err) {
+      return refusal(err);
+    }
+  }
+}
+
+/**
+ * A session for a repro: on the gateway (no workspace; the key only, the gateway creates it at
+ * its first turn), or a worker session on a published workspace (sessions.create with a managed
+ * worktree, which dispatch to a node needs).
+ */
+export async function openSession(lab: Lab, opts: { workspace?: PublishedWorkspace; key?: string; label?: string } = {}): Promise<Session> {
+  const key = opts.key ?? `agent:main:${uniqueName("fleetlab")}`;
+  if (opts.workspace) await createSession(lab.operator.client, { key, label: opts.label, cwd: opts.workspace.gatewayCheckout, worktree: true });
+  return new Session(lab, key);
+}
+
+/** Arm a hold for the next model request containing `token` (call before send()). */
+export async function armHold(lab: Lab, token: string): Promise<void> {
+  await lab.model.hold({ match: { contains: token }, count: 1 });
+}
+
+/**
+ * Restart the gateway container (docker restart: SIGTERM, then SIGKILL after `graceSeconds`)
+ * and reconnect the operator; how long each took. Sessions keep their keys: the same Session
+ * objects work afterwards.
+ */
+export async function restartGateway(lab: Lab, opts: { graceSeconds?: number; timeoutMs?: number } = {}): Promise<{ restartMs: number; readyMs: number; connectMs: number }> {
+  const t0 = performance.now();
+  await faults.restart(lab, lab.spec.gateway.alias, { timeoutSeconds: opts.graceSeconds ?? 10, timeoutMs: 60_000 }).inject();
+  const restartMs = Math.round(performance.now() - t0);
+  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? 120_000 });
+  return { restartMs, ...r };
+}
+
+/** The text of the last assistant message of `runId` (or the last one at all) in a history. */
+export function lastAssistantText(history: HistoryMessage[], runId?: string): string | undefined {
+  const mine = history.filter((m) => m.role === "assistant" && (!runId || !m.__openclaw?.runId || m.__openclaw.runId === runId));
+  const last = mine[mine.length - 1];
+  return last ? messageText(last.content) : undefined;
+}
+
+/** A thrown gateway error as data (code, details code, message). */
+export function refusal(err: unknown): Refused {
+  const e = err as { code?: unknown; details?: { code?: unknown }; gatewayMessage?: unknown; message?: unknown };
+  const detailsCode = typeof e.details?.code === "string" ? e.details.code : undefined;
+  return { ok: false, code: typeof e.code === "string" ? e.code : "ERROR", ...(detailsCode ? { detailsCode } : {}), message: String(e.gatewayMessage ?? e.message ?? err) };
+}
+
+export const isRefused = (r: unknown): r is Refused => !!r && typeof r === "object" && (r as { ok?: unknown }).ok === false && typeof (r as { code?: unknown }).code === "string";
+
+/** zod for what a repro reads back, re-exported so a scenario imports one module. */
+export { z };
