@@ -63,7 +63,7 @@ describe("fault registry", () => {
       const maker = name ? (faults as unknown as Record<string, Record<string, unknown>>)[group!]![name] : (faults as unknown as Record<string, unknown>)[group!];
       expect(typeof maker, k.name).toBe("function");
     }
-    expect(Object.keys(faults.wire).sort()).toEqual(["close", "delay", "drop", "freeze", "halfOpen", "withholdPong"]);
+    expect(Object.keys(faults.wire).sort()).toEqual(["close", "delay", "drop", "freeze", "halfOpen", "respond", "withholdPong"]);
     expect(Object.keys(faults)).toEqual(expect.arrayContaining(["when", "injectWhen", "timelineOf"]));
     // The makers keep each kind's own signature and fault class.
     expectTypeOf(faults.kill).returns.toEqualTypeOf<KillFault>();
