@@ -496,7 +496,9 @@ class Conn {
           ? "drop"
           : type === "halfOpen" || type === "freeze"
             ? "hold"
-            : (type as "delay" | "close");
+            : type === "notify"
+              ? "forward"
+              : (type as "delay" | "close");
 
     const maxText = this.proxy.maxText;
     frames.forEach((f, i) => {
@@ -536,6 +538,16 @@ class Conn {
         return;
       case "close":
         return this.#closeFault(decision.rule, decision.action, decision.action.after ? { dir, raw } : undefined);
+      case "notify": {
+        // The frame goes on first; the helper hears of it within a millisecond or two.
+        this.#forward(dir, raw);
+        const body = JSON.stringify({ rule: decision.rule.id, seq: triggerSeq, t, conn: this.id });
+        fetch(decision.action.url, { method: "POST", body, headers: { "content-type": "application/json" } }).then(
+          (r) => this.rec.record("rule", { event: "notified", id: decision.rule.id, action: "notify", conn: this.id, trigger: triggerSeq, status: r.status }),
+          (e: Error) => this.rec.record("rule", { event: "notify-failed", id: decision.rule.id, action: "notify", conn: this.id, trigger: triggerSeq, error: e.message }),
+        );
+        return;
+      }
       default:
         this.#applyHeld(decision);
         return this.#forward(dir, raw);

@@ -33,6 +33,10 @@
 //     { respond: { status } }      HTTP only (match.kind "http"): the tap answers the request
 //                                  itself with that status (e.g. 502, as a proxy in front of a
 //                                  gateway that is down would) and closes; the gateway never sees it
+//     { notify: { url } }          forward the frame as usual, then POST {rule, seq, t, conn} to
+//                                  url (a fault helper on the lab network, e.g. one that kills a
+//                                  process from inside its target's namespaces): a trigger that
+//                                  acts within milliseconds of the frame passing
 //     { halfOpen: {} }             stop forwarding both ways on that connection, sockets stay
 //                                  open; what arrives is recorded and held, delivered on heal
 //     { withholdPong: {} }         drop matching pong frames (give `dir` = the side whose pongs
@@ -74,6 +78,7 @@ export type TapAction =
   | { drop: { count?: number } }
   | { close: { code: CloseCode; side?: CloseSide; after?: boolean } }
   | { respond: { status: number } }
+  | { notify: { url: string } }
   | { halfOpen: Record<string, never> }
   | { withholdPong: Record<string, never> }
   | { freeze: Record<string, never> };
@@ -95,6 +100,7 @@ export type RuleAction =
   | { type: "drop"; count: number }
   | { type: "close"; code: CloseCode; side: CloseSide; after: boolean }
   | { type: "respond"; status: number }
+  | { type: "notify"; url: string }
   | { type: "halfOpen" }
   | { type: "withholdPong" }
   | { type: "freeze" };
@@ -144,7 +150,7 @@ export interface Decision {
 export class RuleError extends Error {}
 
 const MATCH_KEYS = new Set(["kind", "dir", "path", "conn", "opcode", "method", "event", "command", "textIncludes"]);
-const ACTIONS = new Set(["delay", "drop", "close", "respond", "halfOpen", "withholdPong", "freeze"]);
+const ACTIONS = new Set(["delay", "drop", "close", "respond", "notify", "halfOpen", "withholdPong", "freeze"]);
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => !!v && typeof v === "object";
@@ -182,6 +188,11 @@ function normalizeAction(input: unknown): RuleAction {
       if (!["node", "gw", "both"].includes(side)) throw new RuleError("action.close.side must be node, gw or both");
       if (params.after !== undefined && typeof params.after !== "boolean") throw new RuleError("action.close.after must be true or false");
       return { type, code, side, after: params.after === true };
+    }
+    case "notify": {
+      const url = params.url;
+      if (typeof url !== "string" || !/^http:\/\/[^/\s]+(\/\S*)?$/.test(url)) throw new RuleError("action.notify.url must be an http:// URL (a helper on the lab network)");
+      return { type, url };
     }
     case "respond": {
       const status = params.status as number;

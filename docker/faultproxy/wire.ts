@@ -94,6 +94,8 @@ export type RuleEvent = { kind: "rule"; seq: number; t: number } & (
   | { event: "fired"; id: string; action: ActionType; conn: string | null; trigger: number | "added" | { kind: "http"; method: string; path: string } }
   | ({ event: "removed"; id: string } & Released)
   | ({ event: "healed"; removed: string[] } & Healed)
+  /** A notify rule's POST was answered (status) or failed (error). */
+  | { event: "notified" | "notify-failed"; id: string; action: "notify"; conn: string | null; trigger: number; status?: number; error?: string }
 );
 
 export type TapEvent = ConnEvent | RuleEvent;

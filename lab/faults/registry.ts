@@ -4,6 +4,7 @@
 import { bandwidth } from "./bandwidth.ts";
 import { disconnect } from "./disconnect.ts";
 import { kill } from "./kill.ts";
+import { killInside } from "./kill-inside.ts";
 import type { AnyFaultKind, Family, LabTraits } from "./kind.ts";
 import { loss } from "./loss.ts";
 import { partition } from "./partition.ts";
@@ -15,6 +16,7 @@ import { wireClose, wireDelay, wireDrop, wireFreeze, wireHalfOpen, wireRespond, 
 export const allFaults = [
   // process: the engine API on the member's container
   kill,
+  killInside,
   stop,
   pause,
   restart,

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-export type FaultStep = "prepare" | "inject" | "in-effect" | "heal" | "healed" | "cleanup" | "trigger" | "fired" | "failed";
+export type FaultStep = "prepare" | "inject" | "in-effect" | "heal" | "healed" | "cleanup" | "trigger" | "fired" | "landed" | "failed";
 
 export interface TimelineEntry {
   /** Fault id, unique in this process (e.g. "f3"). */
