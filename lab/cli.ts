@@ -15,6 +15,7 @@ import { mergeSpec, resolveScenarios, runScenarios } from "./runner.ts";
 import { reproExitCode, reproLoop, reproduced, tallyLine } from "./repro.ts";
 import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { RUNS } from "./paths.ts";
+import { writeExcerpts } from "./findings/excerpt.ts";
 import { runInNetwork } from "./runner-container.ts";
 import { COSTS_FILE, costsFromRuns, loadCosts, parseShard, selectShard, shardRecord } from "./shard.ts";
 import { mergeRuns } from "./evidence/merge.ts";
@@ -48,6 +49,8 @@ const USAGE = `usage: fleetlab <command> [options]
                       junit.xml, report.html, summary.md) and OUT/summary.md over all versions
         --shards N        shards each version was split into (a missing one is named)
         --versions "A B"  versions expected (one no shard came back for is named)
+  excerpt RUN [ID...] keep a trimmed excerpt of each finding the run saw (or those named) in
+                      fixtures/findings/<id>.json, for the record's evidence to point to
   costs [RUN...]      refresh scenarios/costs.json (seconds per scenario) from run folders
   images              build (or find cached) every image and print their tags
 
@@ -239,6 +242,20 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       const code = exitCodeOf(all);
       const notRun = m.versions.some((v) => (v.record.plan ?? []).some((n) => !v.record.scenarios.some((r) => r.name === n)));
       return code !== 0 ? code : notRun || m.problems.length || !m.versions.length ? 3 : 0;
+    }
+    case "excerpt": {
+      const [runArg, ...ids] = rest;
+      if (!runArg) throw new LabError("excerpt needs a run: fleetlab excerpt RUN_ID_OR_FOLDER [FINDING_ID...]");
+      const { dir, record } = findRun(runArg);
+      let written: ReturnType<typeof writeExcerpts>;
+      try {
+        written = writeExcerpts(dir, record, ids);
+      } catch (err) {
+        throw new LabError((err as Error).message);
+      }
+      for (const w of written) process.stdout.write(`${w.id.padEnd(44)} ${path.relative(process.cwd(), w.file)}  ${(w.bytes / 1024).toFixed(1)} KB\n`);
+      process.stdout.write(`${written.length} excerpt(s) from run ${record.id}; point each record's evidence at its file\n`);
+      return 0;
     }
     case "costs": {
       const runs = (rest.length ? rest : [undefined]).map((id) => findRun(id).record);

@@ -43,7 +43,7 @@ const findings: FindingRecord[] = [
     },
     versions: ["2026.9.6"],
     kind: "shortfall",
-    evidence: ".lab/runs/20261130-084351-8c38/scenarios/capacity/evidence.json",
+    evidence: "fixtures/findings/F-capacity-turn-fails-while-slots-full.json",
   },
 ];
 

@@ -4,6 +4,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadScenarios, scenarioFiles } from "./index.ts";
+import { labFindings } from "../lab/checks/findings.ts";
+import { excerptPath } from "../lab/findings/excerpt.ts";
+import { ROOT } from "../lab/paths.ts";
 
 const scenarios = await loadScenarios();
 
@@ -79,5 +82,27 @@ describe("scenario registry", () => {
     // A template id names the ids its fixed parts match.
     expect(idReferences("const findings = [{ id: \"R-x-removed\" }];\nfor (const v of vs) check({ id: `R-x-${v}` });", "R-x-removed")).toBe(2);
     expect(idReferences("const findings = [{ id: \"R-y-removed\" }];\nfor (const v of vs) check({ id: `R-x-${v}` });", "R-y-removed")).toBe(1);
+  });
+
+  it("every finding record points at its excerpt kept in the repository (fixtures/findings, a few KB, its own id)", () => {
+    const wrong: string[] = [];
+    for (const f of [...scenarios.flatMap((s) => s.findings ?? []), ...labFindings]) {
+      const want = excerptPath(f.id);
+      if (f.evidence !== want) {
+        wrong.push(`${f.id}: evidence is "${f.evidence}", not ${want}`);
+        continue;
+      }
+      const file = path.join(ROOT, want);
+      if (!fs.existsSync(file)) {
+        wrong.push(`${f.id}: ${want} is missing (fleetlab excerpt RUN ${f.id})`);
+        continue;
+      }
+      const text = fs.readFileSync(file, "utf8");
+      const ex = JSON.parse(text) as { id: string; observed: unknown; version: string };
+      if (ex.id !== f.id) wrong.push(`${f.id}: ${want} is the excerpt of ${ex.id}`);
+      if (text.length > 10_000) wrong.push(`${f.id}: ${want} is ${text.length} bytes (keep it under 10 KB)`);
+      if (!f.versions.includes(ex.version)) wrong.push(`${f.id}: the excerpt is from ${ex.version}, which the record does not list`);
+    }
+    expect(wrong).toEqual([]);
   });
 });

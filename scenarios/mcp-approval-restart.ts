@@ -67,7 +67,7 @@ const findings: FindingRecord[] = [
     },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
-    evidence: ".lab/runs/20261130-062156-c41e/scenarios/mcp-approval-restart",
+    evidence: "fixtures/findings/R-mcp-approval-restart.json",
   },
 ];
 

@@ -42,7 +42,7 @@ const findings: FindingRecord[] = [
     },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
-    evidence: ".lab/runs/20261129-181755-80c0/scenarios/mcp-cancel-discovery",
+    evidence: "fixtures/findings/R-mcp-cancel-discovery.json",
   },
 ];
 

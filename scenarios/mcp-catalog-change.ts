@@ -28,7 +28,7 @@ const findings: FindingRecord[] = [
     signature: { approvalResolved: true, gatewayRelistedBeforeCall: true, serverSawCall: true, executed: true, run: "ok", toolResultIsError: false, serverAnswer: "success" },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
-    evidence: ".lab/runs/20261129-181755-80c0/scenarios/mcp-catalog-change",
+    evidence: "fixtures/findings/R-mcp-catalog-change-redefined.json",
   },
   {
     // The re-list shows write_file gone, yet tools/call is still sent; only the server's own
@@ -38,7 +38,7 @@ const findings: FindingRecord[] = [
     signature: { approvalResolved: true, gatewayRelistedBeforeCall: true, serverSawCall: true, executed: false, run: "ok", toolResultIsError: true, serverAnswer: "Tool write_file not found" },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
-    evidence: ".lab/runs/20261129-181755-80c0/scenarios/mcp-catalog-change",
+    evidence: "fixtures/findings/R-mcp-catalog-change-removed.json",
   },
 ];
 

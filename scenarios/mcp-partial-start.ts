@@ -26,7 +26,7 @@ const findings: FindingRecord[] = [
     signature: { within_s: 10, mcpToolsOffered: ["north__example_echo"], northToolCalls: 1, northSessionStopped: false, run: "ok" },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
-    evidence: ".lab/runs/20261129-181929-b9f0/scenarios/mcp-partial-start",
+    evidence: "fixtures/findings/R-mcp-partial-start.json",
   },
 ];
 

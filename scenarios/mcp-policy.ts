@@ -123,7 +123,7 @@ const findings: FindingRecord[] = [
     },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
-    evidence: ".lab/runs/20261130-062449-25b2/scenarios/mcp-policy",
+    evidence: "fixtures/findings/R-mcp-policy-changed-parked.json",
   },
   {
     // OpenClaw's include boundary is the config directory (plus OPENCLAW_INCLUDE_ROOTS), not the
@@ -152,7 +152,7 @@ const findings: FindingRecord[] = [
     },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
-    evidence: ".lab/runs/20261130-062449-25b2/scenarios/mcp-policy",
+    evidence: "fixtures/findings/R-mcp-policy-untrusted-place.json",
   },
 ];
 

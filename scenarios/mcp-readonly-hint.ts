@@ -35,7 +35,7 @@ const findings: FindingRecord[] = [
     },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
-    evidence: ".lab/runs/20261129-181755-80c0/scenarios/mcp-readonly-hint",
+    evidence: "fixtures/findings/R-mcp-readonly-hint-builtin-gate.json",
   },
 ];
 

@@ -38,7 +38,7 @@ const findings: FindingRecord[] = [
     signature: { within_s: 120, run: "ok", toolItems: ["failed"], toolResultIsError: true },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
-    evidence: ".lab/runs/20261129-181929-b9f0/scenarios/mcp-server-lost",
+    evidence: "fixtures/findings/R-mcp-server-lost-turn-error.json",
   },
   {
     // After the transport closed, the gateway keeps the stale catalog and reconnects in the
@@ -50,7 +50,7 @@ const findings: FindingRecord[] = [
     signature: { after_s_at_least: 6, serverInitialize_s: 1.5, within_s: 90, run: "ok", serverCalls: 0, resultIsError: true, result: 'bundle-mcp server "north" is not connected' },
     versions: ["2026.9.6"],
     kind: "differs-from-reference",
-    evidence: ".lab/runs/20261129-183142-5877/scenarios/mcp-server-lost",
+    evidence: "fixtures/findings/R-mcp-server-lost-next-call.json",
   },
 ];
 

@@ -48,7 +48,7 @@ const findings: FindingRecord[] = [
     signature: { within_s: 45, agentWait: "timeout", chatTerminalState: null, runAfterNodeReturned: "timeout" },
     versions: ["2026.9.6"],
     kind: "shortfall",
-    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+    evidence: "fixtures/findings/F-midturn-loss-turn-not-ended.json",
   },
   {
     id: "F-midturn-loss-placement-not-terminal",
@@ -56,7 +56,7 @@ const findings: FindingRecord[] = [
     signature: { within_s: 45, state: "active", runner: { kind: "device", status: "offline" }, terminalReason: null },
     versions: ["2026.9.6"],
     kind: "shortfall",
-    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+    evidence: "fixtures/findings/F-midturn-loss-placement-not-terminal.json",
   },
   {
     // The gateway keeps streaming from the model for a worker that no longer exists; only
@@ -66,7 +66,7 @@ const findings: FindingRecord[] = [
     signature: { within_s: 45, status: "held" },
     versions: ["2026.9.6"],
     kind: "shortfall",
-    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+    evidence: "fixtures/findings/F-midturn-loss-model-request-open.json",
   },
   {
     // Node log: "Worker <id> lost its cleanup anchor without recorded lineage completion;
@@ -76,7 +76,7 @@ const findings: FindingRecord[] = [
     signature: { within_s: 20, workerSlots: { total: 2, available: 1 } },
     versions: ["2026.9.6"],
     kind: "shortfall",
-    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+    evidence: "fixtures/findings/F-midturn-loss-slot-reserved.json",
   },
   {
     // The placement is still "active" (runner available again) after the abort, so the
@@ -86,7 +86,7 @@ const findings: FindingRecord[] = [
     signature: { code: "INVALID_REQUEST", message: "session cannot dispatch from placement active" },
     versions: ["2026.9.6"],
     kind: "shortfall",
-    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+    evidence: "fixtures/findings/F-midturn-loss-redispatch-refused.json",
   },
   {
     // chat.abort commits the partial text the model had streamed when the node died as an
@@ -97,7 +97,7 @@ const findings: FindingRecord[] = [
     signature: { requests: 1, checkpoint1: 1, checkpoint2: 1, partialText: 1 },
     versions: ["2026.9.6"],
     kind: "shortfall",
-    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+    evidence: "fixtures/findings/F-midturn-loss-recovery-sees-partial.json",
   },
   {
     id: "F-midturn-loss-partial-in-history",
@@ -105,7 +105,7 @@ const findings: FindingRecord[] = [
     signature: { checkpoint1: 1, checkpoint2: 1, partialText: 1, partialMessages: [{ role: "assistant", stopReason: "stop", textIsTheHeldStream: true }] },
     versions: ["2026.9.6"],
     kind: "shortfall",
-    evidence: ".lab/runs/20261129-184705-af0f/scenarios/midturn-node-loss/evidence.json",
+    evidence: "fixtures/findings/F-midturn-loss-partial-in-history.json",
   },
 ];
 
