@@ -10,10 +10,10 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** Files in scenarios/ that are not scenarios. */
 const NOT_SCENARIOS = /(^index\.ts$|^main\.ts$|\.test\.ts$|\.scenario\.ts$|\.d\.ts$)/;
 
-/** The scenario files, sorted by path (the run order is decided by the runner). */
-export function scenarioFiles(dir = HERE): string[] {
+/** The scenario files, sorted by path (the run order is decided by the runner); without repro/ when `repro` is false. */
+export function scenarioFiles(dir = HERE, opts: { repro?: boolean } = {}): string[] {
   const out: string[] = [];
-  for (const sub of ["", "repro"]) {
+  for (const sub of opts.repro === false ? [""] : ["", "repro"]) {
     const d = path.join(dir, sub);
     if (!fs.existsSync(d)) continue;
     for (const f of fs.readdirSync(d).sort()) if (f.endsWith(".ts") && !NOT_SCENARIOS.test(f)) out.push(path.join(d, f));
@@ -21,9 +21,14 @@ export function scenarioFiles(dir = HERE): string[] {
   return out;
 }
 
-export async function loadScenarios(dir = HERE): Promise<Scenario[]> {
+/**
+ * Every scenario; `repro: false` leaves out scenarios/repro/ (the field-bug repros: `make test`
+ * runs without them, see lab.scenario.ts; `make lab`, `make repro` and `make matrix` have them).
+ */
+export async function loadScenarios(dir = HERE, opts: { repro?: boolean } = {}): Promise<Scenario[]> {
   const list: Scenario[] = [];
-  for (const file of scenarioFiles(dir)) {
+  const files = scenarioFiles(dir, opts);
+  for (const file of files) {
     const mod = (await import(pathToFileURL(file).href)) as { default?: Scenario };
     const s = mod.default;
     if (!s || typeof s.run !== "function" || typeof s.name !== "string") {
@@ -34,8 +39,8 @@ export async function loadScenarios(dir = HERE): Promise<Scenario[]> {
   const seen = new Map<string, string>();
   for (const [i, s] of list.entries()) {
     const other = seen.get(s.name);
-    if (other) throw new Error(`two scenarios are named ${s.name}: ${other} and ${scenarioFiles(dir)[i]}`);
-    seen.set(s.name, scenarioFiles(dir)[i]!);
+    if (other) throw new Error(`two scenarios are named ${s.name}: ${other} and ${files[i]}`);
+    seen.set(s.name, files[i]!);
   }
   return list;
 }

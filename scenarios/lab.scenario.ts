@@ -16,7 +16,9 @@ const run = Run.create({ seed: spec.seed });
 const pool = new LabPool(spec, run);
 // SHARD=K/N runs only shard K of N (lab/shard.ts: split by measured cost, as `make lab SHARD=K/N`).
 const shard = process.env.SHARD?.trim() ? parseShard(process.env.SHARD) : undefined;
-const all = runOrder(await loadScenarios());
+// The field-bug repros (scenarios/repro/) are reproduction targets run with make repro, make
+// matrix and make lab (the nightly); `make test` keeps to the lab's own suite unless REPROS=1.
+const all = runOrder(await loadScenarios(undefined, { repro: process.env.REPROS === "1" }));
 const split = shard ? selectShard(all, shard) : undefined;
 const scenarios = split?.chosen ?? all;
 
