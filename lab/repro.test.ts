@@ -93,3 +93,22 @@ describe("reproduced k/N", () => {
     expect(rec.scenarios.map((s) => s.name)).toEqual(["race~01", "race~02", "race~03"]);
   });
 });
+
+describe("what a run prints to run it again", () => {
+  it("the header counts the nodes of the labs the chosen scenarios really get; the reproduce line keeps version and topology", async () => {
+    const { reproduceCommand, topologyLine } = await import("./cli.ts");
+    const spec = parseTopology({ openclawVersion: "2026.9.4" });
+    const own = (name: string, nodes?: number): Scenario => defineScenario({ name, proves: name, topology: "own", timeoutMs: 1, ...(nodes === undefined ? {} : { spec: { nodes: { count: nodes } } }), run: async () => {} });
+    const shared = defineScenario({ name: "s", proves: "s", topology: "shared", timeoutMs: 1, run: async () => {} });
+    expect(topologyLine(spec, [own("gw-only", 0)])).toBe("gw-only nodes=0");
+    expect(topologyLine(spec, [shared, own("a"), own("b", 1)])).toBe("shared lab nodes=2, 1 own lab(s) nodes=2, b nodes=1");
+    const env = { ...process.env };
+    try {
+      process.env.NODES = "4";
+      process.env.TOPOLOGY = `{"nodes":{"capacity":1}}`;
+      expect(reproduceCommand(spec, 42, ["a", "b"])).toBe(`make lab SEED=42 OPENCLAW_VERSION=2026.9.4 NODES=4 TOPOLOGY='{"nodes":{"capacity":1}}' SCENARIOS="a b"`);
+    } finally {
+      process.env = env;
+    }
+  });
+});
