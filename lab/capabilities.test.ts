@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nodeRunExtraArgs, optionsFromHelp, unmet } from "./capabilities.ts";
+import { fitConfig, nodeRunExtraArgs, optionsFromHelp, unknownKeys, unmet } from "./capabilities.ts";
 
 // `openclaw node run --help` of openclaw@2026.9.6 (trimmed), as the probe reads it.
 const HELP_2026_9_6 = `
@@ -61,5 +61,30 @@ describe("capabilities from the package's CLI help", () => {
     expect(unmet({ method: "sessions.reclaim" }, caps, protocol)).toMatch(/does not offer the method sessions.reclaim/);
     expect(unmet({ method: "sessions.dispatch" }, caps, protocol)).toBeUndefined();
     expect(unmet({ event: "node.event" }, caps, protocol)).toMatch(/does not offer the event node.event/);
+  });
+});
+
+describe("config keys a version does not know", () => {
+  // `openclaw config validate --json` of openclaw@2026.9.4 on the lab's node config (verbatim).
+  const VALIDATE_2026_9_4 = `{
+  "ok": false,
+  "error": { "type": "cli_error", "message": "OpenClaw config is invalid: ~/c.json" },
+  "valid": false,
+  "path": "/tmp/c.json",
+  "issues": [ { "path": "nodeHost", "message": "Unrecognized key: \\"autoUpdate\\"" } ]
+}`;
+
+  it("reads the unrecognized keys as dotted paths from the validator's JSON", () => {
+    expect(unknownKeys(VALIDATE_2026_9_4)).toEqual(["nodeHost.autoUpdate"]);
+    expect(unknownKeys('{"issues":[{"path":"","message":"Unrecognized keys: \\"a\\", \\"b\\""}]}')).toEqual(["a", "b"]);
+    expect(unknownKeys('{"ok":true,"valid":true}')).toEqual([]);
+    expect(unknownKeys("not json at all")).toEqual([]);
+  });
+
+  it("leaves out only the keys the lab sets to switch something off; others stay, so the member fails naming them", () => {
+    const cfg = { nodeHost: { workerRuns: { enabled: true }, autoUpdate: { enabled: false } }, update: { checkOnStart: false } };
+    expect(fitConfig(cfg, ["nodeHost.autoUpdate"])).toEqual({ nodeHost: { workerRuns: { enabled: true } }, update: { checkOnStart: false } });
+    expect(fitConfig(cfg, ["nodeHost.workerRuns"])).toEqual(cfg);
+    expect(cfg.nodeHost.autoUpdate).toEqual({ enabled: false }); // a copy: the template is untouched
   });
 });

@@ -10,6 +10,7 @@
 // The lab starts members with what the version offers (lab/members/node-host.ts), and a
 // scenario declares what it needs (`needs` in lab/scenario.ts): when the version lacks it, the
 // scenario's verdict is "n/a" with the reason, at once, instead of a wait that times out.
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { runLabels } from "./cleanup.ts";
@@ -20,6 +21,12 @@ import { CACHE } from "./paths.ts";
 export interface Capabilities {
   /** openclaw image id the probe ran in. */
   image: string;
+  /**
+   * Keys of the lab's configs this version does not know (`openclaw config validate --json`:
+   * "Unrecognized key"), as dotted paths: members leave out those the lab only sets to switch
+   * something off (OPTIONAL_KEYS); any other one stays, and the member fails quoting it.
+   */
+  unknownConfig?: { node: string[]; gateway: string[] };
   /** Long options `openclaw node run --help` lists (e.g. "--session-host"). */
   nodeRunOptions: string[];
   /** Long options `openclaw gateway run --help` lists. */
@@ -58,6 +65,43 @@ export function optionsFromHelp(help: string): string[] {
   return out;
 }
 
+/**
+ * Config keys the lab writes only to switch something off (auto-update, the browser proxy,
+ * update checks, mDNS): a version that does not know one does not have what it switches off,
+ * so leaving it out is the same configuration. (2026.9.4's node host refuses its whole config
+ * over `nodeHost.autoUpdate`.)
+ */
+export const OPTIONAL_KEYS = ["nodeHost.autoUpdate", "nodeHost.browserProxy", "update.checkOnStart", "update", "discovery.mdns", "discovery"];
+
+/** `config` without the optional keys this version does not know (a copy; the rest as given). */
+export function fitConfig(config: Record<string, unknown>, unknown: string[] = []): Record<string, unknown> {
+  const out = structuredClone(config);
+  for (const key of unknown.filter((k) => OPTIONAL_KEYS.includes(k))) {
+    const parts = key.split(".");
+    let o: Record<string, unknown> | undefined = out;
+    for (const p of parts.slice(0, -1)) o = o?.[p] as Record<string, unknown> | undefined;
+    if (o) delete o[parts.at(-1)!];
+  }
+  return out;
+}
+
+/** The dotted paths of the keys `openclaw config validate --json` calls unrecognized. */
+export function unknownKeys(validateJson: string): string[] {
+  let parsed: { issues?: { path?: string; message?: string }[] };
+  try {
+    parsed = JSON.parse(validateJson.slice(validateJson.indexOf("{"), validateJson.lastIndexOf("}") + 1)) as typeof parsed;
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const i of parsed.issues ?? []) {
+    for (const m of (i.message ?? "").matchAll(/Unrecognized keys?: ((?:"[^"]+"(?:, )?)+)/g)) {
+      for (const k of m[1]!.matchAll(/"([^"]+)"/g)) out.push(i.path ? `${i.path}.${k[1]}` : k[1]!);
+    }
+  }
+  return out;
+}
+
 /** The node host's command line beyond host, port and name: what this version offers. */
 export function nodeRunExtraArgs(c: Pick<Capabilities, "nodeRunOptions">): string[] {
   return c.nodeRunOptions.includes("--session-host") ? ["--session-host"] : [];
@@ -81,8 +125,11 @@ const DIR = path.join(CACHE, "capabilities");
  * Probe the openclaw image (cached by image id). The probe container has no network and is
  * removed when done; its output is the two help texts.
  */
-export async function probeCapabilities(image: { tag: string; id: string }): Promise<Capabilities> {
-  const file = path.join(DIR, `${image.id.replace(/^sha256:/, "").slice(0, 16)}.json`);
+export async function probeCapabilities(image: { tag: string; id: string }, configs: { node: Record<string, unknown>; gateway: Record<string, unknown> }): Promise<Capabilities> {
+  const nodeCfg = JSON.stringify(configs.node);
+  const gwCfg = JSON.stringify(configs.gateway);
+  const key = createHash("sha256").update(image.id).update("\0").update(nodeCfg).update("\0").update(gwCfg).digest("hex").slice(0, 16);
+  const file = path.join(DIR, `${key}.json`);
   if (fs.existsSync(file)) {
     try {
       return JSON.parse(fs.readFileSync(file, "utf8")) as Capabilities;
@@ -90,9 +137,14 @@ export async function probeCapabilities(image: { tag: string; id: string }): Pro
       /* probed again below */
     }
   }
-  const help = await step(`what ${image.tag} offers (its CLI help, once per image)`, () => runHelp(image.tag));
-  const [node = "", gateway = ""] = help.split("\n==fleetlab==\n");
-  const caps: Capabilities = { image: image.id, nodeRunOptions: optionsFromHelp(node), gatewayRunOptions: optionsFromHelp(gateway) };
+  const help = await step(`what ${image.tag} offers (its CLI help and config schema, once per image)`, () => runHelp(image.tag, nodeCfg, gwCfg));
+  const [node = "", gateway = "", nodeValid = "", gwValid = ""] = help.split("\n==fleetlab==\n");
+  const caps: Capabilities = {
+    image: image.id,
+    nodeRunOptions: optionsFromHelp(node),
+    gatewayRunOptions: optionsFromHelp(gateway),
+    unknownConfig: { node: unknownKeys(nodeValid), gateway: unknownKeys(gwValid) },
+  };
   if (!caps.nodeRunOptions.length || !caps.gatewayRunOptions.length) {
     throw new Error(`could not read the options of ${image.tag}'s CLI (openclaw node run --help / gateway run --help); its output began:\n${help.slice(0, 600)}`);
   }
@@ -101,12 +153,14 @@ export async function probeCapabilities(image: { tag: string; id: string }): Pro
   return caps;
 }
 
-async function runHelp(tag: string): Promise<string> {
+async function runHelp(tag: string, nodeCfg: string, gwCfg: string): Promise<string> {
   const d = docker();
+  const sep = "echo; echo ==fleetlab==";
+  const validate = (v: string, f: string) => `printf '%s' "$${v}" > ${f}; OPENCLAW_CONFIG_PATH=${f} openclaw config validate --json 2>&1`;
   const c = await d.createContainer({
     Image: tag,
-    Entrypoint: ["sh", "-c", "openclaw node run --help 2>&1; echo; echo ==fleetlab==; openclaw gateway run --help 2>&1"],
-    Env: ["OPENCLAW_STATE_DIR=/tmp/probe-state", "HOME=/tmp", "NO_COLOR=1", "TERM=dumb"],
+    Entrypoint: ["sh", "-c", `openclaw node run --help 2>&1; ${sep}; openclaw gateway run --help 2>&1; ${sep}; ${validate("FL_NODE_CFG", "/tmp/node.json")}; ${sep}; ${validate("FL_GW_CFG", "/tmp/gateway.json")}`],
+    Env: ["OPENCLAW_STATE_DIR=/tmp/probe-state", "HOME=/tmp", "NO_COLOR=1", "TERM=dumb", `FL_NODE_CFG=${nodeCfg}`, `FL_GW_CFG=${gwCfg}`],
     // Labelled like a run's own containers: a probe whose process was killed is pruned like them.
     Labels: runLabels(`probe-${process.pid}`, "probe"),
     HostConfig: { NetworkMode: "none", AutoRemove: false },

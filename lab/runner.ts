@@ -26,6 +26,7 @@ import type { EvidenceCheck, ScenarioWindow } from "./checks/types.ts";
 import { Judgement, type Verdict } from "./verdict.ts";
 import { DeadlineExceeded } from "./wait.ts";
 import { isProtocolNeed, probeCapabilities, unmet, type Capabilities } from "./capabilities.ts";
+import { labConfigs } from "./topology/lab.ts";
 import { ensureImages } from "./images.ts";
 
 export interface ScenarioResult {
@@ -91,7 +92,7 @@ export class LabPool {
       settleMs: opts.settleMs ?? 30_000,
       evidenceCheckMs: opts.evidenceCheckMs ?? 120_000,
       start: opts.start ?? startRun,
-      capabilities: opts.capabilities ?? (async (spec) => probeCapabilities((await ensureImages(spec.openclawVersion)).openclaw)),
+      capabilities: opts.capabilities ?? (async (spec) => probeCapabilities((await ensureImages(spec.openclawVersion)).openclaw, labConfigs(spec))),
     };
   }
 

@@ -28,6 +28,9 @@ export const labFindings: FindingRecord[] = [
   // restart, when the node hosts are back before the operator: gateway-restart, run
   // 20261130-110736-1eb1); most connects carry no such presence entry, so most runs do not show it.
   drift("res connect", "snapshot.presence[].clientId"),
+  // In the operator's reconnect after a gateway restart in a lab without node hosts
+  // (repro-137355, run 20261130-123958-ab62); not in the standard topology's connects.
+  drift("res connect", "controlUiLinkReaders"),
   drift("event agent", "agentId"),
   drift("event agent", "lane"),
   drift("event agent", "sessionId"),

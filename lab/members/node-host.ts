@@ -6,7 +6,7 @@
 // node (LabOperator.approveNodes), so the container itself has nothing to wait for; a node
 // host that exits or restarts meanwhile ends that wait at once (ContainerWatch in member.ts),
 // and bring-up fails as OpenClaw's failure (SystemUnderTestError), quoting its last log lines.
-import { nodeRunExtraArgs } from "../capabilities.ts";
+import { fitConfig, nodeRunExtraArgs } from "../capabilities.ts";
 import type { TopologySpec } from "../topology/spec.ts";
 import { tapAlias } from "../topology/spec.ts";
 import { OpenclawContainer, READY_WHEN_RUNNING, type LabContext } from "./member.ts";
@@ -14,7 +14,8 @@ import { OpenclawContainer, READY_WHEN_RUNNING, type LabContext } from "./member
 export class NodeHostContainer extends OpenclawContainer {
   constructor(lab: LabContext, alias: string) {
     const spec = lab.spec;
-    super(lab, "node", alias, nodeConfig(spec, alias));
+    // Without the optional keys this version does not know (lab/capabilities.ts).
+    super(lab, "node", alias, fitConfig(nodeConfig(spec, alias), lab.capabilities.unknownConfig?.node));
     this.withEnvironment({
       FLEETLAB_ROLE: "node",
       // Through its wire tap when taps are on: everything the node sends to "its gateway" passes it.

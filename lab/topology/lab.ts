@@ -14,8 +14,8 @@ import { saveContainerLogs } from "../evidence/logs.ts";
 import { ContainerEvents } from "../evidence/containers.ts";
 import type { LabRow, Run } from "../evidence/run.ts";
 import { ContainerWatch, labLabels, openclawFailure, type LabContext, type Member, type MemberContainer } from "../members/member.ts";
-import { GatewayContainer, gatewayReadiness, gatewayReadyUrl, gatewayUrl } from "../members/gateway.ts";
-import { NodeHostContainer } from "../members/node-host.ts";
+import { GatewayContainer, gatewayConfig, gatewayReadiness, gatewayReadyUrl, gatewayUrl } from "../members/gateway.ts";
+import { NodeHostContainer, nodeConfig } from "../members/node-host.ts";
 import { ModelContainer, modelControl } from "../members/model.ts";
 import { GitContainer, gitControl } from "../members/git.ts";
 import { McpContainer, mcpControl } from "../members/mcp.ts";
@@ -37,6 +37,11 @@ export interface ExecResult {
 }
 
 let labCounter = 0;
+
+/** The configs the lab writes for a topology, as the capability probe validates them (the lab subnet is not known yet: a placeholder). */
+export function labConfigs(spec: TopologySpec): { node: Record<string, unknown>; gateway: Record<string, unknown> } {
+  return { node: nodeConfig(spec, nodeAliases(spec)[0]), gateway: gatewayConfig(spec, "10.0.0.0/24") };
+}
 
 export class Lab {
   readonly members = new Map<string, Member>();
@@ -113,7 +118,7 @@ export class Lab {
     const spec = this.spec;
     this.images = await step("images", () => ensureImages(spec.openclawVersion));
     this.#stillWanted();
-    this.capabilities = await probeCapabilities(this.images.openclaw);
+    this.capabilities = await probeCapabilities(this.images.openclaw, labConfigs(spec));
     this.#stillWanted();
     this.#time("images", t0);
     const tReady = performance.now();
