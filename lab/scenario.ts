@@ -83,3 +83,17 @@ export class SystemUnderTestError extends Error {
     this.name = "SystemUnderTestError";
   }
 }
+
+/**
+ * A step only the lab's own parts take (the engine, a tap, a fault, an exec): when it fails, the
+ * lab could not tell, so it throws LabInfraError (verdict unknown) naming the step, never a fail.
+ *   await labStep("stopping tap-node-1", () => faults.stop(lab, "tap-node-1").inject());
+ */
+export async function labStep<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof LabInfraError) throw err;
+    throw new LabInfraError(`${what}: ${(err as Error).message}`, { cause: err });
+  }
+}

@@ -1,0 +1,181 @@
+// Upstream: openclaw/openclaw#68187 "SSE-backed MCP sessions can stay stale after server restart
+// and fail with 'Session not found'" (opened 2026-04-17 by gwjr, closed; reported on OpenClaw
+// CLI/app 2026.4.14, macOS arm64).
+//
+// Reporter's steps and symptom: an MCP server behind OpenClaw restarts; "the next tool call from
+// an already-established OpenClaw-side client session can fail with stale session state ...
+// `Session not found` immediately after server restart, with recovery requiring a full OpenClaw
+// gateway restart."
+//
+// What the user should have seen (asserted here): OpenClaw should "detect the dead/stale session,
+// reconnect, and establish a fresh session automatically, or at least invalidate and recreate
+// the client session on the next call". Bound: within RECOVER_S of the server forgetting its
+// sessions, a call in the same chat session succeeds over a new MCP session (a new initialize
+// at north, the successful tools/call on a session id north did not drop) (R-68187-recovers);
+// and no call is replayed: each call made after the drop reaches north at most once, the one
+// refused on the dead session included (R-68187-no-replay; "return the failed tool call to its
+// caller without replaying a possibly mutating operation", PR #115614).
+//
+// Fix: the thread names no closing PR in what could be read. Related and merged:
+// openclaw/openclaw#98738 (onclose marks the session disconnected), #113916 ("reconnect a
+// bundled MCP server instead of wedging on it") and #115614 ("recover expired stateful HTTP
+// sessions after restarts", the Streamable HTTP case; inferred first version 2026.8.1, not
+// confirmed). 2026.9.6 has isMcpHttpSessionExpired and retireSessionIfCurrent in
+// dist/agents/agent-bundle-mcp-runtime.js ("recycling server ... after an expired HTTP session").
+//
+// How this lab reproduces it: an own lab with one gateway MCP server (north), no node hosts, no
+// git. A turn in session S calls north__example_echo (it works). Then north forgets every MCP
+// session, as a restarted server would (lab.mcp("north").dropSessions(): the session's open
+// streams end and its next request is answered 404 "Session not found"), while the server stays
+// up. Turns in S then call north__example_echo until one works or RECOVER_S has passed; north's
+// request log says on which session each call arrived and how often.
+//
+// Outcome: not reproduced on 2026.9.6 (run 20261130-123425-2177, PASS). The first call after the
+// drop was POSTed once on the dropped session, answered 404, and returned to the model as an
+// error result ("Streamable HTTP error: Error POSTing to endpoint: ... Session not found"), not
+// replayed; the gateway then opened a new MCP session (one initialize) and the next call, 1.5 s
+// after the drop, worked on it ("north echoed: after-2"). No gateway restart was needed.
+//
+// Out of this lab's reach: the SSE transport itself, as reported. The lab's MCP servers speak
+// Streamable HTTP only (docker/mcp/server.ts, StreamableHTTPServerTransport); the SSE case needs
+// an SSE endpoint (the SDK's SSEServerTransport) added to that server. A server restart with a
+// TCP reset (container killed) is scenarios/mcp-server-lost.ts.
+import { isResponsesCall } from "../../lab/clients/model.ts";
+import type { McpRecord } from "../../lab/clients/mcp.ts";
+import { writeJson } from "../../lab/evidence/write.ts";
+import { normalise } from "../../lab/findings/normalise.ts";
+import { mcpEvidence, mcpToolsOffered, modelEvidence, toolCallsIn } from "../../lab/kits/mcp.ts";
+import { openSession, type Session } from "../../lab/kits/session.ts";
+import { toolErrorMessage, toolResults } from "../../lab/kits/turns.ts";
+import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
+import type { Lab } from "../../lab/topology/lab.ts";
+import { pollUntil } from "../../lab/wait.ts";
+
+/** From the drop to a call that works. */
+const RECOVER_S = 30;
+/** One turn's budget. */
+const TURN_S = 60;
+/** History messages read to find a turn's tool result (4 per turn; at most ~15 turns). */
+const HISTORY = 200;
+
+const EXPECTATION_RECOVERS = `after the MCP server forgot its sessions (as a restart does), a call in the same chat session succeeds within ${RECOVER_S} s, over a new MCP session (a new initialize at the server)`;
+const EXPECTATION_NO_REPLAY = "no tool call is replayed after the server forgot its sessions: each call made after it reaches the server at most once (the one refused on the dead session included)";
+
+const findings: FindingRecord[] = [];
+
+export default defineScenario({
+  name: "repro-68187",
+  proves: "after an MCP server forgets its sessions (as a restart does), a later call in the same chat session succeeds over a new MCP session and no call is replayed (openclaw/openclaw#68187, Streamable HTTP)",
+  topology: "own",
+  spec: { nodes: { count: 0 }, git: { enabled: false }, mcp: { servers: [{ name: "north", catalog: "north", port: 8080 }] } },
+  findings,
+  timeoutMs: 240_000,
+  async run({ lab, log, file, check, signal }) {
+    const north = lab.mcp("north");
+    const attempts: Attempt[] = [];
+    const extra: Record<string, unknown> = {};
+    try {
+      const s = await openSession(lab);
+
+      // ---- 1. a call that works, on the gateway's first MCP session with north
+      const before = await attempt(lab, s, "before", 0);
+      log(`before the drop: ${JSON.stringify(before.observed)}`);
+      extra.before = before;
+      if (before.observed.result !== "north echoed: before") throw new Error(`the call before the drop did not work: ${JSON.stringify(before.observed)}`);
+      const live = await labStep("read north's sessions", () => north.sessions());
+
+      // ---- 2. north forgets every session, as a restarted server would
+      const since = await labStep("read north's records", () => north.lastSeq());
+      const dropped = await labStep("drop north's sessions", () => north.dropSessions());
+      const droppedAt = Date.now();
+      log(`north dropped sessions ${JSON.stringify(dropped)} (live before: ${live.map((x) => x.id).join(", ")})`);
+      extra.dropped = { dropped, live };
+      if (!dropped.length) throw new LabInfraError(`north had no MCP session to drop after the first call (sessions: ${JSON.stringify(live)}): the reported state was not reached`);
+
+      // ---- 3. calls in the same chat session until one works, for RECOVER_S
+      const polled = await pollUntil(
+        "a call to north__example_echo that works after the drop",
+        async () => {
+          const a = await attempt(lab, s, `after-${attempts.length + 1}`, since);
+          attempts.push(a);
+          log(`attempt ${a.text} (+${Math.round((a.at - droppedAt) / 100) / 10} s): ${JSON.stringify(a.observed)}`);
+          return a;
+        },
+        (a) => a.observed.run === "ok" && a.observed.result === `north echoed: ${a.text}`,
+        { deadlineMs: RECOVER_S * 1000, from: droppedAt, intervalMs: 1_000, signal },
+      );
+
+      // ---- 4. what north saw: new sessions, and each call's POSTs by session
+      const records = await labStep("read north's records", () => north.requests({ since }));
+      const isDropped = (sid: string | null) => sid !== null && dropped.includes(sid);
+      const newSessions = records.filter((r) => r.event === "session-created" && !isDropped(r.sessionId)).map((r) => r.sessionId);
+      const initializes = records.filter((r) => r.kind === "rpc" && r.rpcMethod === "initialize").length;
+      const calls = toolCallsIn(records, "example_echo");
+      const perAttempt = attempts.map((a) => {
+        const mine = calls.filter((r) => (r.args as { text?: unknown } | undefined)?.text === a.text);
+        return { text: a.text, posts: mine.length, on: mine.map((r) => sessionKind(r, isDropped)) };
+      });
+      const success = polled.held ? calls.find((r) => (r.args as { text?: unknown } | undefined)?.text === polled.last.text && r.sessionId !== null && !isDropped(r.sessionId)) : undefined;
+      const last = polled.last.observed;
+      log(`north since the drop: ${records.length} records, new sessions ${JSON.stringify(newSessions)}, initialize ${initializes}, calls per attempt ${JSON.stringify(perAttempt)}, 404s ${records.filter((r) => r.event === "unknown-session").length}`);
+      extra.north = { newSessions, initializes, perAttempt, unknownSession: records.filter((r) => r.event === "unknown-session") };
+      extra.recovered = { held: polled.held, msAfterDrop: polled.ms, attempts: attempts.length, first: attempts[0]?.observed ?? null };
+      check({
+        id: "R-68187-recovers",
+        expectation: EXPECTATION_RECOVERS,
+        holds: polled.held && initializes > 0 && newSessions.length > 0 && !!success,
+        observed: normalise({
+          within_s: RECOVER_S,
+          succeeded: polled.held,
+          newInitialize: initializes > 0,
+          successOnNewSession: !!success,
+          last: { run: last.run, resultIsError: last.resultIsError, result: last.result },
+        }),
+      });
+      const replayed = perAttempt.filter((p) => p.posts > 1);
+      check({
+        id: "R-68187-no-replay",
+        expectation: EXPECTATION_NO_REPLAY,
+        holds: replayed.length === 0,
+        observed: normalise({ replayed }),
+      });
+    } finally {
+      writeJson(file("attempts.json"), attempts);
+      writeJson(file("mcp-servers.json"), await mcpEvidence(lab, ["north"]));
+      writeJson(file("model-requests.json"), await modelEvidence(lab).catch((e: Error) => ({ unreachable: e.message })));
+      writeJson(file("evidence.json"), extra);
+    }
+  },
+});
+
+/** On which session a call reached north: one it dropped, a live one, or none (no header). */
+function sessionKind(r: McpRecord, isDropped: (sid: string | null) => boolean): string {
+  return r.sessionId === null ? "no session" : isDropped(r.sessionId) ? "dropped session" : "new session";
+}
+
+interface Attempt {
+  text: string;
+  at: number;
+  end: unknown;
+  observed: { run: string; offered: boolean; northCalls: number; resultIsError: boolean | null; result: string | null };
+}
+
+/** One turn in the session calling north__example_echo {text}: what the model was offered, what north saw (since `since`), what came back. */
+async function attempt(lab: Lab, s: Session, text: string, since: number): Promise<Attempt> {
+  const before = toolResults(await s.history(HISTORY).catch(() => [])).length; // none yet before a session's first turn
+  const at = Date.now();
+  const end = await s.turn(`fleetlab-call north__example_echo {"text":"${text}"}`, TURN_S * 1000);
+  const reqs = (await labStep("read the model's requests", () => lab.model.requests())).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(`"text":"${text}"`));
+  const offered = reqs.length > 0 && mcpToolsOffered(reqs[0]!).includes("north__example_echo");
+  const northCalls = toolCallsIn(await labStep("read north's records", () => lab.mcp("north").requests({ since })), "example_echo").filter((r) => (r.args as { text?: unknown } | undefined)?.text === text).length;
+  // This turn's tool result: the one it added to the session's history (none if it made no call).
+  const results = toolResults(await s.history(HISTORY));
+  const mine = results.length > before ? results.at(-1) : undefined;
+  return {
+    text,
+    at,
+    end: { status: end.status, text: end.text, ms: end.ms },
+    observed: { run: end.status, offered, northCalls, resultIsError: mine ? mine.isError : null, result: mine ? (mine.isError ? toolErrorMessage(mine.text) : mine.text) : null },
+  };
+}
+
