@@ -15,7 +15,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { runLabels } from "./cleanup.ts";
 import { docker } from "./docker.ts";
-import { step } from "./log.ts";
+import { info, step } from "./log.ts";
 import { CACHE } from "./paths.ts";
 
 export interface Capabilities {
@@ -137,7 +137,15 @@ export async function probeCapabilities(image: { tag: string; id: string }, conf
       /* probed again below */
     }
   }
-  const help = await step(`what ${image.tag} offers (its CLI help and config schema, once per image)`, () => runHelp(image.tag, nodeCfg, gwCfg));
+  // Once more if the first probe hangs (seen once in a matrix run on a loaded machine: 90 s with
+  // no end, while the same probe took 3 s before and after).
+  const probe = () => runHelp(image.tag, nodeCfg, gwCfg);
+  const help = await step(`what ${image.tag} offers (its CLI help and config schema, once per image)`, () =>
+    probe().catch((err: Error) => {
+      info(`the probe of ${image.tag} did not finish (${err.message}); trying once more`);
+      return probe();
+    }),
+  );
   const [node = "", gateway = "", nodeValid = "", gwValid = ""] = help.split("\n==fleetlab==\n");
   const caps: Capabilities = {
     image: image.id,
@@ -156,10 +164,10 @@ export async function probeCapabilities(image: { tag: string; id: string }, conf
 async function runHelp(tag: string, nodeCfg: string, gwCfg: string): Promise<string> {
   const d = docker();
   const sep = "echo; echo ==fleetlab==";
-  const validate = (v: string, f: string) => `printf '%s' "$${v}" > ${f}; OPENCLAW_CONFIG_PATH=${f} openclaw config validate --json 2>&1`;
+  const validate = (v: string, f: string) => `printf '%s' "$${v}" > ${f}; OPENCLAW_CONFIG_PATH=${f} timeout 25 openclaw config validate --json 2>&1`;
   const c = await d.createContainer({
     Image: tag,
-    Entrypoint: ["sh", "-c", `openclaw node run --help 2>&1; ${sep}; openclaw gateway run --help 2>&1; ${sep}; ${validate("FL_NODE_CFG", "/tmp/node.json")}; ${sep}; ${validate("FL_GW_CFG", "/tmp/gateway.json")}`],
+    Entrypoint: ["sh", "-c", `timeout 25 openclaw node run --help 2>&1; ${sep}; timeout 25 openclaw gateway run --help 2>&1; ${sep}; ${validate("FL_NODE_CFG", "/tmp/node.json")}; ${sep}; ${validate("FL_GW_CFG", "/tmp/gateway.json")}`],
     Env: ["OPENCLAW_STATE_DIR=/tmp/probe-state", "HOME=/tmp", "NO_COLOR=1", "TERM=dumb", `FL_NODE_CFG=${nodeCfg}`, `FL_GW_CFG=${gwCfg}`],
     // Labelled like a run's own containers: a probe whose process was killed is pruned like them.
     Labels: runLabels(`probe-${process.pid}`, "probe"),
@@ -167,8 +175,11 @@ async function runHelp(tag: string, nodeCfg: string, gwCfg: string): Promise<str
   });
   try {
     await c.start();
-    const waited = await Promise.race([c.wait(), new Promise<undefined>((r) => setTimeout(() => r(undefined), 90_000))]);
-    if (!waited) throw new Error(`the CLI help of ${tag} did not finish within 90 s`);
+    const waited = await Promise.race([c.wait(), new Promise<undefined>((r) => setTimeout(() => r(undefined), 60_000))]);
+    if (!waited) {
+      const so_far = demux((await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer);
+      throw new Error(`the CLI help and config check of ${tag} did not finish within 60 s (output so far: ${so_far.slice(-300).trim() || "none"})`);
+    }
     const buf = (await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
     return demux(buf);
   } finally {
