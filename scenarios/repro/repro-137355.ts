@@ -61,7 +61,19 @@ const REFUSAL = "changed while starting work";
 /** OpenClaw's restart-recovery message to the model (the latest user message of a recovery turn). */
 const RECOVERY_TEXT = "interrupted by a gateway restart";
 
-const findings: FindingRecord[] = [];
+// Seen on 2026.9.4 (make matrix, run 20261130-124642-d013), both variants: the new message
+// after the restart is accepted and its run ends "ok", but nothing answers it (the message is
+// dropped, the #137355 symptom without its "changed while starting work" text); a retry is
+// answered. Not seen on 2026.9.5 or 2026.9.6, where the check holds ("fixed?" there).
+const dropped = (v: Variant): FindingRecord => ({
+  id: `R-137355-${v}-next-message`,
+  expectation: `after a gateway restart under a turn in flight, a new message to that session is accepted and answered within ${NEXT_S} s of the gateway being ready`,
+  signature: { within_s: NEXT_S, chatSend: "started", run: "ok", runError: null, answered: false, changedWhileStartingWork: false, retry: "answered" },
+  versions: ["2026.9.4"],
+  kind: "shortfall",
+  evidence: `fixtures/findings/R-137355-${v}-next-message.json`,
+});
+const findings: FindingRecord[] = [dropped("restart"), dropped("sigkill")];
 
 type Variant = "restart" | "sigkill";
 
