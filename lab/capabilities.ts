@@ -15,6 +15,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { runLabels } from "./cleanup.ts";
 import { docker } from "./docker.ts";
+import { demux } from "./members/wait-http.ts";
 import { info, step } from "./log.ts";
 import { CACHE } from "./paths.ts";
 
@@ -181,20 +182,8 @@ async function runHelp(tag: string, nodeCfg: string, gwCfg: string): Promise<str
       throw new Error(`the CLI help and config check of ${tag} did not finish within 60 s (output so far: ${so_far.slice(-300).trim() || "none"})`);
     }
     const buf = (await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
-    return demux(buf);
+    return demux(buf) || buf.toString("utf8");
   } finally {
     await c.remove({ force: true }).catch(() => {});
   }
-}
-
-/** Docker's multiplexed log stream (8-byte frame headers) as text. */
-function demux(buf: Buffer): string {
-  let out = "";
-  let i = 0;
-  while (i + 8 <= buf.length) {
-    const len = buf.readUInt32BE(i + 4);
-    out += buf.subarray(i + 8, i + 8 + len).toString("utf8");
-    i += 8 + len;
-  }
-  return out || buf.toString("utf8");
 }

@@ -18,6 +18,7 @@
 import { randomBytes } from "node:crypto";
 import { LABEL_HEAL, runLabels } from "../cleanup.ts";
 import { docker } from "../docker.ts";
+import { demux } from "../members/wait-http.ts";
 import type { TapMatch } from "../clients/tap.ts";
 import { ContainerFault, gone, ipOnLab } from "./container.ts";
 import type { Detail, FaultLab, FaultOptions } from "./fault.ts";
@@ -166,14 +167,7 @@ export class KillInsideFault extends ContainerFault {
     if (!this.#killer) return [];
     const buf = (await docker().getContainer(this.#killer).logs({ stdout: true, stderr: false, follow: false })) as unknown as Buffer;
     const out: KillerLine[] = [];
-    let i = 0;
-    let text = "";
-    while (i + 8 <= buf.length) {
-      const len = buf.readUInt32BE(i + 4);
-      text += buf.subarray(i + 8, i + 8 + len).toString("utf8");
-      i += 8 + len;
-    }
-    for (const l of text.split("\n")) {
+    for (const l of demux(buf).split("\n")) {
       try {
         if (l.trim()) out.push(JSON.parse(l) as KillerLine);
       } catch {

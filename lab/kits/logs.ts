@@ -2,6 +2,7 @@
 // from a moment on: what a repro quotes as evidence of what OpenClaw said ("reconnect paused",
 // "getaddrinfo EAI_AGAIN"). The whole logs are saved into the run folder when the lab goes down.
 import { docker } from "../docker.ts";
+import { demux } from "../members/wait-http.ts";
 import { labStep } from "../scenario.ts";
 import type { Lab } from "../topology/lab.ts";
 
@@ -10,14 +11,7 @@ export async function memberLog(lab: Lab, alias: string, sinceMs = 0): Promise<{
   const raw = await labStep(`reading ${alias}'s log`, async () =>
     (await docker().getContainer(lab.member(alias).id).logs({ stdout: true, stderr: true, timestamps: true, follow: false, since: Math.max(0, Math.floor(sinceMs / 1000) - 1) })) as unknown as Buffer,
   );
-  const chunks: Buffer[] = [];
-  for (let i = 0; i + 8 <= raw.length; ) {
-    const n = raw.readUInt32BE(i + 4);
-    chunks.push(raw.subarray(i + 8, i + 8 + n));
-    i += 8 + n;
-  }
-  return Buffer.concat(chunks)
-    .toString("utf8")
+  return demux(raw)
     .split("\n")
     .flatMap((l) => {
       const sp = l.indexOf(" ");

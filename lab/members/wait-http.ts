@@ -108,7 +108,7 @@ export async function logTail(container: Dockerode.Container): Promise<string> {
 }
 
 /** Docker's multiplexed log stream (no TTY): 8-byte frame headers, the size at bytes 4-7. */
-function demux(buf: Buffer): string {
+export function demux(buf: Buffer): string {
   const out: Buffer[] = [];
   for (let i = 0; i + 8 <= buf.length; ) {
     const n = buf.readUInt32BE(i + 4);
