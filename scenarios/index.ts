@@ -1,4 +1,5 @@
-// Every scenario the lab knows: each file in this folder and in repro/ that default-exports
+// Every scenario the lab knows: each file in this folder, in parity/ (what OpenClaw's own qa-lab
+// asserts in-process, asserted across containers) and in repro/ that default-exports
 // defineScenario(...). Adding a scenario is adding its file (its findings sit beside it);
 // nothing here needs editing. The CLI and the vitest suite hand this list to the runner.
 import fs from "node:fs";
@@ -10,10 +11,10 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** Files in scenarios/ that are not scenarios. */
 const NOT_SCENARIOS = /(^index\.ts$|^main\.ts$|\.test\.ts$|\.scenario\.ts$|\.d\.ts$)/;
 
-/** The scenario files, sorted by path (the run order is decided by the runner); without repro/ when `repro` is false. */
+/** The scenario files, sorted by path (the run order is decided by the runner); without repro/ when `repro` is false (parity/ is always in). */
 export function scenarioFiles(dir = HERE, opts: { repro?: boolean } = {}): string[] {
   const out: string[] = [];
-  for (const sub of opts.repro === false ? [""] : ["", "repro"]) {
+  for (const sub of opts.repro === false ? ["", "parity"] : ["", "parity", "repro"]) {
     const d = path.join(dir, sub);
     if (!fs.existsSync(d)) continue;
     for (const f of fs.readdirSync(d).sort()) if (f.endsWith(".ts") && !NOT_SCENARIOS.test(f)) out.push(path.join(d, f));
