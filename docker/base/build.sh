@@ -4,7 +4,7 @@
 # usage: build.sh <tag> <node binary> <apt sources file>
 set -euo pipefail
 tag="$1" node="$2" sources="$3"
-packages=git,ca-certificates,iproute2,iptables,procps,tini,passwd
+packages=git,ca-certificates,iproute2,iptables,procps,tini,passwd,strace
 command -v mmdebstrap >/dev/null || { echo "mmdebstrap is not installed: run 'make engine' (root on Debian) or 'apt-get install mmdebstrap'" >&2; exit 3; }
 mmdebstrap --quiet --variant=minbase --include="$packages" \
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \

@@ -10,6 +10,7 @@ import { loss } from "./loss.ts";
 import { partition } from "./partition.ts";
 import { pause } from "./pause.ts";
 import { restart } from "./restart.ts";
+import { slowDisk } from "./slow-disk.ts";
 import { stop } from "./stop.ts";
 import { wireClose, wireDelay, wireDrop, wireFreeze, wireHalfOpen, wireRespond, wireWithholdPong } from "./wire.ts";
 
@@ -20,6 +21,7 @@ export const allFaults = [
   stop,
   pause,
   restart,
+  slowDisk,
   // network: the engine (disconnect), or iptables/tc from a helper in the member's namespace
   disconnect,
   partition,
