@@ -36,4 +36,6 @@ export const labFindings: FindingRecord[] = [
   drift("event agent", "sessionId"),
   drift("event agent", "sessionKey"),
   drift("event node.invoke.request", "sessionKey"),
+  // Worker environments listed by environments.list (scenarios/parity/pair-remove.ts, run 20261130-152637-acd8).
+  drift("res environments.list", "environments[].worker.profileId"),
 ];

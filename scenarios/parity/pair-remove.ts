@@ -1,0 +1,149 @@
+// Parity with OpenClaw's qa-lab: runtime/paired-node-worker-lifecycle-wire.e2e.test.ts, "keeps
+// local control usable across bundle loss, disconnect, capacity, and role removal", its last step
+// ("Revocation fences placement before responding but cannot prove remote extinction"). A session
+// is dispatched to the paired in-process node host (placement active, one worker environment
+// attached to it); then node.pair.remove {nodeId}. qa-lab asserts:
+//   - node.pair.remove answers with the nodeId;
+//   - right after it, environments.list shows that environment still `attached` to the same
+//     session ids, with tunnelStatus `stopped` (and, in its state database, a teardown that
+//     failed: "Worker provider no longer recognizes the lease");
+//   - sessions.describe: the placement is `failed` with a recoveryError containing "not connected";
+//   - the node can no longer publish its runner inventory, and node.list stops showing it
+//     connected (within 30 s);
+//   - a gateway-local session's turn still completes.
+// What this scenario asserts, across containers (own lab: after the removal node-1 is no longer
+// paired; one node host, device pairing by subnet, no MCP), each as its own check against the
+// same public RPCs: P-pair-remove-answer, P-pair-remove-environment (environments.list read at
+// once after the answer), P-pair-remove-placement-failed (sessions.describe at once),
+// P-pair-remove-node-disconnected (node.list polled NODE_GONE_S), P-pair-remove-local-turn (a
+// gateway session's turn answers with the scripted reply). The state-database row and the node's
+// own inventory call are inside the containers' processes and not asserted; what the node's tap
+// saw after the removal (worker commands, its control connection closing, inventory updates and
+// their answers) is kept as evidence.
+// On 2026.9.6 every check holds as qa-lab asserts (runs 20261130-152637-acd8, 20261130-152707-68be):
+// recoveryError "Worker reclaim teardown failed: tunnel stop: device worker node is not connected
+// with the supervisor dialect; environment destroy: Worker environment cleanup is still pending:
+// Worker provider no longer recognizes the lease"; the node is gone from node.list at once.
+// environments.list answers carry worker.profileId, which the published schema (2026.9.1) does
+// not allow: the lab-wide record F-protocol-drift res environments.list environments[].worker.profileId.
+import assert from "node:assert/strict";
+import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
+import { listNodePairing } from "../../lab/clients/operator.ts";
+import { defineScenario } from "../../lab/scenario.ts";
+import { writeJson } from "../../lab/evidence/write.ts";
+import { controlEvents, wireSummary } from "../../lab/kits/node-wire.ts";
+import { nodeByAlias, summarizeNode, waitForWorkerHost } from "../../lab/kits/nodes.ts";
+import { listEnvironments, removeNodePairing, workerCommandsSince } from "../../lab/kits/parity.ts";
+import { isRefused, openSession } from "../../lab/kits/session.ts";
+import { expectedReply, uniqueName } from "../../lab/kits/workers.ts";
+import { publishWorkspace } from "../../lab/kits/workspace.ts";
+import { pollUntil } from "../../lab/wait.ts";
+
+/** How long node.list is watched for the node to stop showing as connected (qa-lab: 30 s). */
+const NODE_GONE_S = 30;
+
+export default defineScenario({
+  name: "pair-remove",
+  proves: "qa-lab paired-node-worker-lifecycle node.pair.remove: the node's placement turns failed (not connected), its environment stays attached with the tunnel stopped, the node is no longer connected, and gateway-local turns keep working",
+  topology: "own",
+  spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
+  needs: [{ method: "sessions.dispatch" }, { method: "node.pair.remove" }, { method: "environments.list" }],
+  timeoutMs: 240_000,
+  async run({ lab, log, file, check, signal }) {
+    const alias = lab.nodes[0]!.alias;
+    const host = await waitForWorkerHost(lab, alias, { signal });
+    const nodeId = host.nodeId;
+    const evidence: Record<string, unknown> = { node: summarizeNode(host), bounds: { NODE_GONE_S } };
+    try {
+      // ---- a gateway session that must keep working, and a session placed on the node
+      const local = await openSession(lab, { label: "pair-remove-local" });
+      const baseMsg = `${uniqueName("tok")} local baseline`;
+      const base = await local.turn(baseMsg, 60_000);
+      assert.ok(base.status === "ok" && base.text === expectedReply(baseMsg), `the gateway-local baseline turn did not answer: ${base.status} ${JSON.stringify(base.text ?? base.error)}`);
+
+      const ws = await publishWorkspace(lab, { repo: uniqueName("pair-remove") });
+      const s = await openSession(lab, { workspace: ws, label: "pair-remove-node" });
+      const d = await s.dispatch(alias);
+      const envId = d.placement.environmentId;
+      assert.ok(d.placement.state === "active" && envId && typeof d.placement.activeOwnerEpoch === "number", `dispatch to ${alias} did not give an active placement with its environment and owner epoch: ${JSON.stringify(d.placement)}`);
+      const envBefore = (await listEnvironments(lab)).find((e) => e.id === envId);
+      const attached = envBefore?.worker?.attachedSessionIds;
+      assert.ok(attached?.length === 1, `environment ${envId} does not list exactly one attached session: ${JSON.stringify(envBefore)}`);
+      log(`session placed on ${alias} (${d.ms} ms): environment ${envId} ${JSON.stringify(envBefore?.worker)}`);
+
+      // ---- remove the node's pairing
+      const since = await lab.tap(alias).seq();
+      const removedAt = Date.now();
+      const removed = await removeNodePairing(lab, nodeId);
+      const envAfter = (await listEnvironments(lab)).find((e) => e.id === envId);
+      const placement = await s.placement();
+      log(`node.pair.remove ${nodeId}: ${JSON.stringify(removed)}; environment: ${JSON.stringify(envAfter?.worker ?? envAfter ?? null)}; placement: ${JSON.stringify({ state: placement?.state, recoveryError: placement?.recoveryError })}`);
+      check({
+        id: "P-pair-remove-answer",
+        expectation: "node.pair.remove answers with the removed nodeId",
+        holds: !isRefused(removed) && removed.nodeId === nodeId,
+        observed: normalise(isRefused(removed) ? { refused: `${removed.code}: ${removed.message}` } : { nodeId: removed.nodeId === nodeId ? "<the node>" : (removed.nodeId ?? null) }),
+      });
+      const w = envAfter?.worker;
+      check({
+        id: "P-pair-remove-environment",
+        expectation: "right after the removal the session's worker environment is still listed attached to the same session, with its tunnel stopped",
+        holds: w?.state === "attached" && JSON.stringify(w.attachedSessionIds) === JSON.stringify(attached) && w.tunnelStatus === "stopped",
+        observed: normalise(envAfter ? { state: w?.state ?? null, sameSessions: JSON.stringify(w?.attachedSessionIds) === JSON.stringify(attached), tunnelStatus: w?.tunnelStatus ?? null, error: w?.error ?? null } : { listed: false }),
+      });
+      check({
+        id: "P-pair-remove-placement-failed",
+        expectation: "right after the removal the placement is failed, its recoveryError saying the node is not connected",
+        holds: placement?.state === "failed" && /not connected/.test(placement.recoveryError ?? ""),
+        observed: normalise({ state: placement?.state ?? null, recoveryError: placement?.recoveryError ? normaliseText(placement.recoveryError) : null }),
+      });
+
+      // ---- the node stops showing as connected
+      const gone = await pollUntil(
+        `${alias} no longer connected in node.list`,
+        async () => {
+          const n = await nodeByAlias(lab, alias).catch(() => undefined);
+          return n ? { listed: true, connected: n.connected, paired: n.paired, approvalState: n.approvalState ?? null } : { listed: false, connected: false, paired: false, approvalState: null };
+        },
+        (v) => v.connected !== true,
+        { deadlineMs: NODE_GONE_S * 1000, from: removedAt, intervalMs: 250, signal },
+      );
+      log(`node.list after the removal: ${JSON.stringify(gone.last)} (${gone.held ? `after ${gone.ms} ms` : `still connected after ${NODE_GONE_S} s`})`);
+      check({
+        id: "P-pair-remove-node-disconnected",
+        expectation: `within ${NODE_GONE_S} s of the removal node.list no longer shows the node connected`,
+        holds: gone.held,
+        observed: { within_s: NODE_GONE_S, ...gone.last },
+      });
+
+      // ---- local turns keep working
+      const afterMsg = `${uniqueName("tok")} local after removal`;
+      const after = await local.turn(afterMsg, 60_000);
+      log(`gateway-local turn after the removal: ${after.status} ${JSON.stringify(after.text ?? after.error)} in ${after.ms} ms`);
+      check({
+        id: "P-pair-remove-local-turn",
+        expectation: "a gateway-local session's turn still answers after a node's pairing is removed",
+        holds: after.status === "ok" && after.text === expectedReply(afterMsg),
+        observed: normalise({ status: after.status, error: after.error ?? null }),
+      });
+
+      const wire = await wireSummary(lab, alias, since);
+      Object.assign(evidence, {
+        session: s.key,
+        placementBefore: d.placement,
+        environmentBefore: envBefore,
+        removed,
+        environmentAfter: envAfter ?? null,
+        placementAfter: placement ?? null,
+        nodeAfter: gone,
+        nodePairing: await listNodePairing(lab.operator.client).catch((e: Error) => e.message),
+        environmentsLater: await listEnvironments(lab).catch((e: Error) => e.message),
+        placementLater: (await s.placement()) ?? null,
+        tapAfterRemoval: { workerCommands: await workerCommandsSince(lab, alias, since), inventory: wire.inventory, control: await controlEvents(lab.tap(alias), since) },
+        localTurns: { base, after },
+      });
+    } finally {
+      writeJson(file("evidence.json"), evidence);
+    }
+  },
+});
