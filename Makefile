@@ -2,7 +2,7 @@
 # tests and the scenario suite. Both set up everything first (npm packages, Docker engine,
 # images). Overrides: NODES=4 OPENCLAW_VERSION=2026.9.6 SEED=123 SCENARIOS="smoke" REPLAY=path/run.json
 SHELL := /bin/bash
-export NODES OPENCLAW_VERSION SEED TOPOLOGY SHARD REPROS
+export NODES OPENCLAW_VERSION SEED TOPOLOGY SHARD REPROS LANES
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 

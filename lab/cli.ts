@@ -11,7 +11,7 @@ import { writeReportHtml } from "./evidence/report-html.ts";
 import { ensureImages, npmVersions } from "./images.ts";
 import { findingsTable } from "./findings/findings.ts";
 import { LabError, info } from "./log.ts";
-import { mergeSpec, resolveScenarios, runScenarios } from "./runner.ts";
+import { lanesFromEnv, mergeSpec, resolveScenarios, runLanes } from "./runner.ts";
 import { reproExitCode, reproLoop, reproduced, tallyLine } from "./repro.ts";
 import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { RUNS } from "./paths.ts";
@@ -103,7 +103,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
         process.stdout.write(`shard ${shard.index}/${shard.total}: ${chosen.length ? chosen.map((s) => s.name).join(" ") : "no scenarios"} (estimated ${split.plan.seconds[shard.index - 1]} s; shards ${split.plan.seconds.join(" / ")} s)\n`);
       }
       process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  ${topologyLine(spec, chosen)}\n`);
-      const results = await runScenarios(chosen, { ...spec, seed: run.record.seed }, run);
+      const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes: lanesFromEnv() });
       process.stdout.write(`\n${verdictTable(results)}\n`);
       const checks = results.flatMap((r) => r.checks);
       const labWide = (c: (typeof checks)[number]) => c.scope === "lab" && c.outcome === "known-finding";
@@ -165,7 +165,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
         const run = Run.create({ seed });
         process.stdout.write(`\n== openclaw@${v}: run ${run.id}\n`);
         try {
-          const results = await runScenarios(chosen, { ...spec, openclawVersion: v, seed: run.record.seed }, run);
+          const results = await runLanes(chosen, { ...spec, openclawVersion: v, seed: run.record.seed }, run, { lanes: lanesFromEnv() });
           for (const r of results) (m.cells[r.name] ??= {})[v] = cellOf(r, run.id);
           m.runs[v] = { run: run.id, seconds: Math.round(performance.now() - t0) / 1000 };
           process.stdout.write(`${verdictTable(results)}\n`);

@@ -7,7 +7,7 @@ import { Run, readRunRecord } from "./evidence/run.ts";
 import type { EvidenceCheck } from "./checks/types.ts";
 import type { FindingRecord } from "./findings/findings.ts";
 import { LabError } from "./log.ts";
-import { LabPool, endRun, mergeSpec, resolveScenarios, runBody, runOrder, runScenario, runScenarios, type PoolOptions } from "./runner.ts";
+import { LabPool, endRun, lanesFromEnv, mergeSpec, planLanes, resolveScenarios, runBody, runLanes, runOrder, runScenario, runScenarios, type PoolOptions } from "./runner.ts";
 import { LabInfraError, SystemUnderTestError, defineScenario, type Scenario, type ScenarioContext } from "./scenario.ts";
 import type { Lab } from "./topology/lab.ts";
 import { parseTopology } from "./topology/spec.ts";
@@ -323,6 +323,63 @@ describe("runScenarios: the run and its finding records", () => {
     const run = Run.create({ root, seed: 1 });
     endRun(run, [finding("E-lab", 1)]);
     expect(readRunRecord(path.join(run.dir, "run.json")).unexercised).toBeUndefined();
+  });
+});
+
+describe("lanes: scenarios side by side, each lane on its own labs", () => {
+  it("LANES: 1 to 8, default 2; anything else is bad input naming the fix", () => {
+    expect(lanesFromEnv({})).toBe(2);
+    expect(lanesFromEnv({ LANES: "1" })).toBe(1);
+    expect(lanesFromEnv({ FLEETLAB_LANES: "3", LANES: "1" })).toBe(3);
+    for (const bad of ["0", "9", "two", "1.5"]) expect(() => lanesFromEnv({ LANES: bad })).toThrow(LabError);
+    expect(() => lanesFromEnv({ LANES: "x" })).toThrow("LANES=x: give a whole number of scenarios to run at once, 1 to 8");
+  });
+
+  it("the split goes by measured cost: shared scenarios stay together on one lab, own ones fill the lanes", () => {
+    const list = [fake("a", "shared"), fake("b", "shared"), fake("long", "own"), fake("mid", "own"), fake("short", "own")];
+    const costs = { defaultSeconds: 10, sharedLab: { seconds: 30 }, scenarios: { a: 10, b: 10, long: 100, mid: 40, short: 20 } };
+    const plan = planLanes(list, 2, costs);
+    expect(plan.lanes.map((l) => l.map((s) => s.name))).toEqual([["long"], ["a", "b", "mid", "short"]]);
+    expect(plan.seconds).toEqual([100, 110]);
+    expect(planLanes(list, 1, costs).lanes.map((l) => l.map((s) => s.name))).toEqual([["a", "b", "long", "mid", "short"]]);
+    // Never more lanes than scenarios.
+    expect(planLanes(list.slice(0, 1), 4, costs).lanes).toHaveLength(1);
+  });
+
+  it("two lanes run at once: every verdict recorded once, results in run order, each lane's shared lab its own", async () => {
+    const { pool, run, events } = fakePool();
+    const second = fakePool();
+    let running = 0;
+    let most = 0;
+    const body = async () => {
+      most = Math.max(most, ++running);
+      await sleep(30);
+      running--;
+    };
+    const list = [scenario("s1", body, { topology: "shared" }), scenario("o1", body), scenario("o2", body), scenario("o3", body)];
+    const heard: string[] = [];
+    const results = await runLanes(list, pool.spec, run, { lanes: 2, pool: (i) => (i === 0 ? pool : new LabPool(pool.spec, run, { ...second.pool.opts, start: pool.opts.start })), onResult: (r) => heard.push(r.name) });
+    expect(results.map((r) => r.name)).toEqual(["s1", "o1", "o2", "o3"]);
+    expect(results.every((r) => r.verdict === "pass")).toBe(true);
+    expect(most).toBe(2);
+    expect(heard.sort()).toEqual(["o1", "o2", "o3", "s1"]);
+    const rec = readRunRecord(path.join(run.dir, "run.json"));
+    expect(rec.scenarios.map((x) => x.name).sort()).toEqual(["o1", "o2", "o3", "s1"]);
+    expect(rec.lanes?.partition.flat().sort()).toEqual(["o1", "o2", "o3", "s1"]);
+    expect(rec.endedAt).toBeDefined();
+    // Every lab that came up went down, the shared one included.
+    const downs = [...events, ...second.events].filter((e) => e.startsWith("down "));
+    expect(downs.filter((e) => e.includes("shared-lab"))).toHaveLength(1);
+    expect(downs).toHaveLength(4);
+  });
+
+  it("bad input in one lane stops the run with its message; the other lane's labs still go down", async () => {
+    const { pool, run, events } = fakePool();
+    const bad = fakePool({ up: async () => { throw new LabError("bad topology: nodes.count must be 0-16"); } });
+    const list = [scenario("fine", async () => sleep(20)), scenario("broken", async () => {})];
+    await expect(runLanes(list, pool.spec, run, { lanes: 2, pool: (i) => (i === 0 ? pool : new LabPool(pool.spec, run, { ...bad.pool.opts, start: pool.opts.start })) })).rejects.toThrow("bad topology");
+    expect(events.filter((e) => e.startsWith("down "))).toHaveLength(1);
+    expect(readRunRecord(path.join(run.dir, "run.json")).endedAt).toBeDefined();
   });
 });
 

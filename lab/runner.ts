@@ -17,7 +17,7 @@ import { requireEngine } from "./docker.ts";
 import type { Run } from "./evidence/run.ts";
 import { LabError, info, step } from "./log.ts";
 import { LabInfraError, SystemUnderTestError, type Scenario, type ScenarioContext } from "./scenario.ts";
-import { Lab } from "./topology/lab.ts";
+import { Lab, type LabUpOptions } from "./topology/lab.ts";
 import { nodeAliases, parseTopology, type TopologySpec } from "./topology/spec.ts";
 import { judge, unexercised, verdictOf, type CheckResult, type FindingRecord } from "./findings/findings.ts";
 import { evidenceChecks } from "./checks/index.ts";
@@ -28,6 +28,8 @@ import { DeadlineExceeded } from "./wait.ts";
 import { isProtocolNeed, probeCapabilities, unmet, type Capabilities } from "./capabilities.ts";
 import { labConfigs } from "./topology/lab.ts";
 import { ensureImages } from "./images.ts";
+import { loadCosts, planShards, type Costs } from "./shard.ts";
+import { StallWatch, stallNote } from "./stalls.ts";
 
 export interface ScenarioResult {
   name: string;
@@ -60,7 +62,7 @@ export function runOrder(list: Scenario[]): Scenario[] {
 /** How the pool brings labs up and what runs after each scenario; the defaults are the real ones (tests hand in fakes). */
 export interface PoolOptions {
   /** Bring a lab up (default Lab.up). */
-  up?: (spec: TopologySpec, run: Run, name: string) => Promise<Lab>;
+  up?: (spec: TopologySpec, run: Run, name: string, opts?: LabUpOptions) => Promise<Lab>;
   /** The checks run over every scenario's evidence (default lab/checks). */
   evidenceChecks?: EvidenceCheck[];
   /** Lab-wide finding records the evidence checks are judged against besides the scenario's (default lab/checks/findings.ts). */
@@ -86,7 +88,7 @@ export class LabPool {
     opts: PoolOptions = {},
   ) {
     this.opts = {
-      up: opts.up ?? ((spec, run, name) => Lab.up(spec, run, name)),
+      up: opts.up ?? ((spec, run, name, upOpts) => Lab.up(spec, run, name, upOpts)),
       evidenceChecks: opts.evidenceChecks ?? evidenceChecks,
       labFindings: opts.labFindings ?? labFindings,
       settleMs: opts.settleMs ?? 30_000,
@@ -96,15 +98,20 @@ export class LabPool {
     };
   }
 
-  async shared(): Promise<Lab> {
+  /** The evidence folder name of this pool's shared lab ("shared-lab"; a lane's pool: "shared-lab-lane2"). */
+  sharedName = "shared-lab";
+
+  /** The shared lab; for a scenario that tests pairing itself (`pairing: "fresh"`), one paired from scratch. */
+  async shared(s?: Pick<Scenario, "name" | "pairing">): Promise<Lab> {
+    if (s?.pairing === "fresh" && this.#shared?.snapshot?.path === "restored") await this.replaceShared(`scenario ${s.name} tests pairing itself: it needs a lab paired from scratch`);
     // A replacement (the first one was unhealthy, or a scenario on it would not settle) gets its own evidence folder.
-    this.#shared ??= await this.opts.up(this.spec, this.run, this.#sharedCount++ ? `shared-lab-${this.#sharedCount}` : "shared-lab");
+    this.#shared ??= await this.opts.up(this.spec, this.run, this.#sharedCount++ ? `${this.sharedName}-${this.#sharedCount}` : this.sharedName, { snapshot: s?.pairing ?? "use" });
     return this.#shared;
   }
 
   /** A fresh lab for a scenario that needs its own: the run's spec with the scenario's overrides. */
   own(s: Scenario): Promise<Lab> {
-    return this.opts.up(parseTopology(mergeSpec(this.spec, s.spec ?? {})), this.run, `scenarios/${s.name}/lab`);
+    return this.opts.up(parseTopology(mergeSpec(this.spec, s.spec ?? {})), this.run, `scenarios/${s.name}/lab`, { snapshot: s.pairing ?? "use" });
   }
 
   /** Take the shared lab down so the next shared scenario gets a fresh one (nothing left on it can reach that one). */
@@ -171,7 +178,11 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   const checks: CheckResult[] = [];
   /** The scenario's own records no check judged (only known when its body ran to the end). */
   let notJudged: FindingRecord[] = [];
+  const stallsFrom = Date.now();
   const done = (verdict: Verdict, detail?: string): ScenarioResult => {
+    // A stall of the lab's own process inside the window is said with the verdict (lab/stalls.ts).
+    const note = stallNote(StallWatch.get().within(stallsFrom, Date.now()));
+    if (note) detail = detail ? `${detail}; also ${note}` : note;
     const r = { name: s.name, verdict, seconds: Math.round(performance.now() - t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt, endedAt: new Date().toISOString() };
     if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
     run.update((rec) => {
@@ -205,7 +216,7 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
 
   let lab: Lab;
   try {
-    lab = s.topology === "shared" ? await pool.shared() : await pool.own(s);
+    lab = s.topology === "shared" ? await pool.shared(s) : await pool.own(s);
   } catch (err) {
     if (err instanceof LabError) throw err; // bad input: stop the whole run with its message
     // OpenClaw not coming up (gateway or node host exited, pairing refused) is a fail; the lab's own parts, unknown.
@@ -340,7 +351,7 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   return done(j.verdict, j.detail);
 }
 
-/** Run these scenarios (already resolved and ordered) and return their results. */
+/** Run these scenarios (already resolved and ordered) one after another and return their results. */
 export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: Run, pool = new LabPool(spec, run)): Promise<ScenarioResult[]> {
   await pool.opts.start(run, spec, chosen);
   const results: ScenarioResult[] = [];
@@ -356,8 +367,81 @@ export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: 
   return results;
 }
 
+/**
+ * How many scenarios run at once (FLEETLAB_LANES, `make lab LANES=2`; default 2). A lane is a
+ * shard inside one process (lab/shard.ts splits by measured cost): its scenarios run one after
+ * another on its own labs (its own shared lab when it holds shared scenarios), lanes side by
+ * side. The suite's long scenarios wait out OpenClaw's fixed keepalive (25 s pings, 30 s ticks:
+ * not configurable in 2026.9.6), so two labs at once halve the wall time on two cores. LANES=1
+ * runs everything in one sequence, as a field-bug reproduction in isolation wants.
+ */
+export function lanesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = (env.FLEETLAB_LANES ?? env.LANES ?? "").trim();
+  if (!raw) return DEFAULT_LANES;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 8) throw new LabError(`LANES=${raw}: give a whole number of scenarios to run at once, 1 to 8 (1 runs them one after another; default ${DEFAULT_LANES})`);
+  return n;
+}
+export const DEFAULT_LANES = 2;
+
+/** The lanes of a run: the scenarios of each (in run order) and the estimate the split was made by. */
+export function planLanes(chosen: Scenario[], lanes: number, costs: Costs = loadCosts()): { lanes: Scenario[][]; seconds: number[] } {
+  if (lanes <= 1 || chosen.length <= 1) return { lanes: [runOrder(chosen)], seconds: [] };
+  const plan = planShards(chosen, Math.min(lanes, chosen.length), costs);
+  const byName = new Map(chosen.map((s) => [s.name, s]));
+  const out = plan.shards.map((names) => runOrder(names.map((n) => byName.get(n)!))).filter((l) => l.length);
+  return { lanes: out, seconds: plan.seconds.filter((_, i) => plan.shards[i]!.length) };
+}
+
+/**
+ * Run these scenarios in lanes (see lanesFromEnv): each lane with its own pool, one start and
+ * one end for the run. `onResult` hears each verdict as it comes. With one lane this is
+ * runScenarios. A bad-input error (LabError) in any lane stops the run with its message.
+ */
+export async function runLanes(
+  chosen: Scenario[],
+  spec: TopologySpec,
+  run: Run,
+  opts: { lanes?: number; onResult?: (r: ScenarioResult) => void; pool?: (lane: number) => LabPool } = {},
+): Promise<ScenarioResult[]> {
+  const plan = planLanes(chosen, opts.lanes ?? lanesFromEnv());
+  const pools = plan.lanes.map((_, i) => {
+    const p = opts.pool?.(i) ?? new LabPool(spec, run);
+    if (i > 0) p.sharedName = `shared-lab-lane${i + 1}`;
+    return p;
+  });
+  await pools[0]!.opts.start(run, spec, chosen);
+  if (plan.lanes.length > 1) {
+    run.update((r) => void (r.lanes = { partition: plan.lanes.map((l) => l.map((s) => s.name)), estimatedSeconds: plan.seconds }));
+    info(`${plan.lanes.length} lanes side by side (LANES=1: one after another): ${plan.lanes.map((l, i) => `lane ${i + 1} ~${Math.round(plan.seconds[i] ?? 0)} s: ${l.map((s) => s.name).join(" ")}`).join("; ")}`);
+  }
+  const results: ScenarioResult[] = [];
+  const lane = async (list: Scenario[], pool: LabPool) => {
+    try {
+      for (const s of list) {
+        if (s.topology === "own") await pool.close();
+        const r = await runScenario(s, pool);
+        results.push(r);
+        opts.onResult?.(r);
+      }
+    } finally {
+      await pool.close();
+    }
+  };
+  try {
+    const ends = await Promise.allSettled(plan.lanes.map((l, i) => lane(l, pools[i]!)));
+    const failed = ends.find((e): e is PromiseRejectedResult => e.status === "rejected");
+    if (failed) throw failed.reason;
+  } finally {
+    endRun(run, pools[0]!.opts.labFindings);
+  }
+  const order = new Map(runOrder(chosen).map((s, i) => [s.name, i]));
+  return results.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
+}
+
 /** The start of every run (CLI and vitest alike): an engine that answers, the plan, what dead runs left removed. */
 export async function startRun(run: Run, spec: TopologySpec, plan: Scenario[]): Promise<void> {
+  StallWatch.get(); // from here on, stalls of this process are seen
   const engine = await requireEngine();
   run.update((r) => {
     r.engine = engine;

@@ -46,6 +46,13 @@ export interface Scenario {
    * or event. When the version lacks one, the verdict is "n/a" with the reason, before the body.
    */
   needs?: Need[];
+  /**
+   * "fresh": its lab pairs the node hosts from scratch instead of restoring the paired state of
+   * an earlier lab of the same version and shape (lab/topology/snapshot.ts): for scenarios that
+   * test pairing itself. A shared-topology scenario gets a shared lab paired from scratch (the
+   * runner replaces one restored from a snapshot).
+   */
+  pairing?: "fresh";
   /** What OpenClaw was seen to do short of this scenario's expectations (see lab/findings). */
   findings?: FindingRecord[];
   timeoutMs: number;

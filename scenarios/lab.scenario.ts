@@ -3,7 +3,7 @@
 // then the run's report.html opened in headless Chromium and read back.
 import { afterAll, describe, expect, it } from "vitest";
 import { Run } from "../lab/evidence/run.ts";
-import { LabPool, endRun, runOrder, runScenario, startRun, writeRunReports } from "../lab/runner.ts";
+import { LabPool, lanesFromEnv, runLanes, runOrder, startRun, writeRunReports, type ScenarioResult } from "../lab/runner.ts";
 import { faultScenario, lookAtReport } from "../lab/evidence/report-check.ts";
 import { info } from "../lab/log.ts";
 import { topologyFromEnv } from "../lab/topology/spec.ts";
@@ -13,7 +13,6 @@ import { loadScenarios } from "./index.ts";
 
 const spec = topologyFromEnv();
 const run = Run.create({ seed: spec.seed });
-const pool = new LabPool(spec, run);
 // SHARD=K/N runs only shard K of N (lab/shard.ts: split by measured cost, as `make lab SHARD=K/N`).
 const shard = process.env.SHARD?.trim() ? parseShard(process.env.SHARD) : undefined;
 // The field-bug repros (scenarios/repro/) are reproduction targets run with make repro, make
@@ -21,29 +20,65 @@ const shard = process.env.SHARD?.trim() ? parseShard(process.env.SHARD) : undefi
 const all = runOrder(await loadScenarios(undefined, { repro: process.env.REPROS === "1" }));
 const split = shard ? selectShard(all, shard) : undefined;
 const scenarios = split?.chosen ?? all;
+const lanes = lanesFromEnv();
+
+// The scenarios run in lanes side by side (lab/runner.ts runLanes; LANES=1: one after another),
+// started by the first test; each scenario's test waits for its own verdict.
+function deferred<T>() {
+  let resolve!: (v: T) => void, reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+const verdicts = new Map(scenarios.map((s) => [s.name, deferred<ScenarioResult>()]));
+for (const v of verdicts.values()) v.promise.catch(() => {}); // reported by its own test
+let suite: Promise<unknown> | undefined;
+/** Everything under way at the end: a test that failed early does not leave lanes running. */
+const settled = () => suite ?? Promise.resolve();
 
 describe(`scenarios${shard ? ` (shard ${shard.index}/${shard.total})` : ""} (evidence: ${run.dir})`, () => {
   afterAll(async () => {
-    await pool.close();
-    endRun(run);
+    await settled().catch(() => {});
   });
 
-  it("has a Docker engine", async () => {
-    await startRun(run, spec, scenarios);
+  it("has a Docker engine", { timeout: 600_000 }, async () => {
     if (shard && split) run.update((r) => void (r.shard = shardRecord(shard, split.plan)));
+    let started!: () => void;
+    const start = new Promise<void>((r) => (started = r));
+    let failure: unknown;
+    suite = runLanes(scenarios, spec, run, {
+      lanes,
+      onResult: (r) => verdicts.get(r.name)?.resolve(r),
+      pool: (i) => {
+        const p = new LabPool(spec, run);
+        // The run's start (engine, plan, prune) is the first lane's, and this test's.
+        if (i === 0) p.opts.start = async (...a) => void (await startRun(...a), started());
+        return p;
+      },
+    }).then(
+      () => {
+        for (const [name, v] of verdicts) v.reject(new Error(`${name} did not run (its lane ended without it)`));
+      },
+      (err: unknown) => {
+        failure = err;
+        for (const v of verdicts.values()) v.reject(err);
+      },
+    );
+    await Promise.race([start, suite]);
+    if (failure) throw failure; // no engine, bad input: the run could not start
+
   });
 
   for (const s of scenarios) {
-    it(`${s.name}: ${s.proves}`, { timeout: s.timeoutMs + 300_000 }, async () => {
-      if (s.topology === "own") await pool.close();
-      const r = await runScenario(s, pool);
+    // Its lane may run others first: the timeout covers the whole suite, the scenario's own deadline is the runner's.
+    it(`${s.name}: ${s.proves}`, { timeout: 60 * 60_000 }, async () => {
+      const r = await verdicts.get(s.name)!.promise;
       expect(accepted(r.verdict), `${r.verdict}: ${r.detail ?? ""}\nevidence: ${run.dir}/${r.evidence}`).toBe(true);
     });
   }
 
   // Last: this run's report.html as a person sees it, in headless Chromium (lab/chromium.sh).
   it("report.html shows the recorded verdicts, a fault and frames on the timeline (headless Chromium)", { timeout: 300_000 }, async (t) => {
-    await pool.close(); // every lab down: its transcripts and container events are in the run folder
+    await settled().catch(() => {}); // every lab down: its transcripts and container events are in the run folder
     // A shard may hold no scenario with a fault: then there is no fault to look for on its page.
     if (shard && !faultScenario(run.dir, run.record)) t.skip(`shard ${shard.index}/${shard.total} ran no scenario with a fault`);
     const page = writeRunReports(run);

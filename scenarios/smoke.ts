@@ -11,6 +11,7 @@ export default defineScenario({
   name: "smoke",
   proves: "standard topology up, every node paired/approved/connected as a session host, one agent turn answered by the scripted model, clean teardown",
   topology: "own",
+  pairing: "fresh",
   timeoutMs: 180_000,
   async run({ lab, log }) {
     const nodes = await lab.operator.listNodes();

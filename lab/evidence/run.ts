@@ -49,6 +49,8 @@ export const LabRow = z.object({
   /** What its OpenClaw version offers (lab/capabilities.ts): CLI options, and the hello-ok's methods and events. */
   capabilities: z.object({ image: z.string(), nodeRunOptions: z.array(z.string()), gatewayRunOptions: z.array(z.string()) }).optional(),
   protocol: z.object({ methods: z.array(z.string()), events: z.array(z.string()) }).optional(),
+  /** How the lab got its paired state (lab/topology/snapshot.ts): restored from a snapshot, paired and taken, or paired from scratch. */
+  snapshot: z.object({ path: z.enum(["restored", "taken", "fresh"]), key: z.string(), seconds: z.number(), reason: z.string().optional() }).optional(),
 });
 
 export const ShardInfo = z.object({
@@ -98,6 +100,8 @@ export const RunRecordSchema = z.strictObject({
   unexercised: z.array(z.object({ id: z.string(), scenario: z.string().optional() })).optional(),
   /** A shard's run (lab/shard.ts): which shard, and the whole partition it was cut from. */
   shard: ShardInfo.optional(),
+  /** Lanes run side by side in this process (lab/runner.ts runLanes): each lane's scenarios and the estimate it was split by. */
+  lanes: z.object({ partition: z.array(z.array(z.string())), estimatedSeconds: z.array(z.number()) }).optional(),
   /** A reproduction loop (lab/repro.ts): the scenario, attempts asked and made, how many reproduced. */
   repro: z
     .object({

@@ -2,6 +2,7 @@
 // container on the lab's internal network only, labelled, named, optionally on a state
 // volume) and its start. One module per kind beside this one adds image, environment, files,
 // readiness wait and handle.
+import { Readable } from "node:stream";
 import { GenericContainer, type StartedTestContainer, type WaitStrategy } from "testcontainers";
 import { runLabels } from "../cleanup.ts";
 import { docker } from "../docker.ts";
@@ -35,6 +36,11 @@ export interface LabContext {
   network: { name: string; subnet: string };
   /** Save a container's logs as evidence (a container that fails its wait is removed at once). */
   keepLogs(alias: string, containerId: string): Promise<void>;
+  /**
+   * Paired state restored from a snapshot (lab/topology/snapshot.ts): a tar of `.openclaw/` for
+   * this gateway or node host, extracted into its state volume before the container starts.
+   */
+  stateArchive?(alias: string): Buffer | undefined;
 }
 
 /** What a handle needs: the spec and the members by alias (Lab has this shape). */
@@ -176,6 +182,10 @@ export class OpenclawContainer extends MemberContainer {
   constructor(lab: LabContext, kind: "gateway" | "node", alias: string, config: Record<string, unknown>) {
     super(lab, kind, alias, lab.images.openclaw.tag);
     this.withStateVolume().withCopyContentToContainer([{ content: JSON.stringify(config, null, 2), target: "/etc/fleetlab/openclaw.json", mode: 0o644 }]);
+    // Into the named volume on /home/lab: the engine mounts a created container's volumes for the
+    // copy, and the archive keeps its owner (the image's user, uid 10001).
+    const archive = lab.stateArchive?.(alias);
+    if (archive) this.withCopyArchivesToContainer([{ tar: Readable.from([archive]), target: "/home/lab" }]);
   }
 }
 

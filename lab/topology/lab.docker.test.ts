@@ -34,7 +34,8 @@ describe("bring-up with a node host that exits", () => {
     const spec = parseTopology({ nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] }, git: { enabled: false }, tap: { enabled: false } });
 
     const t0 = performance.now();
-    const err = (await Lab.up(spec, run, "lab").then(
+    // Paired from scratch: a node that fails on restored state would be the lab's unknown, not OpenClaw's fail.
+    const err = (await Lab.up(spec, run, "lab", { snapshot: "fresh" }).then(
       (lab) => lab.down().then(() => new Error("the lab came up")),
       (e: unknown) => e,
     )) as Error;

@@ -22,7 +22,11 @@ import { McpContainer, mcpControl } from "../members/mcp.ts";
 import { TapContainer, redactTapLog, tapControl } from "../members/tap.ts";
 import { mcpContainers, nodeAliases, tapAlias, type TopologySpec } from "./spec.ts";
 import { TeardownStack } from "./teardown.ts";
-import { LabOperator, isReadyNode, type OperatorHost } from "./operator.ts";
+import { LabOperator, NotPairedAfterRestore, isReadyNode, type OperatorHost } from "./operator.ts";
+import { SnapshotStore, captureState, snapshotKey, snapshotMode, snapshotShape, type Snapshot, type SnapshotMode, type SnapshotRecord } from "./snapshot.ts";
+import { loadOrCreateDeviceIdentity } from "../clients/device-identity.ts";
+import { LabInfraError, SystemUnderTestError } from "../scenario.ts";
+import { StopWaiting, WaitTimeout } from "../wait.ts";
 import type { ModelControl } from "../clients/model.ts";
 import type { GitHttpControl } from "../clients/git.ts";
 import type { McpControl } from "../clients/mcp.ts";
@@ -38,6 +42,18 @@ export interface ExecResult {
 
 let labCounter = 0;
 
+/** How long nodes restored from a snapshot get to connect as paired before the lab pairs from scratch (they connect in ~7-8 s once the gateway answers). */
+const RESTORED_PAIRING_MS = 60_000;
+
+export interface LabUpOptions {
+  /**
+   * "use" (default): restore the paired state of an earlier lab of the same OpenClaw image and
+   * topology shape, or take it after pairing when there is none (lab/topology/snapshot.ts).
+   * "fresh": pair from scratch (scenarios that test pairing itself). FLEETLAB_SNAPSHOT=0 forces "fresh".
+   */
+  snapshot?: SnapshotMode;
+}
+
 /** The configs the lab writes for a topology, as the capability probe validates them (the lab subnet is not known yet: a placeholder). */
 export function labConfigs(spec: TopologySpec): { node: Record<string, unknown>; gateway: Record<string, unknown> } {
   return { node: nodeConfig(spec, nodeAliases(spec)[0]), gateway: gatewayConfig(spec, "10.0.0.0/24") };
@@ -51,6 +67,11 @@ export class Lab {
   capabilities!: Capabilities;
   network = { name: "", id: "", subnet: "" };
   readonly timings: Record<string, number> = {};
+  /** How this lab got its paired state (restored from a snapshot, paired and taken, or paired from scratch), as run.json records it. */
+  snapshot: SnapshotRecord | undefined;
+  #snapshotAsked: SnapshotMode | undefined;
+  /** The snapshot whose archives go into the gateway's and node hosts' state volumes at their start. */
+  #restoring: Snapshot | undefined;
   /** What undoes what scenarios, faults and helpers set up on this lab; drained newest first. */
   readonly teardown = new TeardownStack();
   /** The teardown under way or done (down() is idempotent: every caller awaits the same one). */
@@ -70,9 +91,10 @@ export class Lab {
   ) {}
 
   /** Bring a topology up and wait until it is ready; on any failure, take it down again. */
-  static async up(spec: TopologySpec, run: Run, name = "lab"): Promise<Lab> {
+  static async up(spec: TopologySpec, run: Run, name = "lab", opts: LabUpOptions = {}): Promise<Lab> {
     const id = `${run.id}-${++labCounter}`;
     const lab = new Lab(id, spec, run, path.join(run.dir, name));
+    lab.#snapshotAsked = opts.snapshot;
     lab.#unregister = onInterrupt(`lab ${id}`, () => lab.down());
     try {
       await lab.#up();
@@ -122,6 +144,7 @@ export class Lab {
     this.#stillWanted();
     this.#time("images", t0);
     const tReady = performance.now();
+    const snap = this.#findSnapshot();
 
     // Follow the engine's events for this lab's containers before the first one is created.
     this.#containerEvents = await ContainerEvents.follow(this.id, path.join(this.dir, "containers.jsonl")).catch((e: Error) => {
@@ -167,29 +190,103 @@ export class Lab {
     const names = (rs: MemberContainer[]) => rs.map((r) => r.alias).join(", ");
     await step(`containers started (${names(recipes)})`, () => allOf(recipes.map((r) => r.running)));
     const healthz = recipes.filter((r) => r.kind !== "gateway" && r.kind !== "node");
-    await step(`gateway /readyz${healthz.length ? `, ${names(healthz)} /healthz` : ""}`, () => allOf(starts));
+    await step(`gateway /readyz${healthz.length ? `, ${names(healthz)} /healthz` : ""}`, () => allOf(starts)).catch((e: unknown) => {
+      throw snap ? this.#restoreBroke(snap.found, "bringing the gateway and node hosts up", e) : e;
+    });
     this.#time("gatewayReady", tReady);
 
-    this.operator = await step("operator connected (approved by the gateway's own CLI)", () =>
+    this.operator = await step(`operator connected (${snap ? "known to the restored gateway state, else " : ""}approved by the gateway's own CLI)`, () =>
       LabOperator.connect(this.#operatorHost(), path.join(STATE, "operator"), path.join(this.dir, "transcripts", "operator.jsonl")).catch((e: unknown) => {
         throw openclawFailure("the gateway did not admit the lab's operator", e);
       }),
     );
+    if (snap && this.operator.approvedByCli) info(`the restored gateway state did not know the lab's operator: approved it through the gateway's CLI`);
 
     if (spec.nodes.count > 0) {
-      await step(`pairing ${nodeAliases(spec).join(", ")} (${spec.nodes.devicePairing === "subnet" ? "device pairing auto-approved for the lab subnet" : "device and node pairing approved by the operator"})`, () =>
+      const pair = (restored: boolean, timeoutMs: number) =>
         // Pairing is OpenClaw's to get right (a fail when it does not); a node host that exits meanwhile ends it at once.
-        this.operator
-          .approveNodes(nodeAliases(spec), { timeoutMs: 120_000, host: this.#operatorHost(), watch: new ContainerWatch((a) => this.member(a).id, (a) => `node host ${a}`) })
-          .catch((e: unknown) => {
+        this.operator.approveNodes(nodeAliases(spec), { timeoutMs, host: this.#operatorHost(), watch: new ContainerWatch((a) => this.member(a).id, (a) => `node host ${a}`), restored });
+      const fromScratch = () =>
+        step(`pairing ${nodeAliases(spec).join(", ")} (${spec.nodes.devicePairing === "subnet" ? "device pairing auto-approved for the lab subnet" : "device and node pairing approved by the operator"})`, () =>
+          pair(false, 120_000).catch((e: unknown) => {
             throw openclawFailure("pairing the node hosts", e);
           }),
-      );
+        );
+      if (snap) {
+        const tPair = performance.now();
+        try {
+          await step(`${nodeAliases(spec).join(", ")} connecting as paired devices (state restored from snapshot ${snap.found.key.slice(0, 8)})`, () => pair(true, RESTORED_PAIRING_MS));
+          info(`restored paired state from snapshot ${snap.found.key.slice(0, 8)} (gateway and ${spec.nodes.count} node host(s), taken ${snap.found.meta.takenAt} by run ${snap.found.meta.fromRun}; nodes connected as paired ${((performance.now() - tPair) / 1000).toFixed(1)} s after the operator)`);
+        } catch (err) {
+          // A node that asked for pairing, or never came: the restore did not hold. Pair from
+          // scratch in this same lab (requests still pending are approved, a paused node
+          // restarted), and drop the snapshot so the next lab takes a new one. A node host that
+          // exited on restored state cannot be paired here: the lab could not tell (unknown).
+          if (!(err instanceof NotPairedAfterRestore || err instanceof WaitTimeout)) throw this.#restoreBroke(snap.found, "nodes connecting as paired", err);
+          new SnapshotStore().remove(snap.found.key);
+          const why = `restore from snapshot ${snap.found.key.slice(0, 8)} did not hold (${(err as Error).message.split("\n")[0]})`;
+          info(`${why}: snapshot removed; pairing from scratch`);
+          this.snapshot = { path: "fresh", key: snap.found.key, seconds: this.snapshot?.seconds ?? 0, reason: why };
+          await fromScratch();
+        }
+      } else {
+        await fromScratch();
+      }
     }
     this.#time("ready", tReady);
+    if (this.snapshot && this.#snapshotAsked !== "fresh" && this.snapshot.path === "fresh" && !this.snapshot.reason) await this.#takeSnapshot();
     this.#time("up", t0);
     this.#record();
     info(`lab ${this.id} ready: gateway ${this.gatewayUrl}, ${spec.nodes.count} node host(s), network ${this.network.name} (internal)`);
+  }
+
+  /** Snapshot key and the snapshot to restore, if there is one ("use" mode); sets this.snapshot either way. */
+  #findSnapshot(): { found: Snapshot } | undefined {
+    const { mode, reason } = snapshotMode(this.#snapshotAsked);
+    const identity = loadOrCreateDeviceIdentity(path.join(STATE, "operator", "identity.json"));
+    const key = snapshotKey(this.images.openclaw.id, snapshotShape(this.spec, identity));
+    this.snapshot = { path: "fresh", key, seconds: 0, ...(mode === "fresh" ? { reason } : {}) };
+    if (mode === "fresh") {
+      info(`pairing from scratch (${reason}); no snapshot used`);
+      return undefined;
+    }
+    const t = performance.now();
+    const found = new SnapshotStore().find(key, [this.spec.gateway.alias, ...nodeAliases(this.spec)], info);
+    if (!found) return undefined;
+    this.#restoring = found;
+    this.snapshot = { path: "restored", key, seconds: Math.round(performance.now() - t) / 1000 };
+    this.timings.snapshot = this.snapshot.seconds;
+    return { found };
+  }
+
+  /** After pairing from scratch, keep the paired state of the gateway and every node host for later labs of this version and shape. */
+  async #takeSnapshot(): Promise<void> {
+    const key = this.snapshot!.key;
+    const t = performance.now();
+    const seconds = () => Math.round(performance.now() - t) / 1000;
+    try {
+      const aliases = [this.spec.gateway.alias, ...nodeAliases(this.spec)];
+      const archives = new Map(await step(`snapshot of the paired state (${aliases.join(", ")})`, () => Promise.all(aliases.map(async (a) => [a, await captureState((cmd) => this.exec(a, cmd), docker().getContainer(this.member(a).id))] as const))));
+      const identity = loadOrCreateDeviceIdentity(path.join(STATE, "operator", "identity.json"));
+      const kept = new SnapshotStore().write(
+        { key, openclawVersion: this.spec.openclawVersion, imageId: this.images.openclaw.id, shape: snapshotShape(this.spec, identity), takenAt: new Date().toISOString(), fromRun: this.run.id, fromLab: this.id },
+        archives,
+      );
+      this.snapshot = kept ? { path: "taken", key, seconds: seconds() } : { path: "fresh", key, seconds: seconds(), reason: "another lab wrote this snapshot meanwhile" };
+      const kib = [...archives.values()].reduce((n, a) => n + a.data.length, 0) / 1024;
+      if (kept) info(`took snapshot ${key.slice(0, 8)} of the paired state (${aliases.length} archives, ${kib.toFixed(0)} KiB, ${seconds()} s): later labs of openclaw@${this.spec.openclawVersion} in this shape restore it`);
+    } catch (err) {
+      this.snapshot = { path: "fresh", key, seconds: seconds(), reason: `taking a snapshot failed: ${(err as Error).message}` };
+      info(`could not take a snapshot of the paired state: ${(err as Error).message}`);
+    }
+    this.timings.snapshot = this.snapshot.seconds;
+  }
+
+  /** A restored lab that broke before it was ready: the snapshot goes (the next lab pairs from scratch), and the lab could not tell whether OpenClaw or the restore was at fault. */
+  #restoreBroke(found: Snapshot, what: string, err: unknown): unknown {
+    if (!(err instanceof SystemUnderTestError || err instanceof StopWaiting || err instanceof WaitTimeout)) return err;
+    new SnapshotStore().remove(found.key);
+    return new LabInfraError(`${what} failed on paired state restored from snapshot ${found.key.slice(0, 8)} (removed: the next lab pairs from scratch; FLEETLAB_SNAPSHOT=0 pairs from scratch everywhere): ${(err as Error).message}`, { cause: err });
   }
 
   /** What member recipes need to know about this lab. */
@@ -202,6 +299,7 @@ export class Lab {
       capabilities: this.capabilities,
       network: this.network,
       keepLogs: (alias, id) => this.#saveLogs(alias, id),
+      stateArchive: this.#restoring ? (alias) => this.#restoring?.archive(alias) : undefined,
     };
   }
 
@@ -389,6 +487,7 @@ export class Lab {
       timings: { ...this.timings },
       capabilities: this.capabilities,
       protocol: this.protocol,
+      snapshot: this.snapshot,
     };
     this.run.update((r) => void ((r.labs ??= {})[this.id] = row));
   }

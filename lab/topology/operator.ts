@@ -6,7 +6,7 @@ import { GatewayClient, GatewayError } from "../clients/gateway.ts";
 import { loadOrCreateDeviceIdentity } from "../clients/device-identity.ts";
 import * as op from "../clients/operator.ts";
 import { info, stepStatus } from "../log.ts";
-import { waitFor } from "../wait.ts";
+import { StopWaiting, waitFor } from "../wait.ts";
 
 export interface OperatorHost {
   gatewayUrl: string;
@@ -32,7 +32,21 @@ export interface NodeWatch {
   restarted(name: string): void;
 }
 
+/**
+ * A node host restored as already paired (lab/topology/snapshot.ts) asked for pairing after all:
+ * the restore did not hold. Nothing was approved; the lab pairs from scratch instead.
+ */
+export class NotPairedAfterRestore extends StopWaiting {
+  constructor(message: string) {
+    super(message);
+    this.name = "NotPairedAfterRestore";
+  }
+}
+
 export class LabOperator {
+  /** Whether this operator's first connect needed the gateway's CLI to approve it (false: the gateway already knew its device). */
+  approvedByCli = false;
+
   private constructor(
     readonly client: GatewayClient,
     readonly transcriptFile: string,
@@ -53,12 +67,14 @@ export class LabOperator {
 
   static async connect(host: OperatorHost, identityDir: string, transcriptFile: string): Promise<LabOperator> {
     const client = new GatewayClient({ name: "operator" });
-    await LabOperator.#connect(client, host, identityDir);
-    return new LabOperator(client, transcriptFile, host, identityDir);
+    const approvedByCli = await LabOperator.#connect(client, host, identityDir);
+    const operator = new LabOperator(client, transcriptFile, host, identityDir);
+    operator.approvedByCli = approvedByCli;
+    return operator;
   }
 
-  /** Connect as the lab's operator device; a first connect is approved with the gateway's own CLI. */
-  static async #connect(client: GatewayClient, host: OperatorHost, identityDir: string, timeoutMs = 30_000): Promise<void> {
+  /** Connect as the lab's operator device; a first connect is approved with the gateway's own CLI (then returns true). */
+  static async #connect(client: GatewayClient, host: OperatorHost, identityDir: string, timeoutMs = 30_000): Promise<boolean> {
     const identity = loadOrCreateDeviceIdentity(path.join(identityDir, "identity.json"));
     const opts = {
       token: host.token,
@@ -71,6 +87,7 @@ export class LabOperator {
     try {
       stepStatus("connecting");
       await client.connect(host.gatewayUrl, opts);
+      return false;
     } catch (err) {
       if (!(err instanceof GatewayError) || !err.isPairingRequired || !err.requestId) throw err;
       stepStatus(`pairing required: 'openclaw devices approve ${err.requestId}' in the gateway`);
@@ -78,6 +95,7 @@ export class LabOperator {
       if (r.exitCode !== 0) throw new Error(`'openclaw devices approve ${err.requestId}' in the gateway failed (exit ${r.exitCode}): ${r.stderr || r.stdout}`);
       stepStatus("approved, connecting again");
       await client.connect(host.gatewayUrl, opts);
+      return true;
     }
   }
 
@@ -95,8 +113,11 @@ export class LabOperator {
    * approved, paired, connected and a session host with worker slots in node.list. Where each
    * node is goes to the progress line of the step this runs in. With `watch`, a node host that
    * exits or restarts on its own ends the wait at once, with its exit code and last log lines.
+   * With `restored` (state from a snapshot, lab/topology/snapshot.ts) the nodes must come as the
+   * paired devices they are: a pairing request from one of them approves nothing and throws
+   * NotPairedAfterRestore at once, so the lab can pair from scratch instead.
    */
-  async approveNodes(names: string[], opts: { timeoutMs: number; pausedAfterMs?: number; host?: OperatorHost; watch?: NodeWatch }): Promise<void> {
+  async approveNodes(names: string[], opts: { timeoutMs: number; pausedAfterMs?: number; host?: OperatorHost; watch?: NodeWatch; restored?: boolean }): Promise<void> {
     const wanted = new Set(names);
     const deviceApprovedAt = new Map<string, number>();
     const restarted = new Set<string>();
@@ -113,6 +134,11 @@ export class LabOperator {
         // A node host that exited or restarted (not by the lab) will not pair: end the wait now, quoting it.
         await opts.watch?.check(names);
         const devices = await op.listDevicePairing(this.client);
+        if (opts.restored) {
+          const pairing = await op.listNodePairing(this.client);
+          const asking = [...devices.pending.map((p) => ["device", p.displayName]), ...pairing.pending.map((p) => ["node", p.displayName])].filter(([, n]) => n && wanted.has(n));
+          if (asking.length) throw new NotPairedAfterRestore(`restored as paired, yet asked for pairing: ${asking.map(([kind, n]) => `${n} (${kind} pairing)`).join(", ")}`);
+        }
         for (const p of devices.pending) {
           if (p.displayName && wanted.has(p.displayName)) {
             await op.approveDevice(this.client, p.requestId);

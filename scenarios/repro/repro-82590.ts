@@ -92,6 +92,7 @@ export default defineScenario({
   name: "repro-82590",
   proves: "a node host paused on PAIRING_REQUIRED connects again by itself once its device pairing is approved (openclaw/openclaw#82590)",
   topology: "own",
+  pairing: "fresh",
   spec: { nodes: { count: 1, devicePairing: "operator" }, mcp: { servers: [] }, git: { enabled: false } },
   needs: [{ method: "device.pair.remove" }, { method: "device.pair.approve" }, { method: "device.pair.list" }],
   findings,
