@@ -102,6 +102,7 @@ export function createControl({ proxy, recorder, rules, info }: { proxy: Proxy; 
         rules.fired(rule, { seq: recorder.seq + 1, t, conn: null });
         recorder.record("rule", { t, event: "fired", id: rule.id, action: rule.action.type, conn: null, trigger: "added" });
         proxy.freeze(rule.id);
+        rules.acted(rule, nowMs());
       }
       return { ok: true, rule };
     },

@@ -317,13 +317,16 @@ class Conn {
         const decision = this.fault ? null : this.#decideHttp(ex, ev.raw);
         if (decision?.action.type === "close") {
           this.#closeFault(decision.rule, decision.action);
+          this.#acted(decision);
           return;
         }
         if (decision?.action.type === "respond") {
           this.#respondFault(decision.rule, decision.action.status, ex);
+          this.#acted(decision);
           return;
         }
         this.#forward(dir, ev.raw, decision?.action.type === "delay" ? performance.now() + decision.action.ms : 0);
+        if (decision) this.#acted(decision);
       } else if (ev.type === "body") {
         const ex = this.exchanges.at(-1);
         if (ex) ex.reqBytes += ev.n;
@@ -530,6 +533,12 @@ class Conn {
     if (this.fault) return;
     const raw = frames.length === 1 ? last.raw : Buffer.concat(frames.map((f) => f.raw));
     if (!decision) return this.#forward(dir, raw);
+    this.#act(decision, dir, raw, triggerSeq, t);
+    this.#acted(decision);
+  }
+
+  /** Carries out a frame's decision (the trigger frame is `raw`). */
+  #act(decision: Decision, dir: Dir, raw: Buffer, triggerSeq: number, t: number): void {
     switch (decision.action.type) {
       case "delay":
         return this.#forward(dir, raw, performance.now() + decision.action.ms);
@@ -552,6 +561,11 @@ class Conn {
         this.#applyHeld(decision);
         return this.#forward(dir, raw);
     }
+  }
+
+  /** The action of `d` is carried out: its firing gets the time (trigger -> acted is the tap's own latency). */
+  #acted(d: Decision): void {
+    this.proxy.rules.acted(d.rule, nowMs());
   }
 
   #applyHeld(d: Decision): void {

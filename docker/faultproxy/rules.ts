@@ -106,11 +106,14 @@ export type RuleAction =
   | { type: "freeze" };
 export type ActionType = RuleAction["type"];
 
-/** A firing: seq of the trigger frame (or rule event for HTTP/immediate rules), its time, its connection. */
+/** A firing: seq of the trigger frame (or rule event for HTTP/immediate rules), its time, its
+ * connection, and when the tap had carried out the action (acted; same clock as t: the frame
+ * held, dropped, the sockets closed, the response written, the notify POST sent). */
 export interface Firing {
   seq: number;
   t: number;
   conn: string | null;
+  acted?: number;
 }
 
 /** A rule as the tap lists it. */
@@ -292,6 +295,11 @@ export class RuleBook {
     rule.firstFired ??= f;
     rule.lastFired = f;
     if (rule.once) rule.active = false;
+  }
+
+  /** The tap carried out the action of `rule`'s latest firing at time t (kept once per firing). */
+  acted(rule: TapRule, t: number): void {
+    if (rule.lastFired) rule.lastFired.acted ??= t;
   }
 
   /** A freeze with an empty match acts when added; returns true when `rule` is one. */

@@ -2,7 +2,9 @@
 // (lab/faults/registry.ts: each kind's bench recipes), median and worst over a few trials, on
 // the cheap test bed (base-image echo containers) and a loopback wire tap. Beside them, the same
 // run's engine round trips (one exec, one inspect) as the baseline: these machines are shared
-// and noisy, so compare ratios across runs.
+// and noisy, so compare ratios across runs. Then the wire kinds and killInside, trigger frame
+// at the tap -> action (lab/bench/wire-timing.ts; BENCH_WIRE=0 skips it). Partition has a
+// target (issue 11: in effect within 200 ms); the rest are reported.
 //   benchFaults() -> rows   (lab/bench/main.ts calls it)
 //   node --import tsx lab/bench/faults.ts   prints the table
 import fs from "node:fs";
@@ -22,6 +24,7 @@ import type { BenchBed, Family } from "../faults/kind.ts";
 import { allFaults } from "../faults/registry.ts";
 import { listeningRecord, startServerProcess } from "../testing/server-process.ts";
 import { Testbed } from "../testing/testbed.ts";
+import { benchWireTiming, wireTimingRows, type WireTiming } from "./wire-timing.ts";
 
 export interface Stat {
   median: number;
@@ -51,7 +54,12 @@ export interface FaultBench {
   skipped: { kind: string; reason: string }[];
   /** Same-run baselines: one engine exec round trip and one inspect, medians. */
   baseline: { execMs: number; inspectMs: number };
+  /** Wire kinds and killInside: trigger frame at the tap -> action (lab/bench/wire-timing.ts). */
+  wire?: WireTiming;
 }
+
+/** Issue 11's targets for inject -> in effect, by kind (the rest are reported). */
+export const EFFECT_TARGET_MS: Record<string, number> = { partition: 200 };
 
 const stat = (xs: number[]): Stat => {
   const s = [...xs].sort((a, b) => a - b);
@@ -128,7 +136,8 @@ export async function benchFaults(opts: { trials?: number } = {}): Promise<Fault
       }
       for (const r of kind.bench) rows.push(await trials(kind, r.label, n, () => r.make(benchBed), r.observedBy));
     }
-    return { rows, skipped, baseline: { execMs: median(exec), inspectMs: median(inspect) } };
+    const wire = process.env.BENCH_WIRE === "0" ? undefined : await benchWireTiming({ trials: n, bed });
+    return { rows, skipped, baseline: { execMs: median(exec), inspectMs: median(inspect) }, wire };
   } finally {
     // Heal what a failed trial left while the tap still runs, then remove the bed.
     await bed.teardown.drain();
@@ -140,10 +149,14 @@ export async function benchFaults(opts: { trials?: number } = {}): Promise<Fault
 /** Rows as lab/bench/main.ts prints them: [figure, value, baseline (same run), ratio, target]. */
 export function benchRows(b: FaultBench): string[][] {
   const ms = (x: number) => `${x.toFixed(0)} ms`;
-  return b.rows.flatMap((r) => [
-    [`fault ${r.fault}: inject -> in effect`, `${ms(r.injectToEffectMs.median)} (worst ${ms(r.injectToEffectMs.worst)})`, `${ms(b.baseline.execMs)} exec`, `${(r.injectToEffectMs.median / b.baseline.execMs).toFixed(1)}x`, "reported"],
-    [`fault ${r.fault}: heal -> healed`, `${ms(r.healToHealedMs.median)} (worst ${ms(r.healToHealedMs.worst)})`, `${ms(b.baseline.execMs)} exec`, `${(r.healToHealedMs.median / b.baseline.execMs).toFixed(1)}x`, "reported"],
-  ]);
+  const target = (r: FaultBenchRow) => EFFECT_TARGET_MS[r.kind];
+  return [
+    ...b.rows.flatMap((r) => [
+      [`fault ${r.fault}: inject -> in effect`, `${ms(r.injectToEffectMs.median)} (worst ${ms(r.injectToEffectMs.worst)})`, `${ms(b.baseline.execMs)} exec`, `${(r.injectToEffectMs.median / b.baseline.execMs).toFixed(1)}x`, target(r) ? `<= ${target(r)} ms` : "reported"],
+      [`fault ${r.fault}: heal -> healed`, `${ms(r.healToHealedMs.median)} (worst ${ms(r.healToHealedMs.worst)})`, `${ms(b.baseline.execMs)} exec`, `${(r.healToHealedMs.median / b.baseline.execMs).toFixed(1)}x`, "reported"],
+    ]),
+    ...(b.wire ? wireTimingRows(b.wire) : []),
+  ];
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -156,6 +169,10 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       process.stdout.write(`\nfault timings, ${b.rows[0]?.trials} trials each; baseline: engine exec ${b.baseline.execMs} ms, inspect ${b.baseline.inspectMs} ms (medians)\n\n`);
       process.stdout.write([fmt(head), fmt(w.map((n) => "-".repeat(n))), ...lines.map(fmt)].join("\n") + "\n");
       for (const s of b.skipped) process.stdout.write(`skipped ${s.kind}: ${s.reason}\n`);
+      if (b.wire) {
+        process.stdout.write(`\nwire faults, trigger frame -> action (target <= 20 ms); baseline: a plain frame through the tap ${b.wire.passMs.median} ms\n`);
+        for (const r of wireTimingRows(b.wire)) process.stdout.write(`  ${r.join("  ")}\n`);
+      }
       process.exit(0);
     },
     (err) => {

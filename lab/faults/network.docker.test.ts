@@ -54,8 +54,20 @@ describe("partition", () => {
     const prep = await f.prepare();
     expect(await helpers()).toHaveLength(1);
     const inj = await f.inject();
-    // In effect means: rules listed and a probe from inside a got no answer from b.
-    expect(inj.detail.probe).toEqual({ [bed.member("b").ip]: "timeout" });
+    const b = bed.member("b").ip;
+    // In effect means: rules listed, a probe from inside a got no answer from b within the probe
+    // timeout, and this fault's DROP rules counted that probe's packets.
+    expect(inj.detail.probe).toEqual({ [b]: "timeout" });
+    expect((inj.detail.dropped as Record<string, number>)[b]).toBeGreaterThan(0);
+    // The timeout came from the baseline taken at prepare (b answered within a tenth of it then),
+    // and the probe waited all of it.
+    const timeoutMs = inj.detail.probeTimeoutMs as number;
+    expect(timeoutMs).toBeGreaterThanOrEqual(50);
+    expect(timeoutMs).toBeLessThanOrEqual(250);
+    expect((inj.detail.probeMs as Record<string, number>)[b]).toBeGreaterThanOrEqual(timeoutMs);
+    const baseline = f.timeline.of(f.id).find((s) => s.step === "prepare")!.detail!.baseline as Record<string, string>;
+    expect(baseline[b]).toMatch(/^refused /);
+    expect(Number(baseline[b]!.split(" ")[1])).toBeLessThanOrEqual(timeoutMs / 10);
     expect(await bed.echo("a", "b", { timeoutMs: 500 })).toMatchObject({ ok: false, why: "timeout" });
     expect(await bed.echo("b", "a", { timeoutMs: 500 })).toMatchObject({ ok: false, why: "timeout" });
     // Others are not affected.
@@ -93,10 +105,24 @@ describe("partition", () => {
     const f = faults.partition(bed, "a", ["b", "c"]);
     const inj = await f.inject();
     expect(Object.values(inj.detail.probe as object)).toEqual(["timeout", "timeout"]);
+    expect(Object.values(inj.detail.dropped as object).every((n) => n > 0)).toBe(true);
     expect((await bed.echo("a", "c", { timeoutMs: 400 })).ok).toBe(false);
     expect((await bed.echo("b", "c")).ok).toBe(true);
     await f.heal();
     expect((await bed.echo("a", "c")).ok).toBe(true);
+  });
+
+  it("one way (in): the probe's answers are what is dropped (counted on the INPUT rule); b still hears a", async () => {
+    const f = faults.partition(bed, "a", "b", { direction: "in" });
+    const inj = await f.inject();
+    const b = bed.member("b").ip;
+    expect(inj.detail.probe).toEqual({ [b]: "timeout" });
+    expect((inj.detail.dropped as Record<string, number>)[b]).toBeGreaterThan(0);
+    expect(await bed.udp("a", "b", "oneway-in-ab")).toBe("sent");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await bed.udpReceived("b")).toContain("oneway-in-ab");
+    const h = await f.heal();
+    expect(h.detail.probe).toEqual({ [b]: "refused" });
   });
 
   it("a target restarted while partitioned comes back unpartitioned: heal records the fault as vanished", async () => {
