@@ -6,7 +6,9 @@ import { chatHistory, messageText, sendChat, waitRun } from "../lab/clients/sess
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { writeJson } from "../lab/evidence/write.ts";
+import { EventLog } from "../lab/kits/events.ts";
 import { nodeByAlias, summarizeNode, waitConnected, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { historyDiff, historyLines, thenBeforeInject } from "../lab/kits/parity-wire.ts";
 import { withFaults } from "../lab/kits/timeline.ts";
 import { createWorkerSession, dispatchTo, expectedReply, placementOf, uniqueName, workerTurn } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
@@ -25,6 +27,12 @@ import { pollUntil } from "../lab/wait.ts";
 // openclaw@2026.9.6 falls short of several of these; each shortfall is a registered finding
 // (its findings, below). To get on with recovery the scenario then does what a user would:
 // chat.abort of the stuck run.
+// Two more of qa-lab's checks (its cloud-worker-midturn-loss proof): a `chat` event with
+// state "error" reaches the operator for the run (EventLog of the operator's events; judged at
+// the end, telling what came before the user's abort from what came after), and the history
+// committed once the turn has ended (or was aborted) equals the snapshot taken just before the
+// kill (chat.history when the model request is held, before the fault is injected; compared
+// message by message by role, text and tool calls).
 export const LOSS_BOUND_MS = 45_000;
 const LOSS_BOUND_S = LOSS_BOUND_MS / 1000;
 /**
@@ -107,6 +115,26 @@ const findings: FindingRecord[] = [
     kind: "shortfall",
     evidence: "fixtures/findings/F-midturn-loss-partial-in-history.json",
   },
+  // qa-lab's two checks (run 20261130-144511-4b14; known finding in 20261130-152414-5882): no
+  // chat event of the lost run before the user's chat.abort (then "aborted", never "error");
+  // and what chat.abort commits is the snapshot before the kill (user message, two tool calls
+  // and their results) plus the held partial stream as an assistant message.
+  {
+    id: "F-midturn-loss-history-not-snapshot",
+    expectation: "once the lost turn has ended (or was aborted), the committed history equals the history just before the node's loss (by role, text and tool calls)",
+    signature: { before: 5, removed: [], added: ["assistant: <the held partial stream>"] },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: "fixtures/findings/F-midturn-loss-history-not-snapshot.json",
+  },
+  {
+    id: "F-midturn-loss-no-chat-error",
+    expectation: 'a chat event with state "error" reaches the operator for the lost run, without the user aborting it',
+    signature: { beforeAbort: [], afterAbort: ["aborted"] },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: "fixtures/findings/F-midturn-loss-no-chat-error.json",
+  },
 ];
 
 export default defineScenario({
@@ -126,6 +154,7 @@ export default defineScenario({
     const partialMarker = `PARTIAL-${token}`;
     const evidence: Record<string, unknown> = { node: alias, token, boundMs: LOSS_BOUND_MS };
     const events: { t: number; event: string; payload: unknown }[] = [];
+    const eventLog = new EventLog(client);
     // When the held partial text first reached the operator as a chat delta: whether the
     // gateway had it before the kill (it is what chat.abort later commits, or not).
     let partialDeltaAt: number | undefined;
@@ -157,7 +186,12 @@ export default defineScenario({
         ]);
         const message = `${token} run both checkpoints, then summarize`;
         const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
-        const armed = await faults.injectWhen(faults.when.modelHeld(lab.model, (h) => h.userText.includes(token)), kill, { timeoutMs: 90_000 });
+        // What the user's history holds just before the kill (taken once the model request is held).
+        let historyBeforeKill: Awaited<ReturnType<typeof chatHistory>> | undefined;
+        const heldThenSnapshot = thenBeforeInject(faults.when.modelHeld(lab.model, (h) => h.userText.includes(token)), async () => {
+          historyBeforeKill = await chatHistory(client, s.key);
+        });
+        const armed = await faults.injectWhen(heldThenSnapshot, kill, { timeoutMs: 90_000 });
         const sent = await sendChat(client, s.key, message);
         const trig = await armed.injected;
         const killedAt = Date.now();
@@ -232,9 +266,11 @@ export default defineScenario({
 
         // ---- recovery: re-dispatch, then a recovery turn
         let aborted: unknown = null;
+        let abortedAt: number | undefined;
         if (runAfterReturn.status === "timeout") {
           // Still running: do what a user would, abort the stuck run.
           const tAbort = Date.now();
+          abortedAt = tAbort;
           aborted = await client.request("chat.abort", { sessionKey: s.key, runId: sent.runId });
           const afterAbort = await waitRun(client, sent.runId, 10_000);
           const heldAfterAbort = (await lab.model.requests()).find((r) => r.id === held.id);
@@ -242,6 +278,17 @@ export default defineScenario({
           aborted = { result: aborted, run: afterAbort, modelRequest: heldAfterAbort?.status, ms: Date.now() - tAbort, partialTextInHistory: count(historyAfterAbort, partialMarker) };
           log(`chat.abort of the stuck run: ${JSON.stringify(aborted)}`);
         }
+        // The turn has ended (or was aborted): what history committed, against the snapshot.
+        assert.ok(historyBeforeKill, "no history snapshot was taken before the kill");
+        const endedDiff = historyDiff(historyLines(historyBeforeKill), historyLines(await chatHistory(client, s.key)));
+        const asSeen = (line: string) => (line === `assistant: ${held.streamedText}` ? "assistant: <the held partial stream>" : line.replaceAll(token, "<token>"));
+        log(`history after the turn ended vs before the kill: ${JSON.stringify(endedDiff)}`);
+        check({
+          id: "F-midturn-loss-history-not-snapshot",
+          expectation: "once the lost turn has ended (or was aborted), the committed history equals the history just before the node's loss (by role, text and tool calls)",
+          holds: endedDiff.equal,
+          observed: { before: historyBeforeKill.length, removed: endedDiff.removed.map(asSeen), added: endedDiff.added.map(asSeen) },
+        });
         const redispatch = await dispatchTo(lab, s.key, alias).then(
           (r) => ({ state: r.placement.state }),
           (err: unknown) => (err instanceof GatewayError ? { code: err.code, message: err.gatewayMessage } : Promise.reject(err)),
@@ -283,6 +330,18 @@ export default defineScenario({
             partialMessages: partialMsgs.map((m) => ({ role: m.role, stopReason: (m as { stopReason?: unknown }).stopReason ?? null, textIsTheHeldStream: messageText(m.content) === held.streamedText })),
           },
         });
+        // Every chat event of the lost run, until the end of the scenario.
+        const chatStates = (from: number, to: number) =>
+          eventLog.events.filter((e) => e.event === "chat" && (e.payload as { runId?: string }).runId === sent.runId && e.t >= from && e.t < to).map((e) => (e.payload as { state?: string }).state ?? null);
+        const beforeAbort = chatStates(0, abortedAt ?? Infinity);
+        const afterAbort = abortedAt === undefined ? null : chatStates(abortedAt, Infinity);
+        log(`chat events of the lost run: before the abort ${JSON.stringify(beforeAbort)}, after it ${JSON.stringify(afterAbort)}`);
+        check({
+          id: "F-midturn-loss-no-chat-error",
+          expectation: 'a chat event with state "error" reaches the operator for the lost run, without the user aborting it',
+          holds: beforeAbort.includes("error"),
+          observed: { beforeAbort, afterAbort },
+        });
         const slotsAtEnd = (await nodeByAlias(lab, alias)).workerSlots;
         const nodeLog = await lab.exec(alias, ["sh", "-c", "grep -rho 'lost its cleanup anchor[^\"]*' /tmp/openclaw* /home/lab/.openclaw/logs 2>/dev/null | sort | uniq -c; true"]);
         log(`slots at the end: ${JSON.stringify(slotsAtEnd)} (total ${total}); node log: ${nodeLog.stdout.trim() || "(no 'cleanup anchor' line)"}`);
@@ -304,10 +363,14 @@ export default defineScenario({
           slotsAtEnd,
           nodeLog: nodeLog.stdout,
           events,
+          historyBeforeKill: historyBeforeKill ?? null,
+          historyAfterEnd: endedDiff,
+          chatEventsOfRun: { beforeAbort, afterAbort },
         });
       });
     } finally {
       off();
+      eventLog.stop();
       await lab.model.release().catch(() => {});
       writeJson(file("evidence.json"), evidence);
     }
