@@ -9,22 +9,18 @@
 //   node --import tsx lab/bench/faults.ts   prints the table
 import fs from "node:fs";
 import http from "node:http";
-import { once } from "node:events";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { TapControl } from "../clients/tap.ts";
 import { docker } from "../docker.ts";
 import { Run } from "../evidence/run.ts";
-import { DOCKER_DIR } from "../paths.ts";
 import type { Fault } from "../faults/fault.ts";
 import { execIn } from "../faults/helper.ts";
 import type { BenchBed, Family } from "../faults/kind.ts";
 import { allFaults } from "../faults/registry.ts";
-import { listeningRecord, startServerProcess } from "../testing/server-process.ts";
 import { Testbed } from "../testing/testbed.ts";
-import { benchWireTiming, wireTimingRows, type WireTiming } from "./wire-timing.ts";
+import { benchWireTiming, startTapBefore, wireTimingRows, type WireTiming } from "./wire-timing.ts";
 
 export interface Stat {
   median: number;
@@ -89,14 +85,7 @@ async function trials(kind: { name: string; family: Family }, label: string, n: 
 /** A loopback tap (the faultproxy program) in front of an idle upstream: rule round trips only. */
 async function loopbackTap(): Promise<{ tap: TapControl; close(): Promise<void> }> {
   const upstream = http.createServer((_q, r) => r.writeHead(404).end());
-  upstream.listen(0, "127.0.0.1");
-  await once(upstream, "listening");
-  const server = await startServerProcess(
-    "tap",
-    path.join(DOCKER_DIR, "faultproxy", "server.ts"),
-    { TAP_UPSTREAM: `127.0.0.1:${(upstream.address() as AddressInfo).port}`, TAP_HOST: "127.0.0.1", TAP_LISTEN_PORT: "0", TAP_CONTROL_PORT: "0", TAP_STDOUT: "none" },
-    listeningRecord<{ control: number }>,
-  );
+  const server = await startTapBefore(upstream);
   return {
     tap: new TapControl(`http://127.0.0.1:${server.ready.control}`),
     async close() {

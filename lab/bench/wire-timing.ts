@@ -50,6 +50,18 @@ export const stat = (xs: number[]): Stat => {
 const TRIGGER = "bench.trigger";
 const frame = (method: string) => JSON.stringify({ type: "req", id: `${method}-${Math.random().toString(16).slice(2, 8)}`, method, params: {} });
 
+/** The tap program (docker/faultproxy/server.ts) on loopback in front of `upstream`, which it starts listening on a free port. */
+export async function startTapBefore(upstream: http.Server): Promise<ServerProcess<{ listen: number; control: number }>> {
+  upstream.listen(0, "127.0.0.1");
+  await once(upstream, "listening");
+  return startServerProcess(
+    "tap",
+    path.join(DOCKER_DIR, "faultproxy", "server.ts"),
+    { TAP_UPSTREAM: `127.0.0.1:${(upstream.address() as AddressInfo).port}`, TAP_HOST: "127.0.0.1", TAP_LISTEN_PORT: "0", TAP_CONTROL_PORT: "0", TAP_STDOUT: "none" },
+    listeningRecord<{ listen: number; control: number }>,
+  );
+}
+
 class LoopbackWire {
   private constructor(
     readonly upstream: http.Server,
@@ -63,14 +75,7 @@ class LoopbackWire {
     const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
     const upstream = http.createServer((_q, r) => r.writeHead(404).end());
     upstream.on("upgrade", (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => waiters.shift()?.(ws)));
-    upstream.listen(0, "127.0.0.1");
-    await once(upstream, "listening");
-    const server = await startServerProcess(
-      "tap",
-      path.join(DOCKER_DIR, "faultproxy", "server.ts"),
-      { TAP_UPSTREAM: `127.0.0.1:${(upstream.address() as AddressInfo).port}`, TAP_HOST: "127.0.0.1", TAP_LISTEN_PORT: "0", TAP_CONTROL_PORT: "0", TAP_STDOUT: "none" },
-      listeningRecord<{ listen: number; control: number }>,
-    );
+    const server = await startTapBefore(upstream);
     return new LoopbackWire(upstream, server, new TapControl(`http://127.0.0.1:${server.ready.control}`), waiters);
   }
 
