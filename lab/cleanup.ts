@@ -21,8 +21,41 @@ export function runLabels(runId: string, kind: string): Record<string, string> {
 type Cleanup = { name: string; fn: () => Promise<void> };
 const cleanups: Cleanup[] = [];
 let handlersInstalled = false;
-/** Set by the first signal: its exit code and the clean-up it started. */
-let interruption: { signal: NodeJS.Signals; code: number; done: Promise<void> } | undefined;
+/** Set by the first signal (or a fatal error of the lab's own): its exit code and the clean-up it started. */
+let interruption: { signal: string; code: number; done: Promise<void> } | undefined;
+/** Said once the clean-up of an early end is done (the CLI: the verdict table so far). */
+let lastWords: (() => void) | undefined;
+
+/** What to print when the process ends early, after its clean-up (the verdict table so far). */
+export function onEarlyEnd(fn: () => void): void {
+  lastWords = fn;
+}
+
+/**
+ * End the process early because the lab itself failed (an error no scenario owns escaped):
+ * heal faults and remove labs as a signal does, print the last words, exit with `code`
+ * (3: the lab could not tell). A second call while this runs changes nothing.
+ */
+export function endEarly(why: string, code = 3): void {
+  if (interruption) return;
+  installHandlers();
+  const t0 = performance.now();
+  process.stderr.write(`\nfleetlab: ${why}\nfleetlab: healing faults and removing this run's containers, then exiting ${code} ...\n`);
+  const done = runCleanups().then(() => {
+    process.stderr.write(`fleetlab: clean-up done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    sayLastWords();
+  });
+  interruption = { signal: "the lab's own error", code, done };
+  exitWhenClean(code);
+}
+
+function sayLastWords(): void {
+  try {
+    lastWords?.();
+  } catch (err) {
+    process.stderr.write(`fleetlab: the verdicts so far could not be printed: ${(err as Error).message}\n`);
+  }
+}
 
 /** Register work to do when the process ends early (signal); returns an unregister function. */
 export function onInterrupt(name: string, fn: () => Promise<void>): () => void {
@@ -79,6 +112,7 @@ function installHandlers(): void {
       if (cleanups.length) process.stderr.write(`\nfleetlab: ${sig}: healing faults and removing this run's containers ...\n`);
       const done = runCleanups().then(() => {
         process.stderr.write(`fleetlab: ${sig}: clean-up done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+        sayLastWords();
       });
       interruption = { signal: sig, code, done };
       exitWhenClean(code);

@@ -2,7 +2,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { exitWhenClean, interrupted, leftovers, prune, pruneDeadRuns } from "./cleanup.ts";
+import { endEarly, exitWhenClean, interrupted, leftovers, onEarlyEnd, prune, pruneDeadRuns } from "./cleanup.ts";
+import { installEscapeTrap, onUnownedEscape } from "./escapes.ts";
 import { requireEngine } from "./docker.ts";
 import { Run, newRunId, readRunRecord } from "./evidence/run.ts";
 import { NOT_RUN, findRun, reportRows, runProblems, verdictTable } from "./evidence/report.ts";
@@ -11,7 +12,7 @@ import { writeReportHtml } from "./evidence/report-html.ts";
 import { ensureImages, npmVersions } from "./images.ts";
 import { findingsTable } from "./findings/findings.ts";
 import { LabError, info } from "./log.ts";
-import { lanesFromEnv, mergeSpec, resolveScenarios, runLanes } from "./runner.ts";
+import { lanesFromEnv, mergeSpec, resolveScenarios, runLanes, type ScenarioResult } from "./runner.ts";
 import { reproExitCode, reproLoop, reproduced, tallyLine } from "./repro.ts";
 import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { RUNS } from "./paths.ts";
@@ -103,7 +104,10 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
         process.stdout.write(`shard ${shard.index}/${shard.total}: ${chosen.length ? chosen.map((s) => s.name).join(" ") : "no scenarios"} (estimated ${split.plan.seconds[shard.index - 1]} s; shards ${split.plan.seconds.join(" / ")} s)\n`);
       }
       process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  ${topologyLine(spec, chosen)}\n`);
-      const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes: lanesFromEnv() });
+      // An early end (a signal, an error of the lab's own) still prints what was decided.
+      const sofar: ScenarioResult[] = [];
+      onEarlyEnd(() => process.stdout.write(`\nverdicts so far (the run ended early; not run: ${chosen.filter((s) => !sofar.some((r) => r.name === s.name)).map((s) => s.name).join(", ") || "-"}):\n${verdictTable(sofar)}\nevidence: ${path.relative(process.cwd(), run.dir) || run.dir}\n`));
+      const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes: lanesFromEnv(), onResult: (r) => sofar.push(r) });
       process.stdout.write(`\n${verdictTable(results)}\n`);
       const checks = results.flatMap((r) => r.checks);
       const labWide = (c: (typeof checks)[number]) => c.scope === "lab" && c.outcome === "known-finding";
@@ -322,6 +326,10 @@ function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?
 
 /** Run the CLI as a process: its exit code, and a clear message for bad input. */
 export function runCli(argv: string[], load: () => Promise<Scenario[]>): void {
+  // An error that escapes a scenario is charged to it (lab/runner.ts); one that no scenario owns
+  // is a bug of the lab itself: labs removed, faults healed, the table so far, exit 3 (never 1).
+  installEscapeTrap();
+  onUnownedEscape((e) => endEarly(`an error escaped the lab itself (${e.kind}), a bug of fleetlab's: ${(e.error as Error)?.stack ?? e.error}`, 3));
   load()
     .then((scenarios) => main(argv, scenarios))
     .then(

@@ -415,6 +415,59 @@ describe("n/a: the version lacks what a scenario needs", () => {
   });
 });
 
+describe("an error that escapes a scenario is its verdict, and the run goes on", () => {
+  it("a rejected promise left behind: fail with its message; thrown from a timer: fail; the next scenario still runs", async () => {
+    const { pool, run, events } = fakePool();
+    const list = [
+      scenario("a-floating", async ({ signal }) => {
+        // Started, never awaited (repro-155359's mistake): it rejects while the body waits on.
+        void sleep(10).then(() => Promise.reject(new Error("gateway agent.wait failed: TIMEOUT")));
+        await sleep(2_000, signal); // the escape aborts the signal: the body ends at once
+        events.push("a-floating went on"); // cancelled at the escape: never reached
+      }),
+      scenario("b-timer", async ({ signal }) => {
+        setTimeout(() => {
+          throw new Error("thrown from a timer");
+        }, 10);
+        await sleep(2_000, signal).catch(() => {});
+      }),
+      scenario("c-after", async ({ check }) => void check({ id: "E-ok", expectation: "e", holds: true })),
+    ];
+    const results = await runScenarios(list, pool.spec, run, pool);
+    expect(results.map((r) => [r.name, r.verdict])).toEqual([
+      ["a-floating", "fail"],
+      ["b-timer", "fail"],
+      ["c-after", "pass"],
+    ]);
+    expect(results[0]!.detail).toContain("an error escaped the scenario while it ran (unhandled rejection, nobody awaited it): gateway agent.wait failed: TIMEOUT");
+    expect(results[1]!.detail).toContain("(uncaught exception, nobody awaited it): thrown from a timer");
+    expect(results[0]!.seconds).toBeLessThan(1.5); // ended at the escape, not at its 2 s sleep
+    expect(events).not.toContain("a-floating went on");
+    // Each lab went down, and the stack is in the scenario's log.
+    expect(events.filter((e) => e.startsWith("down"))).toHaveLength(3);
+    expect(fs.readFileSync(path.join(run.dir, "scenarios", "a-floating", "scenario.log"), "utf8")).toMatch(/escaped the scenario while it ran \(unhandled rejection\): Error: gateway agent.wait failed: TIMEOUT\n\s+at /);
+    expect(readRunRecord(path.join(run.dir, "run.json")).scenarios.map((r) => r.verdict)).toEqual(["fail", "fail", "pass"]);
+  });
+
+  it("the lab's own error (LabInfraError) escaping is unknown; one escaping after the body returned is added to the verdict", async () => {
+    const { pool, run } = fakePool({
+      evidenceChecks: [{ name: "slow", run: async () => (await sleep(50), []) }],
+    });
+    const list = [
+      scenario("infra", async () => {
+        void sleep(5).then(() => Promise.reject(new LabInfraError("the tap did not answer")));
+        await sleep(1_000);
+      }),
+      scenario("after-body", async () => {
+        void sleep(10).then(() => Promise.reject(new Error("late but before the verdict")));
+      }),
+    ];
+    const results = await runScenarios(list, pool.spec, run, pool);
+    expect(Object.fromEntries(results.map((r) => [r.name, r.verdict]))).toEqual({ infra: "unknown", "after-body": "fail" });
+    expect(results.find((r) => r.name === "after-body")!.detail).toContain("escaped the scenario after its body ended");
+  });
+});
+
 describe("runBody", () => {
   it("a body that returns or throws in time is reported as such", async () => {
     expect(await runBody(async () => {}, 1_000, 10, "m")).toEqual({ kind: "returned" });

@@ -12,7 +12,7 @@ import { writeJson } from "./evidence/write.ts";
 import { junitXml } from "./evidence/junit.ts";
 import { writeReportHtml, type ReportWritten } from "./evidence/report-html.ts";
 import path from "node:path";
-import { pruneDeadRuns } from "./cleanup.ts";
+import { interrupted as interruptedRun, pruneDeadRuns } from "./cleanup.ts";
 import { requireEngine } from "./docker.ts";
 import type { Run } from "./evidence/run.ts";
 import { LabError, info, step } from "./log.ts";
@@ -30,6 +30,7 @@ import { labConfigs } from "./topology/lab.ts";
 import { ensureImages } from "./images.ts";
 import { loadCosts, planShards, type Costs } from "./shard.ts";
 import { StallWatch, stallNote } from "./stalls.ts";
+import { describe as describeEscape, withEscapes, type Escape } from "./escapes.ts";
 
 export interface ScenarioResult {
   name: string;
@@ -130,10 +131,11 @@ export class LabPool {
   }
 }
 
-/** How a scenario's body ended: it returned, it threw, or it ran out of time (and then whether it settled once cancelled). */
+/** How a scenario's body ended: it returned, it threw, an error escaped it (lab/escapes.ts), or it ran out of time (and then whether it settled once cancelled). */
 export type BodyEnd =
   | { kind: "returned" }
   | { kind: "threw"; error: unknown }
+  | { kind: "escaped"; escape: Escape; settled: boolean }
   | { kind: "timed-out"; error: DeadlineExceeded; settled: boolean };
 
 /**
@@ -142,21 +144,53 @@ export type BodyEnd =
  * ends at once); only then does the caller heal faults and hand the lab on, so nothing the
  * cancelled scenario still does can reach the next one. (withDeadline in lab/wait.ts rejects at
  * the deadline while the body runs on; here the runner needs to know when it stopped.)
+ * An error that escapes the body (a promise nobody awaits rejects, a timer throws) ends it the
+ * same way, charged to it: the run goes on. `late` hears escapes after the body ended, until
+ * `close()` (the caller's verdict).
  */
-export async function runBody(fn: (signal: AbortSignal) => Promise<void>, timeoutMs: number, settleMs: number, message: string): Promise<BodyEnd> {
+export function runBodyScoped(
+  fn: (signal: AbortSignal) => Promise<void>,
+  opts: { timeoutMs: number; settleMs: number; message: string; owner: string; late?: (e: Escape) => void },
+): { end: Promise<BodyEnd>; close: () => void } {
   const ctl = new AbortController();
-  const body: Promise<BodyEnd> = Promise.resolve()
-    .then(() => fn(ctl.signal))
-    .then(
-      () => ({ kind: "returned" as const }),
-      (error: unknown) => ({ kind: "threw" as const, error }),
-    );
-  const first = await raceTimer(body, timeoutMs);
-  if (first !== undefined) return first;
-  const error = new DeadlineExceeded(message);
-  ctl.abort(error);
-  const settled = (await raceTimer(body, settleMs)) !== undefined;
-  return { kind: "timed-out", error, settled };
+  let escaped: ((e: Escape) => void) | undefined;
+  const escape = new Promise<Escape>((r) => (escaped = r));
+  let decided = false; // the first race (body, escape, deadline) is over: later escapes are late
+  const scope = withEscapes(
+    opts.owner,
+    (e) => {
+      if (!decided && escaped) {
+        escaped(e);
+        escaped = undefined;
+      } else opts.late?.(e);
+    },
+    () => fn(ctl.signal),
+  );
+  const body: Promise<BodyEnd> = scope.result.then(
+    () => ({ kind: "returned" as const }),
+    (error: unknown) => ({ kind: "threw" as const, error }),
+  );
+  const end = (async (): Promise<BodyEnd> => {
+    const first = await raceTimer(Promise.race([body, escape.then((e) => ({ kind: "escape" as const, e }))]), opts.timeoutMs);
+    decided = true;
+    if (first !== undefined && first.kind !== "escape") return first;
+    const cause = first?.kind === "escape" ? first.e.error : new DeadlineExceeded(opts.message);
+    ctl.abort(cause);
+    const settled = (await raceTimer(body, opts.settleMs)) !== undefined;
+    if (first?.kind === "escape") return { kind: "escaped", escape: first.e, settled };
+    return { kind: "timed-out", error: cause as DeadlineExceeded, settled };
+  })();
+  return { end, close: scope.close };
+}
+
+/** runBodyScoped for a caller that needs no late escapes: the body's end. */
+export async function runBody(fn: (signal: AbortSignal) => Promise<void>, timeoutMs: number, settleMs: number, message: string): Promise<BodyEnd> {
+  const r = runBodyScoped(fn, { timeoutMs, settleMs, message, owner: "a scenario body" });
+  try {
+    return await r.end;
+  } finally {
+    r.close();
+  }
 }
 
 /** The promise's value, or undefined when `ms` passed first (the timer is cleared either way). */
@@ -179,7 +213,10 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   /** The scenario's own records no check judged (only known when its body ran to the end). */
   let notJudged: FindingRecord[] = [];
   const stallsFrom = Date.now();
+  /** Ends the scenario's escape scope (what escapes after its verdict is only said). */
+  let closeScope = () => {};
   const done = (verdict: Verdict, detail?: string): ScenarioResult => {
+    closeScope();
     // A stall of the lab's own process inside the window is said with the verdict (lab/stalls.ts).
     const note = stallNote(StallWatch.get().within(stallsFrom, Date.now()));
     if (note) detail = detail ? `${detail}; also ${note}` : note;
@@ -267,13 +304,36 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   }
 
   const mark = lab.teardown.mark();
-  const end = await step(`scenario ${s.name}`, () => runBody((signal) => s.run({ ...ctx, signal }), s.timeoutMs, pool.opts.settleMs, `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`));
+  // An error that escapes the body (lab/escapes.ts) is the scenario's, by the usual rule: the
+  // lab's own (LabInfraError) unknown, else fail; one that escapes after the body ended but
+  // before the verdict is added to it.
+  const charge = (e: Escape, when: string) => {
+    const v = e.error instanceof LabInfraError ? "unknown" : "fail";
+    j.add(v, `an error escaped the scenario ${when} (${e.kind}, nobody awaited it): ${describeEscape(e.error)}`);
+    ctx.log(`${v}: an error escaped the scenario ${when} (${e.kind}): ${(e.error as Error)?.stack ?? e.error}`);
+  };
+  const body = runBodyScoped((signal) => s.run({ ...ctx, signal }), {
+    timeoutMs: s.timeoutMs,
+    settleMs: pool.opts.settleMs,
+    message: `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`,
+    owner: `scenario ${s.name}`,
+    late: (e) => charge(e, "after its body ended"),
+  });
+  closeScope = body.close;
+  const end = await step(`scenario ${s.name}`, () => body.end);
   let straying = false;
   if (end.kind === "threw") {
     const err = end.error as Error;
     const v = err instanceof LabInfraError ? "unknown" : "fail";
     j.add(v, err?.message ?? String(err));
     ctx.log(`${v}: ${err?.stack ?? err}`);
+  } else if (end.kind === "escaped") {
+    charge(end.escape, "while it ran");
+    ctx.log(`the scenario was cancelled; ${end.settled ? "it settled" : `it had not settled ${pool.opts.settleMs / 1000} s later`}`);
+    if (!end.settled) {
+      straying = true;
+      j.also(`the scenario had not settled ${pool.opts.settleMs / 1000} s after it was cancelled (its lab is not used again)`);
+    }
   } else if (end.kind === "timed-out") {
     j.add("fail", end.error.message);
     ctx.log(`fail: ${end.error.message}; the signal was aborted, ${end.settled ? "and the scenario settled" : `and it had not settled ${pool.opts.settleMs / 1000} s later`}`);
@@ -449,6 +509,21 @@ export async function startRun(run: Run, spec: TopologySpec, plan: Scenario[]): 
     r.plan = runOrder(plan).map((s) => s.name);
   });
   await pruneDeadRuns();
+  await setUp(spec);
+}
+
+/**
+ * The run's set-up, once, before any lane starts: every image of its OpenClaw version (built
+ * once whoever asks: lab/lock.ts). A set-up that fails ends the run here with its reason
+ * (exit 2: bad input or set-up), never as an unknown verdict per scenario.
+ */
+export async function setUp(spec: TopologySpec): Promise<void> {
+  try {
+    await step(`set-up: images for openclaw@${spec.openclawVersion}`, () => ensureImages(spec.openclawVersion));
+  } catch (err) {
+    if (interruptedRun()) throw err;
+    throw new LabError(`set-up failed before any scenario ran: ${(err as Error).message}`, err instanceof LabError ? err.exitCode : 2);
+  }
 }
 
 /**

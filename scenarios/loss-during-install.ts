@@ -57,6 +57,8 @@ export default defineScenario({
           (r) => ({ accepted: r.placement.state, ms: r.ms }),
           (err: unknown) => (err instanceof GatewayError ? { code: err.code, message: err.gatewayMessage, ms: Math.round(performance.now() - t0) } : Promise.reject(err)),
         );
+        // Handled at once (awaited below, after the trigger): a rejection while the trigger is awaited must not float.
+        first.catch(() => {});
         const trig = await armed.injected;
         await marker.fired(5_000);
         log(`bundle GET at the tap; ${alias} SIGKILLed ${Math.round(trig.reactionMs)} ms later`);

@@ -91,11 +91,18 @@ export default defineScenario({
 
     const { runId } = await s.send("hello on a slow disk");
     let end: RunEnd | undefined;
-    const ended = s.wait(runId, WINDOW_S * 1000).then((e) => (end = e));
+    // Both outcomes handled at once: the wait runs beside the patch loop, and a wait that fails
+    // meanwhile (on this slow disk the gateway once left agent.wait unanswered past 115 s) is an
+    // observation of the turn, not an error nobody awaits (Node would end the whole run on it).
+    let waitFailed: Error | undefined;
+    const ended = s.wait(runId, WINDOW_S * 1000).then(
+      (e) => void (end = e),
+      (err: unknown) => void (waitFailed = err instanceof Error ? err : new Error(String(err))),
+    );
     const patches: PatchOutcome[] = [];
     const stopAt = performance.now() + WINDOW_S * 1000;
-    // Patch until the turn ends, a patch is refused (the shape is then known), or the window closes.
-    while (!end && !patches.some((p) => p.refused) && performance.now() < stopAt) patches.push(await patch(patches.length + 1, "during"));
+    // Patch until the turn ends (or its wait fails), a patch is refused (the shape is then known), or the window closes.
+    while (!end && !waitFailed && !patches.some((p) => p.refused) && performance.now() < stopAt) patches.push(await patch(patches.length + 1, "during"));
     let patchedUntil = Date.now(); // the signature reads the gateway's log up to the last patch, not the abort's own writes
     if (!end) {
       const aborted = await s.abort(runId);
@@ -105,7 +112,7 @@ export default defineScenario({
       patchedUntil = Date.now();
     }
     await ended;
-    log(`slow turn: ${end!.status} after ${end!.ms} ms; patches: ${patches.map((p) => `#${p.n} ${p.phase} ${p.ms} ms${p.refused ? ` REFUSED ${p.refused.code}` : ""}`).join(", ")}`);
+    log(`slow turn: ${end ? `${end.status} after ${end.ms} ms` : `agent.wait failed (${waitFailed?.message})`}; patches: ${patches.map((p) => `#${p.n} ${p.phase} ${p.ms} ms${p.refused ? ` REFUSED ${p.refused.code}` : ""}`).join(", ")}`);
 
     const healed = await labStep("healing the slow disk", () => slow.heal());
     log(`healed: ${JSON.stringify(healed.detail)}`);
