@@ -21,11 +21,13 @@ help:
 	@echo "make repro NAME=<scenario> N=20 [UNTIL=1]   one scenario N times: reproduced k/N (exit 0 when it reproduced)"
 	@echo "make matrix VERSIONS='2026.9.4 2026.9.6' [SCENARIOS=...]   scenarios x OpenClaw versions (newest, last3 resolve at run time)"
 
-# npm packages, installed again only when the lockfile changes. (`npm install`, not `npm ci`:
-# vite lists an optional dependency the registry does not have, which `npm ci` refuses.)
+# npm packages exactly as the lockfiles say (`npm ci`), installed again only when one changes.
+# docker/mcp's install is marked with its lockfile's sha256, as lab/images.ts checks before it
+# builds the MCP image (a half-finished install is never reused).
 node_modules/.fleetlab-deps: package.json package-lock.json docker/mcp/package.json docker/mcp/package-lock.json
-	npm install --no-audit --no-fund
-	npm --prefix docker/mcp install --no-audit --no-fund --omit=dev
+	npm ci --no-audit --no-fund
+	npm --prefix docker/mcp ci --no-audit --no-fund --omit=dev
+	sha256sum < docker/mcp/package-lock.json | cut -d' ' -f1 > docker/mcp/node_modules/.fleetlab-installed
 	@touch $@
 deps: node_modules/.fleetlab-deps
 

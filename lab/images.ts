@@ -6,7 +6,7 @@
 //   git-http, model, mcp, faultproxy   base + their small server programs: TypeScript that Node
 //                 runs as it is (type stripping, no build step); each imports only files of its
 //                 own folder, so the folder hash below covers all of it
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import fs from "node:fs";
@@ -16,6 +16,7 @@ import { GenericContainer } from "testcontainers";
 import { docker } from "./docker.ts";
 import { LabError, info, step, stepStatus } from "./log.ts";
 import { CACHE, DOCKER_DIR, ROOT } from "./paths.ts";
+import { withLock } from "./lock.ts";
 
 const run = promisify(execFile);
 
@@ -94,12 +95,23 @@ async function ensure(name: ImageName, key: string, build: (tag: string) => Prom
  */
 export async function ensureTag(tag: string, what: string, build: (tag: string) => Promise<void>): Promise<Omit<BuiltImage, "name">> {
   const t0 = performance.now();
-  const existing = await imageId(tag);
-  if (existing) return { tag, id: existing, cached: true, seconds: (performance.now() - t0) / 1000 };
-  if (!(await copyFromSource(tag))) await step(`building image ${tag} (${what})`, () => build(tag));
-  const id = await imageId(tag);
-  if (!id) throw new Error(`image ${tag} was built but the engine does not show it`);
-  return { tag, id, cached: false, seconds: (performance.now() - t0) / 1000 };
+  const cached = async () => {
+    const existing = await imageId(tag);
+    return existing ? { tag, id: existing, cached: true, seconds: (performance.now() - t0) / 1000 } : undefined;
+  };
+  // Warm: one inspect, no lock. Cold: one build whoever asks (lanes, shards, another clone's
+  // run on this engine); whoever waited for it finds the image there.
+  return (
+    (await cached()) ??
+    withLock(`image-${tag}`, `building image ${tag}`, async () => {
+      const there = await cached();
+      if (there) return there;
+      if (!(await copyFromSource(tag))) await step(`building image ${tag} (${what})`, () => build(tag));
+      const id = await imageId(tag);
+      if (!id) throw new Error(`image ${tag} was built but the engine does not show it`);
+      return { tag, id, cached: false, seconds: (performance.now() - t0) / 1000 };
+    })
+  );
 }
 
 /**
@@ -191,11 +203,19 @@ export async function openclawPackage(version: string): Promise<string> {
   const marker = path.join(dir, ".installed");
   if (fs.existsSync(marker)) return dir;
   await checkOpenclawVersion(version);
-  await step(`npm install openclaw@${version} into ${path.relative(ROOT, dir)} (one time per version)`, async () => {
+  // One install per version on this machine at a time (lanes, shards, clones share the cache).
+  await withLock(`openclaw-${version}`, `installing openclaw@${version}`, () => installPackage(version, dir, marker));
+  return dir;
+}
+
+async function installPackage(version: string, dir: string, marker: string): Promise<void> {
+  if (fs.existsSync(marker)) return; // the holder before us installed it
+  await step(`npm install openclaw@${version} into ${shown(dir)} (one time per version on this machine)`, async () => {
     // Install beside the final place and rename at the end: a half-done install is never used.
+    // Under the lock, a staging folder of this version is a dead install's: removed.
     const final = dir;
-    const staging = `${final}.partial-${process.pid}`;
-    fs.rmSync(staging, { recursive: true, force: true });
+    for (const e of fs.existsSync(CACHE) ? fs.readdirSync(CACHE) : []) if (e.startsWith(`${path.basename(final)}.partial-`)) fs.rmSync(path.join(CACHE, e), { recursive: true, force: true });
+    const staging = `${final}.partial-${process.pid}-${randomBytes(4).toString("hex")}`;
     fs.mkdirSync(staging, { recursive: true });
     fs.writeFileSync(path.join(staging, "package.json"), JSON.stringify({ private: true, dependencies: { openclaw: version } }));
     // Its lifecycle scripts finish the install (bundled plugins, native prebuilds).
@@ -205,7 +225,8 @@ export async function openclawPackage(version: string): Promise<string> {
     try {
       await run("npm", ["install", "--omit=dev", "--no-audit", "--no-fund"], { cwd: staging, env, timeout: 900_000, maxBuffer: 1 << 26 });
     } catch (err) {
-      throw new Error(`npm install openclaw@${version} failed:\n${String((err as { stderr?: string }).stderr ?? err).slice(-2000)}`);
+      fs.rmSync(staging, { recursive: true, force: true });
+      throw new LabError(`npm install openclaw@${version} failed: ${processFailure(err)}`, 2);
     }
     fs.writeFileSync(
       path.join(staging, "Dockerfile"),
@@ -224,17 +245,46 @@ export async function openclawPackage(version: string): Promise<string> {
     fs.rmSync(final, { recursive: true, force: true });
     fs.renameSync(staging, final);
   });
-  return dir;
+}
+
+/** A repository-relative path where it is one, else the path itself (the cache is outside the checkout). */
+function shown(p: string): string {
+  const rel = path.relative(ROOT, p);
+  return rel.startsWith("..") ? p : rel;
+}
+
+/**
+ * Why a child process failed, never empty: its exit code or signal, the end of its stderr, and
+ * of its stdout when stderr says nothing (npm puts some errors there), or the spawn error.
+ */
+export function processFailure(err: unknown): string {
+  const e = err as { code?: number | string; signal?: string; killed?: boolean; stderr?: string; stdout?: string; message?: string };
+  const how = typeof e.code === "number" ? `exit ${e.code}` : e.signal ? `killed by ${e.signal}${e.killed ? " (time limit)" : ""}` : e.code ? String(e.code) : "";
+  const tail = (t?: string) => (t ?? "").trim().split("\n").slice(-25).join("\n").slice(-2000);
+  const said = tail(e.stderr) || tail(e.stdout) || (e.message ?? String(err)).trim();
+  return `${how || "failed"}${said ? `:\n${said}` : " (it printed nothing)"}`;
 }
 
 /** An image program with npm dependencies (docker/mcp): installed on the host from its lockfile. */
 async function installAppDeps(dir: string): Promise<void> {
-  if (!fs.existsSync(path.join(dir, "package.json")) || fs.existsSync(path.join(dir, "node_modules"))) return;
-  try {
-    await step(`npm install in ${path.relative(ROOT, dir)} (from its lockfile)`, () => run("npm", ["install", "--no-audit", "--no-fund", "--omit=dev"], { cwd: dir, timeout: 300_000 }));
-  } catch (err) {
-    throw new Error(`npm install in ${path.relative(ROOT, dir)} failed:\n${String((err as { stderr?: string }).stderr ?? err).slice(-2000)}`);
-  }
+  if (!fs.existsSync(path.join(dir, "package.json"))) return;
+  // Done only when the marker names this lockfile: a half-finished install (killed, failed) has
+  // node_modules but no marker, and is installed again, never reused.
+  const lock = path.join(dir, "package-lock.json");
+  const marker = path.join(dir, "node_modules", ".fleetlab-installed");
+  // The lockfile's sha256 (the Makefile's deps step writes the same with sha256sum).
+  const want = createHash("sha256").update(fs.readFileSync(fs.existsSync(lock) ? lock : path.join(dir, "package.json"))).digest("hex");
+  const done = () => fs.existsSync(marker) && fs.readFileSync(marker, "utf8").trim() === want;
+  if (done()) return;
+  await withLock(`npm-${sha(dir)}`, `npm install in ${shown(dir)}`, async () => {
+    if (done()) return;
+    try {
+      await step(`npm ci in ${shown(dir)} (from its lockfile)`, () => run("npm", ["ci", "--no-audit", "--no-fund", "--omit=dev"], { cwd: dir, timeout: 300_000, maxBuffer: 1 << 24 }));
+    } catch (err) {
+      throw new LabError(`npm ci in ${shown(dir)} failed: ${processFailure(err)}`, 2);
+    }
+    fs.writeFileSync(marker, want);
+  });
 }
 
 async function dockerBuild(context: string, tag: string, buildArgs: Record<string, string>): Promise<void> {

@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import os from "node:os";
 import path from "node:path";
 
 /** Repository root (lab/ sits one level below it). */
@@ -6,6 +7,15 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 /** The lab's state folder: engine log, package cache, run evidence, operator identity. */
 export const STATE = process.env.FLEETLAB_STATE ?? path.join(ROOT, ".lab");
 export const RUNS = path.join(STATE, "runs");
-export const CACHE = path.join(STATE, "cache");
+/**
+ * What every clone on this machine can share, keyed so a wrong entry is never used: the npm
+ * package per OpenClaw version (~650 MB), snapshots of paired state, capability probes, and the
+ * set-up locks (lab/lock.ts). Per user, outside the checkout, like npm's own cache:
+ * FLEETLAB_CACHE, else $XDG_CACHE_HOME/fleetlab or ~/.cache/fleetlab; inside the state folder
+ * when FLEETLAB_STATE names one (a runner container, a test's own state).
+ */
+export const CACHE =
+  process.env.FLEETLAB_CACHE ??
+  (process.env.FLEETLAB_STATE ? path.join(STATE, "cache") : path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "fleetlab"));
 export const DOCKER_DIR = path.join(ROOT, "docker");
 export const FIXTURES = path.join(ROOT, "fixtures");
