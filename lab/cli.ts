@@ -5,7 +5,7 @@ import { parseArgs } from "node:util";
 import { endEarly, exitWhenClean, interrupted, leftovers, onEarlyEnd, prune, pruneDeadRuns } from "./cleanup.ts";
 import { installEscapeTrap, onUnownedEscape } from "./escapes.ts";
 import { requireEngine } from "./docker.ts";
-import { Run, newRunId, readRunRecord } from "./evidence/run.ts";
+import { Run, checkGivenRunId, newRunId, readRunRecord } from "./evidence/run.ts";
 import { NOT_RUN, findRun, reportRows, runProblems, verdictTable } from "./evidence/report.ts";
 import { junitXml } from "./evidence/junit.ts";
 import { writeReportHtml } from "./evidence/report-html.ts";
@@ -98,7 +98,8 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       if (shard && split) chosen = split.chosen;
       // Past one machine: the same run in a runner container on the engine DOCKER_HOST names.
       if (values["in-network"]) return runInNetwork(argv.filter((a, i) => a !== "--in-network" && i !== argv.indexOf("run")));
-      const run = Run.create({ seed, id: process.env.FLEETLAB_RUN_ID }); // the runner's launcher names its run
+      const given = process.env.FLEETLAB_RUN_ID;
+      const run = Run.create({ seed, id: given === undefined ? undefined : checkGivenRunId(given) }); // the runner's launcher names its run
       if (shard && split) {
         run.update((r) => void (r.shard = shardRecord(shard, split.plan)));
         process.stdout.write(`shard ${shard.index}/${shard.total}: ${chosen.length ? chosen.map((s) => s.name).join(" ") : "no scenarios"} (estimated ${split.plan.seconds[shard.index - 1]} s; shards ${split.plan.seconds.join(" / ")} s)\n`);

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { Run, readRunRecord } from "./run.ts";
+import { Run, checkGivenRunId, newRunId, readRunRecord } from "./run.ts";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-run-"));
 
@@ -29,5 +29,17 @@ describe("run.json", () => {
     expect(() => readRunRecord(path.join(dir, "run.json"))).toThrow(/not readable JSON.*cut/);
     fs.writeFileSync(path.join(dir, "run.json"), JSON.stringify({ id: "x", seed: 1 }));
     expect(() => readRunRecord(path.join(dir, "run.json"))).toThrow(/not a fleetlab run record: startedAt/);
+  });
+});
+
+describe("run ids", () => {
+  it("carry 64 random bits; a given one is checked as a path and a label, and refused when a run has it", () => {
+    expect(newRunId(new Date("2026-12-01T10:00:00Z"))).toMatch(/^20261201-100000-[0-9a-f]{16}$/);
+    const runs = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-runs-"));
+    expect(checkGivenRunId("runner-abc.1", runs)).toBe("runner-abc.1");
+    expect(() => checkGivenRunId("../etc", runs)).toThrow(/a run id is 1-64 of/);
+    expect(() => checkGivenRunId("x".repeat(65), runs)).toThrow(/a run id is 1-64 of/);
+    fs.mkdirSync(path.join(runs, "taken"));
+    expect(() => checkGivenRunId("taken", runs)).toThrow(/a run with this id exists already/);
   });
 });

@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { RUNS } from "../paths.ts";
 import { LabError } from "../log.ts";
+import { writeAtomic } from "./write.ts";
 
 const Verdict = z.enum(["pass", "fail", "unknown", "known-finding", "fixed?", "n/a"]);
 
@@ -124,7 +125,19 @@ export type LabRow = z.infer<typeof LabRow>;
 
 export function newRunId(now = new Date()): string {
   const t = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15).toLowerCase();
-  return `${t}-${randomBytes(2).toString("hex")}`;
+  // 64 random bits: two runs started in the same second never share an id (labels, folders).
+  return `${t}-${randomBytes(8).toString("hex")}`;
+}
+
+/**
+ * A run id given from outside (FLEETLAB_RUN_ID: the runner container's launcher names its run):
+ * used as a folder name and a Docker label, so only [A-Za-z0-9._-], at most 64 characters, and
+ * never one a run folder already has (two runs with one id would tear down each other's labs).
+ */
+export function checkGivenRunId(id: string, runs = RUNS): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(id)) throw new LabError(`FLEETLAB_RUN_ID=${JSON.stringify(id)}: a run id is 1-64 of A-Z a-z 0-9 . _ - (starting with a letter or digit); unset it to get a fresh one`);
+  if (fs.existsSync(path.join(runs, id))) throw new LabError(`FLEETLAB_RUN_ID=${id}: a run with this id exists already (${path.join(runs, id)}); unset it to get a fresh one`);
+  return id;
 }
 
 export class Run {
@@ -181,7 +194,7 @@ export class Run {
   save(): void {
     const ok = RunRecordSchema.safeParse(this.record);
     if (!ok.success) throw new Error(`run.json of ${this.id} would be invalid: ${describeIssues(ok.error)}`);
-    fs.writeFileSync(path.join(this.dir, "run.json"), JSON.stringify(this.record, null, 2) + "\n");
+    writeAtomic(path.join(this.dir, "run.json"), JSON.stringify(this.record, null, 2) + "\n");
   }
 }
 
