@@ -25,7 +25,7 @@ import { Lab } from "./topology/lab.ts";
 import { parseTopology, topologyFromEnv, type TopologySpec } from "./topology/spec.ts";
 import { exitCodeOf, type Verdict } from "./verdict.ts";
 
-const USAGE = `usage: fleetlab <command> [options]
+const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fleetlab COMMAND --help)
 
   run [scenario...]   bring up labs, run scenarios (all when none named), print verdicts
         --seed N          seed every random choice (default: random, printed)
@@ -63,25 +63,95 @@ once, 1 never, 3 never but some attempts could not tell).`;
  * The CLI is handed the scenarios it can run, as Jepsen's -main hands cli/run! its test:
  * the entry point is scenarios/main.ts (`npm run fleetlab`), which loads scenarios/index.ts.
  */
+/** What each command takes, for `fleetlab <command> --help` and the one-line refusals. */
+const COMMANDS: Record<string, { usage: string; options: string[] }> = {
+  run: { usage: "run [scenario...] [--seed N] [--replay FILE] [--shard K/N] [--in-network]", options: ["seed", "replay", "shard", "in-network"] },
+  repro: { usage: "repro SCENARIO [--n N] [--until] [--seed N]", options: ["n", "until", "seed", "replay"] },
+  matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N]', options: ["versions", "seed"] },
+  up: { usage: "up [--seed N]", options: ["seed", "replay"] },
+  down: { usage: "down RUN_ID", options: [] },
+  prune: { usage: "prune [--all]", options: ["all"] },
+  report: { usage: "report [RUN_ID]", options: [] },
+  list: { usage: "list", options: [] },
+  merge: { usage: 'merge OUT RUN... [--shards N] [--versions "A B"]', options: ["shards", "versions"] },
+  excerpt: { usage: "excerpt RUN [FINDING_ID...]", options: [] },
+  costs: { usage: "costs [RUN...]", options: [] },
+  images: { usage: "images", options: [] },
+  help: { usage: "help [command]", options: [] },
+};
+
+/** The usage text's lines about one command (its paragraph of USAGE). */
+export function commandHelp(cmd: string): string {
+  const lines = USAGE.split("\n");
+  const start = lines.findIndex((l) => l.startsWith(`  ${cmd} `) || l === `  ${cmd}`);
+  if (start < 0) return `usage: fleetlab ${COMMANDS[cmd]?.usage ?? cmd}`;
+  let end = start + 1;
+  while (end < lines.length && /^ {6,}\S/.test(lines[end]!)) end++;
+  return [`usage: fleetlab ${COMMANDS[cmd]!.usage}`, "", ...lines.slice(start, end), "", USAGE.slice(USAGE.indexOf("Topology overrides"))].join("\n");
+}
+
+const ENV_HINT: Record<string, string> = {
+  nodes: "NODES=4 (make lab NODES=4)",
+  "openclaw-version": "OPENCLAW_VERSION=2026.9.6",
+  version: "OPENCLAW_VERSION=2026.9.6",
+  topology: `TOPOLOGY='{"nodes":{"count":3}}'`,
+  lanes: "LANES=1",
+};
+
+/** Parse argv; a bad option or command is one line naming it and the fix (LabError: exit 2), never a stack trace. */
+export function parseCli(argv: string[]) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: OPTIONS,
+    });
+  } catch (err) {
+    const m = /Unknown option '(-{1,2})([^']+)'/.exec((err as Error).message);
+    const cmd = argv.find((a) => !a.startsWith("-"));
+    if (m) {
+      const hint = ENV_HINT[m[2]!];
+      throw new LabError(`unknown option ${m[1]}${m[2]}${cmd ? ` for '${cmd}'` : ""}${hint ? `: this setting is an environment variable, ${hint}` : ""}; see 'fleetlab ${cmd && COMMANDS[cmd] ? `${cmd} ` : ""}--help'`);
+    }
+    throw new LabError(`${(err as Error).message.split("\n")[0]}; see 'fleetlab --help'`);
+  }
+  const [cmd] = parsed.positionals;
+  if (cmd && !COMMANDS[cmd]) throw new LabError(`unknown command '${cmd}'; commands: ${Object.keys(COMMANDS).join(", ")} (see 'fleetlab help')`);
+  if (cmd && !parsed.values.help) {
+    const allowed = new Set([...COMMANDS[cmd]!.options, "help"]);
+    const given = Object.keys(parsed.values).filter((k) => !allowed.has(k));
+    if (given.length) throw new LabError(`option --${given[0]} does not apply to '${cmd}' (it takes: ${COMMANDS[cmd]!.options.map((o) => `--${o}`).join(" ") || "no options"}); see 'fleetlab ${cmd} --help'`);
+  }
+  return parsed;
+}
+
+const OPTIONS = {
+  seed: { type: "string" },
+  replay: { type: "string" },
+  all: { type: "boolean" },
+  shard: { type: "string" },
+  n: { type: "string" },
+  until: { type: "boolean" },
+  shards: { type: "string" },
+  versions: { type: "string" },
+  "in-network": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export async function main(argv: string[], scenarios: Scenario[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      seed: { type: "string" },
-      replay: { type: "string" },
-      all: { type: "boolean" },
-      shard: { type: "string" },
-      n: { type: "string" },
-      until: { type: "boolean" },
-      shards: { type: "string" },
-      versions: { type: "string" },
-      "in-network": { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  const { values, positionals } = parseCli(argv);
   const [cmd, ...rest] = positionals;
-  if (values.help || !cmd) {
+  if (values.help && cmd && cmd !== "help") {
+    process.stdout.write(commandHelp(cmd) + "\n");
+    return 0;
+  }
+  if (values.help || !cmd || cmd === "help") {
+    if (cmd === "help" && rest[0]) {
+      if (!COMMANDS[rest[0]]) throw new LabError(`unknown command '${rest[0]}'; commands: ${Object.keys(COMMANDS).join(", ")}`);
+      process.stdout.write(commandHelp(rest[0]) + "\n");
+      return 0;
+    }
     process.stdout.write(USAGE + "\n");
     return cmd || values.help ? 0 : 2;
   }
@@ -98,6 +168,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       if (shard && split) chosen = split.chosen;
       // Past one machine: the same run in a runner container on the engine DOCKER_HOST names.
       if (values["in-network"]) return runInNetwork(argv.filter((a, i) => a !== "--in-network" && i !== argv.indexOf("run")));
+      const lanes = lanesFromEnv(); // bad input: exit 2 before anything is created
       const given = process.env.FLEETLAB_RUN_ID;
       const run = Run.create({ seed, id: given === undefined ? undefined : checkGivenRunId(given) }); // the runner's launcher names its run
       if (shard && split) {
@@ -108,7 +179,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       // An early end (a signal, an error of the lab's own) still prints what was decided.
       const sofar: ScenarioResult[] = [];
       onEarlyEnd(() => process.stdout.write(`\nverdicts so far (the run ended early; not run: ${chosen.filter((s) => !sofar.some((r) => r.name === s.name)).map((s) => s.name).join(", ") || "-"}):\n${verdictTable(sofar)}\nevidence: ${path.relative(process.cwd(), run.dir) || run.dir}\n`));
-      const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes: lanesFromEnv(), onResult: (r) => sofar.push(r) });
+      const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes, onResult: (r) => sofar.push(r) });
       process.stdout.write(`\n${verdictTable(results)}\n`);
       const checks = results.flatMap((r) => r.checks);
       const labWide = (c: (typeof checks)[number]) => c.scope === "lab" && c.outcome === "known-finding";
@@ -280,7 +351,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       return 0;
     }
     default:
-      throw new LabError(`unknown command '${cmd}'.\n${USAGE}`);
+      throw new LabError(`unknown command '${cmd}'; see 'fleetlab help'`);
   }
 }
 
@@ -315,6 +386,9 @@ function reproCommand(spec: TopologySpec, seed: number, name: string, n: number,
 function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?: number } {
   if (replay) {
     if (!fs.existsSync(replay)) throw new LabError(`--replay ${replay}: no such file (give the run.json of an earlier run)`);
+    // The replayed run's topology and version are the point of a replay: an override would be silently ignored, so it is refused by name.
+    const overrides = ["NODES", "OPENCLAW_VERSION", "TOPOLOGY"].filter((k) => process.env[k]);
+    if (overrides.length) throw new LabError(`--replay ${replay} runs that run's own topology and version, so ${overrides.map((k) => `${k}=${process.env[k]}`).join(" ")} would be ignored: unset ${overrides.join(", ")} (or drop the replay)`);
     const rec = readRunRecord(replay);
     info(`replaying ${replay}: seed ${rec.seed}`);
     return { spec: parseTopology(rec.topology ?? {}, `topology in ${replay}`), seed: rec.seed };
