@@ -19,3 +19,8 @@ export const CACHE =
   (process.env.FLEETLAB_STATE ? path.join(STATE, "cache") : path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "fleetlab"));
 export const DOCKER_DIR = path.join(ROOT, "docker");
 export const FIXTURES = path.join(ROOT, "fixtures");
+/**
+ * The lab operator's device identity (Ed25519 key, 0600): shared by every clone of this user, so
+ * snapshots of paired state (keyed by it) serve them all; a new one is made when it is missing.
+ */
+export const OPERATOR_DIR = path.join(CACHE, "operator");

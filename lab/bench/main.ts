@@ -27,7 +27,7 @@ import { screenshot } from "../evidence/chromium.ts";
 import { Run } from "../evidence/run.ts";
 import { writeJson } from "../evidence/write.ts";
 import { ensureImages, openclawPackage } from "../images.ts";
-import { ROOT, STATE } from "../paths.ts";
+import { OPERATOR_DIR, ROOT, STATE } from "../paths.ts";
 import type { Scenario } from "../scenario.ts";
 import { Lab } from "../topology/lab.ts";
 import { LabOperator } from "../topology/operator.ts";
@@ -140,7 +140,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
       for (const n of nodeAliases(spec)) bare.startNode(n);
       await bare.waitReady();
       bareGw.push((performance.now() - t) / 1000);
-      const op = await LabOperator.connect(bare.operatorHost(), path.join(STATE, "operator"), path.join(run.dir, `bare-${i}.jsonl`));
+      const op = await LabOperator.connect(bare.operatorHost(), OPERATOR_DIR, path.join(run.dir, `bare-${i}.jsonl`));
       await op.approveNodes(nodeAliases(spec), { timeoutMs: 120_000, host: bare.operatorHost() });
       bareReady.push((performance.now() - t) / 1000);
       for (const n of nodeAliases(spec)) bareMem.push(treePeakMiB(bare.pid(n)!));

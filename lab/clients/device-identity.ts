@@ -160,9 +160,20 @@ export class DeviceIdentity {
       createdAtMs: Date.now(),
       deviceTokens: {},
     };
-    const identity = new DeviceIdentity(file, data);
-    identity.#save();
-    return identity;
+    // Created once whoever asks first (two lanes, two clones share it): written aside, then
+    // linked into place only if no file is there yet; the loser of a race loads the winner's.
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}.new`;
+    fs.writeFileSync(tmp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
+    try {
+      fs.linkSync(tmp, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      return DeviceIdentity.loadOrCreate(file);
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
+    return new DeviceIdentity(file, data);
   }
 
   sign(payload: string): string {

@@ -9,7 +9,7 @@ import { joinLabNetwork, leaveLabNetwork } from "../runner-container.ts";
 import { ensureImages, type ImageSet } from "../images.ts";
 import { probeCapabilities, type Capabilities, type Protocol } from "../capabilities.ts";
 import { info, step } from "../log.ts";
-import { STATE } from "../paths.ts";
+import { OPERATOR_DIR } from "../paths.ts";
 import { saveContainerLogs } from "../evidence/logs.ts";
 import { ContainerEvents } from "../evidence/containers.ts";
 import type { LabRow, Run } from "../evidence/run.ts";
@@ -196,7 +196,7 @@ export class Lab {
     this.#time("gatewayReady", tReady);
 
     this.operator = await step(`operator connected (${snap ? "known to the restored gateway state, else " : ""}approved by the gateway's own CLI)`, () =>
-      LabOperator.connect(this.#operatorHost(), path.join(STATE, "operator"), path.join(this.dir, "transcripts", "operator.jsonl")).catch((e: unknown) => {
+      LabOperator.connect(this.#operatorHost(), OPERATOR_DIR, path.join(this.dir, "transcripts", "operator.jsonl")).catch((e: unknown) => {
         throw openclawFailure("the gateway did not admit the lab's operator", e);
       }),
     );
@@ -243,7 +243,7 @@ export class Lab {
   /** Snapshot key and the snapshot to restore, if there is one ("use" mode); sets this.snapshot either way. */
   #findSnapshot(): { found: Snapshot } | undefined {
     const { mode, reason } = snapshotMode(this.#snapshotAsked);
-    const identity = loadOrCreateDeviceIdentity(path.join(STATE, "operator", "identity.json"));
+    const identity = loadOrCreateDeviceIdentity(path.join(OPERATOR_DIR, "identity.json"));
     const key = snapshotKey(this.images.openclaw.id, snapshotShape(this.spec, identity));
     this.snapshot = { path: "fresh", key, seconds: 0, ...(mode === "fresh" ? { reason } : {}) };
     if (mode === "fresh") {
@@ -267,7 +267,7 @@ export class Lab {
     try {
       const aliases = [this.spec.gateway.alias, ...nodeAliases(this.spec)];
       const archives = new Map(await step(`snapshot of the paired state (${aliases.join(", ")})`, () => Promise.all(aliases.map(async (a) => [a, await captureState((cmd) => this.exec(a, cmd), docker().getContainer(this.member(a).id))] as const))));
-      const identity = loadOrCreateDeviceIdentity(path.join(STATE, "operator", "identity.json"));
+      const identity = loadOrCreateDeviceIdentity(path.join(OPERATOR_DIR, "identity.json"));
       const kept = new SnapshotStore().write(
         { key, openclawVersion: this.spec.openclawVersion, imageId: this.images.openclaw.id, shape: snapshotShape(this.spec, identity), takenAt: new Date().toISOString(), fromRun: this.run.id, fromLab: this.id },
         archives,
