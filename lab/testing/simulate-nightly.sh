@@ -8,7 +8,7 @@
 # Docker runs are one at a time on shared machines: wrap it, e.g.
 #   flock /tmp/fleetlab-docker.lock make nightly-sim SHARDS=2 SCENARIOS="mcp-routing mcp-cancel-call"
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 n="${1:-4}"
 [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] || { echo "simulate-nightly: N must be a positive integer, not '$n'" >&2; exit 2; }
 pinned=$(sed -n 's/^export const DEFAULT_OPENCLAW_VERSION = "\(.*\)";$/\1/p' lab/images.ts)
