@@ -121,7 +121,7 @@ nightly-sim: deps engine
 costs: deps
 	npm run --silent fleetlab -- costs $(RUNS)
 
-# Past one machine (README): a second Docker engine beside the first, with its own socket, data
+# Past one machine (docs/guides/nightly-and-engines.md): a second Docker engine beside the first, with its own socket, data
 # root, bridge and address pool (lab/engine2.sh; root). DOCKER_HOST=unix:///run/fleetlab-engine2.sock
 # make lab RUNNER=container then runs there; FLEETLAB_IMAGES_FROM=unix:///var/run/docker.sock
 # copies the images from the first engine instead of building them.

@@ -2,7 +2,7 @@
 // version list:
 //   - its CLI: `openclaw node run --help` and `openclaw gateway run --help`, run once per
 //     openclaw image in a throwaway container with no network (cached by image id under
-//     .lab/cache/capabilities/). 2026.9.6's `node run` has `--session-host`; up to 2026.9.5 it
+//     capabilities/ in the shared cache, lab/paths.ts). 2026.9.6's `node run` has `--session-host`; up to 2026.9.5 it
 //     has not (a worker-session host there is `node run` with nodeHost.workerRuns.enabled in
 //     its config, which the lab always writes), and passing it made the node exit at once;
 //   - its protocol: the methods and events the gateway advertises in its hello-ok
@@ -14,8 +14,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { runLabels } from "./cleanup.ts";
-import { docker } from "./docker.ts";
-import { demux } from "./members/wait-http.ts";
+import { demux, docker } from "./docker.ts";
 import { info, step } from "./log.ts";
 import { CACHE } from "./paths.ts";
 

@@ -12,7 +12,7 @@ import { writeReportHtml } from "./evidence/report-html.ts";
 import { ensureImages, npmVersions } from "./images.ts";
 import { findingsTable } from "./findings/findings.ts";
 import { LabError, info } from "./log.ts";
-import { lanesFromEnv, mergeSpec, resolveScenarios, runLanes, type ScenarioResult } from "./runner.ts";
+import { lanesFromEnv, resolveScenarios, runLanes, type ScenarioResult } from "./runner.ts";
 import { reproExitCode, reproLoop, reproduced, tallyLine } from "./repro.ts";
 import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { RUNS } from "./paths.ts";
@@ -22,7 +22,7 @@ import { COSTS_FILE, costsFromRuns, loadCosts, parseShard, selectShard, shardRec
 import { mergeRuns } from "./evidence/merge.ts";
 import type { Scenario } from "./scenario.ts";
 import { Lab } from "./topology/lab.ts";
-import { parseTopology, topologyFromEnv, type TopologySpec } from "./topology/spec.ts";
+import { mergeSpec, parseTopology, topologyFromEnv, type TopologySpec } from "./spec.ts";
 import { exitCodeOf, type Verdict } from "./verdict.ts";
 
 const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fleetlab COMMAND --help)

@@ -35,3 +35,14 @@ export const LABEL_PID = "fleetlab.pid";
 /** The owning process's start time (field 22 of /proc/<pid>/stat): a reused pid is told apart. */
 export const LABEL_PIDSTART = "fleetlab.pidstart";
 export const LABEL_HOST = "fleetlab.host";
+
+/** Docker's multiplexed log stream (no TTY): 8-byte frame headers, the size at bytes 4-7. */
+export function demux(buf: Buffer): string {
+  const out: Buffer[] = [];
+  for (let i = 0; i + 8 <= buf.length; ) {
+    const n = buf.readUInt32BE(i + 4);
+    out.push(buf.subarray(i + 8, i + 8 + n));
+    i += 8 + n;
+  }
+  return Buffer.concat(out).toString("utf8");
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A second Docker engine on this machine, beside the first, to prove the lab runs on an engine
-# it is not local to (`make engine2`, `make engine2-stop`; see README "Past one machine").
+# it is not local to (`make engine2`, `make engine2-stop`; see docs/guides/nightly-and-engines.md).
 # Everything of its own: socket, data root, exec root (its containerd lives there), pid file,
 # a bridge of its own and an address pool that never overlaps the first engine's (172.17-31.x,
 # 192.168.x). Both engines share the host's iptables, and a starting dockerd flushes and

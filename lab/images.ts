@@ -20,7 +20,9 @@ import { withLock } from "./lock.ts";
 
 const run = promisify(execFile);
 
-export const DEFAULT_OPENCLAW_VERSION = "2026.9.6";
+// The pinned version is part of the spec (lab/spec.ts), the low room every part reads.
+import { DEFAULT_OPENCLAW_VERSION } from "./spec.ts";
+export { DEFAULT_OPENCLAW_VERSION };
 /**
  * Bump when the build recipe changes in a way the hashed inputs do not show. The benchmark
  * sets FLEETLAB_IMAGE_SALT to measure cold builds without touching the cached images.

@@ -7,7 +7,7 @@ import { reproExitCode, reproLoop, tally, tallyLine, type Attempt } from "./repr
 import { LabPool, runOrder } from "./runner.ts";
 import { defineScenario, LabInfraError, type Scenario } from "./scenario.ts";
 import type { Lab } from "./topology/lab.ts";
-import { parseTopology } from "./topology/spec.ts";
+import { parseTopology } from "./spec.ts";
 import { TeardownStack } from "./topology/teardown.ts";
 import type { Verdict } from "./verdict.ts";
 

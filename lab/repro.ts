@@ -9,7 +9,7 @@
 import type { Run } from "./evidence/run.ts";
 import type { Scenario } from "./scenario.ts";
 import { LabPool, endRun, runScenario, type ScenarioResult } from "./runner.ts";
-import type { TopologySpec } from "./topology/spec.ts";
+import type { TopologySpec } from "./spec.ts";
 import type { Verdict } from "./verdict.ts";
 
 export const reproduced = (v: Verdict): boolean => v === "fail" || v === "known-finding";

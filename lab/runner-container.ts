@@ -17,7 +17,7 @@ import { newRunId } from "./evidence/run.ts";
 import { ensureImages, ensureTag, sha } from "./images.ts";
 import { LabError, info, step } from "./log.ts";
 import { ROOT, RUNS } from "./paths.ts";
-import { topologyFromEnv } from "./topology/spec.ts";
+import { topologyFromEnv } from "./spec.ts";
 
 /** The runner container's name, set inside it: the lab joins it to each network it creates. */
 const IN_NETWORK = "FLEETLAB_IN_NETWORK";

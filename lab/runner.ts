@@ -16,14 +16,14 @@ import { interrupted as interruptedRun, pruneDeadRuns } from "./cleanup.ts";
 import { requireEngine } from "./docker.ts";
 import type { Run } from "./evidence/run.ts";
 import { LabError, info, step } from "./log.ts";
-import { LabInfraError, SystemUnderTestError, type Scenario, type ScenarioContext } from "./scenario.ts";
+import type { Scenario, ScenarioContext } from "./scenario.ts";
 import { Lab, type LabUpOptions } from "./topology/lab.ts";
-import { nodeAliases, parseTopology, type TopologySpec } from "./topology/spec.ts";
+import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "./spec.ts";
 import { judge, unexercised, verdictOf, type CheckResult, type FindingRecord } from "./findings/findings.ts";
 import { evidenceChecks } from "./checks/index.ts";
 import { labFindings } from "./checks/findings.ts";
 import type { EvidenceCheck, ScenarioWindow } from "./checks/types.ts";
-import { Judgement, type Verdict } from "./verdict.ts";
+import { Judgement, LabInfraError, SystemUnderTestError, type Verdict } from "./verdict.ts";
 import { DeadlineExceeded } from "./wait.ts";
 import { isProtocolNeed, probeCapabilities, unmet, type Capabilities } from "./capabilities.ts";
 import { labConfigs } from "./topology/lab.ts";
@@ -560,16 +560,4 @@ export function writeRunReports(run: Run): ReportWritten | undefined {
     info(`report.html of run ${run.id} could not be written: ${(err as Error).stack ?? err}`);
     return undefined;
   }
-}
-
-/** A scenario's topology overrides, merged field by field into the run's spec. */
-export function mergeSpec(base: unknown, over: unknown): unknown {
-  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = mergeSpec(base[k], v);
-  return out;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

@@ -2,12 +2,15 @@
 // share the standard lab or needs its own (because it breaks things or checks teardown), the
 // topology it needs, and a body that drives the lab and asserts what a user needs.
 import type { Lab } from "./topology/lab.ts";
-import type { TopologyInput } from "./topology/spec.ts";
+import type { TopologyInput } from "./spec.ts";
 import type { Run } from "./evidence/run.ts";
 import type { FindingRecord } from "./findings/findings.ts";
 import type { Need } from "./capabilities.ts";
 
 export type { Verdict } from "./verdict.ts";
+// The verdict errors live beside the verdict rule (lab/verdict.ts), on the floor members and
+// topology read; scenarios take them from here as before.
+export { LabInfraError, SystemUnderTestError, labStep } from "./verdict.ts";
 export type { FindingRecord } from "./findings/findings.ts";
 
 export interface ScenarioContext {
@@ -65,42 +68,4 @@ export function defineScenario(s: Scenario): Scenario {
   const dup = ids.find((id, i) => ids.indexOf(id) !== i);
   if (dup) throw new Error(`scenario ${s.name}: finding ${dup} is registered twice`);
   return s;
-}
-
-/**
- * The lab could not tell (infrastructure broke, not the system under test: one of the lab's own
- * members, a fault, a precondition of the lab): verdict unknown, with this message as the reason.
- */
-export class LabInfraError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "LabInfraError";
-  }
-}
-
-/**
- * OpenClaw itself did the wrong thing where the lab needed it to work (the gateway or a node
- * host exited or never became ready, pairing was refused or never completed, the operator's
- * connect was refused): verdict fail, during bring-up too. The lab's own members (model, git,
- * MCP servers, taps, fault helpers) failing are LabInfraError instead.
- */
-export class SystemUnderTestError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "SystemUnderTestError";
-  }
-}
-
-/**
- * A step only the lab's own parts take (the engine, a tap, a fault, an exec): when it fails, the
- * lab could not tell, so it throws LabInfraError (verdict unknown) naming the step, never a fail.
- *   await labStep("stopping tap-node-1", () => faults.stop(lab, "tap-node-1").inject());
- */
-export async function labStep<T>(what: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof LabInfraError) throw err;
-    throw new LabInfraError(`${what}: ${(err as Error).message}`, { cause: err });
-  }
 }

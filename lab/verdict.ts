@@ -69,3 +69,41 @@ export class Judgement {
     return [lead.text, ...texts.filter((p) => p !== lead).map((p) => `also ${p.text}`)].join("; ");
   }
 }
+
+/**
+ * The lab could not tell (infrastructure broke, not the system under test: one of the lab's own
+ * members, a fault, a precondition of the lab): verdict unknown, with this message as the reason.
+ */
+export class LabInfraError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "LabInfraError";
+  }
+}
+
+/**
+ * OpenClaw itself did the wrong thing where the lab needed it to work (the gateway or a node
+ * host exited or never became ready, pairing was refused or never completed, the operator's
+ * connect was refused): verdict fail, during bring-up too. The lab's own members (model, git,
+ * MCP servers, taps, fault helpers) failing are LabInfraError instead.
+ */
+export class SystemUnderTestError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "SystemUnderTestError";
+  }
+}
+
+/**
+ * A step only the lab's own parts take (the engine, a tap, a fault, an exec): when it fails, the
+ * lab could not tell, so it throws LabInfraError (verdict unknown) naming the step, never a fail.
+ *   await labStep("stopping tap-node-1", () => faults.stop(lab, "tap-node-1").inject());
+ */
+export async function labStep<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof LabInfraError) throw err;
+    throw new LabInfraError(`${what}: ${(err as Error).message}`, { cause: err });
+  }
+}

@@ -6,7 +6,7 @@ import { Run } from "../lab/evidence/run.ts";
 import { LabPool, lanesFromEnv, runLanes, runOrder, startRun, writeRunReports, type ScenarioResult } from "../lab/runner.ts";
 import { faultScenario, lookAtReport } from "../lab/evidence/report-check.ts";
 import { info } from "../lab/log.ts";
-import { topologyFromEnv } from "../lab/topology/spec.ts";
+import { topologyFromEnv } from "../lab/spec.ts";
 import { parseShard, selectShard, shardRecord } from "../lab/shard.ts";
 import { accepted } from "../lab/verdict.ts";
 import { loadScenarios } from "./index.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { faults } from "../lab/faults/index.ts";
-import { tapAlias } from "../lab/topology/spec.ts";
+import { tapAlias } from "../lab/spec.ts";
 import { defineScenario } from "../lab/scenario.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { injectBeforeKeepalive } from "../lab/kits/keepalive.ts";

@@ -49,12 +49,12 @@
 //   once: the rule is spent after its first firing (it stays listed, active: false).
 // Several rules matching one frame: the oldest active rule decides.
 
-import { OPCODE_NAMES } from "./ws-frames.ts";
+import { OPCODE_NAMES, type OpcodeName } from "./ws-frames.ts";
 
 // ---------- the rule format ----------
 
 export type Dir = "node->gw" | "gw->node";
-export type OpcodeName = "text" | "binary" | "close" | "ping" | "pong" | "continuation";
+export type { OpcodeName };
 
 export interface TapMatch {
   kind?: "ws" | "http";

@@ -7,7 +7,9 @@
 
 import crypto from "node:crypto";
 import zlib from "node:zlib";
-import type { OpcodeName } from "./rules.ts";
+
+/** The frame kinds a tap rule may name (lab/faults and docker/faultproxy/rules.ts). */
+export type OpcodeName = "text" | "binary" | "close" | "ping" | "pong" | "continuation";
 
 export const OP = { CONT: 0x0, TEXT: 0x1, BINARY: 0x2, CLOSE: 0x8, PING: 0x9, PONG: 0xa } as const;
 export const OPCODE_NAMES: Record<OpcodeName, number> = { text: OP.TEXT, binary: OP.BINARY, close: OP.CLOSE, ping: OP.PING, pong: OP.PONG, continuation: OP.CONT };

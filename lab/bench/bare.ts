@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { nodeBinary } from "../images.ts";
 import { gatewayConfig } from "../members/gateway.ts";
 import { nodeConfig } from "../members/node-host.ts";
-import type { TopologySpec } from "../topology/spec.ts";
+import type { TopologySpec } from "../spec.ts";
 import type { OperatorHost } from "../topology/operator.ts";
 import { waitFor } from "../wait.ts";
 

@@ -31,7 +31,7 @@ import { OPERATOR_DIR, ROOT, STATE } from "../paths.ts";
 import type { Scenario } from "../scenario.ts";
 import { Lab } from "../topology/lab.ts";
 import { LabOperator } from "../topology/operator.ts";
-import { nodeAliases, parseTopology, topologyFromEnv, type TopologySpec } from "../topology/spec.ts";
+import { nodeAliases, parseTopology, topologyFromEnv, type TopologySpec } from "../spec.ts";
 import { BareTopology } from "./bare.ts";
 import { benchFaults, benchRows } from "./faults.ts";
 import { containerPeakMiB, treePeakMiB } from "./memory.ts";

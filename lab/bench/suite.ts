@@ -8,7 +8,7 @@ import { faultScenario, lookAtReport } from "../evidence/report-check.ts";
 import { LabPool, lanesFromEnv, resolveScenarios, runLanes, writeRunReports, type ScenarioResult } from "../runner.ts";
 import type { Scenario } from "../scenario.ts";
 import { Lab, type LabUpOptions } from "../topology/lab.ts";
-import type { TopologySpec } from "../topology/spec.ts";
+import type { TopologySpec } from "../spec.ts";
 
 /** The goal for the whole suite's wall time. */
 export const SUITE_TARGET_S = 8 * 60;

@@ -26,7 +26,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { writeJson } from "../evidence/write.ts";
-import { mcpContainers } from "../topology/spec.ts";
+import { mcpContainers } from "../spec.ts";
 import type { EvidenceCheck, EvidenceCheckInput, ScenarioWindow } from "./types.ts";
 
 /** One tools/call as the server recorded it. */

@@ -14,7 +14,7 @@
 // before hello-ok, the tick watchdog (2x policy.tickIntervalMs, close 4000 "tick timeout")
 // and sequence-gap detection. Why the lab does not run the reference GatewayClient itself:
 // it opens its WebSocket privately and surfaces only parsed events, so outbound frames and
-// responses would never reach the lab's transcript (README, "The operator's client").
+// responses would never reach the lab's transcript (docs/reference/architecture.md, "The operator's client").
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";

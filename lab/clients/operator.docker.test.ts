@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Run } from "../evidence/run.ts";
 import { STATE } from "../paths.ts";
 import { Lab } from "../topology/lab.ts";
-import { parseTopology } from "../topology/spec.ts";
+import { parseTopology } from "../spec.ts";
 import { loadOrCreateDeviceIdentity } from "./device-identity.ts";
 import { GatewayClient, type TranscriptEntry } from "./gateway.ts";
 import { OPERATOR_ADMIN_SCOPES } from "./operator.ts";

@@ -17,8 +17,7 @@
 // A kill "when this RPC returns" is the first form called right after the RPC resolves.
 import { randomBytes } from "node:crypto";
 import { LABEL_HEAL, runLabels } from "../cleanup.ts";
-import { docker } from "../docker.ts";
-import { demux } from "../members/wait-http.ts";
+import { demux, docker } from "../docker.ts";
 import type { TapMatch } from "../clients/tap.ts";
 import { ContainerFault, gone, ipOnLab } from "./container.ts";
 import type { Detail, FaultLab, FaultOptions } from "./fault.ts";

@@ -3,13 +3,9 @@
 import { z } from "zod";
 import type { GatewayClient } from "../clients/gateway.ts";
 import { StopWaiting, waitFor } from "../wait.ts";
-import type { EventLog } from "./events.ts";
+import type { ApprovalRequested, EventLog } from "./events.ts";
 
-export interface ApprovalRequested {
-  id: string;
-  approvalKind?: string;
-  request?: { toolName?: string; runId?: string; sessionKey?: string; toolCallId?: string };
-}
+export type { ApprovalRequested };
 
 /**
  * Waits (default 30 s) for plugin.approval.requested of this run (or any run), already

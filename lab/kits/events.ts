@@ -2,7 +2,13 @@
 // every approval event, chat terminal states, agent lifecycle and tool items. Everything else
 // stays out so the evidence stays readable (the full frame transcript is in lab/transcripts).
 import type { EventFrame, GatewayClient } from "../clients/gateway.ts";
-import type { ApprovalRequested } from "./approvals.ts";
+
+/** A parked call as plugin.approval.requested carries it (lab/kits/approvals.ts waits for one). */
+export interface ApprovalRequested {
+  id: string;
+  approvalKind?: string;
+  request?: { toolName?: string; runId?: string; sessionKey?: string; toolCallId?: string };
+}
 
 export interface Recorded {
   t: number;

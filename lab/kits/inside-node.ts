@@ -12,14 +12,27 @@
 //   worker     one process per turn: node <bundle>/worker.mjs --internal-worker-ipc
 //              --internal-worker-session, cwd = the checkout
 import path from "node:path";
+import type { SeedFiles } from "../clients/git.ts";
 import type { Placement } from "../clients/sessions.ts";
 import type { Lab } from "../topology/lab.ts";
-import type { PublishedWorkspace } from "./workspace.ts";
 
 /** OPENCLAW_STATE_DIR of gateway and node containers (docker/openclaw/Dockerfile). */
 export const STATE_DIR = "/home/lab/.openclaw";
 
 /** Run a command in any lab member's container (as its user); its stdout, or a throw with its output unless it exits 0. */
+/** A repository published to the lab's git server and cloned in the gateway (lab/kits/workspace.ts publishes it). */
+export interface PublishedWorkspace {
+  repo: string;
+  protocol: "smart" | "dumb";
+  /** The published commit. */
+  sha: string;
+  files: SeedFiles;
+  /** The URL inside the lab network (the checkout's origin, what nodes fetch from). */
+  labUrl: string;
+  /** The gateway-side checkout a session is created on. */
+  gatewayCheckout: string;
+}
+
 export async function execOnMember(lab: Lab, alias: string, cmd: string[]): Promise<string> {
   const r = await lab.exec(alias, cmd);
   if (r.exitCode !== 0) throw new Error(`in ${alias}: '${cmd.join(" ")}' exited ${r.exitCode}: ${(r.stderr || r.stdout).trim().slice(0, 800)}`);

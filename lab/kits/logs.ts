@@ -1,9 +1,8 @@
 // A member's container log while the lab runs (stdout and stderr, with the engine's timestamps),
 // from a moment on: what a repro quotes as evidence of what OpenClaw said ("reconnect paused",
 // "getaddrinfo EAI_AGAIN"). The whole logs are saved into the run folder when the lab goes down.
-import { docker } from "../docker.ts";
-import { demux } from "../members/wait-http.ts";
-import { labStep } from "../scenario.ts";
+import { demux, docker } from "../docker.ts";
+import { labStep } from "../verdict.ts";
 import type { Lab } from "../topology/lab.ts";
 
 /** Lines of `alias`'s log written at or after `sinceMs` (epoch ms), each with its time. */

@@ -6,22 +6,12 @@ import os from "node:os";
 import path from "node:path";
 import { readSeedFiles, seedWorkspace, publish, smartUrl, dumbUrl, type SeedFiles } from "../clients/git.ts";
 import type { Lab } from "../topology/lab.ts";
-import { execOnMember } from "./inside-node.ts";
+import { execOnMember, type PublishedWorkspace } from "./inside-node.ts";
 
 /** Where the gateway-side checkouts that sessions start from are cloned. */
 export const GATEWAY_WORKSPACES = "/home/lab/workspaces";
 
-export interface PublishedWorkspace {
-  repo: string;
-  protocol: "smart" | "dumb";
-  /** The published commit. */
-  sha: string;
-  files: SeedFiles;
-  /** The URL inside the lab network (the checkout's origin, what nodes fetch from). */
-  labUrl: string;
-  /** The gateway-side checkout a session is created on. */
-  gatewayCheckout: string;
-}
+export type { PublishedWorkspace };
 
 /**
  * Seed a repo on the host (the default seed plus a file naming the repo, so every repo has

@@ -9,7 +9,7 @@
 import path from "node:path";
 import { fitConfig } from "../capabilities.ts";
 import { FIXTURES } from "../paths.ts";
-import type { TopologySpec } from "../topology/spec.ts";
+import type { TopologySpec } from "../spec.ts";
 import { OpenclawContainer, type LabContext, type LabMembers } from "./member.ts";
 import { HttpOnLabNetwork } from "./wait-http.ts";
 

@@ -4,7 +4,7 @@
 import path from "node:path";
 import { McpControl } from "../clients/mcp.ts";
 import { FIXTURES } from "../paths.ts";
-import { mcpContainers, type TopologySpec } from "../topology/spec.ts";
+import { mcpContainers, type TopologySpec } from "../spec.ts";
 import { MemberContainer, type LabContext, type LabMembers } from "./member.ts";
 
 type McpServer = ReturnType<typeof mcpContainers>[number];

@@ -8,10 +8,10 @@ import { runLabels } from "../cleanup.ts";
 import { docker } from "../docker.ts";
 import type { ImageSet } from "../images.ts";
 import type { Capabilities } from "../capabilities.ts";
-import type { TopologySpec } from "../topology/spec.ts";
+import type { TopologySpec } from "../spec.ts";
 import { HttpOnLabNetwork, inspectRunning, logTail } from "./wait-http.ts";
 import { LabError } from "../log.ts";
-import { LabInfraError, SystemUnderTestError } from "../scenario.ts";
+import { LabInfraError, SystemUnderTestError } from "../verdict.ts";
 import { StopWaiting, WaitTimeout } from "../wait.ts";
 
 export type MemberKind = "gateway" | "node" | "model" | "git" | "mcp" | "tap";

@@ -7,8 +7,8 @@
 // host that exits or restarts meanwhile ends that wait at once (ContainerWatch in member.ts),
 // and bring-up fails as OpenClaw's failure (SystemUnderTestError), quoting its last log lines.
 import { fitConfig, nodeRunExtraArgs } from "../capabilities.ts";
-import type { TopologySpec } from "../topology/spec.ts";
-import { tapAlias } from "../topology/spec.ts";
+import type { TopologySpec } from "../spec.ts";
+import { tapAlias } from "../spec.ts";
 import { OpenclawContainer, READY_WHEN_RUNNING, type LabContext } from "./member.ts";
 
 export class NodeHostContainer extends OpenclawContainer {

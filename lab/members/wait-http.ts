@@ -6,6 +6,7 @@
 import type Dockerode from "dockerode";
 import type { WaitStrategy } from "testcontainers";
 import { StopWaiting, waitFor } from "../wait.ts";
+import { demux } from "../docker.ts";
 
 export interface HttpOnLabNetworkOptions {
   network: string;
@@ -107,13 +108,5 @@ export async function logTail(container: Dockerode.Container): Promise<string> {
   }
 }
 
-/** Docker's multiplexed log stream (no TTY): 8-byte frame headers, the size at bytes 4-7. */
-export function demux(buf: Buffer): string {
-  const out: Buffer[] = [];
-  for (let i = 0; i + 8 <= buf.length; ) {
-    const n = buf.readUInt32BE(i + 4);
-    out.push(buf.subarray(i + 8, i + 8 + n));
-    i += 8 + n;
-  }
-  return Buffer.concat(out).toString("utf8");
-}
+// demux (Docker's multiplexed log stream) lives beside the Docker client: lab/docker.ts.
+export { demux };

@@ -12,7 +12,7 @@ import { Run } from "../evidence/run.ts";
 import { MemberContainer } from "../members/member.ts";
 import { SystemUnderTestError } from "../scenario.ts";
 import { Lab } from "./lab.ts";
-import { parseTopology } from "./spec.ts";
+import { parseTopology } from "../spec.ts";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-bringup-"));
 afterAll(() => {

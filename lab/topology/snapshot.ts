@@ -15,7 +15,7 @@ import type Dockerode from "dockerode";
 import { CACHE } from "../paths.ts";
 import { gatewayConfig } from "../members/gateway.ts";
 import { nodeConfig } from "../members/node-host.ts";
-import { nodeAliases, type TopologySpec } from "./spec.ts";
+import { nodeAliases, type TopologySpec } from "../spec.ts";
 
 /** Bumped whenever what a snapshot holds or how it is restored changes: older snapshots stop matching. */
 export const SNAPSHOT_FORMAT = 1;

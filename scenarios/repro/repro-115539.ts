@@ -42,7 +42,7 @@ import { docker } from "../../lab/docker.ts";
 import { nodeByAlias, nodeView, sameNode, waitConnected } from "../../lab/kits/nodes.ts";
 import { withFaults } from "../../lab/kits/timeline.ts";
 import type { Lab } from "../../lab/topology/lab.ts";
-import { tapAlias } from "../../lab/topology/spec.ts";
+import { tapAlias } from "../../lab/spec.ts";
 import { pollUntil, waitFor } from "../../lab/wait.ts";
 
 /** After the tap is back: the node's back-off is at most 30 s, so 60 s is generous. */

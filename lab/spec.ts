@@ -1,8 +1,10 @@
 // The one description of what runs. Defaults give the standard lab; every override is
 // validated before any container starts, and an error names the field, the value and a fix.
 import { z } from "zod";
-import { DEFAULT_OPENCLAW_VERSION } from "../images.ts";
-import { LabError } from "../log.ts";
+import { LabError } from "./log.ts";
+
+/** The OpenClaw version a run uses unless told otherwise (OPENCLAW_VERSION=...); the nightly reads it from this line. */
+export const DEFAULT_OPENCLAW_VERSION = "2026.9.6";
 
 const name = z.string().regex(/^[a-z][a-z0-9-]{0,30}$/, "must be lower-case letters, digits and dashes, starting with a letter");
 
@@ -180,4 +182,16 @@ export function tapAlias(node: string): string {
 /** Container names inside the lab network (DNS aliases). */
 export function nodeAliases(spec: TopologySpec): string[] {
   return Array.from({ length: spec.nodes.count }, (_, i) => `${spec.nodes.prefix}-${i + 1}`);
+}
+
+/** A scenario's topology overrides, merged field by field into the run's spec. */
+export function mergeSpec(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = mergeSpec(base[k], v);
+  return out;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

@@ -1,0 +1,97 @@
+// The house's floors (DESIGN.md): a module imports only from its own floor or below, and no two
+// files import each other, directly or around a circle. Read from the code's own import lines
+// (static `import ... from "./x.ts"` and `export ... from`), tests left out as they sit beside
+// what they test. When a new room is added, give it a floor here.
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "./paths.ts";
+
+/** Lowest first. A key is a file or a folder (every file below it). */
+const FLOORS: string[][] = [
+  ["lab/log.ts", "lab/paths.ts", "lab/stalls.ts", "lab/escapes.ts"],
+  ["lab/wait.ts", "lab/docker.ts"],
+  ["lab/spec.ts", "lab/verdict.ts", "lab/cleanup.ts", "lab/lock.ts", "lab/evidence/"],
+  ["lab/findings/", "lab/clients/", "lab/capabilities.ts", "lab/shard.ts", "lab/images.ts"],
+  ["lab/members/", "lab/runner-container.ts"],
+  ["lab/topology/"],
+  ["lab/faults/", "lab/checks/", "lab/scenario.ts"],
+  // The test beds (a fault's target without OpenClaw, a loopback server) serve tests and the bench.
+  ["lab/kits/", "lab/testing/testbed.ts", "lab/testing/server-process.ts"],
+  ["lab/runner.ts"],
+  ["lab/repro.ts", "lab/matrix.ts", "lab/bench/"],
+  ["lab/cli.ts"],
+  ["lab/testing/", "scenarios/"],
+];
+
+function floorOf(file: string): number {
+  let best = -1;
+  let len = -1;
+  FLOORS.forEach((keys, i) => {
+    for (const k of keys) if ((file === k || (k.endsWith("/") && file.startsWith(k))) && k.length > len) (best = i), (len = k.length);
+  });
+  return best;
+}
+
+function sources(): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(path.join(ROOT, d), { withFileTypes: true })) {
+      const p = path.posix.join(d, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== "node_modules") walk(p);
+      } else if (/\.ts$/.test(e.name) && !/\.test\.ts$/.test(e.name) && !/\.scenario\.ts$/.test(e.name)) out.push(p);
+    }
+  };
+  walk("lab");
+  walk("scenarios");
+  return out;
+}
+
+/** The repository files a file imports (relative specifiers only; packages are not rooms). */
+function importsOf(file: string): string[] {
+  const text = fs.readFileSync(path.join(ROOT, file), "utf8");
+  const out = new Set<string>();
+  for (const m of text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+"(\.{1,2}\/[^"]+)"/gms)) out.add(path.posix.normalize(path.posix.join(path.posix.dirname(file), m[1]!)));
+  return [...out].filter((f) => f.endsWith(".ts"));
+}
+
+const files = sources();
+const graph = new Map(files.map((f) => [f, importsOf(f)]));
+
+describe("the house's floors (DESIGN.md)", () => {
+  it("every module has a floor", () => {
+    expect(files.filter((f) => floorOf(f) < 0)).toEqual([]);
+  });
+
+  it("no module imports from a higher floor", () => {
+    const up: string[] = [];
+    for (const [f, deps] of graph) for (const d of deps) if (floorOf(d) > floorOf(f)) up.push(`${f} (floor ${floorOf(f)}) -> ${d} (floor ${floorOf(d)})`);
+    expect(up).toEqual([]);
+  });
+
+  it("no circle between files", () => {
+    const circles: string[] = [];
+    const state = new Map<string, "open" | "done">();
+    const stack: string[] = [];
+    const visit = (f: string) => {
+      state.set(f, "open");
+      stack.push(f);
+      for (const d of graph.get(f) ?? []) {
+        if (state.get(d) === "open") circles.push([...stack.slice(stack.indexOf(d)), d].join(" -> "));
+        else if (!state.has(d) && graph.has(d)) visit(d);
+      }
+      stack.pop();
+      state.set(f, "done");
+    };
+    for (const f of files) if (!state.has(f)) visit(f);
+    expect(circles).toEqual([]);
+  });
+
+  it("the check can fail: an import from a higher floor and a circle are seen", () => {
+    const g = new Map([["lab/log.ts", ["lab/cli.ts"]]]);
+    const up = [...g].flatMap(([f, ds]) => ds.filter((d) => floorOf(d) > floorOf(f)));
+    expect(up).toEqual(["lab/cli.ts"]);
+    expect(importsOf("lab/runner.ts")).toContain("lab/verdict.ts");
+  });
+});
