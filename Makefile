@@ -14,7 +14,7 @@ help:
 	@echo "Run"
 	@echo "  make lab              the scenarios on the standard topology (first: make lab SCENARIOS=smoke)"
 	@echo "  make test             typecheck + unit tests + the scenario suite (what CI runs)"
-	@echo "  make repro NAME=<scenario> N=10 [UNTIL=1]   one scenario N times: reproduced k/N"
+	@echo "  make repro NAME=<scenario> N=10 [UNTIL=1]   one scenario N times: reproduced (the bug) k/N, failed otherwise, ..."
 	@echo "  make matrix VERSIONS='2026.9.4 2026.9.6'    scenarios x OpenClaw versions (newest, lastN too)"
 	@echo "  make bench            set-up, readiness and teardown figures against same-run baselines"
 	@echo "  make nightly-sim SHARDS=4   every nightly shard one after another, then the merge"
@@ -79,8 +79,9 @@ lab: deps engine
 	    3) m="unknown: the lab could not tell";; 129|130|143) m="interrupted";; *) m="unexpected";; esac; \
 	  echo "fleetlab: exit $$rc ($$m; kept in $(LAST_EXIT))"; exit $$rc
 
-# One scenario N times, "reproduced k/N" (lab/repro.ts); its own exit code as for make lab:
-# 0 reproduced at least once, 1 never, 2 bad input, 3 never but some attempts could not tell.
+# One scenario N times, each attempt reproduced, new signature, failed otherwise, not reproduced or
+# could not tell (lab/repro.ts); its own exit code as for make lab: 0 the bug showed at least once,
+# 1 it never did and some attempt was judged, 2 bad input, 3 no attempt could tell.
 repro: deps engine
 	@rc=0; npm run --silent fleetlab -- repro $(NAME) --n $(or $(N),10) $(if $(UNTIL),--until) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc

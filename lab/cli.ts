@@ -13,7 +13,7 @@ import { ensureImages, npmVersions } from "./images.ts";
 import { findingsTable } from "./findings/findings.ts";
 import { LabError, info } from "./log.ts";
 import { lanesFromEnv, resolveScenarios, runLanes, type ScenarioResult } from "./runner.ts";
-import { reproExitCode, reproLoop, reproduced, tallyLine } from "./repro.ts";
+import { bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
 import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { RUNS } from "./paths.ts";
 import { writeExcerpts } from "./findings/excerpt.ts";
@@ -33,8 +33,10 @@ const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fle
         --shard K/N       run only shard K of N (also SHARD=K/N): split by scenarios/costs.json
         --in-network      run inside a runner container on the engine DOCKER_HOST names (local
                           or remote); the run folder is copied back here
-  repro SCENARIO      run one scenario N times and print "reproduced k/N" (each attempt's verdict
-                      and evidence folder; a fresh lab each time unless it shares one)
+  repro SCENARIO      run one scenario N times; each attempt is reproduced (a bug check short with
+                      its registered signature), new signature, failed otherwise (another check or
+                      a step: never counted as reproduced), not reproduced, or could not tell
+                      (a fresh lab each time unless it shares one)
         --n N             attempts (default 10)
         --until           stop at the first attempt that reproduced
   matrix [scenario...] run the scenarios on each OpenClaw version and print a scenario x version
@@ -56,8 +58,8 @@ const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fle
   images              build (or find cached) every image and print their tags
 
 Topology overrides come from the environment: NODES=4, OPENCLAW_VERSION=2026.9.6, SEED=7,
-TOPOLOGY='{"nodes":{"capacity":1}}'. Exit codes: 0 pass, 1 fail, 2 bad input or setup, 3 unknown (repro: 0 reproduced at least
-once, 1 never, 3 never but some attempts could not tell).`;
+TOPOLOGY='{"nodes":{"capacity":1}}'. Exit codes: 0 pass, 1 fail, 2 bad input or setup, 3 unknown (repro: 0 the bug showed at least
+once, 1 it never did and some attempt was judged, 3 no attempt could tell).`;
 
 /**
  * The CLI is handed the scenarios it can run, as Jepsen's -main hands cli/run! its test:
@@ -216,7 +218,9 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
         run,
         until: values.until,
         onAttempt: (a) =>
-          process.stdout.write(`attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${reproduced(a.verdict) ? "reproduced    " : a.verdict === "unknown" ? "could not tell" : "not reproduced"}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}\n`),
+          process.stdout.write(
+            `attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${a.class.padEnd(16)}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}${a.why ? `\n    ${a.why.slice(0, 300)}` : ""}\n`,
+          ),
       });
       process.stdout.write(`\n${s!.name}: ${tallyLine(t)}\nevidence: ${shown}\nagain:    ${reproCommand(spec, run.record.seed, s!.name, n, values.until)}\n`);
       return reproExitCode(t);
@@ -242,7 +246,8 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
         process.stdout.write(`\n== openclaw@${v}: run ${run.id}\n`);
         try {
           const results = await runLanes(chosen, { ...spec, openclawVersion: v, seed: run.record.seed }, run, { lanes: lanesFromEnv() });
-          for (const r of results) (m.cells[r.name] ??= {})[v] = cellOf(r, run.id);
+          const byName = new Map(chosen.map((x) => [x.name, x]));
+          for (const r of results) (m.cells[r.name] ??= {})[v] = cellOf(r, run.id, byName.get(r.name)?.name.startsWith("repro-") || byName.get(r.name)?.bug ? bugChecks(byName.get(r.name)!) : []);
           m.runs[v] = { run: run.id, seconds: Math.round(performance.now() - t0) / 1000 };
           process.stdout.write(`${verdictTable(results)}\n`);
         } catch (err) {

@@ -44,3 +44,24 @@ describe("the scenario x version table", () => {
     expect(t).toContain("  repro-116363 @ 2026.9.4: n/a: openclaw@2026.9.4: the gateway does not offer the method x");
   });
 });
+
+describe("a repro's cell says what it showed of the bug", () => {
+  it("a fail of another check is 'failed otherwise' in matrix.json, never a reproduction", async () => {
+    const { cellOf } = await import("./matrix.ts");
+    const r = {
+      name: "repro-x",
+      verdict: "fail" as const,
+      seconds: 1,
+      evidence: "scenarios/repro-x",
+      startedAt: "",
+      endedAt: "",
+      checks: [
+        { findingId: "R-x", scenario: "repro-x", expectation: "e", outcome: "known-finding" as const, kind: "shortfall" as const },
+        { findingId: "E-premise", scenario: "repro-x", expectation: "e", outcome: "fail" as const, kind: "shortfall" as const, note: "the fault never acted" },
+      ],
+    };
+    expect(cellOf(r, "run", ["R-x"]).bug).toEqual({ class: "failed otherwise", why: "E-premise: the fault never acted" });
+    expect(cellOf({ ...r, verdict: "known-finding", checks: [r.checks[0]!] }, "run", ["R-x"]).bug).toEqual({ class: "reproduced", why: "R-x" });
+    expect(cellOf(r, "run").bug).toBeUndefined();
+  });
+});

@@ -8,6 +8,7 @@ import path from "node:path";
 import { z } from "zod";
 import { LabError } from "./log.ts";
 import type { ScenarioResult } from "./runner.ts";
+import { classify } from "./repro.ts";
 
 /** Published release versions (no pre-releases), oldest first, as npm lists them. */
 export function releases(all: string[]): string[] {
@@ -51,6 +52,8 @@ export const MatrixCell = z.object({
   /** The run folder of this version, relative to the matrix folder's parent (.lab/runs). */
   run: z.string(),
   evidence: z.string().optional(),
+  /** For a scenario with bug checks (a repro): what the cell showed of the bug (lab/repro.ts classify). */
+  bug: z.object({ class: z.string(), why: z.string().optional() }).optional(),
 });
 export const MatrixRecord = z.object({
   id: z.string(),
@@ -66,9 +69,10 @@ export const MatrixRecord = z.object({
 export type MatrixRecord = z.infer<typeof MatrixRecord>;
 export type MatrixCell = z.infer<typeof MatrixCell>;
 
-export function cellOf(r: ScenarioResult, runId: string): MatrixCell {
+export function cellOf(r: ScenarioResult, runId: string, bug: string[] = []): MatrixCell {
   const findings = r.checks.filter((c) => c.outcome !== "pass" && c.scope !== "lab").map((c) => `${c.outcome} ${c.findingId}`);
-  return { verdict: r.verdict, seconds: r.seconds, detail: r.detail, findings, run: runId, evidence: r.evidence };
+  const shown = bug.length ? classify(r.verdict, r.checks, bug) : undefined;
+  return { verdict: r.verdict, seconds: r.seconds, detail: r.detail, findings, run: runId, evidence: r.evidence, ...(shown ? { bug: shown } : {}) };
 }
 
 const SHORT: Record<string, string> = { pass: "pass", fail: "FAIL", unknown: "unknown", "known-finding": "known", "fixed?": "fixed?", "n/a": "n/a" };

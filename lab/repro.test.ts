@@ -3,13 +3,13 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Run, readRunRecord } from "./evidence/run.ts";
-import { reproExitCode, reproLoop, tally, tallyLine, type Attempt } from "./repro.ts";
+import { bugChecks, classify, reproExitCode, reproLoop, tally, tallyLine, type Attempt, type AttemptClass } from "./repro.ts";
+import type { CheckResult } from "./findings/findings.ts";
 import { LabPool, runOrder } from "./runner.ts";
 import { defineScenario, LabInfraError, type Scenario } from "./scenario.ts";
 import type { Lab } from "./topology/lab.ts";
 import { parseTopology } from "./spec.ts";
 import { TeardownStack } from "./topology/teardown.ts";
-import type { Verdict } from "./verdict.ts";
 
 let root: string;
 beforeAll(() => void (root = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-repro-test-"))));
@@ -50,43 +50,97 @@ function racy(topology: "shared" | "own", hits: (k: number) => boolean, unknownA
   });
 }
 
-const attempt = (index: number, verdict: Verdict): Attempt => ({ index, verdict, seconds: 1, evidence: `scenarios/x~${index}` });
+const attempt = (index: number, cls: AttemptClass): Attempt => ({ index, verdict: "pass", class: cls, seconds: 1, evidence: `scenarios/x~${index}` });
+const check = (findingId: string, outcome: CheckResult["outcome"], more: Partial<CheckResult> = {}): CheckResult => ({ findingId, scenario: "x", expectation: "e", outcome, kind: "shortfall", ...more });
 
-describe("reproduced k/N", () => {
-  it("a known finding or a fail reproduced; pass and fixed? did not; unknown is counted apart", () => {
-    const t = tally("x", 5, [attempt(1, "known-finding"), attempt(2, "pass"), attempt(3, "fail"), attempt(4, "unknown"), attempt(5, "fixed?")]);
-    expect(t).toMatchObject({ ran: 5, reproduced: 2, unknown: 1, hits: [1, 3] });
-    expect(tallyLine(t)).toBe("reproduced 2/5 (50% of 4 judged), 1 unknown (the lab could not tell)");
-    expect(reproExitCode(t)).toBe(0);
-    expect(reproExitCode(tally("x", 2, [attempt(1, "pass"), attempt(2, "pass")]))).toBe(1);
-    expect(reproExitCode(tally("x", 2, [attempt(1, "pass"), attempt(2, "unknown")]))).toBe(3);
+describe("what an attempt showed: reproduced means the bug", () => {
+  const bug = ["F-race"];
+  it("the bug check with its registered signature: reproduced", () => {
+    expect(classify("known-finding", [check("F-race", "known-finding")], bug)).toEqual({ class: "reproduced", why: "F-race" });
   });
+  it("the bug check short with a signature no record has: new signature, with the observed value", () => {
+    expect(classify("fail", [check("F-race", "fail", { observed: { lost: 2 } })], bug)).toEqual({ class: "new signature", why: 'F-race observed {"lost":2}' });
+  });
+  it("another check failing, or a step failing (a precondition, a time-out, a leftover): failed otherwise, even beside the bug", () => {
+    expect(classify("fail", [check("F-race", "known-finding"), check("E-precondition", "fail", { note: "not met" })], bug)).toEqual({ class: "failed otherwise", why: "E-precondition: not met" });
+    expect(classify("fail", [check("F-race", "known-finding")], bug).class).toBe("failed otherwise");
+    expect(classify("fail", [], bug).class).toBe("failed otherwise");
+    // Unregistered protocol drift seen by the evidence checks is another check.
+    expect(classify("fail", [check("F-race", "known-finding"), check("F-protocol-drift x", "fail", { scope: "lab" })], bug).class).toBe("failed otherwise");
+  });
+  it("every bug check held: not reproduced; none judged, unknown or n/a: could not tell", () => {
+    expect(classify("fixed?", [check("F-race", "fixed?")], bug).class).toBe("not reproduced");
+    expect(classify("pass", [check("F-other", "pass")], bug)).toEqual({ class: "could not tell", why: "no bug check (F-race) was judged" });
+    expect(classify("unknown", [check("F-race", "known-finding")], bug).class).toBe("could not tell");
+    expect(classify("n/a", [], bug).class).toBe("could not tell");
+    // A lab-wide known finding leaves the class alone.
+    expect(classify("known-finding", [check("F-race", "known-finding"), check("F-drift", "known-finding", { scope: "lab" })], bug).class).toBe("reproduced");
+  });
+  it("the bug checks are the scenario's own (Scenario.bug), else its registered findings", () => {
+    expect(bugChecks({ findings: [F] })).toEqual(["F-race"]);
+    expect(bugChecks({ findings: [F], bug: ["R-x"] })).toEqual(["R-x"]);
+  });
+});
 
-  it("an own-lab scenario: a fresh lab per attempt, every attempt with its own evidence folder, and the tally in run.json", async () => {
+describe("the tally, the line and the exit code follow the classes", () => {
+  it("each class counted apart; only reproduced and new signature show the bug", () => {
+    const t = tally("x", 6, [attempt(1, "reproduced"), attempt(2, "not reproduced"), attempt(3, "failed otherwise"), attempt(4, "could not tell"), attempt(5, "new signature"), attempt(6, "not reproduced")]);
+    expect(t).toMatchObject({ ran: 6, reproduced: 1, newSignature: 1, failedOtherwise: 1, notReproduced: 2, unknown: 1, hits: [1, 5] });
+    expect(tallyLine(t)).toBe("reproduced 1/6 (registered signature), new signature 1, failed otherwise 1 (not the bug: a step or another check), not reproduced 2, could not tell 1");
+    expect(reproExitCode(t)).toBe(0);
+  });
+  it("a loop whose every attempt failed otherwise is not a reproduction: exit 1; none could tell: 3", () => {
+    expect(reproExitCode(tally("x", 2, [attempt(1, "failed otherwise"), attempt(2, "failed otherwise")]))).toBe(1);
+    expect(reproExitCode(tally("x", 2, [attempt(1, "not reproduced"), attempt(2, "could not tell")]))).toBe(1);
+    expect(reproExitCode(tally("x", 2, [attempt(1, "could not tell"), attempt(2, "could not tell")]))).toBe(3);
+  });
+});
+
+describe("the loop", () => {
+  it("an own-lab scenario: a fresh lab per attempt, every attempt with its own evidence folder, and the classes in run.json", async () => {
     const { pool: p, run, state } = pool();
     const seen: Attempt[] = [];
     const t = await reproLoop(racy("own", (k) => k % 2 === 0, [5]), 6, { spec: p.spec, run, pool: p, onAttempt: (a) => seen.push(a) });
-    expect(tallyLine(t)).toBe("reproduced 3/6 (60% of 5 judged), 1 unknown (the lab could not tell)");
+    expect(tallyLine(t)).toBe("reproduced 3/6 (registered signature), not reproduced 2, could not tell 1");
     expect(state.ups).toBe(6);
-    expect(seen.map((a) => [a.verdict, a.evidence])).toEqual([
-      ["fixed?", "scenarios/race~1"], // the registered bug did not show: not reproduced
-      ["known-finding", "scenarios/race~2"],
-      ["fixed?", "scenarios/race~3"],
-      ["known-finding", "scenarios/race~4"],
-      ["unknown", "scenarios/race~5"],
-      ["known-finding", "scenarios/race~6"],
+    expect(seen.map((a) => [a.verdict, a.class, a.evidence])).toEqual([
+      ["fixed?", "not reproduced", "scenarios/race~1"],
+      ["known-finding", "reproduced", "scenarios/race~2"],
+      ["fixed?", "not reproduced", "scenarios/race~3"],
+      ["known-finding", "reproduced", "scenarios/race~4"],
+      ["unknown", "could not tell", "scenarios/race~5"],
+      ["known-finding", "reproduced", "scenarios/race~6"],
     ]);
     const rec = readRunRecord(path.join(run.dir, "run.json"));
-    expect(rec.repro).toEqual({ scenario: "race", asked: 6, until: false, ran: 6, reproduced: 3, unknown: 1, hits: [2, 4, 6] });
+    expect(rec.repro).toMatchObject({ scenario: "race", asked: 6, until: false, ran: 6, reproduced: 3, newSignature: 0, failedOtherwise: 0, notReproduced: 2, unknown: 1, hits: [2, 4, 6] });
+    expect(rec.repro?.attempts?.map((a) => a.class)).toEqual(seen.map((a) => a.class));
     expect(rec.scenarios).toHaveLength(6);
     expect(rec.endedAt).toBeDefined();
+  });
+
+  it("a scenario whose precondition check fails every time: failed otherwise, never reproduced, exit 1", async () => {
+    const { pool: p, run } = pool();
+    const s = defineScenario({
+      name: "pre",
+      proves: "pre",
+      topology: "own",
+      timeoutMs: 5_000,
+      findings: [F],
+      run: async ({ check }) => {
+        check({ id: "E-fault-acted", expectation: "the fault acted on the path", holds: false, observed: { served502: 0 } });
+        check({ id: "F-race", expectation: F.expectation, holds: false, observed: { lost: true } });
+      },
+    });
+    const t = await reproLoop(s, 2, { spec: p.spec, run, pool: p });
+    expect(t).toMatchObject({ reproduced: 0, failedOtherwise: 2, hits: [] });
+    expect(reproExitCode(t)).toBe(1);
   });
 
   it("UNTIL stops at the first reproduction (the attempts not made are not 'not run'); a shared-lab scenario shares one lab", async () => {
     const { pool: p, run, state } = pool();
     const t = await reproLoop(racy("shared", (k) => k === 3), 20, { spec: p.spec, run, pool: p, until: true });
     expect(t).toMatchObject({ ran: 3, asked: 20, reproduced: 1, hits: [3] });
-    expect(tallyLine(t)).toBe("reproduced 1/3 (33% of 3 judged); 17 of 20 not attempted");
+    expect(tallyLine(t)).toBe("reproduced 1/3 (registered signature), not reproduced 2; 17 of 20 not attempted");
     expect(state.ups).toBe(1);
     const rec = readRunRecord(path.join(run.dir, "run.json"));
     expect(rec.plan).toEqual(["race~01", "race~02", "race~03"]);

@@ -58,6 +58,12 @@ export interface Scenario {
   pairing?: "fresh";
   /** What OpenClaw was seen to do short of this scenario's expectations (see lab/findings). */
   findings?: FindingRecord[];
+  /**
+   * The checks that ARE the bug a repro reproduces (check ids; default: the ids of its registered
+   * findings). `make repro` counts an attempt as reproduced only when one of these was short; any
+   * other check or step that fails is "failed otherwise", never a reproduction (lab/repro.ts).
+   */
+  bug?: string[];
   timeoutMs: number;
   run(ctx: ScenarioContext): Promise<void>;
 }

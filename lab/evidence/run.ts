@@ -110,9 +110,24 @@ export const RunRecordSchema = z.strictObject({
       asked: z.number().int().positive(),
       until: z.boolean(),
       ran: z.number().int().nonnegative().optional(),
+      /** With the registered signature (lab/repro.ts classify). */
       reproduced: z.number().int().nonnegative().optional(),
+      newSignature: z.number().int().nonnegative().optional(),
+      failedOtherwise: z.number().int().nonnegative().optional(),
+      notReproduced: z.number().int().nonnegative().optional(),
       unknown: z.number().int().nonnegative().optional(),
+      /** Attempts that showed the bug (registered or new signature). */
       hits: z.array(z.number().int()).optional(),
+      attempts: z
+        .array(
+          z.object({
+            index: z.number().int(),
+            verdict: z.string(),
+            class: z.enum(["reproduced", "new signature", "failed otherwise", "not reproduced", "could not tell"]),
+            why: z.string().optional(),
+          }),
+        )
+        .optional(),
     })
     .optional(),
   /** A merged run (lab/evidence/merge.ts): each shard folder it was made of, or the one missing. */
