@@ -37,3 +37,14 @@ describe("images", () => {
     fs.rmSync(dir, { recursive: true });
   });
 });
+
+describe("a build that cannot fit is refused before it starts", () => {
+  it("names what is short, where, and how much is free", async () => {
+    const { requireFreeSpace } = await import("./images.ts");
+    const os = await import("node:os");
+    await expect(requireFreeSpace({ dir: os.tmpdir(), bytes: 2 ** 60, what: "the openclaw@2026.9.6 package" })).rejects.toThrow(
+      /^not enough free disk for the openclaw@2026\.9\.6 package: it needs about \d+\.\d GB in .+, and \d+\.\d GB is free there\. Free some space \(make clean/,
+    );
+    await expect(requireFreeSpace({ dir: os.tmpdir(), bytes: 1, what: "x" })).resolves.toBeUndefined();
+  });
+});

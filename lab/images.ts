@@ -10,6 +10,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import Docker from "dockerode";
 import { GenericContainer } from "testcontainers";
@@ -17,6 +18,8 @@ import { docker } from "./docker.ts";
 import { LabError, info, step, stepStatus } from "./log.ts";
 import { CACHE, DOCKER_DIR, ROOT } from "./paths.ts";
 import { withLock } from "./lock.ts";
+import { runChild } from "./child.ts";
+import { onInterrupt } from "./cleanup.ts";
 
 const run = promisify(execFile);
 
@@ -166,10 +169,7 @@ function debianSources(): string {
 
 async function buildBase(tag: string): Promise<void> {
   try {
-    await run("bash", [path.join(DOCKER_DIR, "base", "build.sh"), tag, nodeBinary().file, debianSources()], {
-      timeout: 900_000,
-      maxBuffer: 1 << 24,
-    });
+    await runChild("bash", [path.join(DOCKER_DIR, "base", "build.sh"), tag, nodeBinary().file, debianSources()], { timeout: 900_000, what: `the base image build (${tag})` });
   } catch (err) {
     const e = err as { code?: number; stderr?: string };
     if (e.code === 3) throw new LabError(String(e.stderr).trim());
@@ -219,15 +219,18 @@ async function installPackage(version: string, dir: string, marker: string): Pro
     for (const e of fs.existsSync(CACHE) ? fs.readdirSync(CACHE) : []) if (e.startsWith(`${path.basename(final)}.partial-`)) fs.rmSync(path.join(CACHE, e), { recursive: true, force: true });
     const staging = `${final}.partial-${process.pid}-${randomBytes(4).toString("hex")}`;
     fs.mkdirSync(staging, { recursive: true });
+    // Interrupted (Ctrl-C, SIGTERM): npm's process group is ended first (runChild), then this goes.
+    const unstage = onInterrupt(`removing ${shown(staging)}`, async () => fs.rmSync(staging, { recursive: true, force: true }));
     fs.writeFileSync(path.join(staging, "package.json"), JSON.stringify({ private: true, dependencies: { openclaw: version } }));
     // Its lifecycle scripts finish the install (bundled plugins, native prebuilds).
     fs.writeFileSync(path.join(staging, ".npmrc"), "allow-scripts=openclaw,koffi,protobufjs,@google/genai\nfund=false\naudit=false\n");
     // Run npm with the pinned Node 24 first on PATH: openclaw's scripts need it.
     const env = { ...process.env, PATH: `${path.dirname(nodeBinary().file)}:${process.env.PATH}` };
     try {
-      await run("npm", ["install", "--omit=dev", "--no-audit", "--no-fund"], { cwd: staging, env, timeout: 900_000, maxBuffer: 1 << 26 });
+      await runChild("npm", ["install", "--omit=dev", "--no-audit", "--no-fund"], { cwd: staging, env, timeout: 900_000, maxBuffer: 1 << 22, what: `npm install openclaw@${version}` });
     } catch (err) {
-      fs.rmSync(staging, { recursive: true, force: true });
+      fs.rmSync(staging, { recursive: true, force: true }); // failed, timed out or interrupted: nothing half-done stays
+      unstage();
       throw new LabError(`npm install openclaw@${version} failed: ${processFailure(err)}`, 2);
     }
     fs.writeFileSync(
@@ -246,6 +249,7 @@ async function installPackage(version: string, dir: string, marker: string): Pro
     fs.writeFileSync(path.join(staging, ".installed"), new Date().toISOString());
     fs.rmSync(final, { recursive: true, force: true });
     fs.renameSync(staging, final);
+    unstage();
   });
 }
 
@@ -281,12 +285,36 @@ async function installAppDeps(dir: string): Promise<void> {
   await withLock(`npm-${sha(dir)}`, `npm install in ${shown(dir)}`, async () => {
     if (done()) return;
     try {
-      await step(`npm ci in ${shown(dir)} (from its lockfile)`, () => run("npm", ["ci", "--no-audit", "--no-fund", "--omit=dev"], { cwd: dir, timeout: 300_000, maxBuffer: 1 << 24 }));
+      await step(`npm ci in ${shown(dir)} (from its lockfile)`, () => runChild("npm", ["ci", "--no-audit", "--no-fund", "--omit=dev"], { cwd: dir, timeout: 300_000, what: `npm ci in ${shown(dir)}` }));
     } catch (err) {
       throw new LabError(`npm ci in ${shown(dir)} failed: ${processFailure(err)}`, 2);
     }
     fs.writeFileSync(marker, want);
   });
+}
+
+/**
+ * Refuse a build that cannot fit, before it starts, naming what is short and where (a full disk
+ * mid-build leaves a broken engine state and a cryptic error). `dir` on this host; for the
+ * engine, its data root when the engine is local (a remote engine's disk is not measured here).
+ */
+export async function requireFreeSpace(needs: { dir?: string; engine?: boolean; bytes: number; what: string }): Promise<void> {
+  const where: string[] = [];
+  if (needs.dir) where.push(needs.dir);
+  if (needs.engine) {
+    const root = await docker().info().then((i: { DockerRootDir?: string }) => i.DockerRootDir, () => undefined);
+    if (root && fs.existsSync(root)) where.push(root);
+  }
+  for (const w of where) {
+    let dir = w;
+    while (!fs.existsSync(dir)) dir = path.dirname(dir);
+    const st = fs.statfsSync(dir);
+    const free = st.bavail * st.bsize;
+    if (free < needs.bytes) {
+      const gb = (b: number) => `${(b / 2 ** 30).toFixed(1)} GB`;
+      throw new LabError(`not enough free disk for ${needs.what}: it needs about ${gb(needs.bytes)} in ${w}, and ${gb(free)} is free there. Free some space (make clean removes the lab's own images and caches; 'docker system prune' the engine's unused ones) and run again.`, 2);
+    }
+  }
 }
 
 async function dockerBuild(context: string, tag: string, buildArgs: Record<string, string>): Promise<void> {
@@ -295,7 +323,12 @@ async function dockerBuild(context: string, tag: string, buildArgs: Record<strin
 
 /** Only the base image (Debian + Node + iptables/iproute2): what fault helpers run on. */
 export async function ensureBaseImage(): Promise<BuiltImage> {
-  return ensure("base", sha(RECIPE(), nodeBinary().version, hashDir(path.join(DOCKER_DIR, "base"))), buildBase);
+  return ensure("base", sha(RECIPE(), nodeBinary().version, hashDir(path.join(DOCKER_DIR, "base"))), async (tag) => {
+    // The root file system as a tar (~250 MB) in the temporary folder, then the image (~250 MB).
+    await requireFreeSpace({ dir: os.tmpdir(), bytes: 0.5 * 2 ** 30, what: "the base image's root file system" });
+    await requireFreeSpace({ engine: true, bytes: 0.5 * 2 ** 30, what: "the base image" });
+    await buildBase(tag);
+  });
 }
 
 /** Every image the lab needs, cached by content. A warm call only hashes and inspects. */
@@ -304,6 +337,10 @@ export async function ensureImages(openclawVersion: string): Promise<ImageSet> {
   // The package is installed on this host only when its image has to be built (a fresh clone
   // with the image already in the engine needs neither npm nor the registry).
   const pkg = await ensure("openclaw-pkg", sha(RECIPE(), base.tag, openclawVersion), async (tag) => {
+    // Measured for 2026.9.6: the package installed ~650 MB; its image ~860 MB, sent to the
+    // engine as a build context of the same size (about 2.5 GB of the engine's disk during the build).
+    await requireFreeSpace({ dir: CACHE, bytes: 1 * 2 ** 30, what: `the openclaw@${openclawVersion} package` });
+    await requireFreeSpace({ engine: true, bytes: 2.5 * 2 ** 30, what: `the openclaw@${openclawVersion} image` });
     const context = await openclawPackage(openclawVersion);
     stepStatus(`sending ${path.relative(ROOT, context)} to the engine and building`);
     await dockerBuild(context, tag, { BASE: base.tag });
