@@ -118,4 +118,42 @@ describe("interrupt", () => {
     expect(code).toBe(130);
     expect(performance.now() - t0).toBeGreaterThanOrEqual(750);
   });
+
+  async function interrupted(teardownMs: number, env: Record<string, string> = {}) {
+    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./testing/interrupted-exit.ts", import.meta.url)), String(teardownMs)], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...env },
+    });
+    let out = "";
+    let err = "";
+    child.stdout!.on("data", (d: Buffer) => (out += d));
+    child.stderr!.on("data", (d: Buffer) => (err += d));
+    const exited = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
+    while (!out.includes("ready")) await sleep(20);
+    return { child, exited, out: () => out, err: () => err };
+  }
+
+  it("a second Ctrl-C after the notice ends it at once, naming what is left and who removes it", { timeout: 30_000 }, async () => {
+    const p = await interrupted(20_000);
+    p.child.kill("SIGINT");
+    await sleep(1_300);
+    const t0 = performance.now();
+    p.child.kill("SIGINT");
+    const [code] = await p.exited;
+    expect(code).toBe(130);
+    expect(performance.now() - t0).toBeLessThan(2_000);
+    expect(p.err()).toContain("Ctrl-C again to stop waiting");
+    expect(p.err()).toMatch(/SIGINT again during the clean-up; exiting 130 without waiting\. Left: slow teardown\. The next run \(or 'make prune'\) removes/);
+    expect(p.out()).not.toContain("cleaned");
+  });
+
+  it("a clean-up that does not finish in its time (a hung engine) is cut short, naming what is left", { timeout: 30_000 }, async () => {
+    const p = await interrupted(20_000, { FLEETLAB_CLEANUP_TIMEOUT_S: "1" });
+    const t0 = performance.now();
+    p.child.kill("SIGTERM");
+    const [code] = await p.exited;
+    expect(code).toBe(143);
+    expect(performance.now() - t0).toBeLessThan(3_000);
+    expect(p.err()).toMatch(/the clean-up did not finish within 1 s \(the Docker engine may not be answering\); exiting 143 without waiting\. Left: slow teardown\./);
+  });
 });

@@ -22,7 +22,7 @@ type Cleanup = { name: string; fn: () => Promise<void> };
 const cleanups: Cleanup[] = [];
 let handlersInstalled = false;
 /** Set by the first signal (or a fatal error of the lab's own): its exit code and the clean-up it started. */
-let interruption: { signal: string; code: number; done: Promise<void> } | undefined;
+let interruption: { signal: string; code: number; done: Promise<void>; at: number } | undefined;
 /** Said once the clean-up of an early end is done (the CLI: the verdict table so far). */
 let lastWords: (() => void) | undefined;
 
@@ -41,11 +41,14 @@ export function endEarly(why: string, code = 3): void {
   installHandlers();
   const t0 = performance.now();
   process.stderr.write(`\nfleetlab: ${why}\nfleetlab: healing faults and removing this run's containers, then exiting ${code} ...\n`);
+  const budget = setTimeout(() => cutShort(`the clean-up did not finish within ${cleanupBudgetMs() / 1000} s (the Docker engine may not be answering)`, code), cleanupBudgetMs());
+  budget.unref();
   const done = runCleanups().then(() => {
+    clearTimeout(budget);
     process.stderr.write(`fleetlab: clean-up done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
     sayLastWords();
   });
-  interruption = { signal: "the lab's own error", code, done };
+  interruption = { signal: "the lab's own error", code, done, at: t0 };
   exitWhenClean(code);
 }
 
@@ -85,17 +88,41 @@ export function exitWhenClean(code: number): void {
   void done.finally(() => process.exit(sigCode));
 }
 
+/** The clean-up under way now (what a cut-short clean-up names as left). */
+let cleaning: string | undefined;
+
 async function runCleanups(): Promise<void> {
   // Last registered first: faults are healed before their containers are removed. A clean-up
   // registered while this runs (a lab whose bring-up was under way) is taken too.
   while (cleanups.length) {
     const c = cleanups.pop()!;
+    cleaning = c.name;
     try {
       await c.fn();
     } catch (err) {
       process.stderr.write(`fleetlab: clean-up '${c.name}' failed: ${(err as Error).message}\n`);
     }
   }
+  cleaning = undefined;
+}
+
+/** How long an early end's clean-up may take before the process ends anyway (FLEETLAB_CLEANUP_TIMEOUT_S, default 180 s). */
+function cleanupBudgetMs(): number {
+  const s = Number(process.env.FLEETLAB_CLEANUP_TIMEOUT_S ?? 180);
+  return (Number.isFinite(s) && s > 0 ? s : 180) * 1000;
+}
+
+/** A repeat of the first signal within this window is the same keypress (npm forwards the terminal's Ctrl-C again). */
+const SAME_PRESS_MS = 1_000;
+
+/** End now although the clean-up has not finished: say what is left and who removes it. */
+function cutShort(why: string, code: number): never {
+  const left = [...(cleaning ? [cleaning] : []), ...cleanups.map((c) => c.name).reverse()];
+  process.stderr.write(
+    `fleetlab: ${why}; exiting ${code} without waiting.${left.length ? ` Left: ${left.join("; ")}.` : ""} The next run (or 'make prune') removes what this run left on the engine; a fault still applied to a container goes with it.\n`,
+  );
+  sayLastWords();
+  process.exit(code);
 }
 
 function installHandlers(): void {
@@ -104,17 +131,21 @@ function installHandlers(): void {
   for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const) {
     process.on(sig, () => {
       if (interruption) {
-        // A second Ctrl-C (or npm forwarding the terminal's one again) while cleaning: keep cleaning.
-        process.stderr.write(`fleetlab: ${sig}: still removing this run's containers, please wait ...\n`);
-        return;
+        // npm forwards the terminal's Ctrl-C again at once: the same keypress, keep cleaning.
+        // A second one after the notice ends the process now, naming what is left.
+        if (performance.now() - interruption.at < SAME_PRESS_MS) return;
+        cutShort(`${sig} again during the clean-up`, interruption.code);
       }
       const t0 = performance.now();
-      if (cleanups.length) process.stderr.write(`\nfleetlab: ${sig}: healing faults and removing this run's containers ...\n`);
+      if (cleanups.length) process.stderr.write(`\nfleetlab: ${sig}: healing faults and removing this run's containers (up to ${cleanupBudgetMs() / 1000} s; Ctrl-C again to stop waiting) ...\n`);
+      const budget = setTimeout(() => cutShort(`the clean-up did not finish within ${cleanupBudgetMs() / 1000} s (the Docker engine may not be answering)`, code), cleanupBudgetMs());
+      budget.unref();
       const done = runCleanups().then(() => {
+        clearTimeout(budget);
         process.stderr.write(`fleetlab: ${sig}: clean-up done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
         sayLastWords();
       });
-      interruption = { signal: sig, code, done };
+      interruption = { signal: sig, code, done, at: t0 };
       exitWhenClean(code);
     });
   }
