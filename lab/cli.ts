@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { endEarly, exitWhenClean, interrupted, leftovers, onEarlyEnd, prune, pruneDeadRuns } from "./cleanup.ts";
-import { installEscapeTrap, onUnownedEscape } from "./escapes.ts";
+import { installEscapeTrap, isWriteFailure, onUnownedEscape } from "./escapes.ts";
 import { requireEngine } from "./docker.ts";
 import { Run, checkGivenRunId, newRunId, readRunRecord } from "./evidence/run.ts";
 import { NOT_RUN, findRun, reportRows, runProblems, verdictTable } from "./evidence/report.ts";
@@ -409,7 +409,14 @@ export function runCli(argv: string[], load: () => Promise<Scenario[]>): void {
   // An error that escapes a scenario is charged to it (lab/runner.ts); one that no scenario owns
   // is a bug of the lab itself: labs removed, faults healed, the table so far, exit 3 (never 1).
   installEscapeTrap();
-  onUnownedEscape((e) => endEarly(`an error escaped the lab itself (${e.kind}), a bug of fleetlab's: ${(e.error as Error)?.stack ?? e.error}`, 3));
+  onUnownedEscape((e) =>
+    endEarly(
+      isWriteFailure(e.error)
+        ? `the lab could not write its evidence (${e.error.message}): the run cannot be trusted, so it ends as unknown. Free space there (make clean removes old runs and caches) and run again.`
+        : `an error escaped the lab itself (${e.kind}), a bug of fleetlab's: ${(e.error as Error)?.stack ?? e.error}`,
+      3,
+    ),
+  );
   load()
     .then((scenarios) => main(argv, scenarios))
     .then(
@@ -420,6 +427,7 @@ export function runCli(argv: string[], load: () => Promise<Scenario[]>): void {
           process.stderr.write(`fleetlab: ${err.message}\n`);
           return exitWhenClean(err.exitCode);
         }
+        if (isWriteFailure(err)) return endEarly(`the lab could not write its evidence (${err.message}): the run cannot be trusted, so it ends as unknown. Free space there and run again.`, 3);
         if (!interrupted()) process.stderr.write(`fleetlab: ${(err as Error).stack ?? err}\n`);
         exitWhenClean(3);
       },

@@ -1,15 +1,19 @@
 // The run survives its scenarios, with real labs: the CLI (lab/testing/escaping-run.ts) runs
 // scenarios whose errors escape them, and one where an error escapes the lab itself.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { docker, LABEL_RUN } from "./docker.ts";
 import { ROOT } from "./paths.ts";
+import { readRunRecord } from "./evidence/run.ts";
 
 /** A gateway and the model only: the escapes need a lab, not a fleet. */
 const SMALL = JSON.stringify({ nodes: { count: 0 }, git: { enabled: false }, mcp: { servers: [] } });
 
-async function cli(extraEnv: Record<string, string>) {
+async function cli(extraEnv: Record<string, string>, onStderr?: (text: string) => void) {
   const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./testing/escaping-run.ts", import.meta.url)), "run"], {
     cwd: ROOT,
     env: { ...process.env, TOPOLOGY: SMALL, LANES: "1", FLEETLAB_QUIET: "1", ...extraEnv },
@@ -18,7 +22,10 @@ async function cli(extraEnv: Record<string, string>) {
   let out = "";
   let err = "";
   child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (err += d));
+  child.stderr!.on("data", (d) => {
+    err += d;
+    onStderr?.(err);
+  });
   const code = await new Promise<number | null>((r) => child.on("exit", r));
   const runId = /fleetlab run (\S+)/.exec(out)?.[1];
   const left = runId ? await docker().listContainers({ all: true, filters: { label: [`${LABEL_RUN}=${runId}`] } }) : [];
@@ -45,5 +52,35 @@ describe("a run survives its scenarios (real labs)", () => {
     expect(r.out).toMatch(/verdicts so far \(the run ended early; not run: [^)]*escape-after/);
     expect(r.code).toBe(3);
     expect(r.left).toEqual([]);
+  });
+
+  // Needs root to mount a tmpfs (CI runs as root).
+  it.skipIf(process.getuid?.() !== 0)("a run folder on a disk that fills up mid-scenario: exit 3 saying what filled up, nothing left, run.json valid", { timeout: 300_000 }, async () => {
+    const state = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-full-"));
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=48m", "tmpfs", state]);
+    try {
+      let filled = false;
+      const r = await cli({ ESCAPE_DISK_FULL: "1", FLEETLAB_STATE: state }, (text) => {
+        if (filled || !text.includes("scenario keeps-logging ...")) return;
+        filled = true;
+        // Fill what is left of the run folder's disk, as another writer on a shared disk would.
+        try {
+          execFileSync("dd", ["if=/dev/zero", `of=${path.join(state, "filler")}`, "bs=1M", "count=64"], { stdio: "ignore" });
+        } catch {
+          /* dd stops at the full disk: that is the point */
+        }
+      });
+      expect(filled, r.err).toBe(true);
+      expect(r.err).toMatch(/the lab could not write its evidence \(ENOSPC: no space left on device, write\b/);
+      expect(r.code).toBe(3);
+      expect(r.left).toEqual([]);
+      // run.json is whole and valid (written by temp file and rename): the last state that fitted.
+      fs.rmSync(path.join(state, "filler"));
+      const rec = readRunRecord(path.join(state, "runs", r.runId!, "run.json"));
+      expect(rec.id).toBe(r.runId);
+    } finally {
+      execFileSync("umount", ["-l", state]);
+      fs.rmSync(state, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { onLateEscape, onUnownedEscape, withEscapes, type Escape } from "./escapes.ts";
+import { isWriteFailure, onLateEscape, onUnownedEscape, raise, withEscapes, type Escape } from "./escapes.ts";
 import { sleep } from "./wait.ts";
 
 // These run in vitest's worker with the trap's listeners installed; vitest then leaves
@@ -52,5 +52,18 @@ describe("errors that escape their owner are charged to it", () => {
     expect(charged).toEqual([]);
     expect(late.map((e) => [e.owner, (e.error as Error).message])).toEqual([["scenario c", "after the verdict"]]);
     expect(unowned.map((e) => [e.owner, (e.error as Error).message])).toEqual([["the lab", "nobody's"]]);
+  });
+
+  it("a full disk is nobody's scenario: a write failure escaping from inside one goes to the lab's own handler", async () => {
+    const charged: Escape[] = [];
+    const unowned = collect("unowned");
+    const s = withEscapes("scenario d", (e) => void charged.push(e), async () => {
+      raise(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }));
+    });
+    await s.result;
+    await sleep(20);
+    expect(charged).toEqual([]);
+    expect(unowned.map((e) => [e.owner, (e.error as Error).message])).toEqual([["the lab's evidence", "ENOSPC: no space left on device, write"]]);
+    expect(isWriteFailure(Object.assign(new Error("x"), { code: "EACCES" }))).toBe(false);
   });
 });

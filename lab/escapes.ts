@@ -44,7 +44,26 @@ function defaultUnowned(e: Escape): void {
   process.stderr.write(`fleetlab: an error escaped the lab (${e.kind}) and no scenario owns it: ${(e.error as Error)?.stack ?? e.error}\n`);
 }
 
+/** Writing evidence failed for want of space or a working disk: the lab's own failure, whoever wrote. */
+const WRITE_FAILURES = new Set(["ENOSPC", "EDQUOT", "EROFS", "EIO"]);
+export function isWriteFailure(error: unknown): error is NodeJS.ErrnoException {
+  return !!error && typeof error === "object" && WRITE_FAILURES.has(String((error as NodeJS.ErrnoException).code));
+}
+
+/**
+ * Report an error where it happened without throwing it into the caller (an event handler, a
+ * stream's error, a heal that worked but whose record could not be written): it escapes, and
+ * the trap routes it (a write failure ends the run as the lab's own error).
+ */
+export function raise(error: unknown): void {
+  queueMicrotask(() => {
+    throw error;
+  });
+}
+
 function dispatch(kind: EscapeKind, error: unknown): void {
+  // A full or failing disk is nobody's scenario: the run's evidence can no longer be trusted.
+  if (isWriteFailure(error)) return unowned({ error, kind, owner: "the lab's evidence" });
   const scope = scopes.getStore();
   const e = { error, kind, owner: scope?.owner ?? "the lab" };
   if (!scope) return unowned(e);

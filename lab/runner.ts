@@ -30,7 +30,7 @@ import { labConfigs } from "./topology/lab.ts";
 import { ensureImages } from "./images.ts";
 import { loadCosts, planShards, type Costs } from "./shard.ts";
 import { StallWatch, stallNote } from "./stalls.ts";
-import { describe as describeEscape, withEscapes, type Escape } from "./escapes.ts";
+import { describe as describeEscape, isWriteFailure, raise, withEscapes, type Escape } from "./escapes.ts";
 
 export interface ScenarioResult {
   name: string;
@@ -271,6 +271,7 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   }
 
   const log = fs.createWriteStream(path.join(dir, "scenario.log"));
+  log.on("error", (err) => raise(err)); // a full disk: the lab's own error, never a crash (lab/escapes.ts)
   // The signal is the scenario's deadline (runBody, below).
   const ctx: Omit<ScenarioContext, "signal"> = {
     lab,
@@ -324,6 +325,7 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   let straying = false;
   if (end.kind === "threw") {
     const err = end.error as Error;
+    if (isWriteFailure(err)) raise(err); // the disk, not the scenario: ends the run as the lab's own error
     const v = err instanceof LabInfraError ? "unknown" : "fail";
     j.add(v, err?.message ?? String(err));
     ctx.log(`${v}: ${err?.stack ?? err}`);

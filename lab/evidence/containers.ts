@@ -8,6 +8,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { docker } from "../docker.ts";
 import { waitFor } from "../wait.ts";
+import { raise } from "../escapes.ts";
 
 /** Engine actions kept; exec_*, attach, resize, top, health_status and the like are left out. */
 const ACTIONS = new Set(["create", "start", "restart", "kill", "die", "oom", "stop", "pause", "unpause", "destroy"]);
@@ -76,7 +77,11 @@ export class ContainerEvents {
       const line = containerEventLine(e);
       if (!line) return;
       this.seen.push(line);
-      fs.appendFileSync(file, JSON.stringify(line) + "\n");
+      try {
+        fs.appendFileSync(file, JSON.stringify(line) + "\n");
+      } catch (err) {
+        raise(err); // never thrown inside the engine's event stream (lab/escapes.ts)
+      }
     });
     // The stream ends when stopped or when the engine goes; what was seen is already on disk.
     stream.on("error", () => {});

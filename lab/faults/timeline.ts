@@ -4,6 +4,7 @@
 // steps it got through.
 import fs from "node:fs";
 import path from "node:path";
+import { raise } from "../escapes.ts";
 
 export type FaultStep = "prepare" | "inject" | "in-effect" | "heal" | "healed" | "cleanup" | "trigger" | "fired" | "landed" | "failed";
 
@@ -37,8 +38,16 @@ export class FaultTimeline {
   add(e: TimelineEntry): TimelineEntry {
     const entry = { ...e, t: Math.round(e.t * 10) / 10, ms: Math.round(e.ms * 10) / 10 };
     this.entries.push(entry);
-    // Synchronous append: the line is on disk even if the process dies right after.
-    if (this.file) fs.appendFileSync(this.file, JSON.stringify(entry) + "\n");
+    // Synchronous append: the line is on disk even if the process dies right after. A write that
+    // fails (a full disk) does not fail the fault step it records (a heal that worked stays
+    // healed): it is raised apart and ends the run as the lab's own error (lab/escapes.ts).
+    if (this.file) {
+      try {
+        fs.appendFileSync(this.file, JSON.stringify(entry) + "\n");
+      } catch (err) {
+        raise(err);
+      }
+    }
     return entry;
   }
 

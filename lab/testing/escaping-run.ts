@@ -2,7 +2,7 @@
 // (lab/escapes.docker.test.ts runs it): one leaves a rejected promise behind, one throws from a
 // timer, one after them checks that the lab is still healthy. With ESCAPE_LAB_BUG=1, an error
 // escapes outside every scenario while the second one runs (a bug of the lab's own): the run
-// must remove its labs, print the table so far and exit 3.
+// must remove its labs, print the table so far and exit 3. ESCAPE_DISK_FULL=1: see below.
 import { runCli } from "../cli.ts";
 import { defineScenario } from "../scenario.ts";
 import { sleep } from "../wait.ts";
@@ -57,4 +57,19 @@ const scenarios = [
   }),
 ];
 
-runCli(process.argv.slice(2), async () => scenarios);
+// ESCAPE_DISK_FULL=1: one scenario that keeps writing its log while the test fills the disk
+// under the run folder (lab/escapes.docker.test.ts): the run must end as the lab's own error.
+const keepsLogging = defineScenario({
+  name: "keeps-logging",
+  proves: "a run folder that fills up ends the run as unknown (exit 3), labs removed, run.json valid",
+  topology: "shared",
+  timeoutMs: 120_000,
+  async run({ log, signal }) {
+    for (let i = 0; i < 1_000; i++) {
+      log(`line ${i} ${"x".repeat(2_000)}`);
+      await sleep(100, signal);
+    }
+  },
+});
+
+runCli(process.argv.slice(2), async () => (process.env.ESCAPE_DISK_FULL === "1" ? [keepsLogging] : scenarios));
