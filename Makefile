@@ -2,7 +2,15 @@
 # tests and the scenario suite. Both set up everything first (npm packages, Docker engine,
 # images). Overrides: NODES=4 OPENCLAW_VERSION=2026.9.6 SEED=123 SCENARIOS="smoke" REPLAY=path/run.json
 SHELL := /bin/bash
-export NODES OPENCLAW_VERSION SEED TOPOLOGY SHARD REPROS LANES
+# Settings given to make (make lab NODES=4) reach the lab as FLEETLAB_* (lab/settings.ts); a
+# NODES or SEED that is only in the environment is not made into one (the lab still reads the
+# unprefixed names, with a notice that they will go).
+define pass_setting
+ifneq ($(filter command line file override,$(origin $(1))),)
+export FLEETLAB_$(1) := $$($(1))
+endif
+endef
+$(foreach v,NODES OPENCLAW_VERSION SEED TOPOLOGY SHARD REPROS LANES VERSIONS,$(eval $(call pass_setting,$(v))))
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 
@@ -88,7 +96,7 @@ repro: deps engine
 
 # The scenarios on each OpenClaw version (lab/matrix.ts): VERSIONS="2026.9.4 2026.9.6", newest or last3.
 matrix: deps engine
-	@rc=0; npm run --silent fleetlab -- matrix --versions "$(VERSIONS)" $(SCENARIOS) || rc=$$?; \
+	@rc=0; npm run --silent fleetlab -- matrix $(SCENARIOS) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
 
 test: deps engine chromium

@@ -19,7 +19,10 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: 
 
 describe("the CLI refuses bad input in one line, exit 2, before a run folder exists", () => {
   for (const [args, env, says] of [
-    [["run", "--nodes", "4"], {}, /^fleetlab: unknown option --nodes for 'run': this setting is an environment variable, NODES=4/],
+    [["run", "--node", "4"], {}, /^fleetlab: unknown option --node for 'run'; see 'fleetlab run --help'/],
+    [["run", "--version", "2026.9.6"], {}, /^fleetlab: unknown option --version for 'run': did you mean --openclaw-version 2026\.9\.6/],
+    [["run", "smoke", "--lanes", "abc"], {}, /^fleetlab: LANES=abc: give a whole number/],
+    [["run", "smoke"], { FLEETLAB_LANES: "0" }, /^fleetlab: LANES=0: give a whole number/],
     [["frob"], {}, /^fleetlab: unknown command 'frob'; commands: run, repro/],
     [["report", "--n", "3"], {}, /^fleetlab: option --n does not apply to 'report'/],
     [["run", "smoke"], { LANES: "abc" }, /^fleetlab: LANES=abc: give a whole number/],
@@ -30,8 +33,9 @@ describe("the CLI refuses bad input in one line, exit 2, before a run folder exi
     it(`${Object.entries(env).map(([k, v]) => `${k}=${v} `).join("")}fleetlab ${args.join(" ")}`, { timeout: 60_000 }, async () => {
       const r = await cli(args, env);
       expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(says);
-      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr.split("\n").filter((l) => !/is read from the environment as FLEETLAB_/.test(l)).join("\n")).toMatch(says);
+      // One line (an unprefixed setting read from the environment adds its notice above it).
+      expect(r.stderr.trim().split("\n").filter((l) => !/is read from the environment as FLEETLAB_/.test(l))).toHaveLength(1);
       expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
       expect(fs.existsSync(path.join(state, "runs")) ? fs.readdirSync(path.join(state, "runs")) : []).toEqual([]);
     });
@@ -44,5 +48,17 @@ describe("the CLI refuses bad input in one line, exit 2, before a run folder exi
     expect(a.stdout).toMatch(/^usage: fleetlab repro SCENARIO/);
     expect(b.stdout).toBe(a.stdout);
     expect((await cli(["help"])).stdout).toMatch(/^usage: fleetlab <command>/);
+  });
+
+  it("a setting's flag and its FLEETLAB_ variable are the same setting; the unprefixed name is read with a notice", { timeout: 60_000 }, async () => {
+    const flag = await cli(["run", "--nodes", "abc", "smoke"]);
+    const env = await cli(["run", "smoke"], { FLEETLAB_NODES: "abc" });
+    const old = await cli(["run", "smoke"], { NODES: "abc" });
+    for (const r of [flag, env, old]) {
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/nodes\.count = "abc": Invalid input: expected number/);
+    }
+    expect(old.stderr).toMatch(/NODES=abc is read from the environment as FLEETLAB_NODES; set FLEETLAB_NODES/);
+    expect(flag.stderr).not.toMatch(/is read from the environment/);
   });
 });

@@ -4,6 +4,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { endEarly, exitWhenClean, interrupted, leftovers, onEarlyEnd, prune, pruneDeadRuns } from "./cleanup.ts";
 import { installEscapeTrap, isWriteFailure, onUnownedEscape } from "./escapes.ts";
+import { applyFlags, setting, settingsTable } from "./settings.ts";
 import { requireEngine } from "./docker.ts";
 import { Run, checkGivenRunId, newRunId, readRunRecord } from "./evidence/run.ts";
 import { NOT_RUN, findRun, reportRows, runProblems, verdictTable } from "./evidence/report.ts";
@@ -57,20 +58,24 @@ const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fle
   costs [RUN...]      refresh scenarios/costs.json (seconds per scenario) from run folders
   images              build (or find cached) every image and print their tags
 
-Topology overrides come from the environment: NODES=4, OPENCLAW_VERSION=2026.9.6, SEED=7,
-TOPOLOGY='{"nodes":{"capacity":1}}'. Exit codes: 0 pass, 1 fail, 2 bad input or setup, 3 unknown (repro: 0 the bug showed at least
+Settings (a flag, or its environment variable; make takes the name on the right: make lab NODES=4):
+${settingsTable()}
+
+Exit codes: 0 pass, 1 fail, 2 bad input or setup, 3 unknown (repro: 0 the bug showed at least
 once, 1 it never did and some attempt was judged, 3 no attempt could tell).`;
 
 /**
  * The CLI is handed the scenarios it can run, as Jepsen's -main hands cli/run! its test:
  * the entry point is scenarios/main.ts (`npm run fleetlab`), which loads scenarios/index.ts.
  */
+const TOPOLOGY_FLAGS = ["nodes", "openclaw-version", "topology"];
+
 /** What each command takes, for `fleetlab <command> --help` and the one-line refusals. */
 const COMMANDS: Record<string, { usage: string; options: string[] }> = {
-  run: { usage: "run [scenario...] [--seed N] [--replay FILE] [--shard K/N] [--in-network]", options: ["seed", "replay", "shard", "in-network"] },
-  repro: { usage: "repro SCENARIO [--n N] [--until] [--seed N]", options: ["n", "until", "seed", "replay"] },
-  matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N]', options: ["versions", "seed"] },
-  up: { usage: "up [--seed N]", options: ["seed", "replay"] },
+  run: { usage: "run [scenario...] [--seed N] [--replay FILE] [--shard K/N] [--in-network] [SETTINGS]", options: ["seed", "replay", "shard", "in-network", ...TOPOLOGY_FLAGS, "lanes"] },
+  repro: { usage: "repro SCENARIO [--n N] [--until] [--seed N] [SETTINGS]", options: ["n", "until", "seed", "replay", ...TOPOLOGY_FLAGS] },
+  matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N] [SETTINGS]', options: ["versions", "seed", "nodes", "topology", "lanes"] },
+  up: { usage: "up [--seed N] [SETTINGS]", options: ["seed", "replay", ...TOPOLOGY_FLAGS] },
   down: { usage: "down RUN_ID", options: [] },
   prune: { usage: "prune [--all]", options: ["all"] },
   report: { usage: "report [RUN_ID]", options: [] },
@@ -89,15 +94,11 @@ export function commandHelp(cmd: string): string {
   if (start < 0) return `usage: fleetlab ${COMMANDS[cmd]?.usage ?? cmd}`;
   let end = start + 1;
   while (end < lines.length && /^ {6,}\S/.test(lines[end]!)) end++;
-  return [`usage: fleetlab ${COMMANDS[cmd]!.usage}`, "", ...lines.slice(start, end), "", USAGE.slice(USAGE.indexOf("Topology overrides"))].join("\n");
+  return [`usage: fleetlab ${COMMANDS[cmd]!.usage}`, "", ...lines.slice(start, end), "", USAGE.slice(USAGE.indexOf("Settings ("))].join("\n");
 }
 
 const ENV_HINT: Record<string, string> = {
-  nodes: "NODES=4 (make lab NODES=4)",
-  "openclaw-version": "OPENCLAW_VERSION=2026.9.6",
-  version: "OPENCLAW_VERSION=2026.9.6",
-  topology: `TOPOLOGY='{"nodes":{"count":3}}'`,
-  lanes: "LANES=1",
+  version: "--openclaw-version 2026.9.6 (FLEETLAB_OPENCLAW_VERSION, make ... OPENCLAW_VERSION=)",
 };
 
 /** Parse argv; a bad option or command is one line naming it and the fix (LabError: exit 2), never a stack trace. */
@@ -114,7 +115,7 @@ export function parseCli(argv: string[]) {
     const cmd = argv.find((a) => !a.startsWith("-"));
     if (m) {
       const hint = ENV_HINT[m[2]!];
-      throw new LabError(`unknown option ${m[1]}${m[2]}${cmd ? ` for '${cmd}'` : ""}${hint ? `: this setting is an environment variable, ${hint}` : ""}; see 'fleetlab ${cmd && COMMANDS[cmd] ? `${cmd} ` : ""}--help'`);
+      throw new LabError(`unknown option ${m[1]}${m[2]}${cmd ? ` for '${cmd}'` : ""}${hint ? `: did you mean ${hint}?` : ""}; see 'fleetlab ${cmd && COMMANDS[cmd] ? `${cmd} ` : ""}--help'`);
     }
     throw new LabError(`${(err as Error).message.split("\n")[0]}; see 'fleetlab --help'`);
   }
@@ -138,11 +139,16 @@ const OPTIONS = {
   shards: { type: "string" },
   versions: { type: "string" },
   "in-network": { type: "boolean" },
+  nodes: { type: "string" },
+  "openclaw-version": { type: "string" },
+  topology: { type: "string" },
+  lanes: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 export async function main(argv: string[], scenarios: Scenario[]): Promise<number> {
   const { values, positionals } = parseCli(argv);
+  applyFlags(values); // a flag wins over its environment variable: written there before anything reads it
   const [cmd, ...rest] = positionals;
   if (values.help && cmd && cmd !== "help") {
     process.stdout.write(commandHelp(cmd) + "\n");
@@ -164,7 +170,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
     case "run": {
       const { spec, seed } = specFor(values.seed, values.replay);
       let chosen = resolveScenarios(rest, scenarios); // bad names fail before anything is created
-      const shardText = (values.shard ?? process.env.SHARD ?? "").trim();
+      const shardText = (values.shard ?? setting("SHARD") ?? "").trim();
       const shard = shardText ? parseShard(shardText) : undefined; // bad input: exit 2, nothing created
       const split = shard ? selectShard(chosen, shard) : undefined;
       if (shard && split) chosen = split.chosen;
@@ -227,7 +233,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
     }
     case "matrix": {
       const chosen = resolveScenarios(rest, scenarios);
-      const text = (values.versions ?? process.env.VERSIONS ?? "").trim();
+      const text = (values.versions ?? setting("VERSIONS") ?? "").trim();
       if (!text) throw new LabError(`matrix needs versions: --versions "2026.9.4 2026.9.6" (make matrix VERSIONS=...), newest, or lastN (e.g. last3)`);
       const published = await npmVersions().catch((e: Error) => {
         info(`could not ask npm for published versions (${e.message}); exact versions are taken as given`);
@@ -375,8 +381,10 @@ export function topologyLine(spec: TopologySpec, chosen: Scenario[]): string {
 function envArgs(spec: TopologySpec, seed: number): string {
   const q = (v: string) => (/^[\w.\/:=-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
   const out = [`SEED=${seed}`, `OPENCLAW_VERSION=${spec.openclawVersion}`];
-  if (process.env.NODES) out.push(`NODES=${q(process.env.NODES)}`);
-  if (process.env.TOPOLOGY) out.push(`TOPOLOGY=${q(process.env.TOPOLOGY)}`);
+  const nodes = setting("NODES");
+  const topology = setting("TOPOLOGY");
+  if (nodes) out.push(`NODES=${q(nodes)}`);
+  if (topology) out.push(`TOPOLOGY=${q(topology)}`);
   return out.join(" ");
 }
 
@@ -392,8 +400,8 @@ function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?
   if (replay) {
     if (!fs.existsSync(replay)) throw new LabError(`--replay ${replay}: no such file (give the run.json of an earlier run)`);
     // The replayed run's topology and version are the point of a replay: an override would be silently ignored, so it is refused by name.
-    const overrides = ["NODES", "OPENCLAW_VERSION", "TOPOLOGY"].filter((k) => process.env[k]);
-    if (overrides.length) throw new LabError(`--replay ${replay} runs that run's own topology and version, so ${overrides.map((k) => `${k}=${process.env[k]}`).join(" ")} would be ignored: unset ${overrides.join(", ")} (or drop the replay)`);
+    const overrides = ["NODES", "OPENCLAW_VERSION", "TOPOLOGY"].filter((k) => setting(k));
+    if (overrides.length) throw new LabError(`--replay ${replay} runs that run's own topology and version, so ${overrides.map((k) => `${k}=${setting(k)}`).join(" ")} would be ignored: unset ${overrides.join(", ")} (or drop the replay)`);
     const rec = readRunRecord(replay);
     info(`replaying ${replay}: seed ${rec.seed}`);
     return { spec: parseTopology(rec.topology ?? {}, `topology in ${replay}`), seed: rec.seed };

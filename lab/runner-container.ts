@@ -24,7 +24,7 @@ const IN_NETWORK = "FLEETLAB_IN_NETWORK";
 /** Where the repository sits inside the runner image (docker/runner/Dockerfile). */
 const IN_IMAGE = "/opt/fleetlab";
 /** What the runner passes on to the run inside (everything else of the host stays here). */
-const PASSED_ENV = ["OPENCLAW_VERSION", "NODES", "SEED", "TOPOLOGY", "SHARD", "FLEETLAB_IMAGE_SALT"];
+const PASSED_ENV = ["FLEETLAB_OPENCLAW_VERSION", "FLEETLAB_NODES", "FLEETLAB_SEED", "FLEETLAB_TOPOLOGY", "FLEETLAB_SHARD", "FLEETLAB_LANES", "OPENCLAW_VERSION", "NODES", "SEED", "TOPOLOGY", "SHARD", "FLEETLAB_IMAGE_SALT"];
 
 // ---- inside the runner: join and leave each lab network --------------------------------------
 

@@ -19,6 +19,7 @@ import { LabError, info, step } from "./log.ts";
 import type { Scenario, ScenarioContext } from "./scenario.ts";
 import { Lab, type LabUpOptions } from "./topology/lab.ts";
 import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "./spec.ts";
+import { setting } from "./settings.ts";
 import { judge, unexercised, verdictOf, type CheckResult, type FindingRecord } from "./findings/findings.ts";
 import { evidenceChecks } from "./checks/index.ts";
 import { labFindings } from "./checks/findings.ts";
@@ -438,7 +439,7 @@ export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: 
  * runs everything in one sequence, as a field-bug reproduction in isolation wants.
  */
 export function lanesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = (env.FLEETLAB_LANES ?? env.LANES ?? "").trim();
+  const raw = (setting("LANES", env) ?? "").trim();
   if (!raw) return DEFAULT_LANES;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > 8) throw new LabError(`LANES=${raw}: give a whole number of scenarios to run at once, 1 to 8 (1 runs them one after another; default ${DEFAULT_LANES})`);

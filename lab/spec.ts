@@ -2,6 +2,7 @@
 // validated before any container starts, and an error names the field, the value and a fix.
 import { z } from "zod";
 import { LabError } from "./log.ts";
+import { setting } from "./settings.ts";
 
 /** The OpenClaw version a run uses unless told otherwise (OPENCLAW_VERSION=...); the nightly reads it from this line. */
 export const DEFAULT_OPENCLAW_VERSION = "2026.9.6";
@@ -155,17 +156,21 @@ function knownKeys(p: PropertyKey[]): string[] {
  */
 export function topologyFromEnv(env: NodeJS.ProcessEnv = process.env, base: TopologyInput = {}): TopologySpec {
   let input: Record<string, unknown> = structuredClone(base) as Record<string, unknown>;
-  if (env.TOPOLOGY) {
+  const topology = setting("TOPOLOGY", env);
+  if (topology) {
     try {
-      input = { ...input, ...(JSON.parse(env.TOPOLOGY) as Record<string, unknown>) };
+      input = { ...input, ...(JSON.parse(topology) as Record<string, unknown>) };
     } catch (err) {
       throw new LabError(`TOPOLOGY is not valid JSON (${(err as Error).message}); example: TOPOLOGY='{"nodes":{"count":3}}'`);
     }
   }
   const num = (v: string) => (/^-?\d+$/.test(v.trim()) ? Number(v) : v);
-  if (env.NODES) input.nodes = { ...(input.nodes as object), count: num(env.NODES) };
-  if (env.OPENCLAW_VERSION) input.openclawVersion = env.OPENCLAW_VERSION;
-  if (env.SEED) input.seed = num(env.SEED);
+  const nodes = setting("NODES", env);
+  const version = setting("OPENCLAW_VERSION", env);
+  const seed = setting("SEED", env);
+  if (nodes) input.nodes = { ...(input.nodes as object), count: num(nodes) };
+  if (version) input.openclawVersion = version;
+  if (seed) input.seed = num(seed);
   return parseTopology(input, "topology spec (from TOPOLOGY/NODES/OPENCLAW_VERSION/SEED)");
 }
 

@@ -7,6 +7,7 @@ import { LabPool, lanesFromEnv, runLanes, runOrder, startRun, writeRunReports, t
 import { faultScenario, lookAtReport } from "../lab/evidence/report-check.ts";
 import { info } from "../lab/log.ts";
 import { topologyFromEnv } from "../lab/spec.ts";
+import { setting } from "../lab/settings.ts";
 import { parseShard, selectShard, shardRecord } from "../lab/shard.ts";
 import { accepted } from "../lab/verdict.ts";
 import { loadScenarios } from "./index.ts";
@@ -15,10 +16,11 @@ import { installEscapeTrap, onUnownedEscape, type Escape } from "../lab/escapes.
 const spec = topologyFromEnv();
 const run = Run.create({ seed: spec.seed });
 // SHARD=K/N runs only shard K of N (lab/shard.ts: split by measured cost, as `make lab SHARD=K/N`).
-const shard = process.env.SHARD?.trim() ? parseShard(process.env.SHARD) : undefined;
+const shardText = setting("SHARD")?.trim();
+const shard = shardText ? parseShard(shardText) : undefined;
 // The field-bug repros (scenarios/repro/) are reproduction targets run with make repro, make
 // matrix and make lab (the nightly); `make test` keeps to the lab's own suite unless REPROS=1.
-const all = runOrder(await loadScenarios(undefined, { repro: process.env.REPROS === "1" }));
+const all = runOrder(await loadScenarios(undefined, { repro: setting("REPROS") === "1" }));
 const split = shard ? selectShard(all, shard) : undefined;
 const scenarios = split?.chosen ?? all;
 const lanes = lanesFromEnv();

@@ -37,6 +37,7 @@ import { benchFaults, benchRows } from "./faults.ts";
 import { containerPeakMiB, treePeakMiB } from "./memory.ts";
 import { scalePlotHtml, type ScalePoint } from "./plot.ts";
 import { benchSuite, suiteScenarios, suiteTable, SUITE_TARGET_S, type SuiteBench } from "./suite.ts";
+import { setting } from "../settings.ts";
 
 process.env.FLEETLAB_QUIET ??= "1";
 
@@ -305,7 +306,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
 /** The scenarios folder's loader (the bench's entry point hands the scenarios to the suite part). */
 async function loadRepoScenarios(): Promise<Scenario[]> {
   const mod = (await import(pathToFileURL(path.join(ROOT, "scenarios", "index.ts")).href)) as { loadScenarios(dir?: string, o?: { repro?: boolean }): Promise<Scenario[]> };
-  return mod.loadScenarios(undefined, { repro: process.env.REPROS === "1" });
+  return mod.loadScenarios(undefined, { repro: setting("REPROS") === "1" });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

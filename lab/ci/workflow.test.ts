@@ -69,9 +69,9 @@ describe(".github/workflows/nightly.yml", () => {
   });
 
   it("runs each shard with make lab and SHARD=K/N, the command the simulation runs, and uploads it under a unique name", () => {
-    expect(workflow).toMatch(/SHARD: \$\{\{ matrix\.shard \}\}\/\$\{\{ needs\.versions\.outputs\.count \}\}\n\s+OPENCLAW_VERSION: \$\{\{ matrix\.version \}\}\n\s+run: make lab\n/);
+    expect(workflow).toMatch(/FLEETLAB_SHARD: \$\{\{ matrix\.shard \}\}\/\$\{\{ needs\.versions\.outputs\.count \}\}\n\s+FLEETLAB_OPENCLAW_VERSION: \$\{\{ matrix\.version \}\}\n\s+run: make lab\n/);
     const sim = fs.readFileSync(path.join(ROOT, "lab", "testing", "simulate-nightly.sh"), "utf8");
-    expect(sim).toMatch(/SHARD="\$k\/\$n" OPENCLAW_VERSION="\$version" make lab\b/);
+    expect(sim).toMatch(/FLEETLAB_SHARD="\$k\/\$n" FLEETLAB_OPENCLAW_VERSION="\$version" make lab\b/);
     expect(workflow).toContain("name: evidence-${{ matrix.version }}-shard-${{ matrix.shard }}-of-${{ needs.versions.outputs.count }}");
   });
 

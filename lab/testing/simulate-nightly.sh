@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.." || exit 2
 n="${1:-4}"
 [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] || { echo "simulate-nightly: N must be a positive integer, not '$n'" >&2; exit 2; }
 pinned=$(sed -n 's/^export const DEFAULT_OPENCLAW_VERSION = "\(.*\)";$/\1/p' lab/spec.ts)
-version="${OPENCLAW_VERSION:-$pinned}"
+version="${FLEETLAB_OPENCLAW_VERSION:-${OPENCLAW_VERSION:-$pinned}}"
 sim=".lab/nightly-sim/$(date -u +%Y%m%d-%H%M%S)-$$"
 mkdir -p "$sim/artifacts"
 now() { date +%s.%N; }
@@ -23,8 +23,8 @@ for k in $(seq 1 "$n"); do
   log="$sim/shard-$k-of-$n.log"
   echo "=== shard $k/$n (openclaw@$version)${SCENARIOS:+ of: $SCENARIOS} ==="
   t0=$(now)
-  # The workflow's shard step: env SHARD=K/N and OPENCLAW_VERSION, then `make lab`.
-  SHARD="$k/$n" OPENCLAW_VERSION="$version" make lab 2>&1 | tee "$log"
+  # The workflow's shard step: env FLEETLAB_SHARD=K/N and FLEETLAB_OPENCLAW_VERSION, then `make lab`.
+  FLEETLAB_SHARD="$k/$n" FLEETLAB_OPENCLAW_VERSION="$version" make lab 2>&1 | tee "$log"
   code=${PIPESTATUS[0]}
   wall[$k]=$(secs "$t0" "$(now)")
   codes[$k]=$code
