@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { endEarly, exitWhenClean, interrupted, leftovers, onEarlyEnd, prune, pruneDeadRuns } from "./cleanup.ts";
-import { installEscapeTrap, isWriteFailure, onUnownedEscape } from "./escapes.ts";
+import { installEscapeTrap, isWriteFailure, onUnownedEscape, writeFailureText } from "./escapes.ts";
 import { applyFlags, setting, settingsTable } from "./settings.ts";
 import { requireEngine } from "./docker.ts";
 import { Run, checkGivenRunId, newRunId, readRunRecord } from "./evidence/run.ts";
@@ -420,7 +420,7 @@ export function runCli(argv: string[], load: () => Promise<Scenario[]>): void {
   onUnownedEscape((e) =>
     endEarly(
       isWriteFailure(e.error)
-        ? `the lab could not write its evidence (${e.error.message}): the run cannot be trusted, so it ends as unknown. Free space there (make clean removes old runs and caches) and run again.`
+        ? `the lab could not write its evidence (${writeFailureText(e.error)}): the run cannot be trusted, so it ends as unknown. Free space there (make clean removes old runs and caches) and run again.`
         : `an error escaped the lab itself (${e.kind}), a bug of fleetlab's: ${(e.error as Error)?.stack ?? e.error}`,
       3,
     ),
@@ -435,7 +435,7 @@ export function runCli(argv: string[], load: () => Promise<Scenario[]>): void {
           process.stderr.write(`fleetlab: ${err.message}\n`);
           return exitWhenClean(err.exitCode);
         }
-        if (isWriteFailure(err)) return endEarly(`the lab could not write its evidence (${err.message}): the run cannot be trusted, so it ends as unknown. Free space there and run again.`, 3);
+        if (isWriteFailure(err)) return endEarly(`the lab could not write its evidence (${writeFailureText(err)}): the run cannot be trusted, so it ends as unknown. Free space there and run again.`, 3);
         if (!interrupted()) process.stderr.write(`fleetlab: ${(err as Error).stack ?? err}\n`);
         exitWhenClean(3);
       },

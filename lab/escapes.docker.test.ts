@@ -16,7 +16,7 @@ const SMALL = JSON.stringify({ nodes: { count: 0 }, git: { enabled: false }, mcp
 async function cli(extraEnv: Record<string, string>, onStderr?: (text: string) => void) {
   const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./testing/escaping-run.ts", import.meta.url)), "run"], {
     cwd: ROOT,
-    env: { ...process.env, TOPOLOGY: SMALL, LANES: "1", FLEETLAB_QUIET: "1", ...extraEnv },
+    env: { ...process.env, FLEETLAB_TOPOLOGY: SMALL, FLEETLAB_LANES: "1", FLEETLAB_QUIET: "1", ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -59,19 +59,25 @@ describe("a run survives its scenarios (real labs)", () => {
     const state = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-full-"));
     execFileSync("mount", ["-t", "tmpfs", "-o", "size=48m", "tmpfs", state]);
     try {
+      // Once the scenario writes its log, fill what is left of the run folder's disk, as another
+      // writer on a shared disk would (dd stops at the full disk: that is the point).
       let filled = false;
-      const r = await cli({ ESCAPE_DISK_FULL: "1", FLEETLAB_STATE: state }, (text) => {
-        if (filled || !text.includes("scenario keeps-logging ...")) return;
+      const filler = setInterval(() => {
+        if (filled) return;
+        const runs = path.join(state, "runs");
+        const log = fs.existsSync(runs) ? fs.readdirSync(runs).map((id) => path.join(runs, id, "scenarios", "keeps-logging", "scenario.log")).find((f) => fs.existsSync(f)) : undefined;
+        if (!log) return;
         filled = true;
-        // Fill what is left of the run folder's disk, as another writer on a shared disk would.
         try {
           execFileSync("dd", ["if=/dev/zero", `of=${path.join(state, "filler")}`, "bs=1M", "count=64"], { stdio: "ignore" });
         } catch {
-          /* dd stops at the full disk: that is the point */
+          /* full */
         }
-      });
+      }, 200);
+      const r = await cli({ ESCAPE_DISK_FULL: "1", FLEETLAB_STATE: state }).finally(() => clearInterval(filler));
       expect(filled, r.err).toBe(true);
-      expect(r.err).toMatch(/the lab could not write its evidence \(ENOSPC: no space left on device, write\b/);
+      expect(r.err).toMatch(/the lab could not write its evidence \(ENOSPC: no space left on device, write(, writing \/\S+)?\)/);
+      expect(r.err).toContain(state); // names where: a file in the run folder
       expect(r.code).toBe(3);
       expect(r.left).toEqual([]);
       // run.json is whole and valid (written by temp file and rename): the last state that fitted.

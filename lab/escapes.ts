@@ -55,6 +55,11 @@ export function isWriteFailure(error: unknown): error is NodeJS.ErrnoException {
  * stream's error, a heal that worked but whose record could not be written): it escapes, and
  * the trap routes it (a write failure ends the run as the lab's own error).
  */
+/** What failed to be written, for the message that ends the run: the error and the file. */
+export function writeFailureText(e: NodeJS.ErrnoException): string {
+  return `${e.message}${e.path && !e.message.includes(e.path) ? `, writing ${e.path}` : ""}`;
+}
+
 export function raise(error: unknown): void {
   queueMicrotask(() => {
     throw error;

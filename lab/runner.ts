@@ -271,8 +271,10 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
     }
   }
 
-  const log = fs.createWriteStream(path.join(dir, "scenario.log"));
-  log.on("error", (err) => raise(err)); // a full disk: the lab's own error, never a crash (lab/escapes.ts)
+  const logFile = path.join(dir, "scenario.log");
+  const log = fs.createWriteStream(logFile);
+  // A full disk: the lab's own error, never a crash (lab/escapes.ts); a stream's error names no file.
+  log.on("error", (err: NodeJS.ErrnoException) => raise(Object.assign(err, { path: err.path ?? logFile })));
   // The signal is the scenario's deadline (runBody, below).
   const ctx: Omit<ScenarioContext, "signal"> = {
     lab,
