@@ -46,3 +46,28 @@ export function demux(buf: Buffer): string {
   }
   return Buffer.concat(out).toString("utf8");
 }
+
+/**
+ * Why the engine cannot be trusted now (it does not answer a ping within 5 s), or undefined when
+ * it answers. Asked when something fails, so a dead engine is never scored as OpenClaw's failure.
+ */
+export async function engineTrouble(timeoutMs = 5_000): Promise<string | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      docker().ping(),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs))),
+    ]);
+    return undefined;
+  } catch (err) {
+    return `the Docker engine does not answer (${(err as Error).message})`;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** An error the Docker engine's API answered (dockerode puts the HTTP status on it): the engine's, not OpenClaw's. */
+export function isEngineApiError(err: unknown): boolean {
+  const e = err as { statusCode?: unknown; json?: unknown; reason?: unknown } | undefined;
+  return !!e && typeof e === "object" && typeof e.statusCode === "number" && ("json" in e || "reason" in e);
+}

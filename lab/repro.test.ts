@@ -23,6 +23,7 @@ function pool() {
     evidenceChecks: [],
     labFindings: [],
     start: async (r, _s, plan) => void r.update((x) => void (x.plan = runOrder(plan).map((s) => s.name))),
+    engineTrouble: async () => undefined,
     up: async () => {
       state.ups++;
       return { spec: parseTopology({ tap: { enabled: false } }), teardown: new TeardownStack(), down: async () => {}, leftovers: async () => [], health: async () => [] } as unknown as Lab;

@@ -94,6 +94,7 @@ function fakePool(o: { leftovers?: string[]; health?: (n: number) => string[]; u
     evidenceChecks: [],
     labFindings: [],
     start: async (r, _spec, plan) => void r.update((x) => void (x.plan = runOrder(plan).map((s) => s.name))),
+    engineTrouble: async () => undefined,
     ...o,
     up: async (_spec, _run, name) => {
       await o.up?.();
@@ -466,6 +467,29 @@ describe("an error that escapes a scenario is its verdict, and the run goes on",
     const results = await runScenarios(list, pool.spec, run, pool);
     expect(Object.fromEntries(results.map((r) => [r.name, r.verdict]))).toEqual({ infra: "unknown", "after-body": "fail" });
     expect(results.find((r) => r.name === "after-body")!.detail).toContain("escaped the scenario after its body ended");
+  });
+});
+
+describe("the engine is the lab's", () => {
+  it("a scenario that fails while the engine does not answer, or on an error the engine's API gave, is unknown, not OpenClaw's fail", async () => {
+    const dead = fakePool({ engineTrouble: async () => "the Docker engine does not answer (connect ENOENT /var/run/docker.sock)" });
+    const r1 = await runScenario(scenario("engine-died", async () => Promise.reject(new Error("node-1 exited"))), dead.pool);
+    expect(r1.verdict).toBe("unknown");
+    expect(r1.detail).toContain("the Docker engine does not answer (connect ENOENT /var/run/docker.sock); the scenario's own failure cannot be told apart: node-1 exited");
+    const alive = fakePool();
+    const apiErr = Object.assign(new Error("(HTTP code 500) server error - container is restarting"), { statusCode: 500, reason: "server error", json: {} });
+    const r2 = await runScenario(scenario("engine-refused", async () => Promise.reject(apiErr)), alive.pool);
+    expect(r2.verdict).toBe("unknown");
+    expect(r2.detail).toContain("the Docker engine refused a call: (HTTP code 500)");
+    // With the engine answering, the same failure is OpenClaw's.
+    expect((await runScenario(scenario("sut-failed", async () => Promise.reject(new Error("node-1 exited"))), alive.pool)).verdict).toBe("fail");
+  });
+
+  it("a lab that cannot come up while the engine does not answer is unknown, also when it looked like OpenClaw's failure", async () => {
+    const dead = fakePool({ engineTrouble: async () => "the Docker engine does not answer (no answer within 5 s)", up: async () => Promise.reject(new SystemUnderTestError("the gateway exited")) });
+    const r = await runScenario(scenario("up-on-dead-engine", async () => {}), dead.pool);
+    expect(r.verdict).toBe("unknown");
+    expect(r.detail).toBe("the lab could not come up: the Docker engine does not answer (no answer within 5 s)");
   });
 });
 

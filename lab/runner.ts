@@ -13,7 +13,7 @@ import { junitXml } from "./evidence/junit.ts";
 import { writeReportHtml, type ReportWritten } from "./evidence/report-html.ts";
 import path from "node:path";
 import { interrupted as interruptedRun, pruneDeadRuns } from "./cleanup.ts";
-import { requireEngine } from "./docker.ts";
+import { engineTrouble, isEngineApiError, requireEngine } from "./docker.ts";
 import type { Run } from "./evidence/run.ts";
 import { LabError, info, step } from "./log.ts";
 import type { Scenario, ScenarioContext } from "./scenario.ts";
@@ -77,6 +77,8 @@ export interface PoolOptions {
   start?: (run: Run, spec: TopologySpec, plan: Scenario[]) => Promise<void>;
   /** What a version's CLI offers, before any lab is up (default: its images, probed once; lab/capabilities.ts). */
   capabilities?: (spec: TopologySpec) => Promise<Capabilities>;
+  /** Asked when something failed: why the engine cannot be trusted now, if so (default: a ping, lab/docker.ts). */
+  engineTrouble?: () => Promise<string | undefined>;
 }
 
 /** Holds the shared standard lab across scenarios (and across vitest tests), and brings up own labs. */
@@ -97,6 +99,7 @@ export class LabPool {
       evidenceCheckMs: opts.evidenceCheckMs ?? 120_000,
       start: opts.start ?? startRun,
       capabilities: opts.capabilities ?? (async (spec) => probeCapabilities((await ensureImages(spec.openclawVersion)).openclaw, labConfigs(spec))),
+      engineTrouble: opts.engineTrouble ?? (() => engineTrouble()),
     };
   }
 
@@ -257,6 +260,9 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
     lab = s.topology === "shared" ? await pool.shared(s) : await pool.own(s);
   } catch (err) {
     if (err instanceof LabError) throw err; // bad input: stop the whole run with its message
+    // A dead or failing engine is the lab's, whatever it made fail (a container that "exited").
+    const trouble = await pool.opts.engineTrouble();
+    if (trouble || isEngineApiError(err)) return done("unknown", `the lab could not come up: ${trouble ?? `the Docker engine refused: ${(err as Error).message}`}`);
     // OpenClaw not coming up (gateway or node host exited, pairing refused) is a fail; the lab's own parts, unknown.
     if (err instanceof SystemUnderTestError) return done("fail", `OpenClaw did not come up: ${(err as Error).message}`);
     return done("unknown", `the lab could not come up: ${(err as Error).message}`);
@@ -329,8 +335,10 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
   if (end.kind === "threw") {
     const err = end.error as Error;
     if (isWriteFailure(err)) raise(err); // the disk, not the scenario: ends the run as the lab's own error
-    const v = err instanceof LabInfraError ? "unknown" : "fail";
-    j.add(v, err?.message ?? String(err));
+    // A failure is OpenClaw's only while the engine answers and did not refuse the call itself.
+    const trouble = err instanceof LabInfraError ? undefined : ((await pool.opts.engineTrouble()) ?? (isEngineApiError(err) ? `the Docker engine refused a call: ${err.message}` : undefined));
+    const v = err instanceof LabInfraError || trouble ? "unknown" : "fail";
+    j.add(v, trouble ? `${trouble}; the scenario's own failure cannot be told apart: ${err?.message ?? String(err)}` : (err?.message ?? String(err)));
     ctx.log(`${v}: ${err?.stack ?? err}`);
   } else if (end.kind === "escaped") {
     charge(end.escape, "while it ran");
