@@ -7,6 +7,7 @@ import { installEscapeTrap, isWriteFailure, onUnownedEscape, writeFailureText } 
 import { applyFlags, setting, settingsTable } from "./settings.ts";
 import { requireEngine } from "./docker.ts";
 import { Run, checkGivenRunId, newRunId, readRunRecord } from "./evidence/run.ts";
+import { REDACTED } from "./evidence/redact.ts";
 import { NOT_RUN, findRun, reportRows, runProblems, verdictTable } from "./evidence/report.ts";
 import { junitXml } from "./evidence/junit.ts";
 import { writeReportHtml } from "./evidence/report-html.ts";
@@ -404,7 +405,10 @@ function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?
     if (overrides.length) throw new LabError(`--replay ${replay} runs that run's own topology and version, so ${overrides.map((k) => `${k}=${setting(k)}`).join(" ")} would be ignored: unset ${overrides.join(", ")} (or drop the replay)`);
     const rec = readRunRecord(replay);
     info(`replaying ${replay}: seed ${rec.seed}`);
-    return { spec: parseTopology(rec.topology ?? {}, `topology in ${replay}`), seed: rec.seed };
+    // run.json keeps the gateway token hidden (lab/evidence/run.ts): the replay gets the default one.
+    const topology = structuredClone((rec.topology ?? {}) as { gateway?: { token?: unknown } });
+    if (topology.gateway?.token === REDACTED) delete topology.gateway.token;
+    return { spec: parseTopology(topology, `topology in ${replay}`), seed: rec.seed };
   }
   const spec = topologyFromEnv();
   const seedText = seedArg ?? (spec.seed !== undefined ? String(spec.seed) : undefined);

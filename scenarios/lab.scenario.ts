@@ -6,6 +6,9 @@ import { Run } from "../lab/evidence/run.ts";
 import { LabPool, lanesFromEnv, runLanes, runOrder, startRun, writeRunReports, type ScenarioResult } from "../lab/runner.ts";
 import { faultScenario, lookAtReport } from "../lab/evidence/report-check.ts";
 import { info } from "../lab/log.ts";
+import fs from "node:fs";
+import path from "node:path";
+import { OPERATOR_DIR } from "../lab/paths.ts";
 import { topologyFromEnv } from "../lab/spec.ts";
 import { setting } from "../lab/settings.ts";
 import { parseShard, selectShard, shardRecord } from "../lab/shard.ts";
@@ -90,6 +93,31 @@ describe(`scenarios${shard ? ` (shard ${shard.index}/${shard.total})` : ""} (evi
   it("no error escaped the lab outside a scenario", { timeout: 60 * 60_000 }, async () => {
     await settled().catch(() => {});
     expect(unowned.map((e) => `${e.kind}: ${(e.error as Error)?.stack ?? e.error}`)).toEqual([]);
+  });
+
+  // The nightly uploads run folders and people attach them to bug reports: no credential the run
+  // issued or used may be in any file of it (read after every lab is down and report.html written).
+  it("no credential the run knows is in any file of its folder (gateway token, the operator's device tokens and key)", { timeout: 60 * 60_000 }, async () => {
+    await settled().catch(() => {});
+    writeRunReports(run);
+    const identity = JSON.parse(fs.readFileSync(path.join(OPERATOR_DIR, "identity.json"), "utf8")) as { privateKeyPem: string; deviceTokens: Record<string, { token: string }> };
+    const secrets = new Map<string, string>([["the gateway token", spec.gateway.token]]);
+    for (const [role, t] of Object.entries(identity.deviceTokens)) secrets.set(`the operator's ${role} device token`, t.token);
+    secrets.set("the operator's private key", identity.privateKeyPem.split("\n")[1]!);
+    const hits: string[] = [];
+    const walk = (d: string) => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else {
+          const text = fs.readFileSync(p).toString("latin1");
+          for (const [what, value] of secrets) if (value.length >= 8 && text.includes(value)) hits.push(`${what} in ${path.relative(run.dir, p)}`);
+        }
+      }
+    };
+    walk(run.dir);
+    expect(secrets.size).toBeGreaterThan(2); // the operator was issued a device token: there is something to look for
+    expect(hits).toEqual([]);
   });
 
   // Last: this run's report.html as a person sees it, in headless Chromium (lab/chromium.sh).

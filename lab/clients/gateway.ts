@@ -40,6 +40,7 @@ import {
 // TypeBox is what @openclaw/gateway-protocol compiles its own validators with.
 import { Compile } from "typebox/compile";
 import type { DeviceIdentity } from "./device-identity.ts";
+import { REDACTED, Redactor } from "../evidence/redact.ts";
 import { DeadlineExceeded, sleep, withDeadline } from "../wait.ts";
 
 export const PROTOCOL_VERSION = 4;
@@ -250,15 +251,17 @@ export interface TranscriptEntry {
   note?: string;
 }
 
-const SECRET_KEYS = new Set(["token", "deviceToken", "password", "bootstrapToken", "approvalRuntimeToken", "agentRuntimeIdentityToken"]);
-
-/** Deep copy with credential strings replaced; keeps evidence shareable. */
+/**
+ * Deep copy with credential strings replaced; keeps evidence shareable. One rule for every writer
+ * (lab/evidence/redact.ts): any key ending in token, secret, password, signature, authorization,
+ * cookie or apiKey (tokens, device tokens, bootstrap tokens, connect signatures).
+ */
 export function redactSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactSecrets);
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] = SECRET_KEYS.has(k) && typeof v === "string" ? "[redacted]" : redactSecrets(v);
+      out[k] = Redactor.isSecretKey(k) && typeof v === "string" ? REDACTED : redactSecrets(v);
     }
     return out;
   }
@@ -907,6 +910,8 @@ export class GatewayClient {
 
   #record(e: Omit<TranscriptEntry, "n" | "ts" | "t" | "conn">): void {
     const t = Date.now();
+    // A frame that is not JSON is kept as text, with credential headers and "key":"value" pairs hidden.
+    if (e.raw !== undefined && this.#redact) e = { ...e, raw: new Redactor().text(e.raw) };
     this.#transcript.push({ n: this.#transcript.length, ts: new Date(t).toISOString(), t, conn: this.#conn, ...e });
   }
 }

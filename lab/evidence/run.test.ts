@@ -43,3 +43,18 @@ describe("run ids", () => {
     expect(() => checkGivenRunId("taken", runs)).toThrow(/a run with this id exists already/);
   });
 });
+
+describe("run.json holds no credential", () => {
+  it("the gateway's shared token of the topology and of every lab's spec is written hidden, and kept in memory", () => {
+    const run = Run.create({ root, seed: 1 });
+    const token = "a-custom-gateway-token-123456";
+    run.update((r) => {
+      r.topology = { gateway: { token, port: 1 } };
+      r.labs = { l1: { evidence: "x", spec: { gateway: { token } }, network: { name: "n", id: "i", subnet: "s" }, members: [], timings: {} } };
+    });
+    const text = fs.readFileSync(path.join(run.dir, "run.json"), "utf8");
+    expect(text).not.toContain(token);
+    expect(readRunRecord(path.join(run.dir, "run.json")).topology).toEqual({ gateway: { token: "[redacted]", port: 1 } });
+    expect((run.record.topology as { gateway: { token: string } }).gateway.token).toBe(token);
+  });
+});

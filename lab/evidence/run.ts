@@ -11,6 +11,7 @@ import { z } from "zod";
 import { RUNS } from "../paths.ts";
 import { LabError } from "../log.ts";
 import { writeAtomic } from "./write.ts";
+import { REDACTED } from "./redact.ts";
 
 const Verdict = z.enum(["pass", "fail", "unknown", "known-finding", "fixed?", "n/a"]);
 
@@ -209,8 +210,24 @@ export class Run {
   save(): void {
     const ok = RunRecordSchema.safeParse(this.record);
     if (!ok.success) throw new Error(`run.json of ${this.id} would be invalid: ${describeIssues(ok.error)}`);
-    writeAtomic(path.join(this.dir, "run.json"), JSON.stringify(this.record, null, 2) + "\n");
+    writeAtomic(path.join(this.dir, "run.json"), JSON.stringify(redactRecord(this.record), null, 2) + "\n");
   }
+}
+
+/**
+ * run.json as written: the gateway's shared token of the run's topology and of each lab's spec
+ * hidden (it was the one credential in clear in a run folder). A replay does not need it: the
+ * lab's token is the lab's own, and a replayed run gets the default one.
+ */
+export function redactRecord(record: RunRecord): RunRecord {
+  const out = structuredClone(record);
+  const hide = (spec: unknown) => {
+    const gw = (spec as { gateway?: { token?: unknown } } | undefined)?.gateway;
+    if (gw && typeof gw.token === "string") gw.token = REDACTED;
+  };
+  hide(out.topology);
+  for (const lab of Object.values(out.labs ?? {})) hide(lab.spec);
+  return out;
 }
 
 /** Read and validate a run.json (report, replay). */
