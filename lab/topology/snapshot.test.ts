@@ -75,6 +75,9 @@ describe("snapshot store", () => {
     expect(s?.meta.archives.gateway?.tables).toEqual({ devices: 3 });
     expect(fs.readdirSync(s!.dir).sort()).toEqual(["gateway.tar", "meta.json", "node-node-1.tar"]);
     expect(fs.readdirSync(store.root)).toEqual([k]); // no temporary folder left
+    // Device keys and tokens of a paired state: this user's only.
+    expect(fs.statSync(path.join(s!.dir, "gateway.tar")).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(s!.dir).mode & 0o777).toBe(0o700);
   });
 
   it("keeps the first of two labs writing the same key", () => {

@@ -140,15 +140,16 @@ export class SnapshotStore {
    * the same key meanwhile (two lanes), the first one stays. Returns whether this one was kept.
    */
   write(meta: Omit<SnapshotMeta, "archives" | "format">, archives: Map<string, { data: Buffer; tables?: Record<string, number> }>): boolean {
-    fs.mkdirSync(this.root, { recursive: true });
+    fs.mkdirSync(this.root, { recursive: true, mode: 0o700 });
     const dir = path.join(this.root, meta.key);
     const tmp = path.join(this.root, `.tmp-${meta.key.slice(0, 8)}-${process.pid}-${crypto.randomBytes(4).toString("hex")}`);
-    fs.mkdirSync(tmp);
+    // The archives hold the devices' keys and tokens of a paired state: only this user reads them.
+    fs.mkdirSync(tmp, { mode: 0o700 });
     try {
       const index: SnapshotMeta["archives"] = {};
       for (const [alias, a] of archives) {
         const file = `${alias === "gateway" ? "gateway" : `node-${alias}`}.tar`;
-        fs.writeFileSync(path.join(tmp, file), a.data);
+        fs.writeFileSync(path.join(tmp, file), a.data, { mode: 0o600 });
         index[alias] = { file, sha256: sha256(a.data), bytes: a.data.length, tables: a.tables };
       }
       const full: SnapshotMeta = MetaSchema.parse({ format: SNAPSHOT_FORMAT, ...meta, archives: index });
