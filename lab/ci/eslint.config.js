@@ -1,4 +1,4 @@
-// Lint run by `npm run typecheck` (make typecheck, make test, the pull-request workflow): only the
+// Lint run by `npm run typecheck` (eslint --config lab/ci/eslint.config.js) (make typecheck, make test, the pull-request workflow): only the
 // rules that catch what the type checker cannot and that once took the lab down. A promise
 // nobody awaits and nobody handles ends the whole process on Node 24 when it rejects (a full
 // `make lab` died that way); lab/escapes.ts charges such an error to its scenario at run time,
@@ -11,7 +11,7 @@ export default tseslint.config(
     files: ["**/*.ts"],
     languageOptions: {
       parser: tseslint.parser,
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { projectService: true, tsconfigRootDir: new URL("../..", import.meta.url).pathname },
     },
     plugins: { "@typescript-eslint": tseslint.plugin },
     // Directives for rules this config does not run are not problems.
