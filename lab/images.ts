@@ -200,13 +200,13 @@ export async function checkOpenclawVersion(version: string, versions: () => Prom
 }
 
 /** The package installed on this host into a build context, once per version. */
-export async function openclawPackage(version: string): Promise<string> {
-  const dir = path.join(CACHE, `openclaw-${version}`);
+export async function openclawPackage(version: string, cache = CACHE): Promise<string> {
+  const dir = path.join(cache, `openclaw-${version}`);
   const marker = path.join(dir, ".installed");
   if (fs.existsSync(marker)) return dir;
   await checkOpenclawVersion(version);
   // One install per version on this machine at a time (lanes, shards, clones share the cache).
-  await withLock(`openclaw-${version}`, `installing openclaw@${version}`, () => installPackage(version, dir, marker));
+  await withLock(`openclaw-${version}${cache === CACHE ? "" : `-${sha(cache)}`}`, `installing openclaw@${version}`, () => installPackage(version, dir, marker));
   return dir;
 }
 
@@ -216,7 +216,8 @@ async function installPackage(version: string, dir: string, marker: string): Pro
     // Install beside the final place and rename at the end: a half-done install is never used.
     // Under the lock, a staging folder of this version is a dead install's: removed.
     const final = dir;
-    for (const e of fs.existsSync(CACHE) ? fs.readdirSync(CACHE) : []) if (e.startsWith(`${path.basename(final)}.partial-`)) fs.rmSync(path.join(CACHE, e), { recursive: true, force: true });
+    const parent = path.dirname(final);
+    for (const e of fs.existsSync(parent) ? fs.readdirSync(parent) : []) if (e.startsWith(`${path.basename(final)}.partial-`)) fs.rmSync(path.join(parent, e), { recursive: true, force: true });
     const staging = `${final}.partial-${process.pid}-${randomBytes(4).toString("hex")}`;
     fs.mkdirSync(staging, { recursive: true });
     // Interrupted (Ctrl-C, SIGTERM): npm's process group is ended first (runChild), then this goes.
