@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Run } from "../evidence/run.ts";
-import { STATE } from "../paths.ts";
+import { OPERATOR_DIR } from "../paths.ts";
 import { Lab } from "../topology/lab.ts";
 import { parseTopology } from "../spec.ts";
 import { loadOrCreateDeviceIdentity } from "./device-identity.ts";
@@ -36,9 +36,10 @@ function connects(t: readonly TranscriptEntry[]): { auth: string[]; client: unkn
 beforeAll(async () => {
   // Every lab run meets a fresh gateway with the persistent identity and the token the last
   // gateway issued; make that so here even on a first checkout.
-  loadOrCreateDeviceIdentity(path.join(STATE, "operator", "identity.json")).saveDeviceToken("operator", STALE, [...OPERATOR_ADMIN_SCOPES]);
+  loadOrCreateDeviceIdentity(path.join(OPERATOR_DIR, "identity.json")).saveDeviceToken("operator", STALE, [...OPERATOR_ADMIN_SCOPES]);
   const run = Run.create({ root: fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-operator-")) });
-  lab = await Lab.up(parseTopology({ nodes: { count: 0 }, mcp: { servers: [] } }), run);
+  // A fresh gateway (no snapshot of paired state): the operator must be paired from scratch.
+  lab = await Lab.up(parseTopology({ nodes: { count: 0 }, mcp: { servers: [] } }), run, "lab", { snapshot: "fresh" });
 }, 600_000);
 
 afterAll(async () => {
@@ -55,7 +56,7 @@ describe("the operator's connect to a real gateway", () => {
   });
 
   it("a connect with the paired persistent identity is exactly one connect request, answered hello-ok", async () => {
-    const identity = loadOrCreateDeviceIdentity(path.join(STATE, "operator", "identity.json"));
+    const identity = loadOrCreateDeviceIdentity(path.join(OPERATOR_DIR, "identity.json"));
     expect(identity.deviceToken("operator")?.token).not.toBe(STALE); // bring-up stored the issued one
     const client = new GatewayClient({ name: "second" });
     const hello = await client.connect(lab!.gatewayUrl, { token: lab!.spec.gateway.token, identity, scopes: [...OPERATOR_ADMIN_SCOPES], caps: ["approvals", "plugin-approvals"] });
