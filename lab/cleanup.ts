@@ -39,16 +39,24 @@ export function onEarlyEnd(fn: () => void): void {
 export function endEarly(why: string, code = 3): void {
   if (interruption) return;
   installHandlers();
-  const t0 = performance.now();
   process.stderr.write(`\nfleetlab: ${why}\nfleetlab: healing faults and removing this run's containers, then exiting ${code} ...\n`);
+  beginEarlyEnd("the lab's own error", "", code);
+}
+
+/**
+ * The clean-up of an early end (a signal, the lab's own error): bounded by the budget, then the
+ * last words, then the exit with `code` (through exitWhenClean). `label` prefixes its lines.
+ */
+function beginEarlyEnd(cause: string, label: string, code: number): void {
+  const t0 = performance.now();
   const budget = setTimeout(() => cutShort(`the clean-up did not finish within ${cleanupBudgetMs() / 1000} s (the Docker engine may not be answering)`, code), cleanupBudgetMs());
   budget.unref();
   const done = runCleanups().then(() => {
     clearTimeout(budget);
-    process.stderr.write(`fleetlab: clean-up done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    process.stderr.write(`fleetlab: ${label}clean-up done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
     sayLastWords();
   });
-  interruption = { signal: "the lab's own error", code, done, at: t0 };
+  interruption = { signal: cause, code, done, at: t0 };
   exitWhenClean(code);
 }
 
@@ -136,17 +144,8 @@ function installHandlers(): void {
         if (performance.now() - interruption.at < SAME_PRESS_MS) return;
         cutShort(`${sig} again during the clean-up`, interruption.code);
       }
-      const t0 = performance.now();
       if (cleanups.length) process.stderr.write(`\nfleetlab: ${sig}: healing faults and removing this run's containers (up to ${cleanupBudgetMs() / 1000} s; Ctrl-C again to stop waiting) ...\n`);
-      const budget = setTimeout(() => cutShort(`the clean-up did not finish within ${cleanupBudgetMs() / 1000} s (the Docker engine may not be answering)`, code), cleanupBudgetMs());
-      budget.unref();
-      const done = runCleanups().then(() => {
-        clearTimeout(budget);
-        process.stderr.write(`fleetlab: ${sig}: clean-up done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
-        sayLastWords();
-      });
-      interruption = { signal: sig, code, done, at: t0 };
-      exitWhenClean(code);
+      beginEarlyEnd(sig, `${sig}: `, code);
     });
   }
 }

@@ -171,7 +171,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
     case "run": {
       const { spec, seed } = specFor(values.seed, values.replay);
       let chosen = resolveScenarios(rest, scenarios); // bad names fail before anything is created
-      const shardText = (values.shard ?? setting("SHARD") ?? "").trim();
+      const shardText = (setting("SHARD") ?? "").trim(); // --shard is written there by applyFlags
       const shard = shardText ? parseShard(shardText) : undefined; // bad input: exit 2, nothing created
       const split = shard ? selectShard(chosen, shard) : undefined;
       if (shard && split) chosen = split.chosen;
@@ -234,7 +234,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
     }
     case "matrix": {
       const chosen = resolveScenarios(rest, scenarios);
-      const text = (values.versions ?? setting("VERSIONS") ?? "").trim();
+      const text = (setting("VERSIONS") ?? "").trim(); // --versions is written there by applyFlags
       if (!text) throw new LabError(`matrix needs versions: --versions "2026.9.4 2026.9.6" (make matrix VERSIONS=...), newest, or lastN (e.g. last3)`);
       const published = await npmVersions().catch((e: Error) => {
         info(`could not ask npm for published versions (${e.message}); exact versions are taken as given`);
@@ -253,8 +253,9 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
         process.stdout.write(`\n== openclaw@${v}: run ${run.id}\n`);
         try {
           const results = await runLanes(chosen, { ...spec, openclawVersion: v, seed: run.record.seed }, run, { lanes: lanesFromEnv() });
-          const byName = new Map(chosen.map((x) => [x.name, x]));
-          for (const r of results) (m.cells[r.name] ??= {})[v] = cellOf(r, run.id, byName.get(r.name)?.name.startsWith("repro-") || byName.get(r.name)?.bug ? bugChecks(byName.get(r.name)!) : []);
+          // A repro's cell (or any scenario that names its bug checks) says what it showed of the bug.
+          const bugOf = new Map(chosen.map((x) => [x.name, x.name.startsWith("repro-") || x.bug ? bugChecks(x) : []]));
+          for (const r of results) (m.cells[r.name] ??= {})[v] = cellOf(r, run.id, bugOf.get(r.name));
           m.runs[v] = { run: run.id, seconds: Math.round(performance.now() - t0) / 1000 };
           process.stdout.write(`${verdictTable(results)}\n`);
         } catch (err) {
@@ -416,19 +417,17 @@ function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?
   return { spec, seed: seedText === undefined ? undefined : Number(seedText) };
 }
 
+/** A write that failed for want of space or disk: the run's evidence cannot be trusted (exit 3). */
+function endOnWriteFailure(err: NodeJS.ErrnoException): void {
+  endEarly(`the lab could not write its evidence (${writeFailureText(err)}): the run cannot be trusted, so it ends as unknown. Free space there (make clean removes old runs and caches) and run again.`, 3);
+}
+
 /** Run the CLI as a process: its exit code, and a clear message for bad input. */
 export function runCli(argv: string[], load: () => Promise<Scenario[]>): void {
   // An error that escapes a scenario is charged to it (lab/runner.ts); one that no scenario owns
   // is a bug of the lab itself: labs removed, faults healed, the table so far, exit 3 (never 1).
   installEscapeTrap();
-  onUnownedEscape((e) =>
-    endEarly(
-      isWriteFailure(e.error)
-        ? `the lab could not write its evidence (${writeFailureText(e.error)}): the run cannot be trusted, so it ends as unknown. Free space there (make clean removes old runs and caches) and run again.`
-        : `an error escaped the lab itself (${e.kind}), a bug of fleetlab's: ${(e.error as Error)?.stack ?? e.error}`,
-      3,
-    ),
-  );
+  onUnownedEscape((e) => (isWriteFailure(e.error) ? endOnWriteFailure(e.error) : endEarly(`an error escaped the lab itself (${e.kind}), a bug of fleetlab's: ${(e.error as Error)?.stack ?? e.error}`, 3)));
   load()
     .then((scenarios) => main(argv, scenarios))
     .then(
@@ -439,7 +438,7 @@ export function runCli(argv: string[], load: () => Promise<Scenario[]>): void {
           process.stderr.write(`fleetlab: ${err.message}\n`);
           return exitWhenClean(err.exitCode);
         }
-        if (isWriteFailure(err)) return endEarly(`the lab could not write its evidence (${writeFailureText(err)}): the run cannot be trusted, so it ends as unknown. Free space there and run again.`, 3);
+        if (isWriteFailure(err)) return endOnWriteFailure(err);
         if (!interrupted()) process.stderr.write(`fleetlab: ${(err as Error).stack ?? err}\n`);
         exitWhenClean(3);
       },

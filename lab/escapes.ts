@@ -50,16 +50,16 @@ export function isWriteFailure(error: unknown): error is NodeJS.ErrnoException {
   return !!error && typeof error === "object" && WRITE_FAILURES.has(String((error as NodeJS.ErrnoException).code));
 }
 
-/**
- * Report an error where it happened without throwing it into the caller (an event handler, a
- * stream's error, a heal that worked but whose record could not be written): it escapes, and
- * the trap routes it (a write failure ends the run as the lab's own error).
- */
 /** What failed to be written, for the message that ends the run: the error and the file. */
 export function writeFailureText(e: NodeJS.ErrnoException): string {
   return `${e.message}${e.path && !e.message.includes(e.path) ? `, writing ${e.path}` : ""}`;
 }
 
+/**
+ * Report an error where it happened without throwing it into the caller (an event handler, a
+ * stream's error, a heal that worked but whose record could not be written): it escapes, and
+ * the trap routes it (a write failure ends the run as the lab's own error).
+ */
 export function raise(error: unknown): void {
   queueMicrotask(() => {
     throw error;

@@ -206,7 +206,7 @@ export async function openclawPackage(version: string, cache = CACHE): Promise<s
   if (fs.existsSync(marker)) return dir;
   await checkOpenclawVersion(version);
   // One install per version on this machine at a time (lanes, shards, clones share the cache).
-  await withLock(`openclaw-${version}${cache === CACHE ? "" : `-${sha(cache)}`}`, `installing openclaw@${version}`, () => installPackage(version, dir, marker));
+  await withLock(`openclaw-${version}-${sha(cache)}`, `installing openclaw@${version}`, () => installPackage(version, dir, marker));
   return dir;
 }
 
