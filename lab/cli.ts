@@ -14,7 +14,7 @@ import { writeReportHtml } from "./evidence/report-html.ts";
 import { ensureImages, npmVersions } from "./images.ts";
 import { findingsTable } from "./findings/findings.ts";
 import { LabError, info } from "./log.ts";
-import { lanesFromEnv, resolveScenarios, runLanes, type ScenarioResult } from "./runner.ts";
+import { lanesFromEnv, resolveScenarios, runLanes, sealRun, type ScenarioResult } from "./runner.ts";
 import { bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
 import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { RUNS } from "./paths.ts";
@@ -187,7 +187,15 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  ${topologyLine(spec, chosen)}\n`);
       // An early end (a signal, an error of the lab's own) still prints what was decided.
       const sofar: ScenarioResult[] = [];
-      onEarlyEnd(() => process.stdout.write(`\nverdicts so far (the run ended early; not run: ${chosen.filter((s) => !sofar.some((r) => r.name === s.name)).map((s) => s.name).join(", ") || "-"}):\n${verdictTable(sofar)}\nevidence: ${path.relative(process.cwd(), run.dir) || run.dir}\n`));
+      onEarlyEnd(() => {
+        // Its folder is sealed as a finished run's is (the labs are down by now: their logs are in).
+        try {
+          sealRun(run);
+        } catch (err) {
+          process.stderr.write(`fleetlab: the final redaction pass over ${run.dir} failed: ${(err as Error).message}\n`);
+        }
+        process.stdout.write(`\nverdicts so far (the run ended early; not run: ${chosen.filter((s) => !sofar.some((r) => r.name === s.name)).map((s) => s.name).join(", ") || "-"}):\n${verdictTable(sofar)}\nevidence: ${path.relative(process.cwd(), run.dir) || run.dir}\n`);
+      });
       const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes, onResult: (r) => sofar.push(r) });
       process.stdout.write(`\n${verdictTable(results)}\n`);
       const checks = results.flatMap((r) => r.checks);

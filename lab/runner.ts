@@ -9,6 +9,7 @@
 import fs from "node:fs";
 import { finished } from "node:stream/promises";
 import { writeJson } from "./evidence/write.ts";
+import { sealFolder } from "./evidence/redact.ts";
 import { junitXml } from "./evidence/junit.ts";
 import { writeReportHtml, type ReportWritten } from "./evidence/report-html.ts";
 import path from "node:path";
@@ -558,6 +559,18 @@ export function endRun(run: Run, lab: FindingRecord[] = labFindings): void {
     else info(`lab-wide finding record ${u.id} was not seen in any scenario of this run: fixed? (retire the record) if the run covered what shows it`);
   }
   writeRunReports(run);
+  sealRun(run);
+}
+
+/**
+ * The final redaction pass over the run folder (lab/evidence/redact.ts sealFolder): every
+ * credential the run issued or learnt, out of every file, whoever wrote it. At the end of a run
+ * and of a run ended early. Says what it rewrote; a pass that fails is a write failure of the
+ * lab's own (it is raised).
+ */
+export function sealRun(run: Run): void {
+  const sealed = sealFolder(run.dir);
+  info(`credentials sealed out of run folder ${run.id}: ${sealed.files} files read, ${sealed.rewritten.length} rewritten in ${sealed.ms} ms${sealed.rewritten.length ? ` (${sealed.rewritten.slice(0, 5).join(", ")}${sealed.rewritten.length > 5 ? ", ..." : ""})` : ""}`);
 }
 
 /**

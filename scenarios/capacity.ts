@@ -77,7 +77,7 @@ export default defineScenario({
     // Every counted turn reads a file only its node's checkout has (lab/kits/proof.ts).
     const markerA = await plantNodeMarker(lab, full, da.placement, { note: "holds the only slot" });
     const sinceA = await lab.tap(full).seq();
-    const heldA = await startHeldTurn(lab, a.key, markerA.message, markerA.token);
+    const heldA = await startHeldTurn(lab, a.key, markerA.message, markerA.nonce);
     try {
       const busy = await waitForNode(lab, full, "its one slot in use", (n) => n.workerSlots?.available === 0, { signal });
       log(`turn A holds ${full}'s slot: ${JSON.stringify(busy.workerSlots)}`);
@@ -141,7 +141,7 @@ export default defineScenario({
         `turn B answered once ${full}'s slot is free`,
         async () => {
           const w = await waitRun(lab.operator.client, sentB.runId, 500);
-          const modelRequests = (await lab.model.requests()).filter((r) => (r.userText ?? "").includes(markerB.token)).length;
+          const modelRequests = (await lab.model.requests()).filter((r) => (r.userText ?? "").includes(markerB.nonce)).length;
           const inHistory = w.status === "ok" ? undefined : (await chatHistory(lab.operator.client, b.key)).find((m) => m.role === "assistant" && messageText(m.content).includes(markerB.text));
           const text = w.status === "ok" ? (w.terminalReply?.text ?? "") : inHistory ? messageText(inHistory.content) : undefined;
           return { agentWait: w.status, modelRequests, text };

@@ -6,8 +6,12 @@ import { Run } from "../lab/evidence/run.ts";
 import { LabPool, lanesFromEnv, runLanes, runOrder, startRun, writeRunReports, type ScenarioResult } from "../lab/runner.ts";
 import { faultScenario, lookAtReport } from "../lab/evidence/report-check.ts";
 import { info } from "../lab/log.ts";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { SNAPSHOTS } from "../lab/topology/snapshot.ts";
 import { OPERATOR_DIR } from "../lab/paths.ts";
 import { topologyFromEnv } from "../lab/spec.ts";
 import { setting } from "../lab/settings.ts";
@@ -15,6 +19,36 @@ import { parseShard, selectShard, shardRecord } from "../lab/shard.ts";
 import { accepted } from "../lab/verdict.ts";
 import { loadScenarios } from "./index.ts";
 import { installEscapeTrap, onUnownedEscape, type Escape } from "../lab/escapes.ts";
+
+/**
+ * Each node host's device token and private key, as its own state database holds them (the
+ * snapshot of paired state kept for each lab's shape: lab/topology/snapshot.ts), by lab key.
+ */
+function nodeCredentials(keys: (string | undefined)[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-creds-"));
+  try {
+    for (const key of new Set(keys.filter((k): k is string => !!k))) {
+      const dir = path.join(SNAPSHOTS, key);
+      if (!fs.existsSync(dir)) continue;
+      for (const tar of fs.readdirSync(dir).filter((f) => /^node-.+\.tar$/.test(f))) {
+        const db = path.join(scratch, `${key}-${tar}.sqlite`);
+        fs.writeFileSync(db, execFileSync("tar", ["-xOf", path.join(dir, tar), ".openclaw/state/openclaw.sqlite"], { maxBuffer: 256 * 2 ** 20 }));
+        const sqlite = new DatabaseSync(db, { readOnly: true });
+        try {
+          for (const r of sqlite.prepare("select role, token from device_auth_tokens").all() as { role: string; token: string }[]) out.set(`${tar}'s ${r.role} device token`, r.token);
+          for (const r of sqlite.prepare("select private_key_pem from device_identities").all() as { private_key_pem: string }[])
+            out.set(`${tar}'s private key`, r.private_key_pem.split("\n").find((l) => l && !l.startsWith("-----"))!);
+        } finally {
+          sqlite.close();
+        }
+      }
+    }
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+  return out;
+}
 
 const spec = topologyFromEnv();
 const run = Run.create({ seed: spec.seed });
@@ -104,6 +138,9 @@ describe(`scenarios${shard ? ` (shard ${shard.index}/${shard.total})` : ""} (evi
     const secrets = new Map<string, string>([["the gateway token", spec.gateway.token]]);
     for (const [role, t] of Object.entries(identity.deviceTokens)) secrets.set(`the operator's ${role} device token`, t.token);
     secrets.set("the operator's private key", identity.privateKeyPem.split("\n")[1]!);
+    // The node hosts' own credentials, read from where OpenClaw keeps them (their state database
+    // in each lab's snapshot of paired state), not from anything the lab's redactors learnt.
+    for (const [what, value] of nodeCredentials(Object.values(run.record.labs ?? {}).map((l) => (l.snapshot?.path === "fresh" ? undefined : l.snapshot?.key)))) secrets.set(what, value);
     const hits: string[] = [];
     const walk = (d: string) => {
       for (const e of fs.readdirSync(d, { withFileTypes: true })) {
@@ -117,6 +154,7 @@ describe(`scenarios${shard ? ` (shard ${shard.index}/${shard.total})` : ""} (evi
     };
     walk(run.dir);
     expect(secrets.size).toBeGreaterThan(2); // the operator was issued a device token: there is something to look for
+    info(`credential grep over ${run.dir}: ${secrets.size} credentials (${[...secrets.keys()].join("; ")})`);
     expect(hits).toEqual([]);
   });
 

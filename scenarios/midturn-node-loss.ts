@@ -152,7 +152,7 @@ export default defineScenario({
     const cp1 = `CHECKPOINT-1-${token}`;
     const cp2 = `CHECKPOINT-2-${token}`;
     const partialMarker = `PARTIAL-${token}`;
-    const evidence: Record<string, unknown> = { node: alias, token, boundMs: LOSS_BOUND_MS };
+    const evidence: Record<string, unknown> = { node: alias, nonce: token, boundMs: LOSS_BOUND_MS };
     const events: { t: number; event: string; payload: unknown }[] = [];
     const eventLog = new EventLog(client);
     // When the held partial text first reached the operator as a chat delta: whether the

@@ -73,7 +73,7 @@ export default defineScenario({
     // checkout (written there now), so the answer proves the tool ran in that checkout on the
     // node. The first model call is held so the worker process can be seen on the node.
     const marker = await plantNodeMarker(lab, alias, p);
-    const { message, token } = marker;
+    const { message, nonce: token } = marker;
     const turnSince = await lab.tap(alias).seq();
     const held = await startHeldTurn(lab, session.key, message, token);
     let during: { slots: unknown; workers: unknown } | undefined;

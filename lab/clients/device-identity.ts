@@ -11,6 +11,7 @@
 //
 // The identity lives in one JSON file, created on first use; device tokens the gateway
 // issues are kept in the same file (keyed by role) so a restarted lab reuses them.
+import { Redactor } from "../evidence/redact.ts";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -128,6 +129,9 @@ export class DeviceIdentity {
     this.publicKeyBase64Url = rawPublicKey(data.publicKeyPem).toString("base64url");
     this.createdAtMs = data.createdAtMs;
     this.#tokens = { ...data.deviceTokens };
+    // Its tokens and key are credentials the run's final redaction pass must know.
+    for (const t of Object.values(this.#tokens)) Redactor.credential(t.token);
+    Redactor.credential(data.privateKeyPem.split("\n").find((l) => l && !l.startsWith("-----")));
   }
 
   /** Load the identity stored in `file`, or create and store a new one. */
@@ -191,6 +195,7 @@ export class DeviceIdentity {
   }
 
   saveDeviceToken(role: string, token: string, scopes: readonly string[]): void {
+    Redactor.credential(token);
     this.#tokens[role] = { token, scopes: [...scopes], issuedAtMs: Date.now() };
     this.#save();
   }

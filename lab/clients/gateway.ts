@@ -543,6 +543,7 @@ export class GatewayClient {
       }
       this.#hello = parsed.data;
       const issued = parsed.data.auth.deviceToken;
+      Redactor.credential(issued);
       if (opts.identity && issued && parsed.data.auth.role === role && issued !== plan.storedToken) {
         opts.identity.saveDeviceToken(role, issued, parsed.data.auth.scopes);
       }

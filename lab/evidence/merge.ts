@@ -11,6 +11,7 @@
 // joined. A shard is visible for what it was: complete, cut (planned scenarios never ran; they
 // stay in the plan, so junit and report.html name them as never run) or missing (no run folder
 // came back: the partition any other shard recorded says what it would have run).
+import { sealFolder } from "./redact.ts";
 import fs from "node:fs";
 import path from "node:path";
 import { LabError } from "../log.ts";
@@ -89,6 +90,8 @@ export function mergeRuns(outDir: string, inputs: string[], opts: MergeOptions =
   for (const v of versions) fs.writeFileSync(path.join(v.dir, "summary.md"), summaryMarkdown([v], problems.filter((p) => p.includes(`openclaw@${v.version}`))));
   const summaryFile = path.join(outDir, "summary.md");
   fs.writeFileSync(summaryFile, summaryMarkdown(versions, problems));
+  // A shard cut before its own end was never sealed: the merged folder gets the final pass too.
+  sealFolder(outDir);
   return { versions, problems, summaryFile };
 }
 

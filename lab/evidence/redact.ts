@@ -1,9 +1,13 @@
-// Credentials out of what the report embeds. The operator transcript is redacted when it is
-// recorded, but the tap transcripts carry the node's connect frames as sent: the shared gateway
-// token, device tokens and signatures in clear. A report is meant to be passed around, so
-// everything it embeds goes through a Redactor first: string values under a credential key are
-// replaced, and every value seen there (and the topology's gateway token) is also replaced
-// wherever else it turns up (a token echoed inside some other string).
+// Credentials out of every artifact. Run folders are uploaded by the nightly and attached to bug
+// reports, so no credential the run issued or learned may stay in any file of them. Writers
+// redact as they write (the operator transcript, the tap records, run.json, excerpts, the
+// report), and `sealFolder` is the final pass over a whole run folder when the run ends: string
+// values under a credential key, `key=value` forms and credential headers are replaced, and every
+// value ever seen there (by any Redactor of this process: the gateway tokens of its labs, the
+// operator's and the nodes' device tokens) is also replaced wherever else it turns up (a token
+// echoed inside some other string, a container log, a file written before the token was learnt).
+import fs from "node:fs";
+import path from "node:path";
 
 /** Keys whose string values are credentials: token, deviceToken, bootstrapToken, password,
  * clientSecret, signature, authorization (header or field), cookie, apiKey. Case-insensitive;
@@ -22,6 +26,14 @@ const SIGNATURE = /signature$/i;
 /** A "key": "value" pair inside raw text (a JSON frame cut short, so not parseable). */
 const JSON_PAIR = /"([A-Za-z_-]+)"(\s*:\s*)"([^"\\]*)"/g;
 
+/** A `key=value` form under a credential key (a URL query, an environment line, a CLI flag's
+ * `--token=...`): the value runs to a space, quote, `&`, `;`, `,` or backslash. */
+const ASSIGNED = /\b([A-Za-z][A-Za-z0-9_-]*)=([^\s"'&;,\\<>]+)/g;
+
+/** Every credential any Redactor of this process was given or learnt: the final pass over a run
+ * folder replaces all of them (one run's token in another run's folder is hidden too: harmless). */
+const everKnown = new Set<string>();
+
 export class Redactor {
   readonly #known = new Set<string>();
 
@@ -31,7 +43,20 @@ export class Redactor {
   }
 
   remember(value: string): void {
-    if (value.length >= 8 && value !== REDACTED) this.#known.add(value);
+    if (value.length >= 8 && value !== REDACTED) {
+      this.#known.add(value);
+      everKnown.add(value);
+    }
+  }
+
+  /** Make `value` known to the final pass (a credential the lab issued or was given). */
+  static credential(value: string | undefined): void {
+    if (value) new Redactor([value]);
+  }
+
+  /** A Redactor that knows every credential any Redactor of this process has seen. */
+  static ofProcess(extra: Iterable<string> = []): Redactor {
+    return new Redactor([...everKnown, ...extra]);
   }
 
   static isSecretKey(key: string): boolean {
@@ -62,9 +87,9 @@ export class Redactor {
     return value;
   }
 
-  /** Raw text (a frame that is not JSON): credential headers, "key":"value" pairs under a credential key, and known secrets replaced. */
+  /** Raw text (a frame that is not JSON, a log line): credential headers, "key":"value" pairs and `key=value` forms under a credential key, and known secrets replaced. */
   text(s: string): string {
-    return this.known(this.#pairs(s.replace(AUTH_HEADER, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`)));
+    return this.known(this.#assigned(this.#pairs(s.replace(AUTH_HEADER, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`))));
   }
 
   /**
@@ -73,7 +98,47 @@ export class Redactor {
    * cut a JSON string that quotes a header, as a worker's git set-up script does).
    */
   jsonText(s: string): string {
-    return this.known(this.#pairs(s));
+    return this.known(this.#assigned(this.#pairs(s)));
+  }
+
+  /** Learn the credentials in `s` without changing it: values under credential keys (in JSON
+   * lines, also inside strings that hold JSON or `key=value` text) and in `key=value` forms. */
+  learn(s: string): void {
+    this.#assigned(this.#pairs(s));
+    for (const line of s.split("\n")) {
+      const t = line.trimStart();
+      if (!t.startsWith("{") && !t.startsWith("[")) continue;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(t);
+      } catch {
+        continue;
+      }
+      this.#learnValue(parsed);
+    }
+  }
+
+  #learnValue(v: unknown): void {
+    if (typeof v === "string") {
+      if (v.includes("=") || v.includes('"')) this.#assigned(this.#pairs(v));
+      const t = v.trimStart();
+      if (t.startsWith("{") || t.startsWith("[")) this.learn(t);
+    } else if (Array.isArray(v)) for (const x of v) this.#learnValue(x);
+    else if (v && typeof v === "object") {
+      for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+        if (typeof x === "string" && SECRET_KEY.test(k) && !SIGNATURE.test(k)) this.remember(x);
+        else this.#learnValue(x);
+      }
+    }
+  }
+
+  #assigned(s: string): string {
+    if (!s.includes("=")) return s;
+    return s.replace(ASSIGNED, (m, key: string, v: string) => {
+      if (!SECRET_KEY.test(key) || v === REDACTED) return m;
+      if (!SIGNATURE.test(key)) this.remember(v);
+      return `${key}=${REDACTED}`;
+    });
   }
 
   #pairs(s: string): string {
@@ -91,4 +156,46 @@ export class Redactor {
     for (const secret of this.#known) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
     return out;
   }
+}
+
+/** Files the final pass reads and rewrites: the text formats a run folder holds (screenshots and archives are left alone). */
+const TEXT_FILE = /\.(json|jsonl|ndjson|log|txt|html|xml|md|csv|out|err)$/i;
+const JSON_FILE = /\.(json|jsonl|ndjson|html)$/i;
+
+function* textFiles(dir: string): Generator<string> {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) yield* textFiles(p);
+    else if (e.isFile() && TEXT_FILE.test(e.name)) yield p;
+  }
+}
+
+/**
+ * The final pass over a run folder (or any folder of artifacts): first every file is read to
+ * learn the credentials in it, then every file holding one of them (or any credential this
+ * process's Redactors knew, or `secrets`) is rewritten with them replaced, by temp file and
+ * rename, its mode kept. JSON files stay valid JSON. Returns what it did, for the run's log.
+ */
+export function sealFolder(dir: string, secrets: Iterable<string> = []): { files: number; rewritten: string[]; ms: number } {
+  const t0 = performance.now();
+  if (!fs.existsSync(dir)) return { files: 0, rewritten: [], ms: 0 };
+  const red = Redactor.ofProcess(secrets);
+  const files = [...textFiles(dir)];
+  for (const f of files) red.learn(fs.readFileSync(f, "utf8"));
+  const rewritten: string[] = [];
+  for (const f of files) {
+    const text = fs.readFileSync(f, "utf8");
+    const out = JSON_FILE.test(f) ? red.jsonText(text) : red.text(text);
+    if (out === text) continue;
+    const tmp = `${f}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    try {
+      fs.writeFileSync(tmp, out, { mode: fs.statSync(f).mode & 0o777 });
+      fs.renameSync(tmp, f);
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      throw err;
+    }
+    rewritten.push(path.relative(dir, f));
+  }
+  return { files: files.length, rewritten, ms: Math.round(performance.now() - t0) };
 }

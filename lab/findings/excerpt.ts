@@ -70,13 +70,12 @@ function* filesUnder(dir: string, ext: RegExp): Generator<string> {
 }
 
 /** Build the excerpt of finding `id` as seen in the run at `runDir`. */
-export function buildExcerpt(runDir: string, record: RunRecord, id: string): Excerpt {
+export function buildExcerpt(runDir: string, record: RunRecord, id: string, red = Redactor.ofProcess()): Excerpt {
   const check = (record.findings ?? []).find((c) => c.findingId === id && c.outcome !== "pass");
   if (!check) throw new Error(`run ${record.id} did not see finding ${id} (no known-finding or fail of it in run.json)`);
   const row = record.scenarios.find((s) => s.name === check.scenario);
   const scenarioDir = path.join(runDir, row?.evidence ?? path.join("scenarios", check.scenario));
-  const token = (record.topology as { gateway?: { token?: string } } | undefined)?.gateway?.token;
-  const red = new Redactor(token ? [token] : []);
+  red.remember((record.topology as { gateway?: { token?: string } } | undefined)?.gateway?.token ?? "");
   const needles = needlesOf(check.observed);
   const from = row?.startedAt ? Date.parse(row.startedAt) : -Infinity;
   const to = row?.endedAt ? Date.parse(row.endedAt) : Infinity;
@@ -150,9 +149,12 @@ export function writeExcerpts(runDir: string, record: RunRecord, ids?: string[],
   const want = ids?.length ? ids : seen;
   fs.mkdirSync(outDir, { recursive: true });
   return want.map((id) => {
-    const ex = buildExcerpt(runDir, record, id);
+    // One Redactor for the whole excerpt, and a last pass over its text: a credential learnt from
+    // a later frame is hidden in the log lines taken before it too.
+    const red = Redactor.ofProcess();
+    const ex = buildExcerpt(runDir, record, id, red);
     const file = path.join(outDir, excerptFile(id));
-    const text = JSON.stringify(ex, null, 2) + "\n";
+    const text = red.jsonText(JSON.stringify(ex, null, 2)) + "\n";
     fs.writeFileSync(file, text);
     return { id, file, bytes: text.length };
   });

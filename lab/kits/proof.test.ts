@@ -23,7 +23,7 @@ const launch = (seq: number, environmentId: string, launchId = "l1"): Frame => (
 
 const marker: NodeMarker = {
   alias: "node-1",
-  token: "mark-abc123",
+  nonce: "mark-abc123",
   path: "fleetlab-marker-mark-abc123.txt",
   file: "/w/fleetlab-marker-mark-abc123.txt",
   text: "mark-abc123 written only on node-1",
@@ -44,7 +44,7 @@ describe("judgeTurnOnNode", () => {
   it("fails a reply without the node-only text (a gateway fallback), tokens normalised", () => {
     const p = judgeTurnOnNode([launch(11, "worker:e1")], { ...base, reply: "fleetlab-ok: read returned: ENOENT mark-abc123" });
     expect(p.holds).toBe(false);
-    expect(p.observed.reply).toBe("fleetlab-ok: read returned: ENOENT <token>");
+    expect(p.observed.reply).toBe("fleetlab-ok: read returned: ENOENT <nonce>");
   });
 
   it("fails without a launch of this placement on the tap, and without a reply", () => {

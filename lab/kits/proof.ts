@@ -16,12 +16,12 @@ import { placementOf, uniqueName, workerTurn } from "./workers.ts";
 
 export interface NodeMarker {
   alias: string;
-  token: string;
+  nonce: string;
   /** Path relative to the worker's checkout: the `read` tool's argument. */
   path: string;
   /** The file on the node (in placement.remoteWorkspaceDir). */
   file: string;
-  /** The file's content (one line): the token and the node's alias. */
+  /** The file's content (one line): the nonce and the node's alias. */
   text: string;
   /** The message to send: the default model script turns it into a `read` of the marker. */
   message: string;
@@ -39,9 +39,9 @@ export interface NodeMarker {
 export async function plantNodeMarker(lab: Lab, alias: string, placement: Placement, opts: { note?: string } = {}): Promise<NodeMarker> {
   const dir = placement.remoteWorkspaceDir;
   assert.ok(dir, `placement ${placement.state} names no remoteWorkspaceDir to plant a node-only marker in`);
-  const token = uniqueName("mark");
-  const path = `fleetlab-marker-${token}.txt`;
-  const text = `${token} written only on ${alias}`;
+  const nonce = uniqueName("mark");
+  const path = `fleetlab-marker-${nonce}.txt`;
+  const text = `${nonce} written only on ${alias}`;
   const file = `${dir}/${path}`;
   // The engine failing to run the command is the lab's problem (unknown); the command failing
   // (no such checkout on the node) is what OpenClaw left there (fail).
@@ -49,8 +49,8 @@ export async function plantNodeMarker(lab: Lab, alias: string, placement: Placem
     throw new LabInfraError(`could not run a command in ${alias} to plant the node-only marker: ${err.message}`, { cause: err });
   });
   assert.equal(r.exitCode, 0, `planting the node-only marker in ${alias}'s checkout ${dir} failed: ${(r.stderr || r.stdout).trim().slice(0, 400)}`);
-  const message = `fleetlab-call read {"path":"${path}"} ${token}${opts.note ? ` ${opts.note}` : ""}`;
-  return { alias, token, path, file, text, message, reply: `fleetlab-ok: read returned: ${text}`, environmentId: placement.environmentId };
+  const message = `fleetlab-call read {"path":"${path}"} ${nonce}${opts.note ? ` ${opts.note}` : ""}`;
+  return { alias, nonce, path, file, text, message, reply: `fleetlab-ok: read returned: ${text}`, environmentId: placement.environmentId };
 }
 
 export interface LaunchSeen {
@@ -95,7 +95,7 @@ export function judgeTurnOnNode(frames: Frame[], o: { alias: string; marker: Nod
   const seen = frames.map(launchOf);
   const mine = seen.filter((l) => !o.marker.environmentId || l.environmentId === o.marker.environmentId);
   const last = mine.at(-1);
-  const reply = o.reply === undefined ? "none" : o.reply === o.marker.reply ? "node-only marker" : o.reply.replaceAll(o.marker.token, "<token>");
+  const reply = o.reply === undefined ? "none" : o.reply === o.marker.reply ? "node-only marker" : o.reply.replaceAll(o.marker.nonce, "<nonce>");
   const observed: TurnProof["observed"] = { reply, launches: mine.length };
   if (o.launchAfter !== undefined) observed.launchAfterMark = !!last && last.seq > o.launchAfter;
   const holds = reply === "node-only marker" && (o.launches === undefined ? mine.length >= 1 : mine.length === o.launches) && observed.launchAfterMark !== false;

@@ -20,6 +20,7 @@ import { ModelContainer, modelControl } from "../members/model.ts";
 import { GitContainer, gitControl } from "../members/git.ts";
 import { McpContainer, mcpControl } from "../members/mcp.ts";
 import { TapContainer, redactTapLog, tapControl } from "../members/tap.ts";
+import { Redactor } from "../evidence/redact.ts";
 import { mcpContainers, nodeAliases, tapAlias, type TopologySpec } from "../spec.ts";
 import { TeardownStack } from "./teardown.ts";
 import { LabOperator, NotPairedAfterRestore, isReadyNode, type OperatorHost } from "./operator.ts";
@@ -88,7 +89,10 @@ export class Lab {
     readonly run: Run,
     /** Evidence folder of this lab (inside the run folder). */
     readonly dir: string,
-  ) {}
+  ) {
+    // The lab's shared token is a credential the run's final redaction pass must know.
+    Redactor.credential(spec.gateway.token);
+  }
 
   /** Bring a topology up and wait until it is ready; on any failure, take it down again. */
   static async up(spec: TopologySpec, run: Run, name = "lab", opts: LabUpOptions = {}): Promise<Lab> {

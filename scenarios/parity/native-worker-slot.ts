@@ -74,15 +74,15 @@ export default defineScenario({
       // ---- A holds the one slot (its model request held: provably in flight on the node)
       const markerA = await plantNodeMarker(lab, alias, da.placement, { note: "holds the slot" });
       const sinceA = await lab.tap(alias).seq();
-      await armHold(lab, markerA.token);
+      await armHold(lab, markerA.nonce);
       const sentA = await a.send(markerA.message);
-      await a.hold(markerA.token);
+      await a.hold(markerA.nonce);
       const full = await waitForNode(lab, alias, "its one slot in use", (n) => n.workerSlots?.available === 0, { signal });
       log(`A (${sentA.runId}) holds ${alias}'s slot: ${JSON.stringify(full.workerSlots)}`);
 
       // ---- a second turn while the slot is busy
       const busyToken = uniqueName("tok");
-      tokens.push(markerA.token, busyToken);
+      tokens.push(markerA.nonce, busyToken);
       const sentBusy = await busy.send(`${busyToken} second turn while the slot is busy`);
       const busyEnd = await busy.wait(sentBusy.runId, BUSY_S * 1000);
       const busyModel = await modelSaw(busyToken);
@@ -125,11 +125,11 @@ export default defineScenario({
       const db = await b.dispatch(alias);
       assert.equal(db.placement.state, "active", `session B was not placed on ${alias}`);
       const markerB = await plantNodeMarker(lab, alias, db.placement, { note: "reuses the slot" });
-      tokens.push(markerB.token);
+      tokens.push(markerB.nonce);
       const sinceB = await lab.tap(alias).seq();
-      await armHold(lab, markerB.token);
+      await armHold(lab, markerB.nonce);
       const sentB = await b.send(markerB.message);
-      await b.hold(markerB.token);
+      await b.hold(markerB.nonce);
       const inUse = await waitForNode(lab, alias, "its one slot in use by B", (n) => n.workerSlots?.available === 0, { signal, timeoutMs: 20_000 }).catch(() => undefined);
       const launchesB = (await launchesSince(lab, alias, sinceDelete)).filter((l) => l.runId === sentB.runId);
       const slotsB = inUse?.workerSlots ?? (await nodeByAlias(lab, alias)).workerSlots;
@@ -150,7 +150,7 @@ export default defineScenario({
       const staleCancel = { launchId: launch.launchId, environmentId: launch.environmentId, sessionId: launch.sessionId, ownerEpoch: epoch - 1, placementGeneration: launch.placementGeneration, runId: launch.runId };
       const cancelled = await invokeNodeCommand(lab, nodeId, "worker.cancel.v1", staleCancel);
       const cancelsOnWire = (await workerCommandsSince(lab, alias, sinceCancel)).filter((c) => c.command === "worker.cancel.v1").length;
-      const heldStill = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(markerB.token) && r.status === "held").length;
+      const heldStill = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(markerB.nonce) && r.status === "held").length;
       log(`stale-epoch cancel (ownerEpoch ${epoch - 1} for ${epoch}) through node.invoke: ${JSON.stringify(cancelled)}; worker.cancel.v1 on the tap: ${cancelsOnWire}; B's model request still held: ${heldStill}`);
 
       await lab.model.release();
