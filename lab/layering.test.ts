@@ -9,7 +9,7 @@ import { ROOT } from "./paths.ts";
 
 /** Lowest first. A key is a file or a folder (every file below it). */
 const FLOORS: string[][] = [
-  ["lab/log.ts", "lab/paths.ts", "lab/stalls.ts", "lab/escapes.ts", "lab/settings.ts"],
+  ["lab/log.ts", "lab/paths.ts", "lab/stalls.ts", "lab/escapes.ts", "lab/settings.ts", "lab/pace.ts"],
   ["lab/wait.ts", "lab/docker.ts"],
   ["lab/spec.ts", "lab/verdict.ts", "lab/cleanup.ts", "lab/lock.ts", "lab/child.ts", "lab/evidence/"],
   ["lab/findings/", "lab/clients/", "lab/capabilities.ts", "lab/shard.ts", "lab/images.ts"],

@@ -10,6 +10,7 @@ import fs from "node:fs";
 import { finished } from "node:stream/promises";
 import { writeJson } from "./evidence/write.ts";
 import { sealFolder } from "./evidence/redact.ts";
+import { pace, paceLine } from "./pace.ts";
 import { junitXml } from "./evidence/junit.ts";
 import { writeReportHtml, type ReportWritten } from "./evidence/report-html.ts";
 import path from "node:path";
@@ -517,10 +518,14 @@ export async function runLanes(
 export async function startRun(run: Run, spec: TopologySpec, plan: Scenario[]): Promise<void> {
   StallWatch.get(); // from here on, stalls of this process are seen
   const engine = await requireEngine();
+  // Measured before the run's own labs load the machine: what its bring-up deadlines are scaled by.
+  const machinePace = pace();
+  info(paceLine(machinePace));
   run.update((r) => {
     r.engine = engine;
     r.topology = spec;
     r.plan = runOrder(plan).map((s) => s.name);
+    r.pace = machinePace;
   });
   await pruneDeadRuns();
   await setUp(spec);

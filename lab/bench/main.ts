@@ -9,6 +9,9 @@
 //   memory     peak memory per node host, containers vs bare processes
 //   scale      NODES = each of BENCH_SCALE: ready (pairing; snapshot restored) against the bare
 //              gateway's own ready time, peak memory per node host; plotted (bench-scale.png)
+//   order      on each shape of BENCH_SCALE: node hosts started once the gateway answers (the
+//              default) against every member at once (FLEETLAB_START_ORDER=all)
+// A part that fails is a row saying why; the bench goes on and exits 1 at the end.
 //   faults     inject -> in effect and heal -> healed of every kind in the fault registry
 //              (lab/bench/faults.ts), wire kinds and killInside trigger frame -> action
 //              (lab/bench/wire-timing.ts)
@@ -16,7 +19,7 @@
 //              per-scenario seconds and verdicts, the labs' bring-ups
 // Env: BENCH_TRIALS (default 2), BENCH_COLD=0 (skip the cold image build), BENCH_FAULTS=0,
 // BENCH_FAULT_TRIALS (5), BENCH_WIRE=0, BENCH_SCALE ("1 2 4 8"; "0" skips), BENCH_SCALE_TRIALS (1),
-// BENCH_SNAPSHOT=0 (no snapshot rows), BENCH_SUITE=0 (skip the suite), BENCH_SUITE_SCENARIOS
+// BENCH_SNAPSHOT=0 (no snapshot rows), BENCH_ORDER=0 (no start-order rows), BENCH_SUITE=0 (skip the suite), BENCH_SUITE_SCENARIOS
 // ("smoke mcp-routing": only those), NODES (the default topology's node hosts).
 import fs from "node:fs";
 import os from "node:os";
@@ -30,7 +33,7 @@ import { writeJson } from "../evidence/write.ts";
 import { ensureImages, openclawPackage } from "../images.ts";
 import { OPERATOR_DIR, ROOT, STATE } from "../paths.ts";
 import type { Scenario } from "../scenario.ts";
-import { Lab } from "../topology/lab.ts";
+import { Lab, type StartOrder } from "../topology/lab.ts";
 import { LabOperator } from "../topology/operator.ts";
 import { nodeAliases, parseTopology, topologyFromEnv, type TopologySpec } from "../spec.ts";
 import { BareTopology } from "./bare.ts";
@@ -39,6 +42,7 @@ import { containerPeakMiB, treePeakMiB } from "./memory.ts";
 import { scalePlotHtml, type ScalePoint } from "./plot.ts";
 import { benchSuite, suiteScenarios, suiteTable, SUITE_TARGET_S, type SuiteBench } from "./suite.ts";
 import { setting } from "../settings.ts";
+import { LabError } from "../log.ts";
 
 process.env.FLEETLAB_QUIET ??= "1";
 
@@ -80,7 +84,7 @@ interface SnapshotUp {
   takenReady?: number;
 }
 
-export async function runBench(opts: BenchOptions = {}): Promise<void> {
+export async function runBench(opts: BenchOptions = {}): Promise<{ failed: string[] }> {
   const t0 = performance.now();
   const trials = Number(process.env.BENCH_TRIALS ?? 2);
   const scaleTrials = Number(process.env.BENCH_SCALE_TRIALS ?? 1);
@@ -92,6 +96,17 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
     process.stderr.write(`bench: ${what}: ${value} (baseline ${baseline})\n`);
   };
   const log = (s: string) => process.stderr.write(`bench: ${s}\n`);
+  // A part that fails is a row saying why, and the bench goes on with the rest (exit 1 at the end).
+  const failed: string[] = [];
+  const part = async (what: string, fn: () => Promise<void>): Promise<void> => {
+    try {
+      await fn();
+    } catch (err) {
+      const why = oneLine(err);
+      failed.push(`${what}: ${why}`);
+      row(what, `FAILED: ${why}`, "-", "-", "-");
+    }
+  };
 
   await requireEngine();
   await pruneDeadRuns();
@@ -99,8 +114,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
   const version = spec.openclawVersion;
   // ---- set-up steps cold and warm: the openclaw package (installed into a throwaway cache
   // folder, cold; then from the per-user cache, warm) and, below, the images.
-  let pkg: string;
-  {
+  let pkg = "";
+  await part("openclaw package", async () => {
     const tw = performance.now();
     pkg = await openclawPackage(version);
     const warmS = (performance.now() - tw) / 1000;
@@ -116,12 +131,13 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
         fs.rmSync(scratch, { recursive: true, force: true });
       }
     }
-  }
+  });
+  if (!pkg) throw new LabError(`the openclaw@${version} package could not be installed, and every bare baseline needs it: ${failed.join("; ")}`);
   const run = Run.create({ seed: spec.seed });
   const raw: Record<string, unknown> = { version, trials, scale, scaleTrials };
 
   // ---- images
-  {
+  await part("image step", async () => {
     const warm: number[] = [];
     for (let i = 0; i < 3; i++) {
       const t = performance.now();
@@ -140,7 +156,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
       row("image step, warm (all cached)", secs(median(warm)), `${secs(coldS)} cold`, `${((median(warm) / coldS) * 100).toFixed(2)} %`, "< 2 s");
       for (const img of Object.values(cold)) row(`  cold build: ${img.name}`, secs(img.seconds), `${secs(coldS)} all images`, `${((img.seconds / coldS) * 100).toFixed(0)} %`, "reported");
     }
-  }
+  });
 
   // ---- the default topology: bare processes vs containers (pairing from scratch)
   const labReady: number[] = [];
@@ -152,7 +168,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
   const bareDown: number[] = [];
   const labMem: number[] = [];
   const bareMem: number[] = [];
-  for (let i = 0; i < trials; i++) {
+  for (let i = 0; i < trials; i++) await part(`default topology, trial ${i + 1}`, async () => {
     const bare = new BareTopology(spec, pkg);
     try {
       const t = performance.now();
@@ -179,7 +195,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
       await lab.down();
       labDown.push(lab.timings.down!);
     }
-  }
+  });
   Object.assign(raw, { labReady, labReadySubnet, bareReady, bareGw, labGw, labDown, bareDown, labMem, bareMem });
   const bareR = median(bareReady);
   const goal1 = `<= ${TARGETS.defaultReadyRatio}x`;
@@ -216,9 +232,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
     if (su.takenReady !== undefined) row(`  pairing + taking the snapshot, ${label}`, secs(su.takenReady), `${secs(pairing)} pairing, same run`, ratio(su.takenReady, pairing), "reported");
   };
   if (snapshots) {
-    const su = await snapUp(spec, "bench-snapshot");
-    raw.snapshotDefault = su;
-    snapRow("default topology", su, median(labReady), bareR, "bare", goal1);
+    await part("snapshot, default topology", async () => {
+      const su = await snapUp(spec, "bench-snapshot");
+      raw.snapshotDefault = su;
+      snapRow("default topology", su, median(labReady), bareR, "bare", goal1);
+    });
   }
   row("teardown (logs saved, all removed)", secs(median(labDown)), `${secs(median(bareDown))} bare kill`, ratio(median(labDown), median(bareDown)), "< 3 s");
   row("peak memory per node host", `${median(labMem).toFixed(0)} MiB`, `${median(bareMem).toFixed(0)} MiB bare`, ratio(median(labMem), median(bareMem)), "reported");
@@ -226,7 +244,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
   // ---- scaling sweep: NODES = 1, 2, 4, 8 against the bare gateway's own ready time
   if (scale.length) {
     const bareAlone: number[] = [];
-    for (let i = 0; i < Math.max(1, trials); i++) {
+    for (let i = 0; i < Math.max(1, trials); i++) await part(`bare gateway alone, trial ${i + 1}`, async () => {
       const bare = new BareTopology(spec, pkg);
       try {
         const t = performance.now();
@@ -236,10 +254,10 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
       } finally {
         await bare.down();
       }
-    }
+    });
     const base = median(bareAlone);
     const points: (ScalePoint & { snapshot?: SnapshotUp; fresh: number[]; mem: number[] })[] = [];
-    for (const n of scale) {
+    for (const n of scale) await part(`NODES=${n}`, async () => {
       const s = parseTopology({ ...spec, nodes: { ...spec.nodes, count: n } });
       const fresh: number[] = [];
       const mem: number[] = [];
@@ -253,7 +271,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
       const sorted = [...mem].sort((a, b) => a - b);
       points.push({ nodes: n, freshReady: median(fresh), snapshotReady: su?.ready, memMedianMiB: median(mem), memMaxMiB: sorted.at(-1) ?? NaN, snapshot: su, fresh, mem });
       log(`scale ${n}: ready ${median(fresh)} s (pairing)${su?.ready !== undefined ? `, ${su.ready} s (snapshot)` : ""}, node host memory ${median(mem).toFixed(0)} MiB`);
-    }
+    });
     raw.scale = { bareGatewayAlone: bareAlone, points };
     row("bare gateway alone, /readyz (the scale baseline)", secs(base), `${secs(median(bareGw))} bare gateway beside ${spec.nodes.count} nodes`, ratio(base, median(bareGw)), "reported");
     for (const p of points) {
@@ -272,12 +290,42 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
     }
   }
 
+  // ---- start order: node hosts once the gateway answers (the default) against everything at
+  // once, on each shape of the sweep, paired state restored (the path most labs take).
+  if (scale.length && process.env.BENCH_ORDER !== "0") {
+    const orders: Record<string, Record<StartOrder, { ready: number; gateway: number }[]>> = {};
+    for (const n of scale) {
+      const s = parseTopology({ ...spec, nodes: { ...spec.nodes, count: n } });
+      const byOrder = (orders[n] = { "gateway-first": [], all: [] } as Record<StartOrder, { ready: number; gateway: number }[]>);
+      for (let i = 0; i < scaleTrials; i++) {
+        for (const order of ["all", "gateway-first"] as const) {
+          await part(`NODES=${n}, start order ${order}`, async () => {
+            process.env.FLEETLAB_START_ORDER = order;
+            try {
+              const lab = await Lab.up(s, run, `bench-order-${n}-${order}-${i}`, { snapshot: "use" });
+              byOrder[order].push({ ready: lab.timings.ready!, gateway: lab.timings.gatewayReady! });
+              await lab.down();
+            } finally {
+              delete process.env.FLEETLAB_START_ORDER;
+            }
+          });
+        }
+      }
+      const m = (o: StartOrder, k: "ready" | "gateway") => median(byOrder[o].map((x) => x[k]));
+      row(`ready, NODES=${n}: node hosts after the gateway (default) vs all at once`, secs(m("gateway-first", "ready")), `${secs(m("all", "ready"))} all at once`, ratio(m("gateway-first", "ready"), m("all", "ready")), "<= 1x");
+      row(`  gateway /readyz, NODES=${n}: same two orders`, secs(m("gateway-first", "gateway")), `${secs(m("all", "gateway"))} all at once`, ratio(m("gateway-first", "gateway"), m("all", "gateway")), "reported");
+    }
+    raw.startOrder = orders;
+  }
+
   // ---- faults
   if (process.env.BENCH_FAULTS !== "0") {
-    log("fault timings ...");
-    const fb = await benchFaults({ trials: Number(process.env.BENCH_FAULT_TRIALS ?? 5) });
-    raw.faults = fb;
-    rows.push(...benchRows(fb));
+    await part("fault timings", async () => {
+      log("fault timings ...");
+      const fb = await benchFaults({ trials: Number(process.env.BENCH_FAULT_TRIALS ?? 5) });
+      raw.faults = fb;
+      rows.push(...benchRows(fb));
+    });
   }
 
   // ---- the scenario suite
@@ -319,8 +367,15 @@ export async function runBench(opts: BenchOptions = {}): Promise<void> {
   if (typeof raw.plot === "string") out.push(`\nplot (ready and memory per node host vs NODES): ${raw.plot}`);
   writeJson(run.file("bench.json"), { rows, ...raw });
   out.push(`raw figures: ${path.join(run.dir, "bench.json")}\n`);
+  if (failed.length) out.push(`\n${failed.length} part(s) of the bench FAILED (their rows say why):\n${failed.map((f) => `  ${f}`).join("\n")}\n`);
   process.stdout.write(out.join("\n") + "\n");
   fs.writeFileSync(run.file("bench.txt"), out.join("\n") + "\n");
+  return { failed };
+}
+
+/** An error as one line for a table cell (no stack: the bench reports, it does not crash). */
+function oneLine(err: unknown): string {
+  return ((err as Error)?.message ?? String(err)).split("\n")[0]!.slice(0, 300);
 }
 
 /** The scenarios folder's loader (the bench's entry point hands the scenarios to the suite part). */
@@ -331,10 +386,11 @@ async function loadRepoScenarios(): Promise<Scenario[]> {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   runBench({ loadScenarios: loadRepoScenarios }).then(
-    () => process.exit(0),
+    ({ failed }) => process.exit(failed.length ? 1 : 0),
     (err) => {
-      process.stderr.write(`fleetlab bench: ${(err as Error).stack ?? err}\n`);
-      process.exit(1);
+      // Only what ends the whole bench gets here (no engine, no package): said in one line.
+      process.stderr.write(`fleetlab bench: ${(err as Error).message ?? err}${process.env.FLEETLAB_DEBUG ? `\n${(err as Error).stack}` : ""}\n`);
+      process.exit(err instanceof LabError ? err.exitCode : 1);
     },
   );
 }

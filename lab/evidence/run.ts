@@ -85,6 +85,8 @@ export const RunRecordSchema = z.strictObject({
   seed: z.number().int().nonnegative(),
   host: z.object({ platform: z.string(), cpus: z.number(), memGiB: z.number(), node: z.string() }),
   engine: z.object({ version: z.string(), apiVersion: z.string() }).optional(),
+  /** The machine's pace when the run started (lab/pace.ts): what its bring-up deadlines were multiplied by. */
+  pace: z.object({ factor: z.number(), calibrationMs: z.number(), referenceMs: z.number(), load: z.number(), cores: z.number(), source: z.enum(["measured", "FLEETLAB_PACE"]) }).optional(),
   topology: z.unknown().optional(),
   /** The scenarios this run was asked to run, in order (a cut run shows what never ran). */
   plan: z.array(z.string()).optional(),

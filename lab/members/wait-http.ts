@@ -7,6 +7,7 @@ import type Dockerode from "dockerode";
 import type { WaitStrategy } from "testcontainers";
 import { StopWaiting, waitFor } from "../wait.ts";
 import { demux } from "../docker.ts";
+import { deadline } from "../pace.ts";
 
 export interface HttpOnLabNetworkOptions {
   network: string;
@@ -70,8 +71,9 @@ export class HttpOnLabNetwork implements WaitStrategy {
     return Math.round(performance.now() - t0);
   }
 
+  /** `ms` as measured on the reference machine: scaled by this machine's pace (lab/pace.ts). */
   withStartupTimeout(ms: number): this {
-    this.#timeoutMs = ms;
+    this.#timeoutMs = deadline(ms);
     this.#timeoutSet = true;
     return this;
   }

@@ -8,7 +8,7 @@ import { interrupted, onInterrupt, leftovers, removeNetwork } from "../cleanup.t
 import { joinLabNetwork, leaveLabNetwork } from "../runner-container.ts";
 import { ensureImages, type ImageSet } from "../images.ts";
 import { probeCapabilities, type Capabilities, type Protocol } from "../capabilities.ts";
-import { info, step } from "../log.ts";
+import { info, LabError, step } from "../log.ts";
 import { OPERATOR_DIR } from "../paths.ts";
 import { saveContainerLogs } from "../evidence/logs.ts";
 import { ContainerEvents } from "../evidence/containers.ts";
@@ -21,6 +21,7 @@ import { GitContainer, gitControl } from "../members/git.ts";
 import { McpContainer, mcpControl } from "../members/mcp.ts";
 import { TapContainer, redactTapLog, tapControl } from "../members/tap.ts";
 import { Redactor } from "../evidence/redact.ts";
+import { deadline, loadNow, pace, paceLine } from "../pace.ts";
 import { mcpContainers, nodeAliases, tapAlias, type TopologySpec } from "../spec.ts";
 import { TeardownStack } from "./teardown.ts";
 import { LabOperator, NotPairedAfterRestore, isReadyNode, type OperatorHost } from "./operator.ts";
@@ -45,6 +46,15 @@ let labCounter = 0;
 
 /** How long nodes restored from a snapshot get to connect as paired before the lab pairs from scratch (they connect in ~7-8 s once the gateway answers). */
 const RESTORED_PAIRING_MS = 60_000;
+
+/** How a lab's members start: "gateway-first" (node hosts once the gateway answers; the default) or "all" at once. */
+export type StartOrder = "gateway-first" | "all";
+export function startOrder(env: NodeJS.ProcessEnv = process.env): StartOrder {
+  const v = env.FLEETLAB_START_ORDER?.trim();
+  if (!v || v === "gateway-first") return "gateway-first";
+  if (v === "all") return "all";
+  throw new LabError(`FLEETLAB_START_ORDER=${v} is not a start order: use gateway-first (the default) or all`);
+}
 
 export interface LabUpOptions {
   /**
@@ -167,36 +177,55 @@ export class Lab {
     this.network = { name: `fleetlab-${this.id}`, id: net.id, subnet: inspected.IPAM?.Config?.[0]?.Subnet ?? "" };
     await joinLabNetwork(net.id); // in a runner container: its clients reach the members from inside
 
-    // Every container starts at once and each waits for its own readiness (its wait strategy)
-    // in parallel: the gateway resolves the model only at its first turn, and node hosts retry
-    // their connection while the gateway starts (OpenClaw answers them "gateway starting" with
-    // a retry delay), so nothing here waits on anything else.
+    // The gateway and the light members (model, git, MCP servers, taps) start at once, each
+    // waiting for its own readiness (its wait strategy); the node hosts start when the gateway
+    // answers /readyz. Started beside a booting gateway, eight node hosts took the cores it
+    // needed (on a 2-core machine its /readyz then missed its deadline); a node host started
+    // after it connects at once instead of retrying "gateway starting". FLEETLAB_START_ORDER=all
+    // starts everything at once (the former order, kept for the bench's comparison).
     const ctx = this.#context();
-    const recipes: MemberContainer[] = [
+    const early: MemberContainer[] = [
       new ModelContainer(ctx),
       ...(spec.git.enabled ? [new GitContainer(ctx)] : []),
       ...mcpContainers(spec).map((m) => new McpContainer(ctx, m)),
       ...(spec.tap.enabled ? nodeAliases(spec).map((n) => new TapContainer(ctx, n)) : []),
       new GatewayContainer(ctx),
-      ...nodeAliases(spec).map((n) => new NodeHostContainer(ctx, n)),
     ];
+    const nodes: MemberContainer[] = nodeAliases(spec).map((n) => new NodeHostContainer(ctx, n));
+    const order = startOrder();
+    const recipes = [...early, ...nodes];
     this.#stillWanted();
-    const starts = recipes.map((r) => r.startMember().then((m) => void this.members.set(m.alias, m)));
-    for (const r of recipes) void this.#creation(r.running);
-    for (const p of starts) p.catch(() => {}); // reported through allOf (a step may fail before it awaits them)
-    // Fail at the first failure, but only once every container exists, so that down() finds
-    // and removes them all (the waits still running end when their container goes).
-    const allOf = (ps: Promise<unknown>[]) =>
+    const begin = (rs: MemberContainer[]) => {
+      const starts = rs.map((r) => r.startMember().then((m) => void this.members.set(m.alias, m)));
+      for (const r of rs) void this.#creation(r.running);
+      for (const p of starts) p.catch(() => {}); // reported through allOf (a step may fail before it awaits them)
+      return starts;
+    };
+    // Fail at the first failure, but only once every container started so far exists, so that
+    // down() finds and removes them all (the waits still running end when their container goes).
+    const allOf = (rs: MemberContainer[], ps: Promise<unknown>[]) =>
       Promise.all(ps).catch(async (err: unknown) => {
-        await Promise.allSettled(recipes.map((r) => r.running));
+        await Promise.allSettled(rs.map((r) => r.running));
         throw err;
       });
     const names = (rs: MemberContainer[]) => rs.map((r) => r.alias).join(", ");
-    await step(`containers started (${names(recipes)})`, () => allOf(recipes.map((r) => r.running)));
-    const healthz = recipes.filter((r) => r.kind !== "gateway" && r.kind !== "node");
-    await step(`gateway /readyz${healthz.length ? `, ${names(healthz)} /healthz` : ""}`, () => allOf(starts)).catch((e: unknown) => {
-      throw snap ? this.#restoreBroke(snap.found, "bringing the gateway and node hosts up", e) : e;
+    const first = order === "all" ? recipes : early;
+    const starts = begin(first);
+    await step(`containers started (${names(first)})`, () => allOf(first, first.map((r) => r.running)));
+    const healthz = early.filter((r) => r.kind !== "gateway");
+    const loadAtStart = loadNow();
+    await step(`gateway /readyz${healthz.length ? `, ${names(healthz)} /healthz` : ""}`, () => allOf(first, order === "all" ? starts : starts.slice(0, early.length))).catch((e: unknown) => {
+      throw this.#readyBlame(snap ? this.#restoreBroke(snap.found, "bringing the gateway and node hosts up", e) : e, order, loadAtStart);
     });
+    if (order === "all") {
+      if (nodes.length) await step(`node hosts ready (${names(nodes)})`, () => allOf(recipes, starts.slice(early.length)));
+    } else if (nodes.length) {
+      this.#stillWanted();
+      const nodeStarts = begin(nodes);
+      await step(`node hosts started (${names(nodes)})`, () => allOf(recipes, nodeStarts)).catch((e: unknown) => {
+        throw snap ? this.#restoreBroke(snap.found, "bringing the node hosts up", e) : e;
+      });
+    }
     this.#time("gatewayReady", tReady);
 
     this.operator = await step(`operator connected (${snap ? "known to the restored gateway state, else " : ""}approved by the gateway's own CLI)`, () =>
@@ -212,14 +241,14 @@ export class Lab {
         this.operator.approveNodes(nodeAliases(spec), { timeoutMs, host: this.#operatorHost(), watch: new ContainerWatch((a) => this.member(a).id, (a) => `node host ${a}`), restored });
       const fromScratch = () =>
         step(`pairing ${nodeAliases(spec).join(", ")} (${spec.nodes.devicePairing === "subnet" ? "device pairing auto-approved for the lab subnet" : "device and node pairing approved by the operator"})`, () =>
-          pair(false, 120_000).catch((e: unknown) => {
+          pair(false, deadline(120_000)).catch((e: unknown) => {
             throw openclawFailure("pairing the node hosts", e);
           }),
         );
       if (snap) {
         const tPair = performance.now();
         try {
-          await step(`${nodeAliases(spec).join(", ")} connecting as paired devices (state restored from snapshot ${snap.found.key.slice(0, 8)})`, () => pair(true, RESTORED_PAIRING_MS));
+          await step(`${nodeAliases(spec).join(", ")} connecting as paired devices (state restored from snapshot ${snap.found.key.slice(0, 8)})`, () => pair(true, deadline(RESTORED_PAIRING_MS)));
           info(`restored paired state from snapshot ${snap.found.key.slice(0, 8)} (gateway and ${spec.nodes.count} node host(s), taken ${snap.found.meta.takenAt} by run ${snap.found.meta.fromRun}; nodes connected as paired ${((performance.now() - tPair) / 1000).toFixed(1)} s after the operator)`);
         } catch (err) {
           // A node that asked for pairing, or never came: the restore did not hold. Pair from
@@ -286,6 +315,30 @@ export class Lab {
     this.timings.snapshot = this.snapshot.seconds;
   }
 
+  /**
+   * Who is to blame for a gateway that did not answer /readyz in time. OpenClaw (fail) only when
+   * the lab gave it the machine it planned for: if the lab was starting every member beside it
+   * (FLEETLAB_START_ORDER=all) or the machine's load per core rose above what the deadlines were
+   * scaled for (lab/pace.ts), the lab could not tell whether OpenClaw was slow or starved:
+   * unknown, with the load seen.
+   */
+  #readyBlame(err: unknown, order: StartOrder, atStart: { load: number; perCore: number }): unknown {
+    // The gateway's readiness wait ran out (a container that exited is OpenClaw's, whatever the load).
+    const gatewayTimedOut = err instanceof SystemUnderTestError && err.cause instanceof WaitTimeout && err.cause.what.endsWith("/readyz");
+    if (!gatewayTimedOut) return err;
+    const now = loadNow();
+    const p = pace();
+    const planned = p.factor - 1; // the load per core the deadlines were scaled for
+    const why =
+      order === "all" && this.spec.nodes.count > 0
+        ? `the lab started ${this.spec.nodes.count} node host(s) beside the booting gateway (FLEETLAB_START_ORDER=all)`
+        : now.perCore > planned + 0.5
+          ? `the machine was busier than the lab planned for: load ${now.load} (${now.perCore} per core) at the deadline, ${atStart.load} when the gateway started, against ${planned.toFixed(2)} per core planned (${paceLine(p)})`
+          : undefined;
+    return why ? new LabInfraError(`the lab could not tell whether OpenClaw was slow: ${err.message}; ${why}`, { cause: err }) : err;
+  }
+
+
   /** A restored lab that broke before it was ready: the snapshot goes (the next lab pairs from scratch), and the lab could not tell whether OpenClaw or the restore was at fault. */
   #restoreBroke(found: Snapshot, what: string, err: unknown): unknown {
     if (!(err instanceof SystemUnderTestError || err instanceof StopWaiting || err instanceof WaitTimeout)) return err;
@@ -332,7 +385,7 @@ export class Lab {
    * the operator is still connected.
    */
   async reconnectOperator(opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<{ readyMs: number; connectMs: number }> {
-    const timeoutMs = opts.timeoutMs ?? 90_000;
+    const timeoutMs = opts.timeoutMs ?? deadline(90_000);
     if (this.operator.client.connected) return { readyMs: 0, connectMs: 0 };
     await this.operator.client.close().catch(() => {});
     const gw = await this.refresh(this.spec.gateway.alias);
