@@ -1,9 +1,40 @@
+import { createRequire } from "node:module";
+import type { ClientRequest, IncomingMessage } from "node:http";
 import Docker from "dockerode";
 import { LabError } from "./log.ts";
 
 // Testcontainers must never reach for ryuk or an alpine helper: no registry here.
 process.env.TESTCONTAINERS_RYUK_DISABLED ??= "true";
 process.env.TESTCONTAINERS_HOST_OVERRIDE ??= "localhost";
+
+/**
+ * docker-modem (dockerode's HTTP layer) reads a plain API answer with 'data' and 'end' only: when
+ * the engine dies while an answer is coming (dockerd killed mid-scenario, measured), Node destroys
+ * that response with `Error: aborted`, which nobody hears. The call then never settles, and the
+ * error ends the process as an uncaught exception. So every response of its requests gets an
+ * error handler that hands the error to the request, where docker-modem's own handler rejects
+ * the call (a stream's reader still gets its own 'error' too). Patched once, in the module
+ * instance dockerode (and Testcontainers, which uses it) loads.
+ */
+export function guardEngineResponses(): void {
+  const modemHttp = createRequire(createRequire(import.meta.url).resolve("dockerode"))("docker-modem/lib/http.js") as Record<string, { request: (...a: unknown[]) => ClientRequest; __fleetlabGuard?: true }>;
+  for (const proto of ["http", "https"]) {
+    const m = modemHttp[proto];
+    if (!m || m.__fleetlabGuard) continue;
+    const request = m.request;
+    m.request = function guarded(this: unknown, ...args: unknown[]) {
+      const req = request.apply(this, args);
+      req.on("response", (res: IncomingMessage) => {
+        res.on("error", (err) => {
+          if (req.listenerCount("error") > 0) req.emit("error", err);
+        });
+      });
+      return req;
+    };
+    m.__fleetlabGuard = true;
+  }
+}
+guardEngineResponses();
 
 let client: Docker | undefined;
 

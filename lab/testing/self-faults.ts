@@ -109,7 +109,8 @@ interface Result {
 }
 
 function docker(engine2: boolean, args: string[]): string {
-  return execFileSync("docker", [...(engine2 ? ["-H", ENGINE2] : []), ...args], { encoding: "utf8" }).trim();
+  // A hung engine must not hang the measurement: 10 s, then "did not answer".
+  return execFileSync("docker", [...(engine2 ? ["-H", ENGINE2] : []), ...args], { encoding: "utf8", timeout: 10_000 }).trim();
 }
 
 function leftOnEngine(engine2: boolean, runId: string): string[] {
