@@ -84,7 +84,10 @@ export class ContainerEvents {
       }
     });
     // The stream ends when stopped or when the engine goes; what was seen is already on disk.
+    // Node's readline passes its input's error on to the interface: both need a listener (a
+    // dockerd killed mid-run ended the whole process with this stream's 'aborted').
     stream.on("error", () => {});
+    lines.on("error", () => {});
   }
 
   /** Start following the containers labelled fleetlab.lab=<labId>; events go to `file`. */
