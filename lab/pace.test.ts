@@ -30,14 +30,14 @@ describe("the machine's pace", () => {
 
 describe("the start order of a lab's members", async () => {
   const { nodesBesideGateway, startOrder } = await import("./topology/lab.ts");
-  it("is all at once unless FLEETLAB_START_ORDER says cores or gateway-first; anything else is refused naming them", () => {
-    expect(startOrder({})).toBe("all");
+  it("is cores unless FLEETLAB_START_ORDER says all or gateway-first; anything else is refused naming them", () => {
+    expect(startOrder({})).toBe("cores");
     expect(startOrder({ FLEETLAB_START_ORDER: "cores" })).toBe("cores");
     expect(startOrder({ FLEETLAB_START_ORDER: "all" })).toBe("all");
     expect(startOrder({ FLEETLAB_START_ORDER: "gateway-first" })).toBe("gateway-first");
-    expect(() => startOrder({ FLEETLAB_START_ORDER: "nodes-first" })).toThrow(/FLEETLAB_START_ORDER=nodes-first is not a start order: use all \(the default\), cores or gateway-first/);
+    expect(() => startOrder({ FLEETLAB_START_ORDER: "nodes-first" })).toThrow(/FLEETLAB_START_ORDER=nodes-first is not a start order: use cores \(the default\), all or gateway-first/);
   });
-  it("cores starts as many node hosts with the gateway as there are cores", () => {
+  it("starts as many node hosts with the gateway as there are cores, by default", () => {
     expect([1, 2, 4, 8].map((n) => nodesBesideGateway("cores", n, 2))).toEqual([1, 2, 2, 2]);
     expect(nodesBesideGateway("all", 8, 2)).toBe(8);
     expect(nodesBesideGateway("gateway-first", 8, 2)).toBe(0);

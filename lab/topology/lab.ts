@@ -49,16 +49,16 @@ let labCounter = 0;
 const RESTORED_PAIRING_MS = 60_000;
 
 /**
- * How a lab's members start: "all" at once (the default), "cores" (as many node hosts as the
- * machine has cores start with the gateway, the rest once it answers /readyz) or
- * "gateway-first" (no node host before it answers).
+ * How a lab's members start: "cores" (the default: as many node hosts as the machine has cores
+ * start with the gateway, the rest once it answers /readyz), "all" at once, or "gateway-first"
+ * (no node host before it answers).
  */
 export type StartOrder = "cores" | "gateway-first" | "all";
 export function startOrder(env: NodeJS.ProcessEnv = process.env): StartOrder {
   const v = env.FLEETLAB_START_ORDER?.trim();
-  if (!v) return "all";
+  if (!v) return "cores";
   if (v === "cores" || v === "gateway-first" || v === "all") return v;
-  throw new LabError(`FLEETLAB_START_ORDER=${v} is not a start order: use all (the default), cores or gateway-first`);
+  throw new LabError(`FLEETLAB_START_ORDER=${v} is not a start order: use cores (the default), all or gateway-first`);
 }
 
 /** How many of `nodes` node hosts start beside the gateway in this order. */
@@ -187,12 +187,14 @@ export class Lab {
     this.network = { name: `fleetlab-${this.id}`, id: net.id, subnet: inspected.IPAM?.Config?.[0]?.Subnet ?? "" };
     await joinLabNetwork(net.id); // in a runner container: its clients reach the members from inside
 
-    // Every member starts at once by default, each waiting for its own readiness (its wait
-    // strategy): measured on 2 cores against starting node hosts only after the gateway answers
-    // (and against as many beside it as there are cores), all at once came up faster on 1, 2 and 4
-    // nodes (docs/reference/benchmarks.md#start-order); the gateway's later /readyz under eight
-    // booting nodes is met by deadlines scaled to the machine (lab/pace.ts) and, past them,
-    // judged by #readyBlame. FLEETLAB_START_ORDER=cores or gateway-first hold node hosts back.
+    // The gateway and the light members (model, git, MCP servers, taps) start at once, each
+    // waiting for its own readiness (its wait strategy), with as many node hosts as the machine
+    // has cores; the other node hosts start when the gateway answers /readyz. Eight node hosts
+    // booting beside the gateway on 2 busy cores starved it until it exited by itself (code 78:
+    // "state lease heartbeat did not become ready (phase=startup, trigger=timeout)"), while one
+    // or two beside it cost it little and save their own boot afterwards (measured:
+    // docs/reference/benchmarks.md#start-order). FLEETLAB_START_ORDER=all starts every member at
+    // once (the former order), gateway-first no node host before the gateway answers.
     const ctx = this.#context();
     const early: MemberContainer[] = [
       new ModelContainer(ctx),
@@ -334,12 +336,15 @@ export class Lab {
    * unknown, with the load seen.
    */
   #readyBlame(err: unknown, beside: number, atStart: { load: number; perCore: number }): unknown {
-    // The gateway's readiness wait ran out (a container that exited is OpenClaw's, whatever the load).
-    const gatewayTimedOut = err instanceof SystemUnderTestError && err.cause instanceof WaitTimeout && err.cause.what.endsWith("/readyz");
-    if (!gatewayTimedOut) return err;
+    // The gateway's readiness wait ran out, or the gateway exited while starting (a starved
+    // gateway exits by itself: code 78, its state lease heartbeat timed out at startup).
+    const gatewayFailed = err instanceof SystemUnderTestError && (err.cause instanceof WaitTimeout || err.cause instanceof StopWaiting) && err.message.includes("/readyz");
+    if (!gatewayFailed) return err;
     const now = loadNow();
     const p = pace();
-    const planned = p.factor - 1; // the load per core the deadlines were scaled for
+    // The load per core planned for: what the pace saw before the lab (factor - 1), plus the
+    // gateway and the node hosts the lab itself starts beside it, one runnable process each.
+    const planned = p.factor - 1 + (1 + beside) / p.cores;
     const why =
       now.perCore > planned + 0.5
           ? `the machine was busier than the lab planned for: load ${now.load} (${now.perCore} per core) at the deadline, ${atStart.load} when the gateway started (${beside} node host(s) starting beside it), against ${planned.toFixed(2)} per core planned (${paceLine(p)})`
