@@ -41,3 +41,27 @@ describe("set-up children", () => {
     expect(processFailure(Object.assign(new Error("x"), { code: 1, stdout: "", stderr: "" }))).toBe("exit 1:\nx");
   });
 });
+
+describe("killProcessesIn (what a run killed outright left working in its staging folder)", () => {
+  it("ends a process whose working directory is inside the folder, and leaves others alone", async () => {
+    const { spawn } = await import("node:child_process");
+    const fs = await import("node:fs");
+    const os = await import("node:os");
+    const path = await import("node:path");
+    const { killProcessesIn } = await import("./child.ts");
+    const staging = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-staging-"));
+    fs.mkdirSync(path.join(staging, "node_modules"));
+    const inside = spawn("sleep", ["60"], { cwd: path.join(staging, "node_modules"), detached: true, stdio: "ignore" });
+    const outside = spawn("sleep", ["60"], { cwd: os.tmpdir(), detached: true, stdio: "ignore" });
+    const exited = new Promise<NodeJS.Signals | null>((r) => inside.on("exit", (_c, sig) => r(sig)));
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      expect(killProcessesIn(staging)).toEqual([inside.pid]);
+      expect(await exited).toBe("SIGKILL");
+      expect(() => process.kill(outside.pid!, 0)).not.toThrow();
+    } finally {
+      outside.kill("SIGKILL");
+      fs.rmSync(staging, { recursive: true, force: true });
+    }
+  });
+});

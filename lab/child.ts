@@ -4,6 +4,8 @@
 // result and the failure have execFile's shape (stdout, stderr; code or signal) so callers and
 // processFailure() read them as before.
 import { spawn, type SpawnOptions } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
 import { onInterrupt } from "./cleanup.ts";
 
 export interface ChildFailure extends Error {
@@ -54,4 +56,38 @@ export function runChild(cmd: string, args: string[], opts: { cwd?: string; env?
       reject(e);
     });
   });
+}
+
+/**
+ * End every process working inside `dir` (its current directory there or below): what a run
+ * killed outright (SIGKILL, which no clean-up sees) left running in its staging folder, such as
+ * the `npm install` of a set-up. Called by the next run before it removes that folder, so an
+ * orphan never writes into what is being removed or reused. Returns the pids it ended.
+ */
+export function killProcessesIn(dir: string): number[] {
+  const ended: number[] = [];
+  let pids: string[];
+  try {
+    pids = fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p));
+  } catch {
+    return ended; // no /proc: nothing to look at
+  }
+  const root = path.resolve(dir);
+  for (const pid of pids) {
+    if (Number(pid) === process.pid) continue;
+    let cwd: string;
+    try {
+      cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    if (cwd !== root && !cwd.startsWith(root + path.sep)) continue;
+    try {
+      process.kill(Number(pid), "SIGKILL");
+      ended.push(Number(pid));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return ended;
 }

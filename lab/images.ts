@@ -18,7 +18,7 @@ import { docker } from "./docker.ts";
 import { LabError, info, step, stepStatus } from "./log.ts";
 import { CACHE, DOCKER_DIR, ROOT } from "./paths.ts";
 import { withLock } from "./lock.ts";
-import { runChild } from "./child.ts";
+import { killProcessesIn, runChild } from "./child.ts";
 import { onInterrupt } from "./cleanup.ts";
 
 const run = promisify(execFile);
@@ -217,7 +217,13 @@ async function installPackage(version: string, dir: string, marker: string): Pro
     // Under the lock, a staging folder of this version is a dead install's: removed.
     const final = dir;
     const parent = path.dirname(final);
-    for (const e of fs.existsSync(parent) ? fs.readdirSync(parent) : []) if (e.startsWith(`${path.basename(final)}.partial-`)) fs.rmSync(path.join(parent, e), { recursive: true, force: true });
+    for (const e of fs.existsSync(parent) ? fs.readdirSync(parent) : []) {
+      if (!e.startsWith(`${path.basename(final)}.partial-`)) continue;
+      // A run killed outright left its npm running in there (its own process group): end it first.
+      const orphans = killProcessesIn(path.join(parent, e));
+      if (orphans.length) info(`ended ${orphans.length} process(es) a killed run left installing in ${shown(path.join(parent, e))} (pids ${orphans.join(", ")})`);
+      fs.rmSync(path.join(parent, e), { recursive: true, force: true });
+    }
     const staging = `${final}.partial-${process.pid}-${randomBytes(4).toString("hex")}`;
     fs.mkdirSync(staging, { recursive: true });
     // Interrupted (Ctrl-C, SIGTERM): npm's process group is ended first (runChild), then this goes.
