@@ -93,3 +93,20 @@ describe("the suite part", () => {
     ]);
   });
 });
+
+describe("a bench part that fails", () => {
+  it("is a row saying why in one line, and the parts after it still run", async () => {
+    const { benchPart } = await import("./main.ts");
+    const rows: string[][] = [];
+    const failed: string[] = [];
+    const part = benchPart((...r) => void rows.push(r), failed);
+    const ran: string[] = [];
+    await part("NODES=8", async () => {
+      throw new Error("timed out after 90 s waiting for gateway /readyz (ECONNREFUSED)\n    at stack line");
+    });
+    await part("faults", async () => void ran.push("faults"));
+    expect(rows).toEqual([["NODES=8", "FAILED: timed out after 90 s waiting for gateway /readyz (ECONNREFUSED)", "-", "-", "-"]]);
+    expect(failed).toEqual(["NODES=8: timed out after 90 s waiting for gateway /readyz (ECONNREFUSED)"]);
+    expect(ran).toEqual(["faults"]);
+  });
+});

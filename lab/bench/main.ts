@@ -99,15 +99,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
   const log = (s: string) => process.stderr.write(`bench: ${s}\n`);
   // A part that fails is a row saying why, and the bench goes on with the rest (exit 1 at the end).
   const failed: string[] = [];
-  const part = async (what: string, fn: () => Promise<void>): Promise<void> => {
-    try {
-      await fn();
-    } catch (err) {
-      const why = oneLine(err);
-      failed.push(`${what}: ${why}`);
-      row(what, `FAILED: ${why}`, "-", "-", "-");
-    }
-  };
+  const part = benchPart(row, failed);
 
   await requireEngine();
   await pruneDeadRuns();
@@ -380,6 +372,22 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
   process.stdout.write(out.join("\n") + "\n");
   fs.writeFileSync(run.file("bench.txt"), out.join("\n") + "\n");
   return { failed };
+}
+
+/**
+ * A guarded part of the bench: run `fn`; if it throws, add a row `FAILED: <one line>` and the
+ * failure to `failed`, and return normally so the bench goes on.
+ */
+export function benchPart(row: (what: string, value: string, baseline: string, r: string, target: string) => void, failed: string[]) {
+  return async (what: string, fn: () => Promise<void>): Promise<void> => {
+    try {
+      await fn();
+    } catch (err) {
+      const why = oneLine(err);
+      failed.push(`${what}: ${why}`);
+      row(what, `FAILED: ${why}`, "-", "-", "-");
+    }
+  };
 }
 
 /** An error as one line for a table cell (no stack: the bench reports, it does not crash). */
