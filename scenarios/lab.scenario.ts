@@ -36,9 +36,9 @@ function nodeCredentials(keys: (string | undefined)[]): Map<string, string> {
         fs.writeFileSync(db, execFileSync("tar", ["-xOf", path.join(dir, tar), ".openclaw/state/openclaw.sqlite"], { maxBuffer: 256 * 2 ** 20 }));
         const sqlite = new DatabaseSync(db, { readOnly: true });
         try {
-          for (const r of sqlite.prepare("select role, token from device_auth_tokens").all() as { role: string; token: string }[]) out.set(`${tar}'s ${r.role} device token`, r.token);
+          for (const r of sqlite.prepare("select role, token from device_auth_tokens").all() as { role: string; token: string }[]) out.set(`${key.slice(0, 8)}/${tar}'s ${r.role} device token`, r.token);
           for (const r of sqlite.prepare("select private_key_pem from device_identities").all() as { private_key_pem: string }[])
-            out.set(`${tar}'s private key`, r.private_key_pem.split("\n").find((l) => l && !l.startsWith("-----"))!);
+            out.set(`${key.slice(0, 8)}/${tar}'s private key`, r.private_key_pem.split("\n").find((l) => l && !l.startsWith("-----"))!);
         } finally {
           sqlite.close();
         }
