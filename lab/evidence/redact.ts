@@ -8,6 +8,7 @@
 // echoed inside some other string, a container log, a file written before the token was learnt).
 import fs from "node:fs";
 import path from "node:path";
+import { writeAtomic } from "./write.ts";
 
 /** Keys whose string values are credentials: token, deviceToken, bootstrapToken, password,
  * clientSecret, signature, authorization (header or field), cookie, apiKey. Case-insensitive;
@@ -34,6 +35,9 @@ const ASSIGNED = /\b([A-Za-z][A-Za-z0-9_-]*)=([^\s"'&;,\\<>]+)/g;
  * folder replaces all of them (one run's token in another run's folder is hidden too: harmless). */
 const everKnown = new Set<string>();
 
+/** Shorter than 8 characters: too likely to hit ordinary text to be replaced everywhere. */
+const worthHiding = (value: string) => value.length >= 8 && value !== REDACTED;
+
 export class Redactor {
   readonly #known = new Set<string>();
 
@@ -43,15 +47,14 @@ export class Redactor {
   }
 
   remember(value: string): void {
-    if (value.length >= 8 && value !== REDACTED) {
-      this.#known.add(value);
-      everKnown.add(value);
-    }
+    if (!worthHiding(value)) return;
+    this.#known.add(value);
+    everKnown.add(value);
   }
 
   /** Make `value` known to the final pass (a credential the lab issued or was given). */
   static credential(value: string | undefined): void {
-    if (value) new Redactor([value]);
+    if (value && worthHiding(value)) everKnown.add(value);
   }
 
   /** A Redactor that knows every credential any Redactor of this process has seen. */
@@ -120,9 +123,9 @@ export class Redactor {
 
   #learnValue(v: unknown): void {
     if (typeof v === "string") {
-      if (v.includes("=") || v.includes('"')) this.#assigned(this.#pairs(v));
       const t = v.trimStart();
-      if (t.startsWith("{") || t.startsWith("[")) this.learn(t);
+      if (t.startsWith("{") || t.startsWith("[")) this.learn(t); // JSON held in a string: its pairs, forms and values
+      else if (v.includes("=") || v.includes('"')) this.#assigned(this.#pairs(v));
     } else if (Array.isArray(v)) for (const x of v) this.#learnValue(x);
     else if (v && typeof v === "object") {
       for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
@@ -180,21 +183,14 @@ export function sealFolder(dir: string, secrets: Iterable<string> = []): { files
   const t0 = performance.now();
   if (!fs.existsSync(dir)) return { files: 0, rewritten: [], ms: 0 };
   const red = Redactor.ofProcess(secrets);
-  const files = [...textFiles(dir)];
-  for (const f of files) red.learn(fs.readFileSync(f, "utf8"));
+  // Each file read once: learnt from in the first pass, rewritten from the same text in the second.
+  const files = [...textFiles(dir)].map((f) => ({ f, text: fs.readFileSync(f, "utf8") }));
+  for (const { text } of files) red.learn(text);
   const rewritten: string[] = [];
-  for (const f of files) {
-    const text = fs.readFileSync(f, "utf8");
+  for (const { f, text } of files) {
     const out = JSON_FILE.test(f) ? red.jsonText(text) : red.text(text);
     if (out === text) continue;
-    const tmp = `${f}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    try {
-      fs.writeFileSync(tmp, out, { mode: fs.statSync(f).mode & 0o777 });
-      fs.renameSync(tmp, f);
-    } catch (err) {
-      fs.rmSync(tmp, { force: true });
-      throw err;
-    }
+    writeAtomic(f, out, { mode: fs.statSync(f).mode & 0o777 });
     rewritten.push(path.relative(dir, f));
   }
   return { files: files.length, rewritten, ms: Math.round(performance.now() - t0) };

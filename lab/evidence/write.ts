@@ -14,10 +14,10 @@ export function writeJson(file: string, data: unknown): string {
  * Write a whole file or nothing: into a temporary file beside it, then renamed over it (a kill or
  * a full disk mid-write leaves the old file whole and at most a temporary one, removed on error).
  */
-export function writeAtomic(file: string, text: string): void {
+export function writeAtomic(file: string, text: string, opts: { mode?: number } = {}): void {
   const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   try {
-    fs.writeFileSync(tmp, text);
+    fs.writeFileSync(tmp, text, opts.mode === undefined ? undefined : { mode: opts.mode });
     fs.renameSync(tmp, file);
   } catch (err) {
     fs.rmSync(tmp, { force: true });
