@@ -92,8 +92,3 @@ export function loadNow(): { load: number; perCore: number } {
   const load = Math.round(os.loadavg()[0]! * 100) / 100;
   return { load, perCore: Math.round((load / Math.max(1, os.cpus().length)) * 100) / 100 };
 }
-
-/** For tests: forget the measured pace. */
-export function resetPace(p?: Pace): void {
-  current = p;
-}

@@ -73,6 +73,8 @@ export interface LabUpOptions {
    * "fresh": pair from scratch (scenarios that test pairing itself). FLEETLAB_SNAPSHOT=0 forces "fresh".
    */
   snapshot?: SnapshotMode;
+  /** How the members start (default: FLEETLAB_START_ORDER, else "cores"); the bench compares them. */
+  startOrder?: StartOrder;
 }
 
 /** The configs the lab writes for a topology, as the capability probe validates them (the lab subnet is not known yet: a placeholder). */
@@ -91,6 +93,7 @@ export class Lab {
   /** How this lab got its paired state (restored from a snapshot, paired and taken, or paired from scratch), as run.json records it. */
   snapshot: SnapshotRecord | undefined;
   #snapshotAsked: SnapshotMode | undefined;
+  #startOrder: StartOrder | undefined;
   /** The snapshot whose archives go into the gateway's and node hosts' state volumes at their start. */
   #restoring: Snapshot | undefined;
   /** What undoes what scenarios, faults and helpers set up on this lab; drained newest first. */
@@ -119,6 +122,7 @@ export class Lab {
     const id = `${run.id}-${++labCounter}`;
     const lab = new Lab(id, spec, run, path.join(run.dir, name));
     lab.#snapshotAsked = opts.snapshot;
+    lab.#startOrder = opts.startOrder;
     lab.#unregister = onInterrupt(`lab ${id}`, () => lab.down());
     try {
       await lab.#up();
@@ -204,8 +208,7 @@ export class Lab {
       new GatewayContainer(ctx),
     ];
     const nodes: MemberContainer[] = nodeAliases(spec).map((n) => new NodeHostContainer(ctx, n));
-    const order = startOrder();
-    const beside = nodesBesideGateway(order, nodes.length);
+    const beside = nodesBesideGateway(this.#startOrder ?? startOrder(), nodes.length);
     const recipes = [...early, ...nodes];
     this.#stillWanted();
     const begin = (rs: MemberContainer[]) => {
@@ -226,7 +229,7 @@ export class Lab {
     const starts = begin(first);
     await step(`containers started (${names(first)})`, () => allOf(first, first.map((r) => r.running)));
     const healthz = early.filter((r) => r.kind !== "gateway");
-    const loadAtStart = loadNow();
+    const loadAtStart = loadNow().load;
     await step(`gateway /readyz${healthz.length ? `, ${names(healthz)} /healthz` : ""}`, () => allOf(first, starts.slice(0, early.length))).catch((e: unknown) => {
       throw this.#readyBlame(snap ? this.#restoreBroke(snap.found, "bringing the gateway and node hosts up", e) : e, beside, loadAtStart);
     });
@@ -329,15 +332,14 @@ export class Lab {
   }
 
   /**
-   * Who is to blame for a gateway that did not answer /readyz in time. OpenClaw (fail) only when
-   * the lab gave it the machine it planned for: if the lab was starting every member beside it
-   * (FLEETLAB_START_ORDER=all) or the machine's load per core rose above what the deadlines were
-   * scaled for (lab/pace.ts), the lab could not tell whether OpenClaw was slow or starved:
-   * unknown, with the load seen.
+   * Who is to blame for a gateway that did not come up (its /readyz wait ran out, or it exited
+   * while starting: a starved gateway exits by itself, code 78, its state lease heartbeat timed
+   * out at startup). OpenClaw (fail) only when the lab gave it the machine it planned for: with
+   * the load per core above what the pace saw plus what the lab itself started beside the
+   * gateway (lab/pace.ts), the lab could not tell whether OpenClaw was slow or starved: unknown,
+   * with the load seen.
    */
-  #readyBlame(err: unknown, beside: number, atStart: { load: number; perCore: number }): unknown {
-    // The gateway's readiness wait ran out, or the gateway exited while starting (a starved
-    // gateway exits by itself: code 78, its state lease heartbeat timed out at startup).
+  #readyBlame(err: unknown, beside: number, loadAtStart: number): unknown {
     const gatewayFailed = err instanceof SystemUnderTestError && (err.cause instanceof WaitTimeout || err.cause instanceof StopWaiting) && err.message.includes("/readyz");
     if (!gatewayFailed) return err;
     const now = loadNow();
@@ -345,13 +347,12 @@ export class Lab {
     // The load per core planned for: what the pace saw before the lab (factor - 1), plus the
     // gateway and the node hosts the lab itself starts beside it, one runnable process each.
     const planned = p.factor - 1 + (1 + beside) / p.cores;
-    const why =
-      now.perCore > planned + 0.5
-          ? `the machine was busier than the lab planned for: load ${now.load} (${now.perCore} per core) at the deadline, ${atStart.load} when the gateway started (${beside} node host(s) starting beside it), against ${planned.toFixed(2)} per core planned (${paceLine(p)})`
-          : undefined;
-    return why ? new LabInfraError(`the lab could not tell whether OpenClaw was slow: ${err.message}; ${why}`, { cause: err }) : err;
+    if (now.perCore <= planned + 0.5) return err;
+    return new LabInfraError(
+      `the lab could not tell whether OpenClaw was slow: ${err.message}; the machine was busier than the lab planned for: load ${now.load} (${now.perCore} per core) at the deadline, ${loadAtStart} when the gateway started (${beside} node host(s) starting beside it), against ${planned.toFixed(2)} per core planned (${paceLine(p)})`,
+      { cause: err },
+    );
   }
-
 
   /** A restored lab that broke before it was ready: the snapshot goes (the next lab pairs from scratch), and the lab could not tell whether OpenClaw or the restore was at fault. */
   #restoreBroke(found: Snapshot, what: string, err: unknown): unknown {
