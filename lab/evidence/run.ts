@@ -17,8 +17,9 @@ const Verdict = z.enum(["pass", "fail", "unknown", "known-finding", "fixed?", "n
 
 /**
  * One named phase of a life cycle (a lab's bring-up, a scenario's run: lab/phases.ts), in the
- * order it ran: how long it took and whether it ended without an error (a phase that failed
- * is the last one run, but for the clean-up phases after it).
+ * order it ran: how long it took and whether it ended without an error of its own (a phase
+ * that failed is the last one run, but for the clean-up phases after it; a scenario body that
+ * failed is its verdict, not its phase's).
  */
 export const PhaseRow = z.object({ name: z.string(), ms: z.number(), ok: z.boolean() });
 
