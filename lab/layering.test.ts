@@ -11,8 +11,8 @@ import { ROOT } from "./paths.ts";
 const FLOORS: string[][] = [
   ["lab/log.ts", "lab/paths.ts", "lab/stalls.ts", "lab/escapes.ts", "lab/settings.ts", "lab/pace.ts"],
   ["lab/wait.ts", "lab/docker.ts"],
-  ["lab/spec.ts", "lab/verdict.ts", "lab/cleanup.ts", "lab/lock.ts", "lab/child.ts", "lab/evidence/"],
-  ["lab/findings/", "lab/clients/", "lab/capabilities.ts", "lab/shard.ts", "lab/images.ts"],
+  ["lab/spec.ts", "lab/verdict.ts", "lab/cleanup.ts", "lab/lock.ts", "lab/child.ts", "lab/evidence/", "lab/phases.ts"],
+  ["lab/findings/", "lab/judging.ts", "lab/clients/", "lab/capabilities.ts", "lab/shard.ts", "lab/images.ts"],
   ["lab/members/", "lab/runner-container.ts"],
   ["lab/topology/"],
   ["lab/faults/", "lab/checks/", "lab/scenario.ts"],

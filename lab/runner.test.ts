@@ -66,11 +66,12 @@ interface FakeLab {
   events: string[];
 }
 
-function fakeLab(name: string, events: string[], o: { leftovers?: string[]; health?: string[]; protocol?: { methods: string[]; events: string[] } } = {}): FakeLab {
+function fakeLab(name: string, events: string[], o: { leftovers?: string[]; health?: string[]; protocol?: { methods: string[]; events: string[] } | null } = {}): FakeLab {
   const lab = {
     spec: parseTopology({ tap: { enabled: false } }),
     capabilities: { image: "sha256:fake", nodeRunOptions: ["--host", "--port"], gatewayRunOptions: ["--port"] },
-    protocol: o.protocol ?? { methods: ["chat.send", "sessions.dispatch"], events: ["chat"] },
+    // null: the gateway's hello-ok was never seen.
+    protocol: o.protocol === null ? undefined : (o.protocol ?? { methods: ["chat.send", "sessions.dispatch"], events: ["chat"] }),
     teardown: new TeardownStack(),
     down: async () => void events.push(`down ${name}`),
     leftovers: async () => o.leftovers ?? [],
@@ -86,7 +87,7 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
 /** A pool whose labs are fakes; `labs` lists every lab it brought up. */
-function fakePool(o: { leftovers?: string[]; health?: (n: number) => string[]; up?: () => Promise<void> } & PoolOptions = {}) {
+function fakePool(o: { leftovers?: string[]; health?: (n: number) => string[]; up?: () => Promise<void>; protocol?: null } & PoolOptions = {}) {
   const run = Run.create({ root, seed: 1 });
   const events: string[] = [];
   const labs: FakeLab[] = [];
@@ -98,7 +99,7 @@ function fakePool(o: { leftovers?: string[]; health?: (n: number) => string[]; u
     ...o,
     up: async (_spec, _run, name) => {
       await o.up?.();
-      const f = fakeLab(name, events, { leftovers: o.leftovers, health: o.health?.(labs.length) });
+      const f = fakeLab(name, events, { leftovers: o.leftovers, health: o.health?.(labs.length), protocol: o.protocol });
       labs.push(f);
       return f.lab;
     },
@@ -242,6 +243,37 @@ describe("runScenario: verdicts with a fake lab", () => {
     expect(await runScenario(scenario("b", async () => {}), infra.pool)).toMatchObject({ verdict: "unknown", detail: "the lab could not come up: model /healthz: the container exited (code 2)" });
     const bad = fakePool({ up: async () => Promise.reject(new LabError("nodes.count: must be at most 8")) });
     await expect(runScenario(scenario("c", async () => {}), bad.pool)).rejects.toThrow("nodes.count");
+  });
+});
+
+describe("runScenario: named, timed phases in run.json", () => {
+  const phasesOf = (run: Run, name: string) => readRunRecord(path.join(run.dir, "run.json")).scenarios.find((x) => x.name === name)?.phases?.map((p) => (p.ok ? p.name : `${p.name} FAILED`));
+
+  it("a scenario that ran: lab, body, drain, evidence checks, lab after, each with its time; a failing body is the verdict's, not its phase's", async () => {
+    const { pool, run } = fakePool();
+    const r = await runScenario(scenario("timed", async () => sleep(30)), pool);
+    expect(phasesOf(run, "timed")).toEqual(["lab", "body", "drain", "evidence checks", "lab after"]);
+    expect(r.phases?.find((p) => p.name === "body")?.ms).toBeGreaterThanOrEqual(25);
+    await runScenario(scenario("failing", async () => assert.fail("no reply")), pool);
+    expect(phasesOf(run, "failing")).toEqual(["lab", "body", "drain", "evidence checks", "lab after"]);
+  });
+
+  it("a scenario ended before its body records only the phases that ran: needs (n/a), lab (could not come up), protocol (n/a)", async () => {
+    const caps = async () => ({ image: "sha256:fake", nodeRunOptions: ["--port"], gatewayRunOptions: ["--port"] });
+    const { pool, run } = fakePool({ capabilities: caps });
+    await runScenario(scenario("cli-na", async () => {}, { needs: [{ nodeRunOption: "--session-host" }] }), pool);
+    await runScenario(scenario("method-na", async () => {}, { needs: [{ method: "sessions.reclaim" }] }), pool);
+    expect(phasesOf(run, "cli-na")).toEqual(["needs"]);
+    expect(phasesOf(run, "method-na")).toEqual(["lab", "protocol"]);
+    const down = fakePool({ up: async () => Promise.reject(new SystemUnderTestError("the gateway exited")) });
+    await runScenario(scenario("no-lab", async () => {}), down.pool);
+    expect(phasesOf(down.run, "no-lab")).toEqual(["lab"]);
+  });
+
+  it("run folders written before phases were recorded are still read", () => {
+    const run = Run.create({ root, seed: 1 });
+    run.update((r) => void r.scenarios.push({ name: "old", verdict: "pass", seconds: 1 }));
+    expect(readRunRecord(path.join(run.dir, "run.json")).scenarios[0]?.phases).toBeUndefined();
   });
 });
 
@@ -408,6 +440,15 @@ describe("n/a: the version lacks what a scenario needs", () => {
     expect(r.detail).toMatch(/does not offer the method sessions.reclaim/);
     expect(ran).toBe(false);
     expect(events).toEqual(["down scenarios/needs-method/lab"]);
+  });
+
+  it("a gateway whose hello-ok was not seen: unknown before the body, and an own lab still goes down", async () => {
+    const { pool, events } = fakePool({ capabilities: caps, protocol: null });
+    let ran = false;
+    const r = await runScenario(scenario("no-hello", async () => void (ran = true), { needs: [{ method: "sessions.dispatch" }] }), pool);
+    expect([r.verdict, r.detail]).toEqual(["unknown", "the gateway's hello-ok (what it offers) was not seen, so the scenario's needs could not be judged"]);
+    expect(ran).toBe(false);
+    expect(events).toEqual(["down scenarios/no-hello/lab"]);
   });
 
   it("needs the version meets: the scenario runs as usual", async () => {

@@ -4,8 +4,10 @@
 // is settled before anything is healed), judges it against the findings it registers, runs
 // the evidence checks (lab/checks) over its window, checks after every verdict that the shared
 // lab stayed healthy (replacing it when not) and that every torn-down lab left nothing behind,
-// and records verdicts in run.json. The verdict rule is lab/verdict.ts (Judgement); how labs
-// come up is the pool's (tests hand in fakes). The CLI and the vitest suite both call it.
+// and records verdicts in run.json. A scenario's run is a sequence of named phases, each timed
+// into run.json (lab/phases.ts), that gather what it observed; judging is one call
+// (lab/judging.ts) over the verdict rule of lab/verdict.ts (Judgement). How labs come up is the
+// pool's (tests hand in fakes). The CLI and the vitest suite both call it.
 import fs from "node:fs";
 import { finished } from "node:stream/promises";
 import { writeJson } from "./evidence/write.ts";
@@ -16,17 +18,19 @@ import { writeReportHtml, type ReportWritten } from "./evidence/report-html.ts";
 import path from "node:path";
 import { interrupted as interruptedRun, pruneDeadRuns } from "./cleanup.ts";
 import { engineTrouble, isEngineApiError, requireEngine } from "./docker.ts";
-import type { Run } from "./evidence/run.ts";
+import type { PhaseRow, Run } from "./evidence/run.ts";
 import { LabError, info, step } from "./log.ts";
 import type { Scenario, ScenarioContext } from "./scenario.ts";
 import { Lab, type LabUpOptions } from "./topology/lab.ts";
 import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "./spec.ts";
 import { setting } from "./settings.ts";
-import { judge, unexercised, verdictOf, type CheckResult, type FindingRecord } from "./findings/findings.ts";
+import { judge, type CheckResult, type FindingRecord } from "./findings/findings.ts";
+import { judgeScenario, type Note, type Observed } from "./judging.ts";
+import { Phases, STOP } from "./phases.ts";
 import { evidenceChecks } from "./checks/index.ts";
 import { labFindings } from "./checks/findings.ts";
 import type { EvidenceCheck, ScenarioWindow } from "./checks/types.ts";
-import { Judgement, LabInfraError, SystemUnderTestError, type Verdict } from "./verdict.ts";
+import { LabInfraError, SystemUnderTestError, type Verdict } from "./verdict.ts";
 import { DeadlineExceeded } from "./wait.ts";
 import { isProtocolNeed, probeCapabilities, unmet, type Capabilities } from "./capabilities.ts";
 import { labConfigs } from "./topology/lab.ts";
@@ -44,6 +48,8 @@ export interface ScenarioResult {
   checks: CheckResult[];
   startedAt: string;
   endedAt: string;
+  /** Its phases as they ran, timed (needs, lab, protocol, body, drain, evidence checks, lab after). */
+  phases?: PhaseRow[];
 }
 
 /** The scenarios named (all of `known` when none are), in the order they run; bad names fail listing the known ones. */
@@ -209,167 +215,231 @@ async function raceTimer<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   }
 }
 
+/**
+ * Run one scenario as named phases, each timed into run.json (its row's `phases`): needs (what
+ * the version's CLI offers, before any lab), lab (the shared one or its own), protocol (what
+ * the gateway advertises), body (to its deadline; a cancelled one settles first), drain (what
+ * it left, faults first, undone before its lab is judged), evidence checks (over its window),
+ * lab after (an own lab down with nothing left behind, a shared one healthy). The phases only
+ * gather what they observe; judgeScenario (lab/judging.ts) turns it into the verdict in one
+ * call. A phase may end the scenario before its body with a verdict (n/a, a lab that could not
+ * come up); drain and lab after run whatever happened once the body began.
+ */
 export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioResult> {
-  const run = pool.run;
-  const dir = path.join(run.dir, "scenarios", s.name);
-  fs.mkdirSync(dir, { recursive: true });
-  const t0 = performance.now();
-  const startedAt = new Date().toISOString();
-  const checks: CheckResult[] = [];
-  /** The scenario's own records no check judged (only known when its body ran to the end). */
-  let notJudged: FindingRecord[] = [];
-  const stallsFrom = Date.now();
-  /** Ends the scenario's escape scope (what escapes after its verdict is only said). */
-  let closeScope = () => {};
-  const done = (verdict: Verdict, detail?: string): ScenarioResult => {
-    closeScope();
-    // A stall of the lab's own process inside the window is said with the verdict (lab/stalls.ts).
-    const note = stallNote(StallWatch.get().within(stallsFrom, Date.now()));
-    if (note) detail = detail ? `${detail}; also ${note}` : note;
-    const r = { name: s.name, verdict, seconds: Math.round(performance.now() - t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt, endedAt: new Date().toISOString() };
-    if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
-    run.update((rec) => {
-      (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
-      rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt, endedAt: r.endedAt, evidence: r.evidence });
-      // A lab-wide record counts as exercised where it was seen, not where it merely held.
-      const seen = checks.filter((c) => !(c.scope === "lab" && c.outcome === "pass"));
-      if (seen.length) rec.exercised = [...new Set([...(rec.exercised ?? []), ...seen.map((c) => c.findingId)])].sort();
-      if (notJudged.length) (rec.unexercised ??= []).push(...notJudged.map((f) => ({ id: f.id, scenario: s.name })));
-    });
-    writeJson(path.join(dir, "verdict.json"), r);
-    writeRunReports(run);
-    info(`scenario ${s.name}: ${verdict.toUpperCase()} in ${r.seconds.toFixed(1)} s${detail ? ` (${detail.split("\n")[0]})` : ""}`);
-    return r;
-  };
-
-  // What the version lacks of what the scenario needs: n/a at once (CLI needs before any lab
-  // comes up; protocol needs once the lab's gateway has said what it offers).
+  const r = new ScenarioRun(s, pool);
   const needs = s.needs ?? [];
-  if (needs.some((n) => !isProtocolNeed(n))) {
+  try {
+    await r.phases.sequence([
+      { name: "needs", when: () => needs.some((n) => !isProtocolNeed(n)), run: () => r.needs() },
+      { name: "lab", run: () => r.bringLab() },
+      { name: "protocol", when: () => needs.some(isProtocolNeed), run: () => r.protocolNeeds() },
+      { name: "body", run: () => r.body() },
+      { name: "drain", cleanup: true, when: () => r.began, run: () => r.drain() },
+      { name: "evidence checks", run: () => r.evidenceChecks() },
+      { name: "lab after", cleanup: true, when: () => r.began, run: () => r.labAfter() },
+    ]);
+  } catch (err) {
+    r.closeScope(); // bad input (LabError) stops the whole run; nothing is recorded for this scenario
+    throw err;
+  }
+  return r.record();
+}
+
+/** One scenario's run: the state its phases share and what they observed (judged once, in record()). */
+class ScenarioRun {
+  readonly phases = new Phases();
+  readonly run: Run;
+  readonly dir: string;
+  readonly #t0 = performance.now();
+  readonly #startedAt = new Date().toISOString();
+  readonly #stallsFrom = Date.now();
+  /** What the phases observed (lab/judging.ts); escapes go to `problems` until the checks are judged, then to `afterwards`. */
+  readonly #seen: Observed;
+  #notes: Note[];
+  lab!: Lab;
+  ctx!: Omit<ScenarioContext, "signal">;
+  #log: fs.WriteStream | undefined;
+  /** The lab's teardown stack before the body: the drain undoes what came after it. */
+  #mark: number | undefined;
+  /** The tap's position before the body (the evidence checks read only what came after it), or why it could not be read. */
+  #tapSince: Record<string, number> | undefined;
+  #tapUnreadable: string | undefined;
+  #windowStart = "";
+  #windowEnd = "";
+  /** A cancelled body that had not settled: its lab is not used again. */
+  #straying = false;
+  /** Ends the scenario's escape scope (what escapes after its verdict is only said). */
+  closeScope = () => {};
+
+  constructor(
+    readonly s: Scenario,
+    readonly pool: LabPool,
+  ) {
+    this.run = pool.run;
+    this.dir = path.join(this.run.dir, "scenarios", s.name);
+    fs.mkdirSync(this.dir, { recursive: true });
+    this.#seen = { problems: [], checks: [], afterwards: [], findings: s.findings ?? [], bodyReturned: false };
+    this.#notes = this.#seen.problems;
+  }
+
+  /** The body began (its lab's teardown mark taken): drain and lab after have something to do. */
+  get began(): boolean {
+    return this.#mark !== undefined;
+  }
+
+  /** It ends here, before its body, with this verdict. */
+  #notRun(verdict: Verdict, why: string): typeof STOP {
+    this.#seen.notRun = { verdict, why };
+    return STOP;
+  }
+
+  /** What the version's CLI lacks of what the scenario needs: n/a at once, before any lab comes up. */
+  async needs(): Promise<void | typeof STOP> {
+    const { s, pool } = this;
     let caps: Capabilities;
     try {
       caps = await pool.opts.capabilities(pool.spec);
     } catch (err) {
       if (err instanceof LabError) throw err;
-      return done("unknown", `could not learn what openclaw@${pool.spec.openclawVersion} offers: ${(err as Error).message}`);
+      return this.#notRun("unknown", `could not learn what openclaw@${pool.spec.openclawVersion} offers: ${(err as Error).message}`);
     }
-    const lacking = needs.map((n) => unmet(n, caps)).filter((m): m is string => !!m);
-    if (lacking.length) return done("n/a", `openclaw@${pool.spec.openclawVersion}: ${lacking.join("; ")}`);
+    const lacking = (s.needs ?? []).map((n) => unmet(n, caps)).filter((m): m is string => !!m);
+    if (lacking.length) return this.#notRun("n/a", `openclaw@${pool.spec.openclawVersion}: ${lacking.join("; ")}`);
   }
 
-  let lab: Lab;
-  try {
-    lab = s.topology === "shared" ? await pool.shared(s) : await pool.own(s);
-  } catch (err) {
-    if (err instanceof LabError) throw err; // bad input: stop the whole run with its message
-    // A dead or failing engine is the lab's, whatever it made fail (a container that "exited").
-    const trouble = await pool.opts.engineTrouble();
-    if (trouble || isEngineApiError(err)) return done("unknown", `the lab could not come up: ${trouble ?? `the Docker engine refused: ${(err as Error).message}`}`);
-    // OpenClaw not coming up (gateway or node host exited, pairing refused) is a fail; the lab's own parts, unknown.
-    if (err instanceof SystemUnderTestError) return done("fail", `OpenClaw did not come up: ${(err as Error).message}`);
-    return done("unknown", `the lab could not come up: ${(err as Error).message}`);
-  }
-
-  if (needs.some(isProtocolNeed)) {
-    const lacking = needs.map((n) => unmet(n, lab.capabilities, lab.protocol)).filter((m): m is string => !!m);
-    if (!lab.protocol) return done("unknown", "the gateway's hello-ok (what it offers) was not seen, so the scenario's needs could not be judged");
-    if (lacking.length) {
-      if (s.topology === "own") await lab.down().catch(() => {});
-      return done("n/a", `openclaw@${lab.spec.openclawVersion}: ${lacking.join("; ")}`);
+  /** The shared lab or one of its own; one that cannot come up is OpenClaw's fail or the lab's unknown. */
+  async bringLab(): Promise<void | typeof STOP> {
+    const { s, pool } = this;
+    try {
+      this.lab = s.topology === "shared" ? await pool.shared(s) : await pool.own(s);
+    } catch (err) {
+      if (err instanceof LabError) throw err; // bad input: stop the whole run with its message
+      // A dead or failing engine is the lab's, whatever it made fail (a container that "exited").
+      const trouble = await pool.opts.engineTrouble();
+      if (trouble || isEngineApiError(err)) return this.#notRun("unknown", `the lab could not come up: ${trouble ?? `the Docker engine refused: ${(err as Error).message}`}`);
+      // OpenClaw not coming up (gateway or node host exited, pairing refused) is a fail; the lab's own parts, unknown.
+      if (err instanceof SystemUnderTestError) return this.#notRun("fail", `OpenClaw did not come up: ${(err as Error).message}`);
+      return this.#notRun("unknown", `the lab could not come up: ${(err as Error).message}`);
     }
   }
 
-  const logFile = path.join(dir, "scenario.log");
-  const log = fs.createWriteStream(logFile);
-  // A full disk: the lab's own error, never a crash (lab/escapes.ts); a stream's error names no file.
-  log.on("error", (err: NodeJS.ErrnoException) => raise(Object.assign(err, { path: err.path ?? logFile })));
-  // The signal is the scenario's deadline (runBody, below).
-  const ctx: Omit<ScenarioContext, "signal"> = {
-    lab,
-    run,
-    dir,
-    file: (rel) => run.file(path.join("scenarios", s.name, rel)),
-    log: (msg) => {
-      // A scenario that would not settle may still log after its verdict: never write after the end.
-      if (!log.writableEnded) log.write(`${new Date().toISOString()} ${msg}\n`);
-      info(`  [${s.name}] ${msg}`);
-    },
-    check: (c) => {
-      const r = judge(s.findings ?? [], { ...c, scenario: s.name, version: lab.spec.openclawVersion });
-      checks.push(r);
-      ctx.log(`check ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
-      return c.holds;
-    },
-  };
-
-  const j = new Judgement();
-  const windowStart = new Date().toISOString();
-  // The tap's position before the scenario: the evidence checks read only what came after it.
-  let tapSince: Record<string, number> | undefined;
-  let tapUnreadable: string | undefined;
-  try {
-    tapSince = {};
-    if (lab.spec.tap.enabled) for (const alias of nodeAliases(lab.spec)) tapSince[alias] = await lab.tap(alias).seq();
-  } catch (err) {
-    tapSince = undefined;
-    tapUnreadable = (err as Error).message;
+  /** What the gateway does not advertise of what the scenario needs (its hello-ok): n/a before the body; an own lab goes down. */
+  async protocolNeeds(): Promise<void | typeof STOP> {
+    const { s, lab } = this;
+    const lacking = (s.needs ?? []).map((n) => unmet(n, lab.capabilities, lab.protocol)).filter((m): m is string => !!m);
+    const ends = !lab.protocol
+      ? this.#notRun("unknown", "the gateway's hello-ok (what it offers) was not seen, so the scenario's needs could not be judged")
+      : lacking.length
+        ? this.#notRun("n/a", `openclaw@${lab.spec.openclawVersion}: ${lacking.join("; ")}`)
+        : undefined;
+    if (ends && s.topology === "own") await lab.down().catch(() => {});
+    return ends;
   }
 
-  const mark = lab.teardown.mark();
-  // An error that escapes the body (lab/escapes.ts) is the scenario's, by the usual rule: the
-  // lab's own (LabInfraError) unknown, else fail; one that escapes after the body ended but
-  // before the verdict is added to it.
-  const charge = (e: Escape, when: string) => {
+  /** The body against its deadline, with its log and its checks; how it ended is noted, never thrown. */
+  async body(): Promise<void> {
+    const { s, pool, run, dir, lab } = this;
+    const logFile = path.join(dir, "scenario.log");
+    const log = (this.#log = fs.createWriteStream(logFile));
+    // A full disk: the lab's own error, never a crash (lab/escapes.ts); a stream's error names no file.
+    log.on("error", (err: NodeJS.ErrnoException) => raise(Object.assign(err, { path: err.path ?? logFile })));
+    // The signal is the scenario's deadline (runBody, below).
+    const ctx: Omit<ScenarioContext, "signal"> = (this.ctx = {
+      lab,
+      run,
+      dir,
+      file: (rel) => run.file(path.join("scenarios", s.name, rel)),
+      log: (msg) => {
+        // A scenario that would not settle may still log after its verdict: never write after the end.
+        if (!log.writableEnded) log.write(`${new Date().toISOString()} ${msg}\n`);
+        info(`  [${s.name}] ${msg}`);
+      },
+      check: (c) => {
+        const r = judge(s.findings ?? [], { ...c, scenario: s.name, version: lab.spec.openclawVersion });
+        this.#seen.checks.push(r);
+        ctx.log(`check ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
+        return c.holds;
+      },
+    });
+
+    this.#windowStart = new Date().toISOString();
+    // The tap's position before the scenario: the evidence checks read only what came after it.
+    try {
+      this.#tapSince = {};
+      if (lab.spec.tap.enabled) for (const alias of nodeAliases(lab.spec)) this.#tapSince[alias] = await lab.tap(alias).seq();
+    } catch (err) {
+      this.#tapSince = undefined;
+      this.#tapUnreadable = (err as Error).message;
+    }
+
+    this.#mark = lab.teardown.mark();
+    const body = runBodyScoped((signal) => s.run({ ...ctx, signal }), {
+      timeoutMs: s.timeoutMs,
+      settleMs: pool.opts.settleMs,
+      message: `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`,
+      owner: `scenario ${s.name}`,
+      late: (e) => this.#charge(e, "after its body ended"),
+    });
+    this.closeScope = body.close;
+    const end = await step(`scenario ${s.name}`, () => body.end);
+    this.#seen.bodyReturned = end.kind === "returned";
+    const notSettled = `the scenario had not settled ${pool.opts.settleMs / 1000} s after it was cancelled (its lab is not used again)`;
+    if (end.kind === "threw") {
+      const err = end.error as Error;
+      if (isWriteFailure(err)) raise(err); // the disk, not the scenario: ends the run as the lab's own error
+      // A failure is OpenClaw's only while the engine answers and did not refuse the call itself.
+      const trouble = err instanceof LabInfraError ? undefined : ((await pool.opts.engineTrouble()) ?? (isEngineApiError(err) ? `the Docker engine refused a call: ${err.message}` : undefined));
+      const v = err instanceof LabInfraError || trouble ? "unknown" : "fail";
+      this.#notes.push({ verdict: v, text: trouble ? `${trouble}; the scenario's own failure cannot be told apart: ${err?.message ?? String(err)}` : (err?.message ?? String(err)) });
+      ctx.log(`${v}: ${err?.stack ?? err}`);
+    } else if (end.kind === "escaped") {
+      this.#charge(end.escape, "while it ran");
+      ctx.log(`the scenario was cancelled; ${end.settled ? "it settled" : `it had not settled ${pool.opts.settleMs / 1000} s later`}`);
+      if (!end.settled) this.#stray(notSettled);
+    } else if (end.kind === "timed-out") {
+      this.#notes.push({ verdict: "fail", text: end.error.message });
+      ctx.log(`fail: ${end.error.message}; the signal was aborted, ${end.settled ? "and the scenario settled" : `and it had not settled ${pool.opts.settleMs / 1000} s later`}`);
+      if (!end.settled) this.#stray(notSettled);
+    }
+    this.#windowEnd = new Date().toISOString();
+  }
+
+  /**
+   * An error that escapes the body (lab/escapes.ts) is the scenario's, by the usual rule: the
+   * lab's own (LabInfraError) unknown, else fail; one that escapes after the body ended but
+   * before the verdict is added to it.
+   */
+  #charge(e: Escape, when: string): void {
     const v = e.error instanceof LabInfraError ? "unknown" : "fail";
-    j.add(v, `an error escaped the scenario ${when} (${e.kind}, nobody awaited it): ${describeEscape(e.error)}`);
-    ctx.log(`${v}: an error escaped the scenario ${when} (${e.kind}): ${(e.error as Error)?.stack ?? e.error}`);
-  };
-  const body = runBodyScoped((signal) => s.run({ ...ctx, signal }), {
-    timeoutMs: s.timeoutMs,
-    settleMs: pool.opts.settleMs,
-    message: `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`,
-    owner: `scenario ${s.name}`,
-    late: (e) => charge(e, "after its body ended"),
-  });
-  closeScope = body.close;
-  const end = await step(`scenario ${s.name}`, () => body.end);
-  let straying = false;
-  if (end.kind === "threw") {
-    const err = end.error as Error;
-    if (isWriteFailure(err)) raise(err); // the disk, not the scenario: ends the run as the lab's own error
-    // A failure is OpenClaw's only while the engine answers and did not refuse the call itself.
-    const trouble = err instanceof LabInfraError ? undefined : ((await pool.opts.engineTrouble()) ?? (isEngineApiError(err) ? `the Docker engine refused a call: ${err.message}` : undefined));
-    const v = err instanceof LabInfraError || trouble ? "unknown" : "fail";
-    j.add(v, trouble ? `${trouble}; the scenario's own failure cannot be told apart: ${err?.message ?? String(err)}` : (err?.message ?? String(err)));
-    ctx.log(`${v}: ${err?.stack ?? err}`);
-  } else if (end.kind === "escaped") {
-    charge(end.escape, "while it ran");
-    ctx.log(`the scenario was cancelled; ${end.settled ? "it settled" : `it had not settled ${pool.opts.settleMs / 1000} s later`}`);
-    if (!end.settled) {
-      straying = true;
-      j.also(`the scenario had not settled ${pool.opts.settleMs / 1000} s after it was cancelled (its lab is not used again)`);
-    }
-  } else if (end.kind === "timed-out") {
-    j.add("fail", end.error.message);
-    ctx.log(`fail: ${end.error.message}; the signal was aborted, ${end.settled ? "and the scenario settled" : `and it had not settled ${pool.opts.settleMs / 1000} s later`}`);
-    if (!end.settled) {
-      straying = true;
-      j.also(`the scenario had not settled ${pool.opts.settleMs / 1000} s after it was cancelled (its lab is not used again)`);
-    }
+    this.#notes.push({ verdict: v, text: `an error escaped the scenario ${when} (${e.kind}, nobody awaited it): ${describeEscape(e.error)}` });
+    this.ctx.log(`${v}: an error escaped the scenario ${when} (${e.kind}): ${(e.error as Error)?.stack ?? e.error}`);
   }
-  const windowEnd = new Date().toISOString();
 
-  // Everything the scenario left (faults first of all) is undone before judging the lab's state.
-  const undone = await lab.teardown.drain(mark);
-  if (undone.done.length) ctx.log(`undone after the scenario: ${undone.done.join(", ")}`);
-  if (undone.failed.length) j.after("unknown", `could not undo: ${undone.failed.map((f) => `${f.name} (${f.error})`).join("; ")}`);
+  #stray(text: string): void {
+    this.#straying = true;
+    this.#notes.push({ verdict: "pass", text }); // said, changing no verdict
+  }
 
-  // The evidence checks over the scenario's window, judged like its own checks (against its
-  // records and the lab-wide ones); one that throws means the lab could not tell.
-  const registry = [...(s.findings ?? []), ...pool.opts.labFindings];
-  if (pool.opts.evidenceChecks.length && !tapSince) j.add("unknown", `the evidence checks could not run: the wire tap's position before the scenario could not be read (${tapUnreadable})`);
-  else if (tapSince) {
-    const w: ScenarioWindow = { scenario: s.name, version: lab.spec.openclawVersion, dir, lab, startedAt: windowStart, endedAt: windowEnd, tapSince };
+  /** Everything the scenario left (faults first of all) is undone before the lab's state is judged. */
+  async drain(): Promise<void> {
+    const undone = await this.lab.teardown.drain(this.#mark);
+    if (undone.done.length) this.ctx.log(`undone after the scenario: ${undone.done.join(", ")}`);
+    if (undone.failed.length) this.#notes.push({ verdict: "unknown", text: `could not undo: ${undone.failed.map((f) => `${f.name} (${f.error})`).join("; ")}`, after: true });
+  }
+
+  /**
+   * The evidence checks over the scenario's window, judged like its own checks (against its
+   * records and the lab-wide ones); one that throws means the lab could not tell.
+   */
+  async evidenceChecks(): Promise<void> {
+    const { s, pool, lab, dir, ctx } = this;
+    const registry = [...(s.findings ?? []), ...pool.opts.labFindings];
+    if (pool.opts.evidenceChecks.length && !this.#tapSince) {
+      this.#notes.push({ verdict: "unknown", text: `the evidence checks could not run: the wire tap's position before the scenario could not be read (${this.#tapUnreadable})` });
+      return;
+    }
+    if (!this.#tapSince) return;
+    const w: ScenarioWindow = { scenario: s.name, version: lab.spec.openclawVersion, dir, lab, startedAt: this.#windowStart, endedAt: this.#windowEnd, tapSince: this.#tapSince };
     for (const check of pool.opts.evidenceChecks) {
       try {
         const inputs = await raceTimer(check.run(w), pool.opts.evidenceCheckMs);
@@ -384,46 +454,76 @@ export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioR
             // any scenario of a full run -> "fixed?" there).
             if (r.outcome === "fixed?") Object.assign(r, { outcome: "pass", registered: undefined, note: `lab-wide record not seen in this scenario's window` });
           }
-          checks.push(r);
+          this.#seen.checks.push(r);
           ctx.log(`evidence check ${check.name}, ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
         }
       } catch (err) {
-        j.add("unknown", `evidence check ${check.name} could not tell: ${(err as Error).message}`);
+        this.#notes.push({ verdict: "unknown", text: `evidence check ${check.name} could not tell: ${(err as Error).message}` });
         ctx.log(`evidence check ${check.name} threw: ${(err as Error).stack ?? err}`);
       }
     }
   }
 
-  // The checks: a shortfall no finding describes fails; known findings and fixed? are named.
-  const outcome = verdictOf(checks);
-  if (outcome === "fail") j.add("fail", checks.filter((c) => c.outcome === "fail").map((c) => `${c.findingId}: ${c.note}`).join("; "));
-  else if (outcome !== "pass") j.add(outcome, checks.filter((c) => c.outcome !== "pass" && !(c.scope === "lab" && c.outcome === "known-finding")).map((c) => `${c.outcome} ${c.findingId}`).join(", "));
-  if (end.kind === "returned") notJudged = unexercised(s.findings ?? [], checks);
-
-  // The lab after the scenario, whatever its verdict so far: an own lab must leave nothing
-  // behind; a shared lab must be healthy, and one that is not (or that a scenario that would
-  // not settle may still touch) is replaced before the next scenario.
-  if (s.topology === "own") {
-    try {
-      await lab.down();
-      const left = await lab.leftovers();
-      if (left.length) j.after("fail", `teardown left resources behind: ${left.join(", ")}`);
-    } catch (err) {
-      j.after("unknown", `could not take the lab down: ${(err as Error).message}`);
-    }
-  } else if (straying) {
-    await pool.replaceShared(`scenario ${s.name} did not settle after it was cancelled`);
-  } else {
-    const sick = await lab.health();
-    if (sick.length) {
-      j.after("fail", `scenario declared topology "shared" but left the lab unhealthy: ${sick.join("; ")}`);
-      await pool.replaceShared(`scenario ${s.name} left it unhealthy`);
+  /**
+   * The lab after the scenario, whatever its verdict so far: an own lab must leave nothing
+   * behind; a shared lab must be healthy, and one that is not (or that a scenario that would
+   * not settle may still touch) is replaced before the next scenario. Its checks are judged
+   * before this (what it finds counts only for a scenario accepted so far).
+   */
+  async labAfter(): Promise<void> {
+    const { s, pool, lab } = this;
+    this.#notes = this.#seen.afterwards;
+    const after = (verdict: Verdict, text: string) => this.#notes.push({ verdict, text, after: true });
+    if (s.topology === "own") {
+      try {
+        await lab.down();
+        const left = await lab.leftovers();
+        if (left.length) after("fail", `teardown left resources behind: ${left.join(", ")}`);
+      } catch (err) {
+        after("unknown", `could not take the lab down: ${(err as Error).message}`);
+      }
+    } else if (this.#straying) {
+      await pool.replaceShared(`scenario ${s.name} did not settle after it was cancelled`);
+    } else {
+      const sick = await lab.health();
+      if (sick.length) {
+        after("fail", `scenario declared topology "shared" but left the lab unhealthy: ${sick.join("; ")}`);
+        await pool.replaceShared(`scenario ${s.name} left it unhealthy`);
+      }
     }
   }
-  // scenario.log complete on disk before the verdict is recorded.
-  log.end();
-  await finished(log).catch(() => {});
-  return done(j.verdict, j.detail);
+
+  /** Judge what the phases observed (one call) and record it: findings.json, run.json, verdict.json, the reports. */
+  async record(): Promise<ScenarioResult> {
+    const { s, run, dir } = this;
+    if (this.#log) {
+      // scenario.log complete on disk before the verdict is recorded.
+      this.#log.end();
+      await finished(this.#log).catch(() => {});
+    }
+    const judged = judgeScenario(this.#seen);
+    this.closeScope();
+    const checks = this.#seen.checks;
+    let detail = judged.detail;
+    // A stall of the lab's own process inside the window is said with the verdict (lab/stalls.ts).
+    const note = stallNote(StallWatch.get().within(this.#stallsFrom, Date.now()));
+    if (note) detail = detail ? `${detail}; also ${note}` : note;
+    const phases = [...this.phases.rows];
+    const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases };
+    if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
+    run.update((rec) => {
+      (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
+      rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt: r.startedAt, endedAt: r.endedAt, evidence: r.evidence, phases });
+      // A lab-wide record counts as exercised where it was seen, not where it merely held.
+      const seen = checks.filter((c) => !(c.scope === "lab" && c.outcome === "pass"));
+      if (seen.length) rec.exercised = [...new Set([...(rec.exercised ?? []), ...seen.map((c) => c.findingId)])].sort();
+      if (judged.unexercised.length) (rec.unexercised ??= []).push(...judged.unexercised.map((f) => ({ id: f.id, scenario: s.name })));
+    });
+    writeJson(path.join(dir, "verdict.json"), r);
+    writeRunReports(run);
+    info(`scenario ${s.name}: ${r.verdict.toUpperCase()} in ${r.seconds.toFixed(1)} s${detail ? ` (${detail.split("\n")[0]})` : ""}`);
+    return r;
+  }
 }
 
 /** Run these scenarios (already resolved and ordered) one after another and return their results. */

@@ -15,6 +15,14 @@ import { REDACTED } from "./redact.ts";
 
 const Verdict = z.enum(["pass", "fail", "unknown", "known-finding", "fixed?", "n/a"]);
 
+/**
+ * One named phase of a life cycle (a lab's bring-up, a scenario's run: lab/phases.ts), in the
+ * order it ran: how long it took and whether it ended without an error of its own (a phase
+ * that failed is the last one run, but for the clean-up phases after it; a scenario body that
+ * failed is its verdict, not its phase's).
+ */
+export const PhaseRow = z.object({ name: z.string(), ms: z.number(), ok: z.boolean() });
+
 export const ScenarioRow = z.object({
   name: z.string(),
   verdict: Verdict,
@@ -24,6 +32,8 @@ export const ScenarioRow = z.object({
   startedAt: z.string().optional(),
   endedAt: z.string().optional(),
   evidence: z.string().optional(),
+  /** Its phases (needs, lab, body, drain, evidence checks, lab after); absent in run folders written before they were recorded. */
+  phases: z.array(PhaseRow).optional(),
 });
 
 /** One judged expectation (lab/findings/findings.ts CheckResult). */
@@ -48,6 +58,8 @@ export const LabRow = z.object({
   images: z.record(z.string(), ImageRow).optional(),
   members: z.array(z.object({ alias: z.string(), kind: z.string(), container: z.string(), ip: z.string(), volume: z.string().optional() })),
   timings: z.record(z.string(), z.number()),
+  /** Its bring-up's phases (images, network, members, operator, restore, pairing, snapshot) and down; absent in older run folders. */
+  phases: z.array(PhaseRow).optional(),
   /** What its OpenClaw version offers (lab/capabilities.ts): CLI options, and the hello-ok's methods and events. */
   capabilities: z.object({ image: z.string(), nodeRunOptions: z.array(z.string()), gatewayRunOptions: z.array(z.string()) }).optional(),
   protocol: z.object({ methods: z.array(z.string()), events: z.array(z.string()) }).optional(),
@@ -140,6 +152,7 @@ export const RunRecordSchema = z.strictObject({
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 export type ScenarioRow = z.infer<typeof ScenarioRow>;
 export type LabRow = z.infer<typeof LabRow>;
+export type PhaseRow = z.infer<typeof PhaseRow>;
 
 export function newRunId(now = new Date()): string {
   const t = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15).toLowerCase();

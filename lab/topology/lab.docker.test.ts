@@ -49,6 +49,9 @@ describe("bring-up with a node host that exits", () => {
     expect(seconds).toBeLessThan(75);
     const pairing = run.record.labs ? Object.values(run.record.labs)[0]?.timings : undefined;
     expect(pairing?.ready, "a lab that did not come up records no ready time").toBeUndefined();
+    // Its phases in run.json: the failing one last of bring-up, then the clean-up (down).
+    const phases = run.record.labs ? Object.values(run.record.labs)[0]?.phases : undefined;
+    expect(phases?.map((p) => (p.ok ? p.name : `${p.name} FAILED`))).toEqual(["images", "network", "members", "operator", "pairing FAILED", "down"]);
     expect(await leftovers({ run: run.id })).toEqual([]);
   });
 });

@@ -24,6 +24,7 @@ import { TapContainer, redactTapLog, tapControl } from "../members/tap.ts";
 import { Redactor } from "../evidence/redact.ts";
 import { deadline, loadNow, pace, paceLine } from "../pace.ts";
 import { mcpContainers, nodeAliases, tapAlias, type TopologySpec } from "../spec.ts";
+import { Phases } from "../phases.ts";
 import { TeardownStack } from "./teardown.ts";
 import { LabOperator, NotPairedAfterRestore, isReadyNode, type OperatorHost } from "./operator.ts";
 import { SnapshotStore, captureState, snapshotKey, snapshotMode, snapshotShape, type Snapshot, type SnapshotMode, type SnapshotRecord } from "./snapshot.ts";
@@ -90,6 +91,8 @@ export class Lab {
   capabilities!: Capabilities;
   network = { name: "", id: "", subnet: "" };
   readonly timings: Record<string, number> = {};
+  /** Bring-up's phases and down's, timed, as run.json records them (lab/phases.ts). */
+  readonly phases = new Phases();
   /** How this lab got its paired state (restored from a snapshot, paired and taken, or paired from scratch), as run.json records it. */
   snapshot: SnapshotRecord | undefined;
   #snapshotAsked: SnapshotMode | undefined;
@@ -163,17 +166,45 @@ export class Lab {
     return gitControl(this);
   }
 
+  /**
+   * Bring-up as named phases, each timed into run.json (`phases`; the older `timings` stay):
+   * images (and what the version offers), network, members, operator, then restore (nodes on
+   * paired state from a snapshot) or pairing (from scratch, also when a restore did not hold),
+   * and snapshot (the paired state kept for later labs). A phase that fails ends bring-up;
+   * Lab.up then takes the lab down (itself the phase "down").
+   */
   async #up(): Promise<void> {
     const t0 = performance.now();
-    const spec = this.spec;
-    this.images = await step("images", () => ensureImages(spec.openclawVersion));
-    this.#stillWanted();
-    this.capabilities = await probeCapabilities(this.images.openclaw, labConfigs(spec));
-    this.#stillWanted();
+    const phase = <T>(name: string, fn: () => Promise<T>) => this.phases.run(name, fn);
+    await phase("images", () => this.#images());
     this.#time("images", t0);
     const tReady = performance.now();
-    const snap = this.#findSnapshot();
+    await phase("network", () => this.#network());
+    await phase("members", () => this.#members());
+    this.#time("gatewayReady", tReady);
+    await phase("operator", () => this.#operator());
+    const found = this.#restoring;
+    if (this.spec.nodes.count > 0) {
+      const restored = found ? await phase("restore", () => this.#restore(found)) : false;
+      if (!restored) await phase("pairing", () => this.#pairFromScratch());
+    }
+    this.#time("ready", tReady);
+    if (this.snapshot && this.#snapshotAsked !== "fresh" && this.snapshot.path === "fresh" && !this.snapshot.reason) await phase("snapshot", () => this.#takeSnapshot());
+    this.#time("up", t0);
+    this.#record();
+    info(`lab ${this.id} ready: gateway ${this.gatewayUrl}, ${this.spec.nodes.count} node host(s), network ${this.network.name} (internal)`);
+  }
 
+  /** The images of the lab's OpenClaw version (built once, cached by content), and what that version's CLI offers. */
+  async #images(): Promise<void> {
+    this.images = await step("images", () => ensureImages(this.spec.openclawVersion));
+    this.#stillWanted();
+    this.capabilities = await probeCapabilities(this.images.openclaw, labConfigs(this.spec));
+    this.#stillWanted();
+  }
+
+  /** The lab's internal network (the engine's events for its containers followed from here on). */
+  async #network(): Promise<void> {
     // Follow the engine's events for this lab's containers before the first one is created.
     this.#containerEvents = await ContainerEvents.follow(this.id, path.join(this.dir, "containers.jsonl")).catch((e: Error) => {
       info(`container events of lab ${this.id} are not recorded: ${e.message}`);
@@ -190,7 +221,15 @@ export class Lab {
     const inspected = await net.inspect();
     this.network = { name: `fleetlab-${this.id}`, id: net.id, subnet: inspected.IPAM?.Config?.[0]?.Subnet ?? "" };
     await joinLabNetwork(net.id); // in a runner container: its clients reach the members from inside
+  }
 
+  /**
+   * Every member started and ready (its own wait strategy), on the paired state of a snapshot
+   * when there is one for this version and shape.
+   */
+  async #members(): Promise<void> {
+    const spec = this.spec;
+    const found = this.#findSnapshot();
     // The gateway and the light members (model, git, MCP servers, taps) start at once, each
     // waiting for its own readiness (its wait strategy), with as many node hosts as the machine
     // has cores; the other node hosts start when the gateway answers /readyz. Eight node hosts
@@ -231,7 +270,7 @@ export class Lab {
     const healthz = early.filter((r) => r.kind !== "gateway");
     const loadAtStart = loadNow().load;
     await step(`gateway /readyz${healthz.length ? `, ${names(healthz)} /healthz` : ""}`, () => allOf(first, starts.slice(0, early.length))).catch((e: unknown) => {
-      throw this.#readyBlame(snap ? this.#restoreBroke(snap.found, "bringing the gateway and node hosts up", e) : e, beside, loadAtStart);
+      throw this.#readyBlame(found ? this.#restoreBroke(found, "bringing the gateway and node hosts up", e) : e, beside, loadAtStart);
     });
     if (nodes.length) {
       this.#stillWanted();
@@ -239,58 +278,63 @@ export class Lab {
       const nodeStarts = [...starts.slice(early.length), ...begin(later)];
       const said = later.length ? `node hosts ${beside ? `(${names(nodes.slice(0, beside))} started with the gateway; ${names(later)} now)` : `started (${names(later)})`}` : `node hosts ready (${names(nodes)})`;
       await step(said, () => allOf(recipes, nodeStarts)).catch((e: unknown) => {
-        throw snap ? this.#restoreBroke(snap.found, "bringing the node hosts up", e) : e;
+        throw found ? this.#restoreBroke(found, "bringing the node hosts up", e) : e;
       });
     }
-    this.#time("gatewayReady", tReady);
+  }
 
-    this.operator = await step(`operator connected (${snap ? "known to the restored gateway state, else " : ""}approved by the gateway's own CLI)`, () =>
+  /** The lab's operator connected to the gateway (known to restored gateway state, else approved through the gateway's own CLI). */
+  async #operator(): Promise<void> {
+    const restored = !!this.#restoring;
+    this.operator = await step(`operator connected (${restored ? "known to the restored gateway state, else " : ""}approved by the gateway's own CLI)`, () =>
       LabOperator.connect(this.#operatorHost(), OPERATOR_DIR, path.join(this.dir, "transcripts", "operator.jsonl")).catch((e: unknown) => {
         throw openclawFailure("the gateway did not admit the lab's operator", e);
       }),
     );
-    if (snap && this.operator.approvedByCli) info(`the restored gateway state did not know the lab's operator: approved it through the gateway's CLI`);
-
-    if (spec.nodes.count > 0) {
-      const pair = (restored: boolean, timeoutMs: number) =>
-        // Pairing is OpenClaw's to get right (a fail when it does not); a node host that exits meanwhile ends it at once.
-        this.operator.approveNodes(nodeAliases(spec), { timeoutMs, host: this.#operatorHost(), watch: new ContainerWatch((a) => this.member(a).id, (a) => `node host ${a}`), restored });
-      const fromScratch = () =>
-        step(`pairing ${nodeAliases(spec).join(", ")} (${spec.nodes.devicePairing === "subnet" ? "device pairing auto-approved for the lab subnet" : "device and node pairing approved by the operator"})`, () =>
-          pair(false, deadline(120_000)).catch((e: unknown) => {
-            throw openclawFailure("pairing the node hosts", e);
-          }),
-        );
-      if (snap) {
-        const tPair = performance.now();
-        try {
-          await step(`${nodeAliases(spec).join(", ")} connecting as paired devices (state restored from snapshot ${snap.found.key.slice(0, 8)})`, () => pair(true, deadline(RESTORED_PAIRING_MS)));
-          info(`restored paired state from snapshot ${snap.found.key.slice(0, 8)} (gateway and ${spec.nodes.count} node host(s), taken ${snap.found.meta.takenAt} by run ${snap.found.meta.fromRun}; nodes connected as paired ${((performance.now() - tPair) / 1000).toFixed(1)} s after the operator)`);
-        } catch (err) {
-          // A node that asked for pairing, or never came: the restore did not hold. Pair from
-          // scratch in this same lab (requests still pending are approved, a paused node
-          // restarted), and drop the snapshot so the next lab takes a new one. A node host that
-          // exited on restored state cannot be paired here: the lab could not tell (unknown).
-          if (!(err instanceof NotPairedAfterRestore || err instanceof WaitTimeout)) throw this.#restoreBroke(snap.found, "nodes connecting as paired", err);
-          new SnapshotStore().remove(snap.found.key);
-          const why = `restore from snapshot ${snap.found.key.slice(0, 8)} did not hold (${(err as Error).message.split("\n")[0]})`;
-          info(`${why}: snapshot removed; pairing from scratch`);
-          this.snapshot = { path: "fresh", key: snap.found.key, seconds: this.snapshot?.seconds ?? 0, reason: why };
-          await fromScratch();
-        }
-      } else {
-        await fromScratch();
-      }
-    }
-    this.#time("ready", tReady);
-    if (this.snapshot && this.#snapshotAsked !== "fresh" && this.snapshot.path === "fresh" && !this.snapshot.reason) await this.#takeSnapshot();
-    this.#time("up", t0);
-    this.#record();
-    info(`lab ${this.id} ready: gateway ${this.gatewayUrl}, ${spec.nodes.count} node host(s), network ${this.network.name} (internal)`);
+    if (restored && this.operator.approvedByCli) info(`the restored gateway state did not know the lab's operator: approved it through the gateway's CLI`);
   }
 
-  /** Snapshot key and the snapshot to restore, if there is one ("use" mode); sets this.snapshot either way. */
-  #findSnapshot(): { found: Snapshot } | undefined {
+  /**
+   * Node hosts on paired state restored from a snapshot connect as paired devices: true when
+   * they did. When a node asked for pairing, or never came, the restore did not hold: the
+   * snapshot goes (the next lab takes a new one) and this returns false, so the lab pairs from
+   * scratch (requests still pending are approved, a paused node restarted). A node host that
+   * exited on restored state cannot be paired here: the lab could not tell (unknown).
+   */
+  async #restore(found: Snapshot): Promise<boolean> {
+    const aliases = nodeAliases(this.spec);
+    const tPair = performance.now();
+    try {
+      await step(`${aliases.join(", ")} connecting as paired devices (state restored from snapshot ${found.key.slice(0, 8)})`, () => this.#approveNodes(true, deadline(RESTORED_PAIRING_MS)));
+      info(`restored paired state from snapshot ${found.key.slice(0, 8)} (gateway and ${this.spec.nodes.count} node host(s), taken ${found.meta.takenAt} by run ${found.meta.fromRun}; nodes connected as paired ${((performance.now() - tPair) / 1000).toFixed(1)} s after the operator)`);
+      return true;
+    } catch (err) {
+      if (!(err instanceof NotPairedAfterRestore || err instanceof WaitTimeout)) throw this.#restoreBroke(found, "nodes connecting as paired", err);
+      new SnapshotStore().remove(found.key);
+      const why = `restore from snapshot ${found.key.slice(0, 8)} did not hold (${(err as Error).message.split("\n")[0]})`;
+      info(`${why}: snapshot removed; pairing from scratch`);
+      this.snapshot = { path: "fresh", key: found.key, seconds: this.snapshot?.seconds ?? 0, reason: why };
+      return false;
+    }
+  }
+
+  /** Pairing every node host from scratch: OpenClaw's to get right (a fail when it does not). */
+  async #pairFromScratch(): Promise<void> {
+    const spec = this.spec;
+    await step(`pairing ${nodeAliases(spec).join(", ")} (${spec.nodes.devicePairing === "subnet" ? "device pairing auto-approved for the lab subnet" : "device and node pairing approved by the operator"})`, () =>
+      this.#approveNodes(false, deadline(120_000)).catch((e: unknown) => {
+        throw openclawFailure("pairing the node hosts", e);
+      }),
+    );
+  }
+
+  /** The operator approves every node host until each is connected and ready; a node host that exits meanwhile ends it at once. */
+  #approveNodes(restored: boolean, timeoutMs: number): Promise<void> {
+    return this.operator.approveNodes(nodeAliases(this.spec), { timeoutMs, host: this.#operatorHost(), watch: new ContainerWatch((a) => this.member(a).id, (a) => `node host ${a}`), restored });
+  }
+
+  /** The snapshot to restore, if there is one ("use" mode; the members start on its state); sets this.snapshot either way. */
+  #findSnapshot(): Snapshot | undefined {
     const { mode, reason } = snapshotMode(this.#snapshotAsked);
     const identity = loadOrCreateDeviceIdentity(path.join(OPERATOR_DIR, "identity.json"));
     const key = snapshotKey(this.images.openclaw.id, snapshotShape(this.spec, identity));
@@ -305,7 +349,7 @@ export class Lab {
     this.#restoring = found;
     this.snapshot = { path: "restored", key, seconds: Math.round(performance.now() - t) / 1000 };
     this.timings.snapshot = this.snapshot.seconds;
-    return { found };
+    return found;
   }
 
   /** After pairing from scratch, keep the paired state of the gateway and every node host for later labs of this version and shape. */
@@ -453,74 +497,80 @@ export class Lab {
    * same teardown instead of returning at once, so nobody exits while it runs.
    */
   down(): Promise<void> {
-    this.#downing ??= this.#teardown();
+    this.#downing ??= this.#down();
     return this.#downing;
   }
 
-  async #teardown(): Promise<void> {
+  /** The phase "down" (the lab's clean-up), then this lab's row of run.json, whatever happened. */
+  async #down(): Promise<void> {
     const t0 = performance.now();
     try {
-      // A Ctrl-C can come while bring-up is creating containers: wait until every creation
-      // under way has ended (bring-up starts no new one once down() began, see #stillWanted),
-      // so the listing below sees them all.
-      await Promise.allSettled([...this.#creating]);
-      // The teardown stack first: a fault is healed (and its helper removed) before its target goes.
-      const undone = await this.teardown.drain();
-      for (const f of undone.failed) info(`could not undo '${f.name}': ${f.error}`);
-      await this.operator?.close().catch(() => {});
-      if (this.spec.tap.enabled) {
-        await Promise.all(
-          nodeAliases(this.spec)
-            .filter((n) => this.members.has(tapAlias(n)))
-            .map((n) =>
-              this.tap(n)
-                .saveTranscript(path.join(this.dir, "transcripts", `tap-${n}.jsonl`))
-                .catch((e) => info(`could not save the tap transcript of ${n}: ${(e as Error).message}`)),
-            ),
-        );
-      }
-      const d = docker();
-      const byLab = { all: true, filters: { label: [`fleetlab.lab=${this.id}`] } };
-      const all = await d.listContainers(byLab);
-      // A fault helper left over (healing failed) goes without its logs; the rest are saved.
-      const helpers = all.filter((c) => c.Labels["fleetlab.kind"] === "fault-helper");
-      await Promise.all(helpers.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
-      const mine = all.filter((c) => !helpers.includes(c));
-      await Promise.all(
-        mine.map(async (c) => {
-          const alias = c.Labels["fleetlab.alias"] ?? c.Names[0]?.replace(/^\//, "") ?? c.Id.slice(0, 12);
-          await this.#saveLogs(alias, c.Id).catch((e) => info(`could not save logs of ${alias}: ${(e as Error).message}`));
-          // The tap prints every record it keeps: its log carries the same credentials as its transcript.
-          if (c.Labels["fleetlab.kind"] === "tap") await redactTapLog(this, [".stdout.log", ".stderr.log"].map((x) => path.join(this.dir, "logs", alias + x))).catch((e) => info(`could not redact the logs of ${alias}: ${(e as Error).message}`));
-        }),
-      );
-      // Graceful stop of OpenClaw is slow (seconds) and gains nothing at teardown: remove at once.
-      await Promise.all(mine.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
-      // Whatever the engine still shows for this lab (a restart racing the removal) goes too.
-      const seen = [...all];
-      for (let round = 0; round < 3; round++) {
-        const late = await d.listContainers(byLab);
-        if (!late.length) break;
-        seen.push(...late);
-        await Promise.all(late.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
-      }
-      // containers.jsonl ends with their removal.
-      await this.#containerEvents?.stop({ destroyed: [...new Set(seen.map((c) => c.Id))] });
-      // A network the engine will not remove (a stale endpoint) is named with its fix; the run goes on.
-      const names = seen.flatMap((c) => c.Names.map((n) => n.replace(/^\//, "")));
-      for (const n of await d.listNetworks({ filters: { label: [`fleetlab.lab=${this.id}`] } })) {
-        await leaveLabNetwork(n.Id); // a runner container leaves first (no-op otherwise)
-        const stuck = await removeNetwork(d.getNetwork(n.Id), n.Name, { alsoDisconnect: names });
-        if (stuck) info(`fleetlab: ${stuck}`);
-      }
-      const vols = (await d.listVolumes({ filters: { label: [`fleetlab.lab=${this.id}`] } })).Volumes ?? [];
-      await Promise.all(vols.map((v) => d.getVolume(v.Name).remove().catch((e: Error) => info(`fleetlab: volume ${v.Name} could not be removed (${e.message.replace(/\s+/g, " ")}); 'make prune' removes it later`))));
+      await this.phases.run("down", () => this.#teardown());
     } finally {
       await this.#containerEvents?.stop();
       this.#time("down", t0);
       this.#record();
       this.#unregister();
     }
+  }
+
+  /** Undo what scenarios left, save logs and transcripts, remove containers, network and volumes. */
+  async #teardown(): Promise<void> {
+    // A Ctrl-C can come while bring-up is creating containers: wait until every creation
+    // under way has ended (bring-up starts no new one once down() began, see #stillWanted),
+    // so the listing below sees them all.
+    await Promise.allSettled([...this.#creating]);
+    // The teardown stack first: a fault is healed (and its helper removed) before its target goes.
+    const undone = await this.teardown.drain();
+    for (const f of undone.failed) info(`could not undo '${f.name}': ${f.error}`);
+    await this.operator?.close().catch(() => {});
+    if (this.spec.tap.enabled) {
+      await Promise.all(
+        nodeAliases(this.spec)
+          .filter((n) => this.members.has(tapAlias(n)))
+          .map((n) =>
+            this.tap(n)
+              .saveTranscript(path.join(this.dir, "transcripts", `tap-${n}.jsonl`))
+              .catch((e) => info(`could not save the tap transcript of ${n}: ${(e as Error).message}`)),
+          ),
+      );
+    }
+    const d = docker();
+    const byLab = { all: true, filters: { label: [`fleetlab.lab=${this.id}`] } };
+    const all = await d.listContainers(byLab);
+    // A fault helper left over (healing failed) goes without its logs; the rest are saved.
+    const helpers = all.filter((c) => c.Labels["fleetlab.kind"] === "fault-helper");
+    await Promise.all(helpers.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+    const mine = all.filter((c) => !helpers.includes(c));
+    await Promise.all(
+      mine.map(async (c) => {
+        const alias = c.Labels["fleetlab.alias"] ?? c.Names[0]?.replace(/^\//, "") ?? c.Id.slice(0, 12);
+        await this.#saveLogs(alias, c.Id).catch((e) => info(`could not save logs of ${alias}: ${(e as Error).message}`));
+        // The tap prints every record it keeps: its log carries the same credentials as its transcript.
+        if (c.Labels["fleetlab.kind"] === "tap") await redactTapLog(this, [".stdout.log", ".stderr.log"].map((x) => path.join(this.dir, "logs", alias + x))).catch((e) => info(`could not redact the logs of ${alias}: ${(e as Error).message}`));
+      }),
+    );
+    // Graceful stop of OpenClaw is slow (seconds) and gains nothing at teardown: remove at once.
+    await Promise.all(mine.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+    // Whatever the engine still shows for this lab (a restart racing the removal) goes too.
+    const seen = [...all];
+    for (let round = 0; round < 3; round++) {
+      const late = await d.listContainers(byLab);
+      if (!late.length) break;
+      seen.push(...late);
+      await Promise.all(late.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+    }
+    // containers.jsonl ends with their removal.
+    await this.#containerEvents?.stop({ destroyed: [...new Set(seen.map((c) => c.Id))] });
+    // A network the engine will not remove (a stale endpoint) is named with its fix; the run goes on.
+    const names = seen.flatMap((c) => c.Names.map((n) => n.replace(/^\//, "")));
+    for (const n of await d.listNetworks({ filters: { label: [`fleetlab.lab=${this.id}`] } })) {
+      await leaveLabNetwork(n.Id); // a runner container leaves first (no-op otherwise)
+      const stuck = await removeNetwork(d.getNetwork(n.Id), n.Name, { alsoDisconnect: names });
+      if (stuck) info(`fleetlab: ${stuck}`);
+    }
+    const vols = (await d.listVolumes({ filters: { label: [`fleetlab.lab=${this.id}`] } })).Volumes ?? [];
+    await Promise.all(vols.map((v) => d.getVolume(v.Name).remove().catch((e: Error) => info(`fleetlab: volume ${v.Name} could not be removed (${e.message.replace(/\s+/g, " ")}); 'make prune' removes it later`))));
   }
 
   /** Bring-up stops at its next step once down() has begun or the process was interrupted (a
@@ -557,6 +607,7 @@ export class Lab {
       images: this.images && Object.fromEntries(Object.values(this.images).map((i) => [i.name, { tag: i.tag, id: i.id, cached: i.cached, seconds: i.seconds }])),
       members: [...this.members.values()].map((m) => ({ alias: m.alias, kind: m.kind, container: m.id.slice(0, 12), ip: m.ip, volume: m.volume })),
       timings: { ...this.timings },
+      phases: [...this.phases.rows],
       capabilities: this.capabilities,
       protocol: this.protocol,
       snapshot: this.snapshot,
