@@ -47,4 +47,20 @@ describe("judgeScenario: one call from what a scenario observed to its verdict",
     expect(judgeScenario(seen({ findings, checks })).unexercised.map((f) => f.id)).toEqual(["F-forgotten"]);
     expect(judgeScenario(seen({ findings, checks, bodyReturned: false })).unexercised).toEqual([]);
   });
+
+  it("premises: one not met makes the checks moot (unknown over pass, fixed? and known findings, with what was seen); a fail still leads", () => {
+    const served = { id: "P-502-served", what: "the tap answered the node's upgrades 502" };
+    const missed = { ...served, met: false, observed: { refused: 0 } };
+    const j = judgeScenario(seen({ declared: [served], premises: [missed], checks: [check("F-a", "fixed?")] }));
+    expect([j.verdict, j.detail]).toEqual(["unknown", 'the lab could not tell: premise P-502-served not met (the tap answered the node\'s upgrades 502): observed {"refused":0}; also fixed? F-a']);
+    expect(judgeScenario(seen({ declared: [served], premises: [missed], checks: [check("E-x", "fail", { note: "n" })] })).verdict).toBe("fail");
+    // Proven again after a retry: the last proof counts.
+    expect(judgeScenario(seen({ declared: [served], premises: [missed, { ...served, met: true }], checks: [check("E-ok", "pass")] })).verdict).toBe("pass");
+  });
+
+  it("premises: one declared but never proven is unknown once the body returned (not when it threw: that is its own verdict)", () => {
+    const declared = [{ id: "P-turn-in-flight", what: "the turn was in flight at the kill" }];
+    expect(judgeScenario(seen({ declared, checks: [check("E-ok", "pass")] }))).toMatchObject({ verdict: "unknown", detail: "the lab could not tell: premise P-turn-in-flight was never proven (the turn was in flight at the kill)" });
+    expect(judgeScenario(seen({ declared, bodyReturned: false, problems: [{ verdict: "fail", text: "boom" }] }))).toMatchObject({ verdict: "fail", detail: "boom" });
+  });
 });

@@ -29,6 +29,31 @@ export interface Observed {
   /** Its own finding records, and whether its body ran to the end (only then is a record no check judged "unexercised"). */
   findings: FindingRecord[];
   bodyReturned: boolean;
+  /** The premises it declared (Scenario.premises) and what its body proved of them (ctx.premise), in order. */
+  declared?: { id: string; what: string }[];
+  premises?: PremiseResult[];
+}
+
+/** One ctx.premise() call: met or not, with what was seen. */
+export interface PremiseResult {
+  id: string;
+  what: string;
+  met: boolean;
+  observed?: unknown;
+}
+
+/**
+ * Why the checks of a scenario say nothing (its premises not met, or not proven though its body
+ * ran to the end), or undefined when every premise held. A premise proven twice counts by its
+ * last proof, so a scenario may prove it again after a retry.
+ */
+export function premisesUnmet(o: Pick<Observed, "declared" | "premises" | "bodyReturned">): string | undefined {
+  const last = new Map<string, PremiseResult>();
+  for (const p of o.premises ?? []) last.set(p.id, p);
+  const out: string[] = [];
+  for (const p of last.values()) if (!p.met) out.push(`premise ${p.id} not met (${p.what}): observed ${JSON.stringify(p.observed ?? null)}`);
+  if (o.bodyReturned) for (const d of o.declared ?? []) if (!last.has(d.id)) out.push(`premise ${d.id} was never proven (${d.what})`);
+  return out.length ? `the lab could not tell: ${out.join("; ")}` : undefined;
 }
 
 export interface Judged {
@@ -49,6 +74,9 @@ export function judgeScenario(o: Observed): Judged {
   const j = new Judgement();
   const note = (n: Note) => (n.after ? j.after(n.verdict, n.text) : j.add(n.verdict, n.text));
   o.problems.forEach(note);
+  // A premise not met makes every check moot: unknown, over pass, fixed? and known findings alike.
+  const unmet = premisesUnmet(o);
+  if (unmet) j.add("unknown", unmet);
   const outcome = verdictOf(o.checks);
   if (outcome === "fail") j.add("fail", o.checks.filter((c) => c.outcome === "fail").map((c) => `${c.findingId}: ${c.note}`).join("; "));
   else if (outcome !== "pass") j.add(outcome, o.checks.filter((c) => c.outcome !== "pass" && !(c.scope === "lab" && c.outcome === "known-finding")).map((c) => `${c.outcome} ${c.findingId}`).join(", "));

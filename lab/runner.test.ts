@@ -492,6 +492,33 @@ describe("an error that escapes a scenario is its verdict, and the run goes on",
     expect(readRunRecord(path.join(run.dir, "run.json")).scenarios.map((r) => r.verdict)).toEqual(["fail", "fail", "pass"]);
   });
 
+  it("premises through ctx.premise: recorded in verdict.json and run.json; not met or not declared is unknown", async () => {
+    const { pool, run } = fakePool();
+    const premises = [{ id: "P-fault-acted", what: "the fault acted on the path" }];
+    const met = await runScenario(scenario("met", async ({ premise, check }) => (premise({ id: "P-fault-acted", met: true, observed: { hits: 3 } }), void check({ id: "E-ok", expectation: "e", holds: true })), { premises }), pool);
+    expect([met.verdict, met.premises]).toEqual(["pass", [{ id: "P-fault-acted", what: "the fault acted on the path", met: true, observed: { hits: 3 } }]]);
+    const missed = await runScenario(scenario("missed", async ({ premise, check }) => (premise({ id: "P-fault-acted", met: false, observed: { hits: 0 } }), void check({ id: "E-ok", expectation: "e", holds: true })), { premises }), pool);
+    expect([missed.verdict, missed.detail]).toEqual(["unknown", 'the lab could not tell: premise P-fault-acted not met (the fault acted on the path): observed {"hits":0}']);
+    const stray = await runScenario(scenario("stray", async ({ premise }) => void premise({ id: "P-other", met: true })), pool);
+    expect(stray.verdict).toBe("unknown");
+    expect(stray.detail).toContain("premise P-other not met (not declared in the scenario's premises)");
+    expect(readRunRecord(path.join(run.dir, "run.json")).scenarios.find((r) => r.name === "missed")?.premises?.[0]).toMatchObject({ id: "P-fault-acted", met: false });
+  });
+
+  it("an engine that stops answering while the body runs ends the scenario at once as unknown, naming the engine (a blip is not enough)", async () => {
+    let asked = 0;
+    const blip = fakePool({ engineWatchMs: 20, engineTrouble: async () => (++asked === 2 ? "the Docker engine does not answer (blip)" : undefined) });
+    const ok = await runScenario(scenario("blip", async ({ signal, check }) => (await sleep(300, signal), void check({ id: "E-ok", expectation: "e", holds: true }))), blip.pool);
+    expect(ok.verdict).toBe("pass");
+    expect(asked).toBeGreaterThan(3);
+    const dead = fakePool({ engineWatchMs: 20, engineTrouble: async () => "the Docker engine does not answer (connect ECONNREFUSED /run/x.sock)" });
+    const t0 = performance.now();
+    const r = await runScenario(scenario("engine-gone", async ({ signal }) => void (await sleep(4_000, signal))), dead.pool);
+    expect(r.verdict).toBe("unknown");
+    expect(r.detail).toContain("the Docker engine does not answer (connect ECONNREFUSED /run/x.sock), twice in a row while the scenario ran; the scenario was cancelled there");
+    expect(performance.now() - t0).toBeLessThan(2_000); // not its 4 s wait
+  });
+
   it("the lab's own error (LabInfraError) escaping is unknown; one escaping after the body returned is added to the verdict", async () => {
     const { pool, run } = fakePool({
       evidenceChecks: [{ name: "slow", run: async () => (await sleep(50), []) }],

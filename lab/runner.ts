@@ -25,7 +25,7 @@ import { Lab, type LabUpOptions } from "./topology/lab.ts";
 import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "./spec.ts";
 import { setting } from "./settings.ts";
 import { judge, type CheckResult, type FindingRecord } from "./findings/findings.ts";
-import { judgeScenario, type Note, type Observed } from "./judging.ts";
+import { judgeScenario, type Note, type Observed, type PremiseResult } from "./judging.ts";
 import { Phases, STOP } from "./phases.ts";
 import { evidenceChecks } from "./checks/index.ts";
 import { labFindings } from "./checks/findings.ts";
@@ -50,6 +50,8 @@ export interface ScenarioResult {
   endedAt: string;
   /** Its phases as they ran, timed (needs, lab, protocol, body, drain, evidence checks, lab after). */
   phases?: PhaseRow[];
+  /** What its body proved of its premises (ctx.premise). */
+  premises?: PremiseResult[];
 }
 
 /** The scenarios named (all of `known` when none are), in the order they run; bad names fail listing the known ones. */
@@ -87,6 +89,8 @@ export interface PoolOptions {
   capabilities?: (spec: TopologySpec) => Promise<Capabilities>;
   /** Asked when something failed: why the engine cannot be trusted now, if so (default: a ping, lab/docker.ts). */
   engineTrouble?: () => Promise<string | undefined>;
+  /** How often engineTrouble is asked while a scenario's body runs (default ENGINE_WATCH_MS). */
+  engineWatchMs?: number;
 }
 
 /** Holds the shared standard lab across scenarios (and across vitest tests), and brings up own labs. */
@@ -108,6 +112,7 @@ export class LabPool {
       start: opts.start ?? startRun,
       capabilities: opts.capabilities ?? (async (spec) => probeCapabilities((await ensureImages(spec.openclawVersion)).openclaw, labConfigs(spec))),
       engineTrouble: opts.engineTrouble ?? (() => engineTrouble()),
+      engineWatchMs: opts.engineWatchMs ?? ENGINE_WATCH_MS,
     };
   }
 
@@ -162,9 +167,15 @@ export type BodyEnd =
  */
 export function runBodyScoped(
   fn: (signal: AbortSignal) => Promise<void>,
-  opts: { timeoutMs: number; settleMs: number; message: string; owner: string; late?: (e: Escape) => void },
+  opts: { timeoutMs: number; settleMs: number; message: string; owner: string; late?: (e: Escape) => void; watch?: (signal: AbortSignal) => Promise<string | undefined> },
 ): { end: Promise<BodyEnd>; close: () => void } {
   const ctl = new AbortController();
+  // The watcher (the engine's health) runs until the first race is decided; what it reports
+  // ends the body like a deadline, as the lab's own failure (LabInfraError: unknown).
+  const watching = new AbortController();
+  const lost = opts.watch
+    ? opts.watch(watching.signal).then((reason) => (reason ? { kind: "lost" as const, reason } : new Promise<never>(() => {})), () => new Promise<never>(() => {}))
+    : new Promise<never>(() => {});
   let escaped: ((e: Escape) => void) | undefined;
   const escape = new Promise<Escape>((r) => (escaped = r));
   let decided = false; // the first race (body, escape, deadline) is over: later escapes are late
@@ -183,12 +194,14 @@ export function runBodyScoped(
     (error: unknown) => ({ kind: "threw" as const, error }),
   );
   const end = (async (): Promise<BodyEnd> => {
-    const first = await raceTimer(Promise.race([body, escape.then((e) => ({ kind: "escape" as const, e }))]), opts.timeoutMs);
+    const first = await raceTimer(Promise.race([body, escape.then((e) => ({ kind: "escape" as const, e })), lost]), opts.timeoutMs);
     decided = true;
-    if (first !== undefined && first.kind !== "escape") return first;
-    const cause = first?.kind === "escape" ? first.e.error : new DeadlineExceeded(opts.message);
+    watching.abort();
+    if (first !== undefined && first.kind !== "escape" && first.kind !== "lost") return first;
+    const cause = first?.kind === "escape" ? first.e.error : first?.kind === "lost" ? new LabInfraError(`${first.reason}; the scenario was cancelled there`) : new DeadlineExceeded(opts.message);
     ctl.abort(cause);
     const settled = (await raceTimer(body, opts.settleMs)) !== undefined;
+    if (first?.kind === "lost") return { kind: "threw", error: cause };
     if (first?.kind === "escape") return { kind: "escaped", escape: first.e, settled };
     return { kind: "timed-out", error: cause as DeadlineExceeded, settled };
   })();
@@ -203,6 +216,31 @@ export async function runBody(fn: (signal: AbortSignal) => Promise<void>, timeou
   } finally {
     r.close();
   }
+}
+
+/** How often the engine is asked whether it answers while a scenario runs. */
+export const ENGINE_WATCH_MS = 5_000;
+
+/**
+ * While a scenario runs, the engine is pinged every ENGINE_WATCH_MS; two answers missed in a row
+ * (each ping waits 5 s) end the scenario as unknown with the reason, instead of letting it wait
+ * out its own deadlines for containers that no engine runs any more (a killed dockerd was seen
+ * to take 90 s that way). Undefined when the signal aborts first.
+ */
+export async function watchEngine(trouble: () => Promise<string | undefined>, signal: AbortSignal, everyMs = ENGINE_WATCH_MS): Promise<string | undefined> {
+  let missed = 0;
+  while (!signal.aborted) {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, everyMs);
+      signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+    });
+    if (signal.aborted) return undefined;
+    const why = await trouble();
+    if (signal.aborted) return undefined;
+    missed = why ? missed + 1 : 0;
+    if (why && missed >= 2) return `${why}, twice in a row while the scenario ran`;
+  }
+  return undefined;
 }
 
 /** The promise's value, or undefined when `ms` passed first (the timer is cleared either way). */
@@ -278,7 +316,7 @@ class ScenarioRun {
     this.run = pool.run;
     this.dir = path.join(this.run.dir, "scenarios", s.name);
     fs.mkdirSync(this.dir, { recursive: true });
-    this.#seen = { problems: [], checks: [], afterwards: [], findings: s.findings ?? [], bodyReturned: false };
+    this.#seen = { problems: [], checks: [], afterwards: [], findings: s.findings ?? [], bodyReturned: false, declared: s.premises ?? [], premises: [] };
     this.#notes = this.#seen.problems;
   }
 
@@ -360,6 +398,14 @@ class ScenarioRun {
         ctx.log(`check ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
         return c.holds;
       },
+      premise: (p) => {
+        // Only a declared premise counts (its meaning is in the scenario's header and the docs).
+        const d = s.premises?.find((x) => x.id === p.id);
+        const r: PremiseResult = d ? { id: p.id, what: d.what, met: p.met, observed: p.observed } : { id: p.id, what: "not declared in the scenario's premises", met: false, observed: p.observed };
+        this.#seen.premises!.push(r);
+        ctx.log(`premise ${r.id}: ${r.met ? "met" : "NOT met"} (${r.what}; observed ${JSON.stringify(p.observed ?? null)})`);
+        return r.met;
+      },
     });
 
     this.#windowStart = new Date().toISOString();
@@ -379,6 +425,7 @@ class ScenarioRun {
       message: `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`,
       owner: `scenario ${s.name}`,
       late: (e) => this.#charge(e, "after its body ended"),
+      watch: (signal) => watchEngine(pool.opts.engineTrouble, signal, pool.opts.engineWatchMs),
     });
     this.closeScope = body.close;
     const end = await step(`scenario ${s.name}`, () => body.end);
@@ -509,11 +556,12 @@ class ScenarioRun {
     const note = stallNote(StallWatch.get().within(this.#stallsFrom, Date.now()));
     if (note) detail = detail ? `${detail}; also ${note}` : note;
     const phases = [...this.phases.rows];
-    const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases };
+    const premises = this.#seen.premises?.length ? [...this.#seen.premises] : undefined;
+    const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases, premises };
     if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
     run.update((rec) => {
       (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
-      rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt: r.startedAt, endedAt: r.endedAt, evidence: r.evidence, phases });
+      rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt: r.startedAt, endedAt: r.endedAt, evidence: r.evidence, phases, premises });
       // A lab-wide record counts as exercised where it was seen, not where it merely held.
       const seen = checks.filter((c) => !(c.scope === "lab" && c.outcome === "pass"));
       if (seen.length) rec.exercised = [...new Set([...(rec.exercised ?? []), ...seen.map((c) => c.findingId)])].sort();

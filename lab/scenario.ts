@@ -29,6 +29,22 @@ export interface ScenarioContext {
    * fails the scenario. Never throws: the scenario goes on to its next check.
    */
   check(c: { id: string; expectation: string; holds: boolean; observed?: unknown; kind?: FindingRecord["kind"] }): boolean;
+  /**
+   * Prove that what the scenario set up really happened where it matters (the fault acted on the
+   * path: a 502 was served, writes were delayed, a frame was dropped; the turn was in flight; the
+   * node was gone), with what was seen. Not met: the verdict is unknown with this reason, since
+   * no check after it can say anything about the bug. Returns `met`; never throws. Every premise
+   * the scenario declares (`premises`) must be proven once its body returns.
+   */
+  premise(p: { id: string; met: boolean; observed?: unknown }): boolean;
+}
+
+/** What a scenario must have made happen before its verdict counts (lab/judging.ts). */
+export interface Premise {
+  /** Named in the scenario's header and docs/reference/scenarios.md, e.g. "P-50219-502-served". */
+  id: string;
+  /** What it means, for a reader: "the tap answered the node's upgrades 502". */
+  what: string;
 }
 
 export interface Scenario {
@@ -64,6 +80,8 @@ export interface Scenario {
    * other check or step that fails is "failed otherwise", never a reproduction (lab/repro.ts).
    */
   bug?: string[];
+  /** What must have happened for its checks to mean anything: each proven in the body with ctx.premise(). */
+  premises?: Premise[];
   timeoutMs: number;
   run(ctx: ScenarioContext): Promise<void>;
 }
@@ -73,5 +91,8 @@ export function defineScenario(s: Scenario): Scenario {
   const ids = (s.findings ?? []).map((f) => f.id);
   const dup = ids.find((id, i) => ids.indexOf(id) !== i);
   if (dup) throw new Error(`scenario ${s.name}: finding ${dup} is registered twice`);
+  const pids = (s.premises ?? []).map((p) => p.id);
+  const pdup = pids.find((id, i) => pids.indexOf(id) !== i);
+  if (pdup) throw new Error(`scenario ${s.name}: premise ${pdup} is declared twice`);
   return s;
 }

@@ -34,6 +34,8 @@ export const ScenarioRow = z.object({
   evidence: z.string().optional(),
   /** Its phases (needs, lab, body, drain, evidence checks, lab after); absent in run folders written before they were recorded. */
   phases: z.array(PhaseRow).optional(),
+  /** What its body proved of its premises (lab/judging.ts): met or not, with what was seen. */
+  premises: z.array(z.object({ id: z.string(), what: z.string(), met: z.boolean(), observed: z.unknown().optional() })).optional(),
 });
 
 /** One judged expectation (lab/findings/findings.ts CheckResult). */
