@@ -11,7 +11,10 @@ import { ROOT } from "./paths.ts";
 const FLOORS: string[][] = [
   ["lab/log.ts", "lab/paths.ts", "lab/stalls.ts", "lab/escapes.ts", "lab/settings.ts", "lab/pace.ts"],
   ["lab/wait.ts", "lab/docker.ts"],
-  ["lab/spec.ts", "lab/verdict.ts", "lab/cleanup.ts", "lab/lock.ts", "lab/child.ts", "lab/evidence/", "lab/phases.ts"],
+  // The evidence records (every format a producer writes, lab/evidence/records/) sit on the spec's
+  // floor: below the producers (clients, members, faults) and readers (checks, findings) that
+  // import them; the report beside them in lab/evidence/ reads them too.
+  ["lab/spec.ts", "lab/verdict.ts", "lab/cleanup.ts", "lab/lock.ts", "lab/child.ts", "lab/evidence/records/", "lab/evidence/", "lab/phases.ts"],
   ["lab/findings/", "lab/judging.ts", "lab/clients/", "lab/capabilities.ts", "lab/shard.ts", "lab/images.ts"],
   ["lab/members/", "lab/runner-container.ts"],
   ["lab/topology/"],

@@ -20,12 +20,14 @@
 //
 // Sources, each read from the live lab and from the scenario's saved evidence (scenarios reset
 // servers and model in their finally, after saving mcp-servers.json / model-requests.json):
-// MCP request logs, model requests, the operator transcript (approval events and resolves).
+// MCP request logs, model requests, the operator transcript (approval events and resolves); the
+// saved files are read with their formats' schemas (lab/evidence/records/mcp.ts and model.ts).
 import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { writeJson } from "../evidence/write.ts";
+import { McpRecord, ModelRequest, SavedMcpServers, SavedModelRequests } from "../evidence/records/index.ts";
 import { mcpContainers } from "../spec.ts";
 import type { EvidenceCheck, EvidenceCheckInput, ScenarioWindow } from "./types.ts";
 
@@ -211,21 +213,8 @@ export function atMostOnceExpectations(r: AtMostOnceReport): EvidenceCheckInput[
 // ---------------------------------------------------------------------------------------
 // Gathering from the live lab and the scenario's saved evidence
 
-const McpRecordSchema = z.looseObject({
-  seq: z.number().optional(),
-  time: z.string(),
-  server: z.string(),
-  kind: z.string(),
-  rpcMethod: z.string().nullish(),
-  rpcId: z.union([z.string(), z.number()]).nullish(),
-  sessionId: z.string().nullish(),
-  tool: z.string().nullish(),
-  args: z.unknown().optional(),
-  response: z.literal(true).optional(),
-});
-const SavedServersSchema = z.record(z.string(), z.looseObject({ requests: z.array(McpRecordSchema).optional() }));
-const EmittedSchema = z.looseObject({ type: z.string(), name: z.string().optional(), arguments: z.string().optional(), callId: z.string().optional() });
-const ModelRecordSchema = z.looseObject({ id: z.string(), time: z.string(), output: z.array(EmittedSchema).optional() });
+/** What the check takes of a model request, live or saved (model-requests.json): its function_calls. */
+type ModelCalls = Pick<ModelRequest, "id" | "time" | "output">;
 const ApprovalPayloadSchema = z.looseObject({
   id: z.string(),
   decision: z.string().optional(),
@@ -233,7 +222,7 @@ const ApprovalPayloadSchema = z.looseObject({
   request: z.looseObject({ toolName: z.string().optional(), description: z.string().optional() }).optional(),
 });
 
-function toEffect(r: z.infer<typeof McpRecordSchema>): EffectRecord | undefined {
+function toEffect(r: McpRecord): EffectRecord | undefined {
   if (r.kind !== "rpc" || r.rpcMethod !== "tools/call" || r.response || !r.tool) return undefined;
   return { server: r.server, tool: r.tool, args: r.args ?? {}, time: r.time, seq: r.seq, rpcId: r.rpcId, sessionId: r.sessionId };
 }
@@ -273,13 +262,13 @@ export async function gatherAtMostOnce(w: ScenarioWindow): Promise<{ evidence: A
   for (const s of servers) {
     try {
       const recs = await w.lab.mcp(s.name).requests();
-      for (const r of recs) add(toEffect(McpRecordSchema.parse(r)));
+      for (const r of recs) add(toEffect(McpRecord.parse(r)));
       sources[`mcp ${s.name}`] = `live (${recs.length} records)`;
     } catch (err) {
       sources[`mcp ${s.name}`] = `unreachable: ${(err as Error).message}`;
     }
   }
-  const saved = readSaved(path.join(w.dir, "mcp-servers.json"), SavedServersSchema);
+  const saved = readSaved(path.join(w.dir, "mcp-servers.json"), SavedMcpServers);
   if (saved) {
     for (const v of Object.values(saved)) for (const r of v.requests ?? []) add(toEffect(r));
     sources["mcp-servers.json"] = "saved by the scenario";
@@ -287,17 +276,17 @@ export async function gatherAtMostOnce(w: ScenarioWindow): Promise<{ evidence: A
 
   // Intents: the model's function_calls, live and saved.
   let intents: Intent[] | undefined;
-  const models = new Map<string, z.infer<typeof ModelRecordSchema>>();
+  const models = new Map<string, ModelCalls>();
   try {
     for (const r of await w.lab.model.requests()) {
-      const p = ModelRecordSchema.safeParse(r);
+      const p = ModelRequest.safeParse(r);
       if (p.success) models.set(p.data.id, p.data);
     }
     sources.model = "live";
   } catch (err) {
     sources.model = `unreachable: ${(err as Error).message}`;
   }
-  const savedModel = readSaved(path.join(w.dir, "model-requests.json"), z.array(ModelRecordSchema));
+  const savedModel = readSaved(path.join(w.dir, "model-requests.json"), SavedModelRequests);
   if (savedModel) {
     for (const r of savedModel) models.set(r.id, r);
     sources["model-requests.json"] = "saved by the scenario";
@@ -305,7 +294,7 @@ export async function gatherAtMostOnce(w: ScenarioWindow): Promise<{ evidence: A
   const inModel = [...models.values()].filter((r) => inWindow(r.time, from, to));
   // A scenario that reset the model without saving it leaves effects with no requests to explain them.
   if (inModel.length || !effects.size) {
-    intents = inModel.flatMap((r) => (r.output ?? []).filter((o) => o.type === "function_call" && o.name && o.callId).map((o) => ({ name: o.name!, arguments: o.arguments ?? "{}", callId: o.callId! })));
+    intents = inModel.flatMap((r) => r.output.flatMap((o) => (o.type === "function_call" && o.name && o.callId ? [{ name: o.name, arguments: o.arguments, callId: o.callId }] : [])));
   } else sources.intents = "unknown: no model request of the window is left (reset, not saved)";
 
   // Approvals: the operator's view (requested, resolved events; its own resolve requests).

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WebSocketServer, type WebSocket } from "ws";
 import { buildDeviceAuthPayloadV3, loadOrCreateDeviceIdentity, verifyDeviceSignature, type DeviceIdentity } from "./device-identity.ts";
 import { GATEWAY_CLIENT_IDS, GATEWAY_CLIENT_MODES } from "@openclaw/gateway-protocol/client-info";
-import { GatewayClient, GatewayError, type TranscriptEntry } from "./gateway.ts";
+import { GatewayClient, GatewayError } from "./gateway.ts";
+import { TranscriptEntry, parseJsonl } from "../evidence/records/index.ts";
 import { sleep } from "../wait.ts";
 
 // A tiny stand-in gateway: plays connect.challenge -> connect -> hello-ok and answers a
@@ -176,6 +177,8 @@ beforeEach(() => {
 });
 afterEach(async () => {
   await client?.close();
+  // Whatever a test made the client record is an entry the report, the checks and the excerpts read.
+  if (client) expect(client.transcript().filter((e) => !TranscriptEntry.safeParse(e).success)).toEqual([]);
   await fake?.close();
   client = undefined;
   fake = undefined;
@@ -405,7 +408,9 @@ describe("GatewayClient transcript", () => {
 
     const file = path.join(dir, "evidence", "op.jsonl");
     c.saveTranscript(file);
-    const lines = fs.readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as TranscriptEntry);
+    const saved = parseJsonl(fs.readFileSync(file, "utf8"), TranscriptEntry);
+    expect(saved.bad).toBe(0); // every line is a record the report reads
+    const lines = saved.records.map((r) => r.value);
     expect(lines).toHaveLength(t.length);
     expect(lines.at(-1)).toMatchObject({ dir: "in", kind: "res", method: "echo", ok: true });
     expect(fs.readFileSync(file, "utf8")).not.toContain(TOKEN);
@@ -421,7 +426,7 @@ describe("GatewayClient transcript", () => {
     await c.request("echo", { second: 2 });
     const file = path.join(dir, "evidence", "op-after.jsonl");
     c.saveTranscript(file, { since });
-    const lines = fs.readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as TranscriptEntry);
+    const lines = parseJsonl(fs.readFileSync(file, "utf8"), TranscriptEntry).records.map((r) => r.value);
     expect(new Set(lines.map((e) => e.conn))).toEqual(new Set(["op#2"]));
     expect(lines.at(-1)).toMatchObject({ dir: "in", kind: "res", method: "echo", ok: true });
   });

@@ -41,6 +41,7 @@ import {
 import { Compile } from "typebox/compile";
 import type { DeviceIdentity } from "./device-identity.ts";
 import { REDACTED, Redactor } from "../evidence/redact.ts";
+import type { TranscriptEntry } from "../evidence/records/index.ts";
 import { DeadlineExceeded, sleep, withDeadline } from "../wait.ts";
 
 export const PROTOCOL_VERSION = 4;
@@ -223,33 +224,9 @@ function detailString(details: unknown, key: string): string | undefined {
 // ---------------------------------------------------------------------------------------
 // Transcript
 
-export type Direction = "in" | "out" | "meta";
-
-export interface TranscriptEntry {
-  /** Position in this client's transcript. */
-  n: number;
-  /** Wall-clock time, ISO 8601 with milliseconds. */
-  ts: string;
-  /** Milliseconds since the epoch (for arithmetic). */
-  t: number;
-  /** Connection label: `<client name>#<connection number>`. */
-  conn: string;
-  dir: Direction;
-  kind: "req" | "res" | "event" | "open" | "close" | "error" | "anomaly";
-  id?: string;
-  method?: string;
-  event?: string;
-  ok?: boolean;
-  /** The frame as sent or received (credentials redacted). */
-  frame?: unknown;
-  /** The raw text, only when it could not be parsed as JSON. */
-  raw?: string;
-  bytes?: number;
-  anomaly?: { reason: string; issues?: unknown; delivered?: boolean };
-  /** A sequence gap on this connection's events (kind "anomaly"). */
-  gap?: { expected: number; received: number };
-  note?: string;
-}
+// The entry format is an evidence record (lab/evidence/records/transcript.ts): the report, the
+// checks and the excerpts read the same declaration.
+export type { TranscriptEntry } from "../evidence/records/index.ts";
 
 /**
  * Deep copy with credential strings replaced; keeps evidence shareable. One rule for every writer

@@ -6,12 +6,13 @@
 import fs from "node:fs";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Client } from "../../docker/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js";
 import { StreamableHTTPClientTransport } from "../../docker/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "../../docker/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/types.js";
 import { McpControl, isEvent, isRpc, isToolCall } from "./mcp.ts";
 import { startServerProcess } from "../testing/server-process.ts";
+import { McpEffect, McpHeldCall, McpRecord, McpSession } from "../evidence/records/index.ts";
 
 const SERVER = fileURLToPath(new URL("../../docker/mcp/server.ts", import.meta.url));
 const FIXTURES = fileURLToPath(new URL("../../fixtures/mcp/", import.meta.url));
@@ -82,6 +83,20 @@ afterAll(async () => {
 
 beforeEach(async () => {
   await Promise.all([north.control.reset(), south.control.reset()]);
+});
+
+// What the server recorded in each test is what mcp-servers.json saves: the records' schemas
+// (lab/evidence/records/mcp.ts, which the report and the at-most-once check read with) take all of it.
+afterEach(async () => {
+  for (const { control } of [north, south]) {
+    const notRecords = [
+      ...(await control.requests()).filter((r) => !McpRecord.safeParse(r).success),
+      ...(await control.held({ all: true })).filter((h) => !McpHeldCall.safeParse(h).success),
+      ...(await control.effects()).filter((e) => !McpEffect.safeParse(e).success),
+      ...(await control.sessions()).filter((x) => !McpSession.safeParse(x).success),
+    ];
+    expect(notRecords).toEqual([]);
+  }
 });
 
 describe("two servers from fixtures", () => {

@@ -2,9 +2,10 @@
 // OpenClaw's openai-responses client and the lab's scenarios drive it.
 
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ModelControl, isResponsesCall, toolsOf } from "./model.ts";
 import { listeningOnPort, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
+import { ModelRequest } from "../evidence/records/index.ts";
 
 const SERVER = fileURLToPath(new URL("../../docker/model/server.ts", import.meta.url));
 const SCRIPTS = fileURLToPath(new URL("../../fixtures/model/", import.meta.url));
@@ -25,6 +26,12 @@ afterAll(async () => {
 
 beforeEach(async () => {
   await model.reset();
+});
+
+// What the server recorded in each test is what the at-most-once check reads: the record's schema
+// (lab/evidence/records/model.ts) takes all of it.
+afterEach(async () => {
+  expect((await model.requests()).filter((r) => !ModelRequest.safeParse(r).success)).toEqual([]);
 });
 
 type SseEvent = { event: string; data: Record<string, any> };

@@ -15,6 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { TapControl, WS_OPCODE, redactTapLines, type Frame } from "./tap.ts";
 import { Redactor } from "../evidence/redact.ts";
+import { TapRecord, parseJsonl } from "../evidence/records/index.ts";
 import { listeningRecord, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 
 const SERVER = fileURLToPath(new URL("../../docker/faultproxy/server.ts", import.meta.url));
@@ -617,5 +618,23 @@ describe("credentials in a JSON frame that quotes a header", () => {
     const out = (r as { text: string }).text;
     expect(() => JSON.parse(out)).not.toThrow();
     expect(JSON.parse(JSON.parse(out).payload.paramsJSON).script).toBe(script);
+  });
+});
+
+describe("the records it wrote", () => {
+  it("are, every one of them, tap records as the report and the excerpts read them (lab/evidence/records/tap.ts)", async () => {
+    // Everything the tests above made the tap record: frames, HTTP exchanges, connection events
+    // (open, upgrade, errors, faults, close) and rule events (added, fired, removed, healed).
+    const file = join(tmpdir(), `fleetlab-tap-records-${process.pid}`, "tap.jsonl");
+    try {
+      const n = await tap.saveTranscript(file);
+      const { records, bad } = parseJsonl(await readFile(file, "utf8"), TapRecord);
+      expect(bad).toBe(0);
+      expect(records).toHaveLength(n);
+      const kinds = new Set(records.map((r) => (r.value.kind === "conn" || r.value.kind === "rule" ? `${r.value.kind} ${r.value.event}` : r.value.kind)));
+      for (const k of ["frame", "http", "conn open", "conn upgrade", "conn fault", "conn close", "rule added", "rule fired", "rule healed"]) expect(kinds).toContain(k);
+    } finally {
+      await rm(join(tmpdir(), `fleetlab-tap-records-${process.pid}`), { recursive: true, force: true });
+    }
   });
 });

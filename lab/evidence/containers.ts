@@ -9,22 +9,11 @@ import readline from "node:readline";
 import { docker } from "../docker.ts";
 import { waitFor } from "../wait.ts";
 import { raise } from "../escapes.ts";
+// The line format is an evidence record (lab/evidence/records/containers.ts), read by the report.
+import type { ContainerEventLine } from "./records/index.ts";
 
 /** Engine actions kept; exec_*, attach, resize, top, health_status and the like are left out. */
 const ACTIONS = new Set(["create", "start", "restart", "kill", "die", "oom", "stop", "pause", "unpause", "destroy"]);
-
-export interface ContainerEventLine {
-  /** Epoch milliseconds (from the engine's nanoseconds). */
-  t: number;
-  time: string;
-  alias: string;
-  kind?: string;
-  container: string;
-  action: string;
-  exitCode?: number;
-  /** kill: the signal's name (SIGKILL), or its number when unknown. */
-  signal?: string;
-}
 
 interface EngineEvent {
   Type?: string;

@@ -16,6 +16,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { LabError } from "../log.ts";
 import { junitXml } from "./junit.ts";
+import { TimelineEntry, parseJsonLine } from "./records/index.ts";
 import { writeReportHtml } from "./report-html.ts";
 import { Run, newRunId, readRunRecord, type RunRecord } from "./run.ts";
 import { summaryMarkdown, type VersionRun } from "./summary.ts";
@@ -175,12 +176,9 @@ function prefixFaultIds(dir: string, prefix: string): void {
     if (!e.isFile() || e.name !== "faults.jsonl") continue;
     const file = path.join(e.parentPath, e.name);
     const lines = fs.readFileSync(file, "utf8").split("\n").map((line) => {
-      try {
-        const v = JSON.parse(line) as { id?: unknown };
-        return typeof v.id === "string" ? JSON.stringify({ ...v, id: `${prefix}${v.id}` }) : line;
-      } catch {
-        return line; // not a record (a cut last line): kept as it was; the report names it
-      }
+      const entry = parseJsonLine(line, TimelineEntry);
+      // A line that is not an entry (a cut last line) is kept as it was; the report names it.
+      return entry ? JSON.stringify({ ...entry, id: `${prefix}${entry.id}` }) : line;
     });
     fs.writeFileSync(file, lines.join("\n"));
   }

@@ -5,24 +5,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { raise } from "../escapes.ts";
+import { TimelineEntry, parseJsonl } from "../evidence/records/index.ts";
 
-export type FaultStep = "prepare" | "inject" | "in-effect" | "heal" | "healed" | "cleanup" | "trigger" | "fired" | "landed" | "failed";
-
-export interface TimelineEntry {
-  /** Fault id, unique in this process (e.g. "f3"). */
-  id: string;
-  /** Fault kind, e.g. "partition", "kill", "wire.close". */
-  fault: string;
-  /** Who it acts on (member alias, or "tap" for wire faults), with peers where they matter. */
-  target: string;
-  step: FaultStep;
-  /** When the step started, epoch milliseconds (sub-millisecond precision). */
-  t: number;
-  /** How long the step took. */
-  ms: number;
-  detail?: Record<string, unknown>;
-  error?: string;
-}
+// The entry format is an evidence record (lab/evidence/records/faults.ts): the report and the
+// shard merge read the same declaration.
+export type { FaultStep, TimelineEntry } from "../evidence/records/index.ts";
 
 /** Epoch milliseconds with sub-millisecond precision (comparable with Date.now()). */
 export const nowMs = (): number => Math.round((performance.timeOrigin + performance.now()) * 10) / 10;
@@ -67,12 +54,11 @@ export class FaultTimeline {
     return file;
   }
 
+  /** The entries of a timeline file; a line that is not one fails, naming the file. */
   static read(file: string): TimelineEntry[] {
-    return fs
-      .readFileSync(file, "utf8")
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as TimelineEntry);
+    const { records, bad } = parseJsonl(fs.readFileSync(file, "utf8"), TimelineEntry);
+    if (bad) throw new Error(`${file}: ${bad} line(s) are not fault timeline entries`);
+    return records.map((r) => r.value);
   }
 }
 

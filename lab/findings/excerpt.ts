@@ -10,6 +10,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Redactor } from "../evidence/redact.ts";
+import { TranscriptsLine, parseJsonLine } from "../evidence/records/index.ts";
 import type { RunRecord } from "../evidence/run.ts";
 import { ROOT } from "../paths.ts";
 
@@ -105,13 +106,10 @@ export function buildExcerpt(runDir: string, record: RunRecord, id: string, red 
         for (const l of fs.readFileSync(f, "utf8").split("\n")) {
           if (frames.length >= MAX.frames) break;
           if (!l || !needles.some((n) => l.includes(n))) continue;
-          let rec: Record<string, unknown>;
-          try {
-            rec = JSON.parse(l) as Record<string, unknown>;
-          } catch {
-            continue;
-          }
-          const t = typeof rec.t === "number" ? rec.t : Date.parse(String(rec.at ?? rec.time ?? ""));
+          const line = parseJsonLine(l, TranscriptsLine);
+          if (!line) continue;
+          const rec: Record<string, unknown> = line;
+          const t = line.t;
           if (!own && Number.isFinite(t) && (t < from || t > to)) continue;
           const keep: Record<string, unknown> = { file: path.basename(f) };
           for (const k of ["seq", "t", "conn", "dir", "method", "event", "command", "replyTo", "errorCode", "errorDetailsCode"]) if (rec[k] !== undefined) keep[k] = rec[k];
