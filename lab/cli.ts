@@ -355,7 +355,7 @@ export async function main(argv: string[], scenarios: Scenario[]): Promise<numbe
       } catch (err) {
         throw new LabError((err as Error).message);
       }
-      for (const w of written) process.stdout.write(`${w.id.padEnd(44)} ${path.relative(process.cwd(), w.file)}  ${(w.bytes / 1024).toFixed(1)} KB\n`);
+      for (const w of written) process.stdout.write(`${w.id.padEnd(44)} ${path.relative(process.cwd(), w.file)}  ${(w.bytes / 1024).toFixed(1)} KB${w.raw ? "" : "  NO RAW EVIDENCE (no frame or log line carries its signature in that run)"}\n`);
       process.stdout.write(`${written.length} excerpt(s) from run ${record.id}; point each record's evidence at its file\n`);
       return 0;
     }
