@@ -14,7 +14,7 @@ $(foreach v,NODES OPENCLAW_VERSION SEED TOPOLOGY SHARD REPROS LANES VERSIONS,$(e
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 
-.PHONY: repro matrix lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
+.PHONY: repro matrix excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
 
 help:
 	@echo "fleetlab: an integration lab for the OpenClaw gateway and node hosts (README.md; docs/). make help: this list"
@@ -24,6 +24,8 @@ help:
 	@echo "  make test             typecheck + unit tests + the scenario suite (what CI runs)"
 	@echo "  make repro NAME=<scenario> N=10 [UNTIL=1]   one scenario N times: reproduced (the bug) k/N, failed otherwise, ..."
 	@echo "  make matrix VERSIONS='2026.9.4 2026.9.6'    scenarios x OpenClaw versions (newest, lastN too)"
+	@echo "  make excerpt RUN=<run id> [IDS='<id>...']   keep each finding's raw evidence from a run in fixtures/findings/"
+	@echo "  make issue ID=<finding id> (or ALL=1)       a bug report for OpenClaw's tracker, in fixtures/findings/reports/"
 	@echo "  make bench            set-up, readiness and teardown figures against same-run baselines"
 	@echo "  make nightly-sim SHARDS=4   every nightly shard one after another, then the merge"
 	@echo "  make costs RUNS='<run id>...'   refresh scenarios/costs.json from run folders"
@@ -52,6 +54,7 @@ help:
 	@echo "  REPLAY=path/run.json  re-run an earlier run's seed and topology"
 	@echo "  RUNNER=container      run inside a runner container on the engine DOCKER_HOST names"
 	@echo "  REPROS=1              make test also runs scenarios/repro"
+	@echo "  RUN, IDS              make excerpt; ID, ALL: make issue"
 	@echo "  NAME, N, UNTIL        make repro; VERSIONS: make matrix; SHARDS: make nightly-sim; RUNS: make costs; ALL: make prune"
 	@echo "  Environment: docs/reference/cli.md (FLEETLAB_STATE, FLEETLAB_CACHE, FLEETLAB_QUIET, ...)"
 
@@ -98,6 +101,16 @@ repro: deps engine
 matrix: deps engine
 	@rc=0; npm run --silent fleetlab -- matrix $(SCENARIOS) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
+
+# A finding's evidence kept in the repository, from a run folder (lab/findings/excerpt.ts): the raw
+# frames and container log lines that decided it. No engine needed: it reads the run folder.
+excerpt: deps
+	npm run --silent fleetlab -- excerpt $(RUN) $(IDS)
+
+# A bug report for OpenClaw's tracker, per registered finding (lab/findings/issue-report.ts):
+# ID=<finding id> writes and prints one, ALL=1 writes every one into fixtures/findings/reports/.
+issue: deps
+	npm run --silent fleetlab -- issue $(if $(ALL),--all,'$(ID)')
 
 test: deps engine chromium
 	npm run --silent typecheck

@@ -19,6 +19,7 @@ import { bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
 import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { RUNS } from "./paths.ts";
 import { writeExcerpts } from "./findings/excerpt.ts";
+import { issueCommand } from "./findings/issue-report.ts";
 import { runInNetwork } from "./runner-container.ts";
 import { COSTS_FILE, costsFromRuns, loadCosts, parseShard, selectShard, shardRecord } from "./shard.ts";
 import { mergeRuns } from "./evidence/merge.ts";
@@ -56,6 +57,9 @@ const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fle
         --versions "A B"  versions expected (one no shard came back for is named)
   excerpt RUN [ID...] keep a trimmed excerpt of each finding the run saw (or those named) in
                       fixtures/findings/<id>.json, for the record's evidence to point to
+  issue ID | --all    write the markdown bug report of a registered finding for OpenClaw's tracker
+                      (its bug form's fields) to fixtures/findings/reports/<id>.md and print it;
+                      --all: every registered finding
   costs [RUN...]      refresh scenarios/costs.json (seconds per scenario) from run folders
   images              build (or find cached) every image and print their tags
 
@@ -83,6 +87,7 @@ const COMMANDS: Record<string, { usage: string; options: string[] }> = {
   list: { usage: "list", options: [] },
   merge: { usage: 'merge OUT RUN... [--shards N] [--versions "A B"]', options: ["shards", "versions"] },
   excerpt: { usage: "excerpt RUN [FINDING_ID...]", options: [] },
+  issue: { usage: "issue FINDING_ID | --all", options: ["all"] },
   costs: { usage: "costs [RUN...]", options: [] },
   images: { usage: "images", options: [] },
   help: { usage: "help [command]", options: [] },
@@ -382,7 +387,7 @@ function excerptCommand({ rest }: CommandArgs): number {
   } catch (err) {
     throw new LabError((err as Error).message);
   }
-  for (const w of written) process.stdout.write(`${w.id.padEnd(44)} ${path.relative(process.cwd(), w.file)}  ${(w.bytes / 1024).toFixed(1)} KB\n`);
+  for (const w of written) process.stdout.write(`${w.id.padEnd(44)} ${path.relative(process.cwd(), w.file)}  ${(w.bytes / 1024).toFixed(1)} KB${w.raw ? "" : "  NO RAW EVIDENCE (no frame or log line carries its signature in that run)"}\n`);
   process.stdout.write(`${written.length} excerpt(s) from run ${record.id}; point each record's evidence at its file\n`);
   return 0;
 }
@@ -420,6 +425,7 @@ const HANDLERS: Record<string, (c: CommandArgs) => number | Promise<number>> = {
   report: reportCommand,
   merge: mergeCommand,
   excerpt: excerptCommand,
+  issue: ({ rest, values, scenarios }) => issueCommand(rest, !!values.all, scenarios, (t) => process.stdout.write(t)),
   costs: costsCommand,
   images: imagesCommand,
 };

@@ -22,7 +22,8 @@ const FLOORS: string[][] = [
   // The test beds (a fault's target without OpenClaw, a loopback server) serve tests and the bench.
   ["lab/kits/", "lab/testing/testbed.ts", "lab/testing/server-process.ts"],
   ["lab/runner.ts"],
-  ["lab/repro.ts", "lab/matrix.ts", "lab/bench/"],
+  // The bug report reads matrix.json and repro loops, so it sits beside them, above the other findings modules.
+  ["lab/repro.ts", "lab/matrix.ts", "lab/bench/", "lab/findings/issue-report.ts"],
   ["lab/cli.ts"],
   ["lab/testing/", "scenarios/"],
 ];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { matrixTable, releases, resolveVersions } from "./matrix.ts";
+import type { CheckResult } from "./findings/findings.ts";
 
 const published = ["2026.8.1-beta.1", "2026.8.1", "2026.8.2", "2026.9.1-beta.1", "2026.9.1", "2026.9.4", "2026.9.5", "2026.9.6"];
 
@@ -63,5 +64,31 @@ describe("a repro's cell says what it showed of the bug", () => {
     expect(cellOf(r, "run", ["R-x"]).bug).toEqual({ class: "failed otherwise", why: "E-premise: the fault never acted" });
     expect(cellOf({ ...r, verdict: "known-finding", checks: [r.checks[0]!] }, "run", ["R-x"]).bug).toEqual({ class: "reproduced", why: "R-x" });
     expect(cellOf(r, "run").bug).toBeUndefined();
+  });
+});
+
+describe("variants and 'not affected' in the matrix", () => {
+  const result = (checks: CheckResult[], verdict: "pass" | "known-finding" = "known-finding") => ({ name: "midturn", verdict, seconds: 1, evidence: "e", startedAt: "", endedAt: "", checks });
+  const chk = (more: Partial<CheckResult>): CheckResult => ({ findingId: "F-turn", scenario: "midturn", expectation: "e", outcome: "known-finding", kind: "shortfall", ...more });
+
+  it("a cell names the variant that matched, in its findings and in matrix.json's variants", async () => {
+    const { cellOf } = await import("./matrix.ts");
+    const c = cellOf(result([chk({ variant: ">=2026.9.5" }), chk({ findingId: "F-plain" })]), "run");
+    expect(c.findings).toEqual(["known-finding F-turn [variant >=2026.9.5]", "known-finding F-plain"]);
+    expect(c.variants).toEqual({ "F-turn": ">=2026.9.5" });
+    expect(c.notAffected).toBeUndefined();
+  });
+
+  it("a pass whose bug had not come yet reads 'not affected' in the table, with the finding in the notes", async () => {
+    const { cellOf, MatrixRecord } = await import("./matrix.ts");
+    const na = cellOf(result([chk({ outcome: "pass", notAffected: true })], "pass"), "run");
+    expect(na.notAffected).toEqual(["F-turn"]);
+    const known = cellOf(result([chk({ variant: ">=2026.9.5" })]), "run");
+    const m = { versions: ["2026.9.4", "2026.9.5"], scenarios: ["midturn"], cells: { midturn: { "2026.9.4": na, "2026.9.5": known } } };
+    expect(MatrixRecord.parse({ id: "m", startedAt: "", runs: {}, ...m }).cells.midturn!["2026.9.4"]!.notAffected).toEqual(["F-turn"]);
+    const t = matrixTable(m);
+    expect(t.split("\n").slice(0, 3)).toEqual(["scenario  2026.9.4      2026.9.5    ", "--------  ------------  ------------", "midturn   not affected  known       "]);
+    expect(t).toContain("  midturn @ 2026.9.4: not affected: F-turn (older than every version the record names; the check holds)");
+    expect(t).toContain("  midturn @ 2026.9.5: known-finding: known-finding F-turn [variant >=2026.9.5]");
   });
 });

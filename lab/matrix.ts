@@ -1,14 +1,16 @@
 // The version matrix: the same scenarios on each OpenClaw version, one run per version (its
 // images built once, then cached by version like any other), and a scenario x version table
 // of verdicts with the findings behind each cell, saved as matrix.json. A finding record lists
-// the versions it was observed on, so a row reads where a bug appeared (known finding) and
-// where it went away ("fixed?"); a scenario the version cannot host reads "n/a" with why.
+// the versions it was observed on, so a row reads where a bug appeared (known finding, with the
+// variant that matched when the record has a signature per version range), where it went away
+// ("fixed?"), and where it had not come yet ("not affected": a version older than every version
+// the record names); a scenario the version cannot host reads "n/a" with why.
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { LabError } from "./log.ts";
 import type { ScenarioResult } from "./runner.ts";
-import { classify } from "./repro.ts";
+import { classify, matchedName } from "./repro.ts";
 
 /** Published release versions (no pre-releases), oldest first, as npm lists them. */
 export function releases(all: string[]): string[] {
@@ -54,6 +56,10 @@ export const MatrixCell = z.object({
   evidence: z.string().optional(),
   /** For a scenario with bug checks (a repro): what the cell showed of the bug (lab/repro.ts classify). */
   bug: z.object({ class: z.string(), why: z.string().optional() }).optional(),
+  /** Known findings of records with several signatures: finding id -> the variant that matched ("base" or its version range). */
+  variants: z.record(z.string(), z.string()).optional(),
+  /** Findings whose check held on a version older than every version their record names: the bug came later. */
+  notAffected: z.array(z.string()).optional(),
 });
 export const MatrixRecord = z.object({
   id: z.string(),
@@ -70,30 +76,58 @@ export type MatrixRecord = z.infer<typeof MatrixRecord>;
 export type MatrixCell = z.infer<typeof MatrixCell>;
 
 export function cellOf(r: ScenarioResult, runId: string, bug: string[] = []): MatrixCell {
-  const findings = r.checks.filter((c) => c.outcome !== "pass" && c.scope !== "lab").map((c) => `${c.outcome} ${c.findingId}`);
+  const own = r.checks.filter((c) => c.scope !== "lab");
+  const findings = own.filter((c) => c.outcome !== "pass").map((c) => `${c.outcome} ${c.outcome === "known-finding" ? matchedName(c) : c.findingId}`);
   const shown = bug.length ? classify(r.verdict, r.checks, bug) : undefined;
-  return { verdict: r.verdict, seconds: r.seconds, detail: r.detail, findings, run: runId, evidence: r.evidence, ...(shown ? { bug: shown } : {}) };
+  const variants = Object.fromEntries(own.filter((c) => c.outcome === "known-finding" && c.variant).map((c) => [c.findingId, c.variant!]));
+  const notAffected = own.filter((c) => c.notAffected).map((c) => c.findingId);
+  return {
+    verdict: r.verdict,
+    seconds: r.seconds,
+    detail: r.detail,
+    findings,
+    run: runId,
+    evidence: r.evidence,
+    ...(shown ? { bug: shown } : {}),
+    ...(Object.keys(variants).length ? { variants } : {}),
+    ...(notAffected.length ? { notAffected } : {}),
+  };
 }
 
 const SHORT: Record<string, string> = { pass: "pass", fail: "FAIL", unknown: "unknown", "known-finding": "known", "fixed?": "fixed?", "n/a": "n/a" };
 
+/** What a cell shows: its verdict, except a pass whose registered bug had not come yet on that version. */
+export function cellText(c: MatrixCell | undefined): string {
+  if (!c) return "-";
+  if (c.verdict === "pass" && c.notAffected?.length) return "not affected";
+  return SHORT[c.verdict] ?? c.verdict;
+}
+
 /** The scenario x version table for the terminal (and the README); "-" where a version never got to a scenario. */
 export function matrixTable(m: Pick<MatrixRecord, "versions" | "scenarios" | "cells">): string {
   const w = Math.max(8, ...m.scenarios.map((s) => s.length));
-  const cw = Math.max(9, ...m.versions.map((v) => v.length));
+  const texts = m.scenarios.map((s) => m.versions.map((v) => cellText(m.cells[s]?.[v])));
+  const cw = Math.max(9, ...m.versions.map((v) => v.length), ...texts.flat().map((t) => t.length));
   const head = `${"scenario".padEnd(w)}  ${m.versions.map((v) => v.padEnd(cw)).join("  ")}`;
   const lines = [head, `${"-".repeat(w)}  ${m.versions.map(() => "-".repeat(cw)).join("  ")}`];
-  for (const s of m.scenarios) lines.push(`${s.padEnd(w)}  ${m.versions.map((v) => (SHORT[m.cells[s]?.[v]?.verdict ?? ""] ?? "-").padEnd(cw)).join("  ")}`);
+  for (const [i, s] of m.scenarios.entries()) lines.push(`${s.padEnd(w)}  ${texts[i]!.map((t) => t.padEnd(cw)).join("  ")}`);
   const notes: string[] = [];
   for (const s of m.scenarios) {
     for (const v of m.versions) {
       const c = m.cells[s]?.[v];
-      if (!c || c.verdict === "pass") continue;
+      if (!c) continue;
+      if (c.verdict === "pass") {
+        if (c.notAffected?.length) notes.push(`  ${s} @ ${v}: not affected: ${c.notAffected.join(", ")} (older than every version the record names; the check holds)`);
+        continue;
+      }
       const what = c.findings.length ? c.findings.join(", ") : (c.detail ?? "").split("\n")[0]!.slice(0, 160);
       notes.push(`  ${s} @ ${v}: ${c.verdict}${what ? `: ${what}` : ""}`);
     }
   }
-  lines.push("", "known = known finding (the registered bug, as registered); fixed? = a registered finding did not show; n/a = the version lacks what the scenario needs");
+  lines.push(
+    "",
+    "known = known finding (the registered bug, as registered; [variant R] = the signature registered for versions R); fixed? = a registered finding did not show on a version it names or a newer one; not affected = it did not show on a version older than every version its record names (a regression that came later); n/a = the version lacks what the scenario needs",
+  );
   if (notes.length) lines.push("", "cells other than pass:", ...notes);
   return lines.join("\n");
 }

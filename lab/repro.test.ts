@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Run, readRunRecord } from "./evidence/run.ts";
 import { bugChecks, classify, reproExitCode, reproLoop, tally, tallyLine, type Attempt, type AttemptClass } from "./repro.ts";
-import type { CheckResult } from "./findings/findings.ts";
+import type { CheckResult, FindingRecord } from "./findings/findings.ts";
 import { LabPool, runOrder } from "./runner.ts";
 import { defineScenario, LabInfraError, type Scenario } from "./scenario.ts";
 import type { Lab } from "./topology/lab.ts";
@@ -146,6 +146,50 @@ describe("the loop", () => {
     const rec = readRunRecord(path.join(run.dir, "run.json"));
     expect(rec.plan).toEqual(["race~01", "race~02", "race~03"]);
     expect(rec.scenarios.map((s) => s.name)).toEqual(["race~01", "race~02", "race~03"]);
+  });
+});
+
+describe("a record with a signature per version range", () => {
+  // The lab under test is 2026.9.6 (the default version of the fake labs).
+  const V: FindingRecord = { ...F, id: "F-v", signature: { lost: true }, versions: ["2026.9.5", "2026.9.6"], variants: [{ versions: ">=2026.9.6", signature: { lost: "late" } }] };
+  const scenario = (observe: (k: number) => unknown, rec = V) => {
+    let k = 0;
+    return defineScenario({
+      name: "variants",
+      proves: "variants",
+      topology: "own",
+      timeoutMs: 5_000,
+      findings: [rec],
+      run: async ({ check }) => {
+        const seen = observe(++k);
+        check({ id: rec.id, expectation: rec.expectation, holds: seen === undefined, observed: seen });
+      },
+    });
+  };
+
+  it("each attempt and the summary line name the variant that matched, and run.json keeps it in the attempt's why", async () => {
+    const { pool: p, run } = pool();
+    const seen: Attempt[] = [];
+    const t = await reproLoop(scenario((k) => (k === 2 ? { lost: true } : { lost: "late" })), 3, { spec: p.spec, run, pool: p, onAttempt: (a) => seen.push(a) });
+    expect(seen.map((a) => a.why)).toEqual(["F-v [variant >=2026.9.6]", "F-v [variant base]", "F-v [variant >=2026.9.6]"]);
+    expect(tallyLine(t)).toBe("reproduced 3/3 (registered signature), not reproduced 0; matched F-v [variant >=2026.9.6] x2, F-v [variant base] x1");
+    const rec = readRunRecord(path.join(run.dir, "run.json"));
+    expect(rec.repro?.attempts?.map((a) => a.why)).toEqual(seen.map((a) => a.why));
+  });
+
+  it("a record without variants adds nothing to the line", () => {
+    const t = tally("x", 1, [{ ...attempt(1, "reproduced"), matched: ["F-race"] }]);
+    expect(tallyLine(t)).toBe("reproduced 1/1 (registered signature), not reproduced 0");
+  });
+
+  it("on a version older than every version the record names, the check holding is not reproduced with 'not affected' as why", async () => {
+    const { pool: p, run } = pool();
+    const later = { ...V, versions: ["2027.1.1"], variants: undefined };
+    const seen: Attempt[] = [];
+    const t = await reproLoop(scenario(() => undefined, later), 1, { spec: p.spec, run, pool: p, onAttempt: (a) => seen.push(a) });
+    expect(seen[0]).toMatchObject({ verdict: "pass", class: "not reproduced" });
+    expect(seen[0]!.why).toMatch(/^not affected: 2026.9.6 is older than every version registered finding F-v names \(2027.1.1\)/);
+    expect(reproExitCode(t)).toBe(1);
   });
 });
 

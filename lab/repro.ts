@@ -10,8 +10,11 @@
 //                     is shown), nothing else failed
 //   failed otherwise  any other check or step failed (a precondition, unregistered drift, a
 //                     teardown leftover, a time-out): counted apart, never as reproduced
-//   not reproduced    every bug check was judged and held
+//   not reproduced    every bug check was judged and held (on a version older than every
+//                     version a bug's record names, "not affected": the bug came later)
 //   could not tell    unknown or n/a, or no bug check was judged at all
+// A record with a signature per version range (FindingRecord.variants) says which one matched:
+// each attempt's `why` and the summary line name it ("R-x [variant >=2026.9.5]").
 import type { Run } from "./evidence/run.ts";
 import type { CheckResult } from "./findings/findings.ts";
 import type { Scenario } from "./scenario.ts";
@@ -38,9 +41,16 @@ export function classify(verdict: Verdict, checks: CheckResult[], bug: string[])
   if (otherFail) return { class: "failed otherwise", why: `${otherFail.findingId}: ${otherFail.note ?? "failed"}` };
   if (verdict === "fail" && !bugNew.length) return { class: "failed otherwise", why: "a step failed (see the detail)" };
   if (bugNew.length) return { class: "new signature", why: bugNew.map((c) => `${c.findingId} observed ${JSON.stringify(c.observed)}`).join("; ") };
-  if (bugKnown.length) return { class: "reproduced", why: bugKnown.map((c) => c.findingId).join(", ") };
+  if (bugKnown.length) return { class: "reproduced", why: bugKnown.map(matchedName).join(", ") };
   if (!bugJudged.length) return { class: "could not tell", why: `no bug check (${bug.join(", ") || "none named"}) was judged` };
+  const notAffected = bugJudged.filter((c) => c.notAffected);
+  if (notAffected.length) return { class: "not reproduced", why: notAffected.map((c) => c.note ?? `not affected: ${c.findingId}`).join("; ") };
   return { class: "not reproduced" };
+}
+
+/** A known finding as an attempt names it: its id, and the variant that matched when its record has several signatures. */
+export function matchedName(c: Pick<CheckResult, "findingId" | "variant">): string {
+  return c.variant ? `${c.findingId} [variant ${c.variant}]` : c.findingId;
 }
 
 /** The classes that show the bug. */
@@ -50,6 +60,8 @@ export interface Attempt {
   index: number;
   verdict: Verdict;
   class: AttemptClass;
+  /** The known findings among the bug checks, as matchedName() names them (with their variant). */
+  matched?: string[];
   /** Which bug checks matched, the new signature, or what failed otherwise. */
   why?: string;
   seconds: number;
@@ -70,6 +82,8 @@ export interface ReproTally {
   unknown: number;
   /** Attempts that showed the bug (registered or new signature), by index. */
   hits: number[];
+  /** Each registered signature that matched, as matchedName() names it, with its count of attempts. */
+  matched: Record<string, number>;
 }
 
 export function tally(scenario: string, asked: number, attempts: Attempt[]): ReproTally {
@@ -84,6 +98,7 @@ export function tally(scenario: string, asked: number, attempts: Attempt[]): Rep
     notReproduced: n("not reproduced"),
     unknown: n("could not tell"),
     hits: attempts.filter((a) => reproduced(a.class)).map((a) => a.index),
+    matched: attempts.flatMap((a) => (a.class === "reproduced" ? (a.matched ?? []) : [])).reduce<Record<string, number>>((m, k) => ((m[k] = (m[k] ?? 0) + 1), m), {}),
   };
 }
 
@@ -95,7 +110,10 @@ export function tallyLine(t: ReproTally): string {
   parts.push(`not reproduced ${t.notReproduced}`);
   if (t.unknown) parts.push(`could not tell ${t.unknown}`);
   const cut = t.ran < t.asked ? `; ${t.asked - t.ran} of ${t.asked} not attempted` : "";
-  return parts.join(", ") + cut;
+  // Which signature matched, when a record has variants (a plain id says nothing the count does not).
+  const variants = Object.entries(t.matched ?? {}).filter(([k]) => k.includes(" [variant "));
+  const which = variants.length ? `; matched ${variants.map(([k, n]) => `${k} x${n}`).join(", ")}` : "";
+  return parts.join(", ") + cut + which;
 }
 
 /**
@@ -129,7 +147,8 @@ export async function reproLoop(
       if (s.topology === "own") await pool.close();
       const r = await runScenario(inst, pool);
       const c = classify(r.verdict, r.checks, bugChecks(s));
-      const a: Attempt = { index: k + 1, verdict: r.verdict, class: c.class, why: c.why, seconds: r.seconds, evidence: r.evidence, detail: r.detail };
+      const matched = r.checks.filter((x) => bugChecks(s).includes(x.findingId) && x.outcome === "known-finding").map(matchedName);
+      const a: Attempt = { index: k + 1, verdict: r.verdict, class: c.class, why: c.why, matched, seconds: r.seconds, evidence: r.evidence, detail: r.detail };
       attempts.push(a);
       opts.onAttempt?.(a, r);
       if (opts.until && reproduced(a.class)) break;

@@ -22,6 +22,7 @@ import Schema from "typebox/schema";
 import { ROOT } from "../paths.ts";
 import { writeJson } from "../evidence/write.ts";
 import type { FindingRecord } from "../findings/findings.ts";
+import { compareVersions } from "../findings/versions.ts";
 import { labFindings } from "./findings.ts";
 import type { EvidenceCheck, EvidenceCheckInput, ScenarioWindow } from "./types.ts";
 
@@ -63,23 +64,8 @@ export function installedSchemas(root = ROOT): InstalledSchema[] {
   return out.sort((a, b) => compareVersions(a.version, b.version));
 }
 
-/** OpenClaw's calendar versions (YYYY.M.P, optional -pre): numeric parts, a prerelease before its release. */
-export function compareVersions(a: string, b: string): number {
-  const parse = (v: string) => {
-    const [core, pre] = v.split("-", 2) as [string, string | undefined];
-    return { nums: core.split(".").map((x) => Number.parseInt(x, 10) || 0), pre };
-  };
-  const x = parse(a);
-  const y = parse(b);
-  for (let i = 0; i < Math.max(x.nums.length, y.nums.length); i++) {
-    const d = (x.nums[i] ?? 0) - (y.nums[i] ?? 0);
-    if (d) return d;
-  }
-  if (x.pre === y.pre) return 0;
-  if (x.pre === undefined) return 1;
-  if (y.pre === undefined) return -1;
-  return x.pre.localeCompare(y.pre, "en", { numeric: true });
-}
+// Version order is the findings' (lab/findings/versions.ts); re-exported for this module's readers.
+export { compareVersions };
 
 /** The newest schema not newer than the version under test; when all are newer, the oldest. */
 export function nearestSchema(installed: InstalledSchema[], version: string): { schema: InstalledSchema; reason: string } | undefined {

@@ -1,11 +1,26 @@
 // Evidence that outlives the run folder: for a finding seen in a run, a small trimmed excerpt
 // kept in the repository (fixtures/findings/<id>.json, a few KB), which its record's
-// `evidence` points to. It holds what the check observed and the lines and frames that show it:
-//   - the scenario's log lines about that check;
-//   - log lines of the lab's containers, and frames of its transcripts (tap and operator), that
-//     carry one of the observed signature's telling strings (error codes, messages, commands),
-//     within the scenario's time window;
-// every text redacted (the topology's gateway token, values under credential keys) and cut.
+// `evidence` points to. It holds what the check observed and the RAW evidence that decided it:
+// frames of the lab's transcripts (operator RPC results and events, node frames through the tap)
+// and container log lines (gateway, node hosts, the model and MCP servers), taken from the
+// scenario's time window up to the moment the check was judged. The lab's own lines (the
+// scenario log) are kept as context, never as the evidence itself.
+//
+// What is searched for, from the observed signature and the scenario log:
+//   needles    telling strings: error codes, method names, messages (strings of the signature)
+//   fragments  the signature's key/value pairs as JSON (`"available":1`, `"state":"active"`),
+//              per object: a frame carrying every pair of one object shows that object
+//   values     the signature's words ("timeout", "aborted"), as a JSON value or a log word:
+//              a signature whose keys are the lab's own names (agentWait: "timeout") is found
+//              by the value a raw frame carried ("status":"timeout")
+//   ids        what the scenario's log lines just before the check point to (run ids,
+//              model request ids, call ids, the nonces of its messages): for a signature of
+//              counts or booleans, what made it true is in the frames and lines those ids name
+//   drift      a protocol-drift signature ({ frame: "event agent", path: "lane" }): frames of
+//              that kind carrying that field
+// Frames and lines are ranked by what they carry (a needle or a whole object above a value, a
+// value above an id); each frame says what it carries. Every text is redacted (the topology's
+// gateway token, values under credential keys) and cut around what it carries.
 //   fleetlab excerpt RUN [FINDING...]   (make excerpt RUN=<id or folder> [IDS="..."])
 import fs from "node:fs";
 import path from "node:path";
@@ -13,6 +28,7 @@ import { Redactor } from "../evidence/redact.ts";
 import { TranscriptsLine, parseJsonLine } from "../evidence/records/index.ts";
 import type { RunRecord } from "../evidence/run.ts";
 import { ROOT } from "../paths.ts";
+import { normaliseText } from "./normalise.ts";
 
 export const EXCERPTS_DIR = path.join(ROOT, "fixtures", "findings");
 /** A finding id as a file name ("F-protocol-drift res connect auth.method" -> "F-protocol-drift-res-connect-auth.method"). */
@@ -21,7 +37,9 @@ export const excerptFile = (id: string): string => `${id.replace(/[^A-Za-z0-9._-
 export const excerptPath = (id: string): string => path.join("fixtures", "findings", excerptFile(id));
 
 /** Budget of one excerpt: it stays small enough to read in a review. */
-const MAX = { scenarioLog: 8, logs: 12, frames: 6, line: 300, frame: 600, bytes: 8_000 };
+const MAX = { scenarioLog: 8, context: 4, logs: 12, frames: 6, line: 300, frame: 600, bytes: 8_000 };
+/** A check is judged after what decided it, moments later at most (the scenario logs the check as it judges). */
+const SLACK_MS = 1_000;
 
 export interface Excerpt {
   id: string;
@@ -31,15 +49,18 @@ export interface Excerpt {
   outcome: string;
   expectation: string;
   observed: unknown;
-  /** Scenario log lines about this check. */
+  /** Scenario log lines about this check, after the lines just before it that say what the scenario saw (context, not evidence). */
   scenarioLog: string[];
-  /** Container log lines carrying one of the needles: "<file>: <line>". */
+  /** Container log lines that carry what was searched for: "<file>: <line>". */
   logs: string[];
-  /** Transcript frames carrying one of the needles (trimmed records). */
+  /** Transcript frames that carry what was searched for (trimmed records, each with what it carries). */
   frames: unknown[];
-  /** What was searched for. */
+  /** What was searched for (needles, fragments, values, ids; see the head of lab/findings/excerpt.ts). */
   needles: string[];
 }
+
+/** Raw evidence in an excerpt: frames or container log lines, not only the lab's own lines. */
+export const hasRawEvidence = (ex: Pick<Excerpt, "logs" | "frames">): boolean => ex.logs.length + ex.frames.length > 0;
 
 /** The telling strings of an observed signature: string values of 5+ characters that are not placeholders, and error-code-like words. */
 export function needlesOf(observed: unknown): string[] {
@@ -59,7 +80,122 @@ export function needlesOf(observed: unknown): string[] {
   return [...out].slice(0, 8);
 }
 
+export interface Probes {
+  needles: string[];
+  /** Per object of the signature, its primitive key/value pairs as JSON. */
+  groups: string[][];
+  values: string[];
+  ids: string[];
+  drift?: { kind: "event" | "res"; name: string; key: string };
+}
+
+/** A bound the scenario asserts (within_s: 45, after_s_at_least: 6), not something OpenClaw sent. */
+const BOUND_KEY = /(^|_)s($|_)|_s_|_ms$|^within/;
+const PLACEHOLDER = /<[^>]*>/;
+
+/** What to search the run's frames and logs for, from the observed signature and the scenario's context lines. */
+export function probesOf(observed: unknown, context: string[] = [], earlier: string[] = []): Probes {
+  const groups: string[][] = [];
+  const values = new Set<string>();
+  const walk = (v: unknown) => {
+    if (Array.isArray(v)) {
+      for (const x of v) {
+        if (typeof x === "string" && /^[a-z][a-z_-]{3,}$/i.test(x)) values.add(x);
+        walk(x);
+      }
+    } else if (v && typeof v === "object") {
+      const pairs: string[] = [];
+      for (const [k, x] of Object.entries(v)) {
+        if (BOUND_KEY.test(k)) continue;
+        if (typeof x === "string" && !PLACEHOLDER.test(x)) {
+          pairs.push(`${JSON.stringify(k)}:${JSON.stringify(x)}`);
+          if (/^[a-z][a-z_-]{3,}$/i.test(x)) values.add(x);
+        } else if (typeof x === "number" || typeof x === "boolean" || x === null) pairs.push(`${JSON.stringify(k)}:${JSON.stringify(x)}`);
+        else walk(x);
+      }
+      if (pairs.length) groups.push(pairs);
+    }
+  };
+  walk(observed);
+  const o = observed as { frame?: unknown; path?: unknown; rule?: unknown } | undefined;
+  const m = typeof o?.frame === "string" && typeof o.path === "string" && o.rule === "additionalProperties" ? /^(event|res) (\S+)$/.exec(o.frame) : null;
+  const drift = m ? { kind: m[1] as "event" | "res", name: m[2]!, key: String(o!.path).split(".").at(-1)!.replace(/\[\]$/, "") } : undefined;
+  // The context's ids first, then those of the scenario's earlier lines, latest first: a frame
+  // carrying two of them (the recovery turn's message with the lost turn's partial reply) is the one.
+  const ids = new Set<string>();
+  for (const l of [...context, ...[...earlier].reverse()]) {
+    for (const id of l.match(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g) ?? []) ids.add(id);
+    for (const id of l.match(/\b(?:req|call)[-_][0-9a-zA-Z]{1,32}\b/g) ?? []) ids.add(id);
+    // The nonces scenarios put in their messages (mt-ace933, rec-df70a4): the frames that carried that message.
+    for (const id of l.match(/\b[a-z]{2,5}-[0-9a-f]{6}\b/g) ?? []) ids.add(id);
+  }
+  // A drift signature names a frame kind and a field, nothing a frame would carry as text.
+  if (drift) return { needles: [], groups: [], values: [], ids: [], drift };
+  return { needles: needlesOf(observed), groups, values: [...values], ids: [...ids].slice(0, 12) };
+}
+
+/** What a text carries of the probes, each with its weight (a value's weight is settled later, by how common it is). */
+export interface Carried {
+  score: number;
+  carries: string[];
+  /** The values it carries (their weight depends on how many texts carry them). */
+  values: string[];
+  /** Where the first thing it carries is. */
+  at: number;
+}
+
+/** How much a text carries of the probes, and what: a needle 5, a whole object 3 per pair, an id 1; values are counted apart. */
+export function scoreText(text: string, p: Probes, form: "json" | "log"): Carried {
+  let score = 0;
+  const carries: string[] = [];
+  const values: string[] = [];
+  let at = -1;
+  const hit = (s: string, weight: number, i: number) => {
+    score += weight;
+    carries.push(s);
+    if (at < 0 || (i >= 0 && i < at)) at = i;
+  };
+  for (const n of p.needles) {
+    const i = text.indexOf(n);
+    if (i >= 0) hit(n, 5, i);
+  }
+  for (const g of p.groups) {
+    const idx = g.map((f) => text.indexOf(f));
+    if (idx.every((i) => i >= 0)) hit(g.join(","), 3 * g.length, Math.min(...idx));
+  }
+  for (const v of p.values) {
+    const re = form === "json" ? new RegExp(`"[\\w.-]+":"${v}"`) : new RegExp(`\\b${v}\\b`);
+    const m = re.exec(text);
+    if (m) {
+      hit(m[0], 0, m.index);
+      values.push(v);
+    }
+  }
+  for (const id of p.ids) {
+    const i = text.indexOf(id);
+    if (i >= 0) hit(id, 1, i);
+  }
+  return { score, carries, values, at };
+}
+
+/**
+ * A value's weight: 2 where few texts carry it ("timeout" in one agent.wait result), 1 where
+ * many do ("active" in every health event): a common word tells nothing by itself.
+ */
+export function valueWeights(all: Pick<Carried, "values">[], common = 12): Map<string, number> {
+  const n = new Map<string, number>();
+  for (const c of all) for (const v of new Set(c.values)) n.set(v, (n.get(v) ?? 0) + 1);
+  return new Map([...n].map(([v, k]) => [v, k <= common ? 2 : 1]));
+}
+
 const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
+
+/** `s` cut to `n` characters around position `at` (what the excerpt is there for stays in). */
+export function cutAround(s: string, at: number, n: number): string {
+  if (s.length <= n || at < n / 3) return cut(s, n);
+  const start = Math.max(0, Math.min(at - Math.floor(n / 3), s.length - n));
+  return `…${s.slice(start, start + n)}${start + n < s.length ? "…" : ""}`;
+}
 
 function* filesUnder(dir: string, ext: RegExp): Generator<string> {
   if (!fs.existsSync(dir)) return;
@@ -70,6 +206,34 @@ function* filesUnder(dir: string, ext: RegExp): Generator<string> {
   }
 }
 
+/**
+ * The best `max` of the scored candidates, kept in time order: ranked by what they carry, the
+ * latest first among equals; one of each (a node.list polled 40 times is one frame, its latest);
+ * those carrying only an id only when `weak` (nothing, frame or line, carries more).
+ */
+function best<T extends { score: number; t: number; same: string }>(all: T[], max: number, weak: boolean): T[] {
+  const seen = new Set<string>();
+  return all
+    .filter((c) => weak || c.score >= 2)
+    .sort((a, b) => b.score - a.score || b.t - a.t)
+    .filter((c) => !seen.has(c.same) && !!seen.add(c.same))
+    .slice(0, max)
+    .sort((a, b) => a.t - b.t);
+}
+
+/** The scenario log's lines about check `id`, and the run of other lines just before its first one (what the scenario saw). */
+export function scenarioLines(lines: string[], id: string): { context: string[]; earlier: string[]; about: string[]; at?: number } {
+  const first = lines.findIndex((l) => l.includes(id));
+  if (first < 0) return { context: [], earlier: [], about: [] };
+  const isCheck = (l: string) => / check /.test(l.slice(24, 60)) || /^\S+ (evidence )?check /.test(l);
+  let end = first;
+  while (end > 0 && isCheck(lines[end - 1]!)) end--;
+  let start = end;
+  while (start > 0 && !isCheck(lines[start - 1]!) && end - start < MAX.context) start--;
+  const at = Date.parse(lines[first]!.slice(0, 30).match(/\d{4}-\d{2}-\d{2}T[\d:.]+Z?/)?.[0] ?? "");
+  return { context: lines.slice(start, end), earlier: lines.slice(0, start).filter((l) => !isCheck(l)), about: lines.filter((l) => l.includes(id)), at: Number.isFinite(at) ? at : undefined };
+}
+
 /** Build the excerpt of finding `id` as seen in the run at `runDir`. */
 export function buildExcerpt(runDir: string, record: RunRecord, id: string, red = Redactor.ofProcess()): Excerpt {
   const check = (record.findings ?? []).find((c) => c.findingId === id && c.outcome !== "pass");
@@ -77,49 +241,64 @@ export function buildExcerpt(runDir: string, record: RunRecord, id: string, red 
   const row = record.scenarios.find((s) => s.name === check.scenario);
   const scenarioDir = path.join(runDir, row?.evidence ?? path.join("scenarios", check.scenario));
   red.remember((record.topology as { gateway?: { token?: string } } | undefined)?.gateway?.token ?? "");
-  const needles = needlesOf(check.observed);
-  const from = row?.startedAt ? Date.parse(row.startedAt) : -Infinity;
-  const to = row?.endedAt ? Date.parse(row.endedAt) : Infinity;
 
-  const scenarioLog: string[] = [];
   const logFile = path.join(scenarioDir, "scenario.log");
-  if (fs.existsSync(logFile)) for (const l of fs.readFileSync(logFile, "utf8").split("\n")) if (l.includes(id) && scenarioLog.length < MAX.scenarioLog) scenarioLog.push(cut(red.text(l), MAX.line));
+  const lines = fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8").split("\n").filter(Boolean) : [];
+  const seen = scenarioLines(lines, id);
+  const probes = probesOf(check.observed, seen.context, seen.earlier);
+  const scenarioLog = [...seen.context, ...seen.about].slice(0, MAX.scenarioLog).map((l) => cut(red.text(l), MAX.line));
+
+  // The window: the scenario's start up to the moment the check was judged.
+  const from = row?.startedAt ? Date.parse(row.startedAt) : -Infinity;
+  const to = seen.at !== undefined ? seen.at + SLACK_MS : row?.endedAt ? Date.parse(row.endedAt) : Infinity;
+  const inWindow = (t: number) => !Number.isFinite(t) || (t >= from && t <= to);
 
   // The lab the scenario ran on: its own (inside its folder) or the shared one of the run.
-  const labDirs = [path.join(scenarioDir, "lab"), ...fs.readdirSync(runDir).filter((d) => d.startsWith("shared-lab")).map((d) => path.join(runDir, d))].filter((d) => fs.existsSync(d));
-  const own = fs.existsSync(path.join(scenarioDir, "lab"));
-  const dirs = own ? [path.join(scenarioDir, "lab")] : labDirs;
-  const logs: string[] = [];
-  const frames: unknown[] = [];
-  if (needles.length) {
-    for (const d of dirs) {
-      for (const f of filesUnder(path.join(d, "logs"), /\.log$/)) {
-        for (const l of fs.readFileSync(f, "utf8").split("\n")) {
-          if (logs.length >= MAX.logs) break;
-          if (!needles.some((n) => l.includes(n))) continue;
-          const t = Date.parse(l.slice(0, 30).match(/\d{4}-\d{2}-\d{2}T[\d:.]+Z?/)?.[0] ?? "");
-          if (!own && Number.isFinite(t) && (t < from || t > to)) continue;
-          logs.push(`${path.basename(f)}: ${cut(red.text(l), MAX.line)}`);
-        }
+  const own = path.join(scenarioDir, "lab");
+  const dirs = fs.existsSync(own) ? [own] : fs.readdirSync(runDir).filter((d) => d.startsWith("shared-lab")).map((d) => path.join(runDir, d));
+
+  const logCands: { score: number; values: string[]; t: number; same: string; text: string }[] = [];
+  const frameCands: { score: number; values: string[]; t: number; same: string; keep: Record<string, unknown> }[] = [];
+  for (const d of dirs) {
+    // The tap's own log repeats the frames it forwards: the frames are taken from its transcript.
+    for (const f of filesUnder(path.join(d, "logs"), /\.log$/)) {
+      if (/^tap-/.test(path.basename(f))) continue;
+      for (const l of fs.readFileSync(f, "utf8").split("\n")) {
+        if (!l) continue;
+        const s = scoreText(l, probes, "log");
+        if (!s.carries.length) continue;
+        const t = Date.parse(l.slice(0, 30).match(/\d{4}-\d{2}-\d{2}T[\d:.]+Z?/)?.[0] ?? "");
+        if (!inWindow(t)) continue;
+        const text = `${path.basename(f)}: ${cutAround(red.text(l), s.at, MAX.line)}`;
+        logCands.push({ score: s.score, values: s.values, t: Number.isFinite(t) ? t : 0, same: normaliseText(text.replace(/\d{4}-\d{2}-\d{2}T[\d:.]+Z?/g, "")), text });
       }
-      for (const f of filesUnder(path.join(d, "transcripts"), /\.jsonl$/)) {
-        for (const l of fs.readFileSync(f, "utf8").split("\n")) {
-          if (frames.length >= MAX.frames) break;
-          if (!l || !needles.some((n) => l.includes(n))) continue;
-          const line = parseJsonLine(l, TranscriptsLine);
-          if (!line) continue;
-          const rec: Record<string, unknown> = line;
-          const t = line.t;
-          if (!own && Number.isFinite(t) && (t < from || t > to)) continue;
-          const keep: Record<string, unknown> = { file: path.basename(f) };
-          for (const k of ["seq", "t", "conn", "dir", "method", "event", "command", "replyTo", "errorCode", "errorDetailsCode"]) if (rec[k] !== undefined) keep[k] = rec[k];
-          if (typeof rec.text === "string") keep.text = cut(red.jsonText(rec.text), MAX.frame);
-          else if (rec.frame !== undefined) keep.frame = cut(red.text(JSON.stringify(rec.frame)), MAX.frame);
-          frames.push(keep);
-        }
+    }
+    for (const f of filesUnder(path.join(d, "transcripts"), /\.jsonl$/)) {
+      for (const l of fs.readFileSync(f, "utf8").split("\n")) {
+        if (!l) continue;
+        // Every line is an operator entry or a tap record (lab/evidence/records); both carry their t.
+        const line = parseJsonLine(l, TranscriptsLine);
+        if (!line) continue;
+        const rec: Record<string, unknown> = line;
+        const t = line.t;
+        if (!inWindow(t)) continue;
+        const text = typeof rec.text === "string" ? rec.text : rec.frame !== undefined ? JSON.stringify(rec.frame) : "";
+        if (!text) continue;
+        const s = probes.drift ? driftScore(rec, text, probes.drift) : scoreText(text, probes, "json");
+        if (!s.carries.length) continue;
+        const keep: Record<string, unknown> = { file: path.basename(f) };
+        for (const k of ["seq", "t", "conn", "dir", "method", "event", "command", "replyTo", "errorCode", "errorDetailsCode"]) if (rec[k] !== undefined) keep[k] = rec[k];
+        keep.carries = s.carries;
+        if (typeof rec.text === "string") keep.text = cutAround(red.jsonText(rec.text), s.at, MAX.frame);
+        else keep.frame = cutAround(red.text(text), s.at, MAX.frame);
+        const same = `${path.basename(f)} ${String(rec.method ?? rec.event ?? "")} ${normaliseText(String(keep.text ?? keep.frame)).replace(/\d+/g, "0")}`;
+        frameCands.push({ score: s.score, values: s.values, t: Number.isFinite(t) ? t : 0, same, keep });
       }
     }
   }
+  const weights = valueWeights([...logCands, ...frameCands]);
+  for (const c of [...logCands, ...frameCands]) for (const v of c.values) c.score += weights.get(v) ?? 0;
+  const weak = ![...logCands, ...frameCands].some((c) => c.score >= 2);
   const ex: Excerpt = {
     id,
     scenario: check.scenario,
@@ -129,22 +308,31 @@ export function buildExcerpt(runDir: string, record: RunRecord, id: string, red 
     expectation: check.expectation,
     observed: red.value(check.observed),
     scenarioLog,
-    logs,
-    frames,
-    needles,
+    logs: best(logCands, MAX.logs, weak).map((c) => c.text),
+    frames: best(frameCands, MAX.frames, weak).map((c) => c.keep),
+    needles: [...probes.needles, ...probes.groups.map((g) => g.join(",")), ...probes.values.map((v) => `value ${v}`), ...probes.ids.map((i) => `id ${i}`), ...(probes.drift ? [`${probes.drift.kind} ${probes.drift.name} with "${probes.drift.key}"`] : [])],
   };
-  // Within budget: drop frames, then log lines, from the end until it fits.
-  while (JSON.stringify(ex, null, 2).length > MAX.bytes && (ex.frames.length || ex.logs.length)) {
-    if (ex.frames.length) ex.frames.pop();
+  // Within budget: drop frames, then log lines, from the end until it fits; the last of either stays.
+  while (JSON.stringify(ex, null, 2).length > MAX.bytes && ex.frames.length + ex.logs.length > 1) {
+    if (ex.frames.length > (ex.logs.length ? 0 : 1)) ex.frames.pop();
     else ex.logs.pop();
   }
   return ex;
 }
 
+/** A drift signature's frame: of that kind (event name or the method answered) and carrying that key. */
+function driftScore(rec: Record<string, unknown>, text: string, d: NonNullable<Probes["drift"]>): Carried {
+  const type = (rec.kind ?? rec.type) as string | undefined;
+  const named = d.kind === "event" ? rec.event === d.name || text.includes(`"event":"${d.name}"`) : rec.method === d.name && (type === "res" || text.includes(`"type":"res"`));
+  const at = text.indexOf(`"${d.key}":`);
+  return named && at >= 0 ? { score: 10, carries: [`${d.kind} ${d.name}`, `"${d.key}"`], values: [], at } : { score: 0, carries: [], values: [], at: -1 };
+}
+
 /** Write excerpts for these findings (default: every finding the run saw) into fixtures/findings/. */
-export function writeExcerpts(runDir: string, record: RunRecord, ids?: string[], outDir = EXCERPTS_DIR): { id: string; file: string; bytes: number }[] {
+export function writeExcerpts(runDir: string, record: RunRecord, ids?: string[], outDir = EXCERPTS_DIR): { id: string; file: string; bytes: number; raw: boolean }[] {
   const seen = [...new Set((record.findings ?? []).filter((c) => c.outcome !== "pass").map((c) => c.findingId))];
-  const want = ids?.length ? ids : seen;
+  // An id also by its file name (F-protocol-drift-event-agent-lane): ids with spaces are awkward on a command line.
+  const want = ids?.length ? ids.map((id) => seen.find((s) => excerptFile(s) === excerptFile(id)) ?? id) : seen;
   fs.mkdirSync(outDir, { recursive: true });
   return want.map((id) => {
     // One Redactor for the whole excerpt, and a last pass over its text: a credential learnt from
@@ -154,6 +342,6 @@ export function writeExcerpts(runDir: string, record: RunRecord, ids?: string[],
     const file = path.join(outDir, excerptFile(id));
     const text = red.jsonText(JSON.stringify(ex, null, 2)) + "\n";
     fs.writeFileSync(file, text);
-    return { id, file, bytes: text.length };
+    return { id, file, bytes: text.length, raw: hasRawEvidence(ex) };
   });
 }

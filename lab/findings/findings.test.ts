@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { judge, unexercised, verdictOf, type FindingRecord } from "./findings.ts";
+import { judge, namedVersions, recordProblems, signaturesOf, unexercised, verdictOf, type FindingRecord } from "./findings.ts";
 
 const registry: FindingRecord[] = [
   {
@@ -74,5 +74,86 @@ describe("lab-wide known findings", () => {
     expect(verdictOf([labKnown, { ...base, findingId: "F-own", outcome: "known-finding" }])).toBe("known-finding");
     expect(verdictOf([{ ...labKnown, outcome: "fail" }])).toBe("fail");
     expect(verdictOf([{ ...labKnown, outcome: "fixed?" }])).toBe("fixed?");
+  });
+});
+
+describe("a signature per version range (variants)", () => {
+  // The same bug shows differently from 2026.9.5 on: the turn ends in error once the node is back.
+  const rec: FindingRecord = {
+    id: "F-turn",
+    expectation: "the turn ends",
+    signature: { run: "timeout" },
+    versions: ["2026.9.5", "2026.9.6"],
+    variants: [{ versions: ">=2026.9.5 <2026.9.6", signature: { run: "error" }, note: "ends in error once the node is back" }],
+    kind: "shortfall",
+    evidence: "x",
+  };
+  const c = { id: "F-turn", scenario: "midturn", expectation: "the turn ends", holds: false };
+
+  it("the variant whose range holds the version matches, and the result names it", () => {
+    const r = judge([rec], { ...c, version: "2026.9.5", observed: { run: "error" } });
+    expect(r.outcome).toBe("known-finding");
+    expect(r.variant).toBe(">=2026.9.5 <2026.9.6");
+    expect(r.note).toBe("variant >=2026.9.5 <2026.9.6 matched");
+  });
+
+  it("the record's own signature is the base variant, matched outside every range", () => {
+    const r = judge([rec], { ...c, version: "2026.9.6", observed: { run: "timeout" } });
+    expect(r).toMatchObject({ outcome: "known-finding", variant: "base", note: "its own signature matched" });
+  });
+
+  it("a signature seen outside the range it is registered for is still the known bug, and says where it was expected", () => {
+    const r = judge([rec], { ...c, version: "2026.9.6", observed: { run: "error" } });
+    expect(r.outcome).toBe("known-finding");
+    expect(r.variant).toBe(">=2026.9.5 <2026.9.6");
+    expect(r.note).toBe("variant >=2026.9.5 <2026.9.6 matched; expected on 2026.9.6: its own signature; registered for >=2026.9.5 <2026.9.6; also seen on 2026.9.6");
+  });
+
+  it("a signature no variant has fails, showing the one expected on that version", () => {
+    const r = judge([rec], { ...c, version: "2026.9.5", observed: { run: "ok" } });
+    expect(r.outcome).toBe("fail");
+    expect(r.registered).toEqual({ run: "error" });
+    expect(r.note).toMatch(/expected on 2026.9.5: variant >=2026.9.5 <2026.9.6; it has 2 signatures, none equal/);
+  });
+
+  it("a record without variants names no variant", () => {
+    const r = judge(registry, { ...base, holds: false, observed: { session: "running", placement: "active" } });
+    expect(r.variant).toBeUndefined();
+    expect(r.note).toBeUndefined();
+  });
+
+  it("signaturesOf puts the variants for the version first; recordProblems names a bad range or a repeated signature", () => {
+    expect(signaturesOf(rec, "2026.9.5").map((s) => s.label)).toEqual([">=2026.9.5 <2026.9.6", "base"]);
+    expect(recordProblems(rec)).toEqual([]);
+    expect(recordProblems({ ...rec, variants: [{ versions: "2026.9", signature: 1 }] })[0]).toMatch(/"2026.9" is not a comparator/);
+    expect(recordProblems({ ...rec, variants: [{ versions: "2026.9.5", signature: { run: "timeout" } }] })).toEqual(["F-turn: variant 2026.9.5 repeats a signature the record already has"]);
+  });
+});
+
+describe("not affected vs fixed?", () => {
+  const rec: FindingRecord = { id: "F-slot", expectation: "slots free", signature: { available: 1 }, versions: ["2026.9.6"], kind: "shortfall", evidence: "x" };
+  const holds = (version: string, r = rec) => judge([r], { id: "F-slot", scenario: "s", expectation: "slots free", holds: true, version });
+
+  it("older than every version the record names: not affected (a pass that says so), not fixed?", () => {
+    const r = holds("2026.9.4");
+    expect(r.outcome).toBe("pass");
+    expect(r.notAffected).toBe(true);
+    expect(r.note).toBe("not affected: 2026.9.4 is older than every version registered finding F-slot names (2026.9.6), and the check holds there: a regression that came later");
+    expect(verdictOf([r])).toBe("pass");
+  });
+
+  it("on a version the record names, or a newer one: fixed?", () => {
+    expect(holds("2026.9.6").outcome).toBe("fixed?");
+    expect(holds("2026.10.1").outcome).toBe("fixed?");
+    expect(holds("2026.10.1").notAffected).toBeUndefined();
+  });
+
+  it("a variant's range counts as named: inside it fixed?, older than its bound not affected", () => {
+    const r = { ...rec, variants: [{ versions: ">=2026.9.5", signature: { available: 0 } }] };
+    expect(holds("2026.9.5", r).outcome).toBe("fixed?");
+    expect(holds("2026.9.4", r).notAffected).toBe(true);
+    // A range reaching back (<2026.9.6) says the older versions have the bug: fixed?, never not affected.
+    expect(holds("2026.9.1", { ...rec, variants: [{ versions: "<2026.9.6", signature: { available: 0 } }] }).outcome).toBe("fixed?");
+    expect(namedVersions(r)).toEqual(["2026.9.5", "2026.9.6"]);
   });
 });

