@@ -2,13 +2,12 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../lab/clients/gateway.ts";
 import { readSeedFiles } from "../lab/clients/git.ts";
 import { isResponsesCall, type ModelRequest } from "../lab/clients/model.ts";
-import { chatHistory, messageText, sendChat, waitRun } from "../lab/clients/sessions.ts";
+import { chatHistory, historyDiff, historyLines, messageText, sendChat, waitRun } from "../lab/clients/sessions.ts";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { EventLog } from "../lab/kits/events.ts";
 import { nodeByAlias, summarizeNode, waitConnected, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { historyDiff, historyLines, thenBeforeInject } from "../lab/kits/parity-wire.ts";
 import { withFaults } from "../lab/kits/timeline.ts";
 import { createWorkerSession, dispatchTo, expectedReply, placementOf, uniqueName, workerTurn } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
@@ -188,7 +187,7 @@ export default defineScenario({
         const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
         // What the user's history holds just before the kill (taken once the model request is held).
         let historyBeforeKill: Awaited<ReturnType<typeof chatHistory>> | undefined;
-        const heldThenSnapshot = thenBeforeInject(faults.when.modelHeld(lab.model, (h) => h.userText.includes(token)), async () => {
+        const heldThenSnapshot = faults.when.thenBeforeInject(faults.when.modelHeld(lab.model, (h) => h.userText.includes(token)), async () => {
           historyBeforeKill = await chatHistory(client, s.key);
         });
         const armed = await faults.injectWhen(heldThenSnapshot, kill, { timeoutMs: 90_000 });

@@ -11,7 +11,7 @@
 // launch.
 // Here (own lab, one node host behind its wire tap) the cancel acknowledgement is lost on the
 // wire instead: every node.invoke.result answering a worker.cancel.v1 is dropped at the tap
-// (lab/kits/parity-wire.ts loseCancelAcks: the node gets the cancel and acts on it, the gateway
+// (lab/kits/node-wire.ts loseCancelAcks: the node gets the cancel and acts on it, the gateway
 // never hears back). This scenario asserts the same steps, each where it happens: the abort's
 // answer and agent.wait (operator), worker.environment.stop.v1 and launches (the node's tap,
 // in order), the worker process on the node (pgrep inside it), the placement (sessions.describe),
@@ -26,8 +26,8 @@ import { defineScenario, LabInfraError, labStep, type FindingRecord } from "../.
 import { writeJson } from "../../lab/evidence/write.ts";
 import { EventLog } from "../../lab/kits/events.ts";
 import { workerProcesses } from "../../lab/kits/inside-node.ts";
+import { launchesForRun, loseCancelAcks, workerCommands, type LostCancelAcks } from "../../lab/kits/node-wire.ts";
 import { waitForWorkerHost } from "../../lab/kits/nodes.ts";
-import { launchesForRun, loseCancelAcks, workerCommands, type LostCancelAcks } from "../../lab/kits/parity-wire.ts";
 import { provenWorkerTurn } from "../../lab/kits/proof.ts";
 import { armHold, isRefused, openSession, refusal } from "../../lab/kits/session.ts";
 import { withFaults } from "../../lab/kits/timeline.ts";

@@ -31,11 +31,10 @@ import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { listNodePairing } from "../../lab/clients/operator.ts";
 import { defineScenario } from "../../lab/scenario.ts";
 import { writeJson } from "../../lab/evidence/write.ts";
-import { controlEvents, wireSummary } from "../../lab/kits/node-wire.ts";
-import { nodeByAlias, summarizeNode, waitForWorkerHost } from "../../lab/kits/nodes.ts";
-import { listEnvironments, removeNodePairing, workerCommandsSince } from "../../lab/kits/parity.ts";
+import { controlEvents, wireSummary, workerCommands } from "../../lab/kits/node-wire.ts";
+import { nodeByAlias, removeNodePairing, summarizeNode, waitForWorkerHost } from "../../lab/kits/nodes.ts";
 import { isRefused, openSession } from "../../lab/kits/session.ts";
-import { expectedReply, uniqueName } from "../../lab/kits/workers.ts";
+import { expectedReply, listEnvironments, uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 import { pollUntil } from "../../lab/wait.ts";
 
@@ -139,7 +138,7 @@ export default defineScenario({
         nodePairing: await listNodePairing(lab.operator.client).catch((e: Error) => e.message),
         environmentsLater: await listEnvironments(lab).catch((e: Error) => e.message),
         placementLater: (await s.placement()) ?? null,
-        tapAfterRemoval: { workerCommands: await workerCommandsSince(lab, alias, since), inventory: wire.inventory, control: await controlEvents(lab.tap(alias), since) },
+        tapAfterRemoval: { workerCommands: (await workerCommands(lab, alias, since)).map(({ seq, command }) => ({ seq, command })), inventory: wire.inventory, control: await controlEvents(lab.tap(alias), since) },
         localTurns: { base, after },
       });
     } finally {
