@@ -6,7 +6,8 @@ import { writeJson } from "../lab/evidence/write.ts";
 import { approvalState, resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
 import { EventLog } from "../lab/kits/events.ts";
 import { editGatewayConfig, gatewayLog, setApprovalsDocument, waitReload, writeToolPolicy } from "../lab/kits/gateway-config.ts";
-import { mcpToolsOffered, saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { mcpToolsOffered, toolCallsIn } from "../lab/kits/mcp.ts";
+import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolErrorMessage, toolResults, type Turn } from "../lab/kits/turns.ts";
 import { AGENT_WORKSPACE, APPROVAL_PLUGIN, TOOL_POLICY_FILE, toolPolicyBytes } from "../lab/members/gateway.ts";
 import type { Lab } from "../lab/topology/lab.ts";
@@ -180,26 +181,28 @@ export default defineScenario({
   },
   findings,
   timeoutMs: 420_000,
-  async run({ lab, log, file, check, signal }) {
+  async run(ctx) {
+    const { lab, log, file, check, signal } = ctx;
     const client = lab.operator.client;
     const north = lab.mcp("north");
     const south = lab.mcp("south");
-    const events = new EventLog(client);
-    const extra: Record<string, unknown> = {};
     const serverCalls = async () => [...toolCallsIn(await north.requests()), ...toolCallsIn(await south.requests())];
-    await lab.model.setScript([
-      {
-        id: "three-calls",
-        match: { contains: THREE },
-        rounds: [
-          [{ toolCall: { name: "north__example_echo", arguments: { text: "from north" } } }],
-          [{ toolCall: { name: "south__example_echo", arguments: { text: "from south" } } }],
-          [{ toolCall: { name: "north__write_file", arguments: { path: "multi-proof.txt", content: "Two MCP servers" } } }],
-          [{ text: "fleetlab-ok: three calls: {{toolOutput}}" }],
-        ],
-      },
-    ]);
-    try {
+    const atEnd = async () => {
+      writeJson(file("gateway-config-reload-log.json"), await gatewayLog(lab).then((l) => l.filter((x) => /config|reload|include/i.test(x.line))).catch((e: Error) => ({ unreadable: e.message })));
+    };
+    await mcpScene(ctx, { atEnd }, async ({ events, extra }) => {
+      await lab.model.setScript([
+        {
+          id: "three-calls",
+          match: { contains: THREE },
+          rounds: [
+            [{ toolCall: { name: "north__example_echo", arguments: { text: "from north" } } }],
+            [{ toolCall: { name: "south__example_echo", arguments: { text: "from south" } } }],
+            [{ toolCall: { name: "north__write_file", arguments: { path: "multi-proof.txt", content: "Two MCP servers" } } }],
+            [{ text: "fleetlab-ok: three calls: {{toolOutput}}" }],
+          ],
+        },
+      ]);
       // --- 1. a lowered tool still asks; three calls, three approvals ---------------------------
       const grant = await setApprovalsDocument(lab, { version: 1, agents: { main: { mcpTools: [{ server: "north", tool: "write_file", source: "allow-always", addedAt: Date.now() }] } } });
       log(`approvals document with the north/write_file MCP grant: ${JSON.stringify(grant)}`);
@@ -315,11 +318,7 @@ export default defineScenario({
         holds: [labLayout, defaultLayout].every((v) => v.observed.agentWroteIt && v.observed.reload.verdict === "refused" && !v.observed.policyInEffect),
         observed: part4,
       });
-    } finally {
-      events.stop();
-      writeJson(file("gateway-config-reload-log.json"), await gatewayLog(lab).then((l) => l.filter((x) => /config|reload|include/i.test(x.line))).catch((e: Error) => ({ unreadable: e.message })));
-      await saveMcpEvidence(lab, file, events, extra);
-    }
+    });
   },
 });
 

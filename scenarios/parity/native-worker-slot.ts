@@ -36,10 +36,10 @@ import assert from "node:assert/strict";
 import { isResponsesCall } from "../../lab/clients/model.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { defineScenario, labStep } from "../../lab/scenario.ts";
-import { writeJson } from "../../lab/evidence/write.ts";
 import { launches, workerCommands } from "../../lab/kits/node-wire.ts";
 import { invokeNodeCommand, nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../../lab/kits/nodes.ts";
 import { plantNodeMarker, proveTurnOnNode } from "../../lab/kits/proof.ts";
+import { scene } from "../../lab/kits/scene.ts";
 import { armHold, deleteSession, describeOrRefusal, isRefused, openSession, type Session } from "../../lab/kits/session.ts";
 import { uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
@@ -54,15 +54,16 @@ export default defineScenario({
   spec: { nodes: { count: 1, capacity: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   needs: [{ method: "sessions.dispatch", why: "the slot belongs to a paired node's worker" }, { method: "sessions.delete" }],
   timeoutMs: 240_000,
-  async run({ lab, log, file, check, signal }) {
+  async run(ctx) {
+    const { lab, log, check, signal } = ctx;
     const alias = lab.nodes[0]!.alias;
     const host = await waitForWorkerHost(lab, alias, { signal });
     assert.equal(host.workerSlots?.total, 1, `${alias}: nodeHost capacity 1 should give one worker slot`);
     const nodeId = host.nodeId;
-    const evidence: Record<string, unknown> = { node: summarizeNode(host), bounds: { BUSY_S } };
     const tokens: string[] = [];
     const modelSaw = async (token: string) => (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(token)).length;
-    try {
+    const atEnd = () => labStep("releasing held model requests", () => lab.model.release()).catch(() => {});
+    await scene(ctx, { faults: false, evidence: { node: summarizeNode(host), bounds: { BUSY_S } }, atEnd }, async ({ evidence }) => {
       const ws = await publishWorkspace(lab, { repo: uniqueName("slot") });
       const a = await openSession(lab, { workspace: ws, label: "slot-a" });
       const busy = await openSession(lab, { workspace: ws, label: "slot-busy" });
@@ -173,9 +174,6 @@ export default defineScenario({
       evidence.b = { ...(evidence.b as object), end: endB, proof: proofB.evidence };
       evidence.modelRequests = (await lab.model.requests()).filter((r) => isResponsesCall(r) && tokens.some((t) => (r.userText ?? "").includes(t))).map((r) => ({ id: r.id, status: r.status, userText: r.userText }));
       evidence.nodeAfter = summarizeNode(freed);
-    } finally {
-      await labStep("releasing held model requests", () => lab.model.release()).catch(() => {});
-      writeJson(file("evidence.json"), evidence);
-    }
+    });
   },
 });
