@@ -4,10 +4,9 @@ import { faults } from "../lab/faults/index.ts";
 import * as op from "../lab/clients/operator.ts";
 import { describeSession } from "../lab/clients/sessions.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { writeJson } from "../lab/evidence/write.ts";
 import { waitReconnect } from "../lab/kits/node-wire.ts";
 import { bundleKept, nodeView, waitBundleInstalled, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { withFaults } from "../lab/kits/timeline.ts";
+import { scene } from "../lab/kits/scene.ts";
 import { provenWorkerTurn } from "../lab/kits/proof.ts";
 import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
@@ -23,118 +22,113 @@ export default defineScenario({
   topology: "shared",
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
+    const { lab, log, check, signal } = ctx;
     const gw = lab.spec.gateway.alias;
-    const evidence: Record<string, unknown> = {};
-    try {
-      await withFaults(ctx, async (tl) => {
-        // One placed session per node, each with a completed turn.
-        const nodes = lab.nodes.map((m) => m.alias);
-        await Promise.all(nodes.map((n) => waitForWorkerHost(lab, n, { signal })));
-        const ws = await publishWorkspace(lab, { repo: uniqueName("gw-restart") });
-        const placed: { node: string; key: string }[] = [];
-        for (const n of nodes) {
-          const s = await createWorkerSession(lab, ws);
-          const d = await dispatchTo(lab, s.key, n);
-          assert.equal(d.placement.state, "active", `dispatch to ${n}`);
-          placed.push({ node: n, key: s.key });
-        }
-        const turnsBefore = await Promise.all(placed.map(async (p) => {
-          const t = await provenWorkerTurn(lab, p.key, p.node, { note: "before the restart" });
-          assert.ok(t.proof.holds, `turn before the restart in ${p.key} did not run on ${p.node}: ${JSON.stringify(t.observed)}`);
-          return { node: p.node, ...t };
-        }));
-        await Promise.all(nodes.map((n) => waitBundleInstalled(lab, n, { signal })));
-        const viewsBefore = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await nodeView(lab, n)] as const)));
-        const sessionsBefore = Object.fromEntries(await Promise.all(placed.map(async (p) => [p.key, (await describeSession(lab.operator.client, p.key)).placement] as const)));
-        const pairingBefore = { device: await op.listDevicePairing(lab.operator.client), node: await op.listNodePairing(lab.operator.client) };
-        const ipBefore = lab.gateway.ip;
-        const since = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await lab.tap(n).seq()] as const)));
+    // Whatever happened, leave the shared lab with a connected operator.
+    const atEnd = () => lab.reconnectOperator({ timeoutMs: 90_000 }).catch((err: Error) => log(`operator reconnect at the end failed: ${err.message}`));
+    await scene(ctx, { atEnd }, async ({ evidence, tl }) => {
+      // One placed session per node, each with a completed turn.
+      const nodes = lab.nodes.map((m) => m.alias);
+      await Promise.all(nodes.map((n) => waitForWorkerHost(lab, n, { signal })));
+      const ws = await publishWorkspace(lab, { repo: uniqueName("gw-restart") });
+      const placed: { node: string; key: string }[] = [];
+      for (const n of nodes) {
+        const s = await createWorkerSession(lab, ws);
+        const d = await dispatchTo(lab, s.key, n);
+        assert.equal(d.placement.state, "active", `dispatch to ${n}`);
+        placed.push({ node: n, key: s.key });
+      }
+      const turnsBefore = await Promise.all(placed.map(async (p) => {
+        const t = await provenWorkerTurn(lab, p.key, p.node, { note: "before the restart" });
+        assert.ok(t.proof.holds, `turn before the restart in ${p.key} did not run on ${p.node}: ${JSON.stringify(t.observed)}`);
+        return { node: p.node, ...t };
+      }));
+      await Promise.all(nodes.map((n) => waitBundleInstalled(lab, n, { signal })));
+      const viewsBefore = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await nodeView(lab, n)] as const)));
+      const sessionsBefore = Object.fromEntries(await Promise.all(placed.map(async (p) => [p.key, (await describeSession(lab.operator.client, p.key)).placement] as const)));
+      const pairingBefore = { device: await op.listDevicePairing(lab.operator.client), node: await op.listNodePairing(lab.operator.client) };
+      const ipBefore = lab.gateway.ip;
+      const since = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await lab.tap(n).seq()] as const)));
 
-        // ---- the restart (graceful: SIGTERM, 10 s before the engine would SIGKILL)
-        const restart = faults.restart(lab, gw, { timeoutSeconds: 10, timeoutMs: 60_000, timeline: tl });
-        const t0 = Date.now();
-        const r = await restart.inject();
-        const op1 = await lab.reconnectOperator({ timeoutMs: 90_000, signal });
-        const readyAt = Date.now();
-        log(`gateway restarted in ${Math.round(r.injectMs)} ms (${JSON.stringify(r.detail)}); /readyz ${Math.round(r.totalMs) + op1.readyMs} ms after the restart call; operator reconnected in ${op1.connectMs} ms`);
-        await restart.heal();
+      // ---- the restart (graceful: SIGTERM, 10 s before the engine would SIGKILL)
+      const restart = faults.restart(lab, gw, { timeoutSeconds: 10, timeoutMs: 60_000, timeline: tl });
+      const t0 = Date.now();
+      const r = await restart.inject();
+      const op1 = await lab.reconnectOperator({ timeoutMs: 90_000, signal });
+      const readyAt = Date.now();
+      log(`gateway restarted in ${Math.round(r.injectMs)} ms (${JSON.stringify(r.detail)}); /readyz ${Math.round(r.totalMs) + op1.readyMs} ms after the restart call; operator reconnected in ${op1.connectMs} ms`);
+      await restart.heal();
 
-        const reconnect: Record<string, unknown> = {};
-        for (const n of nodes) {
-          const f = await waitReconnect(lab.tap(n), since[n]!, 90_000);
-          const host = await waitForWorkerHost(lab, n, { timeoutMs: 90_000, signal });
-          reconnect[n] = { connectOkMsAfterRestartCall: Math.round(f.t - t0), connectOkMsAfterReady: Math.round(f.t - readyAt), workerHostMsAfterRestartCall: Date.now() - t0, slots: host.workerSlots };
-          log(`${n} reconnected ${Math.round(f.t - t0)} ms after the restart call (${Math.round(f.t - readyAt)} ms after /readyz)`);
-        }
-        const info = await docker().getContainer(lab.gateway.id).inspect();
-        const engineIp = info.NetworkSettings.Networks?.[lab.network.name]?.IPAddress;
-        const ip = { before: ipBefore, member: lab.gateway.ip, engine: engineIp, changed: engineIp !== ipBefore };
-        log(`gateway address: ${JSON.stringify(ip)}`);
-        assert.equal(lab.gateway.ip, engineIp, "lab.member(gateway).ip does not follow the engine's address after the restart");
+      const reconnect: Record<string, unknown> = {};
+      for (const n of nodes) {
+        const f = await waitReconnect(lab.tap(n), since[n]!, 90_000);
+        const host = await waitForWorkerHost(lab, n, { timeoutMs: 90_000, signal });
+        reconnect[n] = { connectOkMsAfterRestartCall: Math.round(f.t - t0), connectOkMsAfterReady: Math.round(f.t - readyAt), workerHostMsAfterRestartCall: Date.now() - t0, slots: host.workerSlots };
+        log(`${n} reconnected ${Math.round(f.t - t0)} ms after the restart call (${Math.round(f.t - readyAt)} ms after /readyz)`);
+      }
+      const info = await docker().getContainer(lab.gateway.id).inspect();
+      const engineIp = info.NetworkSettings.Networks?.[lab.network.name]?.IPAddress;
+      const ip = { before: ipBefore, member: lab.gateway.ip, engine: engineIp, changed: engineIp !== ipBefore };
+      log(`gateway address: ${JSON.stringify(ip)}`);
+      assert.equal(lab.gateway.ip, engineIp, "lab.member(gateway).ip does not follow the engine's address after the restart");
 
-        // ---- what persisted
-        const viewsAfter = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await nodeView(lab, n)] as const)));
-        const pairing = nodes.map((n) => {
-          const b = viewsBefore[n]!;
-          const a = viewsAfter[n]!;
-          return { node: n, sameNodeId: a.nodeId === b.nodeId, approvalState: a.approvalState, paired: a.paired, pendingDevice: a.pendingDevice, pendingNode: a.pendingNode, deviceApproved: a.deviceApproved, nodeApproved: a.nodeApproved, sameBundleDir: JSON.stringify(a.bundles) === JSON.stringify(b.bundles) };
-        });
-        check({
-          id: "R-gateway-restart-pairing",
-          expectation: "every node comes back by itself with the same nodeId, approved, device- and node-paired, with no pairing request, its bundle directory untouched",
-          holds: pairing.every((p) => p.sameNodeId && p.approvalState === "approved" && p.paired && p.pendingDevice === 0 && p.pendingNode === 0 && p.deviceApproved && p.nodeApproved && p.sameBundleDir),
-          observed: pairing,
-        });
-        const sessionsAfter = Object.fromEntries(await Promise.all(placed.map(async (p) => [p.key, (await describeSession(lab.operator.client, p.key)).placement] as const)));
-        const placements = placed.map((p) => {
-          const b = sessionsBefore[p.key];
-          const a = sessionsAfter[p.key];
-          return { node: p.node, state: a?.state ?? null, sameRunner: a?.runner?.deviceId === b?.runner?.deviceId, runnerStatus: a?.runner?.status ?? null, sameGeneration: a?.generation === b?.generation, sameWorkspace: a?.remoteWorkspaceDir === b?.remoteWorkspaceDir };
-        });
-        log(`placements after the restart: ${JSON.stringify(placements)}`);
-        check({
-          id: "R-gateway-restart-placements",
-          expectation: "sessions and their placements persist across the restart: still active on the same node, same workspace",
-          holds: placements.every((p) => p.state === "active" && p.sameRunner && p.sameWorkspace),
-          observed: placements,
-        });
-        const turns = await Promise.all(placed.map(async (p) => ({ node: p.node, ...(await provenWorkerTurn(lab, p.key, p.node, { note: "after the restart" })) })));
-        log(`turns after the restart: ${JSON.stringify(turns.map((t) => ({ node: t.node, ms: t.ms, ...t.observed })))}`);
-        check({
-          id: "R-gateway-restart-turns",
-          expectation: "the next turn in each placed session completes after the restart, on its node (it reads a node-only file; worker.launch.v1 on the node's tap)",
-          holds: turns.every((t) => t.proof.holds),
-          observed: turns.map((t) => ({ node: t.node, ok: t.proof.holds, ...t.observed })),
-        });
-        const bundles = await Promise.all(nodes.map(async (n) => ({ node: n, ...(await bundleKept(lab, n, viewsBefore[n]!)) })));
-        check({
-          id: "R-gateway-restart-bundles",
-          expectation: "after the restart and the next turns, node.list says each node's worker bundle is installed, the same bundle directory as before",
-          holds: bundles.every((b) => b.holds),
-          observed: bundles.map((b) => ({ node: b.node, ...b.observed })),
-        });
-
-        Object.assign(evidence, {
-          restart: r,
-          operator: op1,
-          gatewayIp: ip,
-          reconnect,
-          pairingBefore,
-          pairingAfter: { device: await op.listDevicePairing(lab.operator.client), node: await op.listNodePairing(lab.operator.client) },
-          turnsBefore,
-          viewsBefore,
-          viewsAfter,
-          sessionsBefore,
-          sessionsAfter,
-          turns,
-          bundlesAfterTurns: bundles,
-        });
+      // ---- what persisted
+      const viewsAfter = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await nodeView(lab, n)] as const)));
+      const pairing = nodes.map((n) => {
+        const b = viewsBefore[n]!;
+        const a = viewsAfter[n]!;
+        return { node: n, sameNodeId: a.nodeId === b.nodeId, approvalState: a.approvalState, paired: a.paired, pendingDevice: a.pendingDevice, pendingNode: a.pendingNode, deviceApproved: a.deviceApproved, nodeApproved: a.nodeApproved, sameBundleDir: JSON.stringify(a.bundles) === JSON.stringify(b.bundles) };
       });
-    } finally {
-      // Whatever happened, leave the shared lab with a connected operator.
-      await lab.reconnectOperator({ timeoutMs: 90_000 }).catch((err: Error) => log(`operator reconnect at the end failed: ${err.message}`));
-      writeJson(file("evidence.json"), evidence);
-    }
+      check({
+        id: "R-gateway-restart-pairing",
+        expectation: "every node comes back by itself with the same nodeId, approved, device- and node-paired, with no pairing request, its bundle directory untouched",
+        holds: pairing.every((p) => p.sameNodeId && p.approvalState === "approved" && p.paired && p.pendingDevice === 0 && p.pendingNode === 0 && p.deviceApproved && p.nodeApproved && p.sameBundleDir),
+        observed: pairing,
+      });
+      const sessionsAfter = Object.fromEntries(await Promise.all(placed.map(async (p) => [p.key, (await describeSession(lab.operator.client, p.key)).placement] as const)));
+      const placements = placed.map((p) => {
+        const b = sessionsBefore[p.key];
+        const a = sessionsAfter[p.key];
+        return { node: p.node, state: a?.state ?? null, sameRunner: a?.runner?.deviceId === b?.runner?.deviceId, runnerStatus: a?.runner?.status ?? null, sameGeneration: a?.generation === b?.generation, sameWorkspace: a?.remoteWorkspaceDir === b?.remoteWorkspaceDir };
+      });
+      log(`placements after the restart: ${JSON.stringify(placements)}`);
+      check({
+        id: "R-gateway-restart-placements",
+        expectation: "sessions and their placements persist across the restart: still active on the same node, same workspace",
+        holds: placements.every((p) => p.state === "active" && p.sameRunner && p.sameWorkspace),
+        observed: placements,
+      });
+      const turns = await Promise.all(placed.map(async (p) => ({ node: p.node, ...(await provenWorkerTurn(lab, p.key, p.node, { note: "after the restart" })) })));
+      log(`turns after the restart: ${JSON.stringify(turns.map((t) => ({ node: t.node, ms: t.ms, ...t.observed })))}`);
+      check({
+        id: "R-gateway-restart-turns",
+        expectation: "the next turn in each placed session completes after the restart, on its node (it reads a node-only file; worker.launch.v1 on the node's tap)",
+        holds: turns.every((t) => t.proof.holds),
+        observed: turns.map((t) => ({ node: t.node, ok: t.proof.holds, ...t.observed })),
+      });
+      const bundles = await Promise.all(nodes.map(async (n) => ({ node: n, ...(await bundleKept(lab, n, viewsBefore[n]!)) })));
+      check({
+        id: "R-gateway-restart-bundles",
+        expectation: "after the restart and the next turns, node.list says each node's worker bundle is installed, the same bundle directory as before",
+        holds: bundles.every((b) => b.holds),
+        observed: bundles.map((b) => ({ node: b.node, ...b.observed })),
+      });
+
+      Object.assign(evidence, {
+        restart: r,
+        operator: op1,
+        gatewayIp: ip,
+        reconnect,
+        pairingBefore,
+        pairingAfter: { device: await op.listDevicePairing(lab.operator.client), node: await op.listNodePairing(lab.operator.client) },
+        turnsBefore,
+        viewsBefore,
+        viewsAfter,
+        sessionsBefore,
+        sessionsAfter,
+        turns,
+        bundlesAfterTurns: bundles,
+      });
+    });
   },
 });

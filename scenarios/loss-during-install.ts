@@ -3,10 +3,9 @@ import { GatewayError } from "../lab/clients/gateway.ts";
 import type { Frame, HttpExchange } from "../lab/clients/tap.ts";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { writeJson } from "../lab/evidence/write.ts";
 import { STATE_DIR, installedBundles } from "../lab/kits/inside-node.ts";
 import { nodeByAlias, summarizeNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { withFaults } from "../lab/kits/timeline.ts";
+import { nodeScene } from "../lab/kits/scene.ts";
 import { provenWorkerTurn } from "../lab/kits/proof.ts";
 import { createWorkerSession, dispatchTo, placementOf, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
@@ -26,115 +25,108 @@ export default defineScenario({
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
-    const alias = lab.nodes[0]!.alias;
-    const tap = lab.tap(alias);
-    const evidence: Record<string, unknown> = { node: alias };
-    const tree = async () => (await lab.exec(alias, ["sh", "-c", `cd ${STATE_DIR}/node-host 2>/dev/null && find . -maxdepth 4 -not -path './*/workspaces/*/*' | sort; true`])).stdout.split("\n").filter(Boolean);
-    const bundleEntries = async () => (await lab.exec(alias, ["sh", "-c", `for d in ${STATE_DIR}/node-host/*/bundles; do [ -d "$d" ] && ls -1A "$d"; done; true`])).stdout.split("\n").filter(Boolean);
-    try {
-      await withFaults(ctx, async (tl) => {
-        const host = await waitForWorkerHost(lab, alias, { signal });
-        const before = await installedBundles(lab, alias);
-        assert.equal(before.bundles.length, 0, `${alias} is not fresh: it already has a worker bundle`);
-        log(`${alias} fresh: ${JSON.stringify(summarizeNode(host))}`);
-        const ws = await publishWorkspace(lab, { repo: uniqueName("install-loss") });
-        const s = await createWorkerSession(lab, ws);
-        const since = await tap.seq();
+    const { lab, log, check, signal } = ctx;
+    await nodeScene(ctx, {}, async ({ alias, tap, evidence, tl }) => {
+      const tree = async () => (await lab.exec(alias, ["sh", "-c", `cd ${STATE_DIR}/node-host 2>/dev/null && find . -maxdepth 4 -not -path './*/workspaces/*/*' | sort; true`])).stdout.split("\n").filter(Boolean);
+      const bundleEntries = async () => (await lab.exec(alias, ["sh", "-c", `for d in ${STATE_DIR}/node-host/*/bundles; do [ -d "$d" ] && ls -1A "$d"; done; true`])).stdout.split("\n").filter(Boolean);
+      const host = await waitForWorkerHost(lab, alias, { signal });
+      const before = await installedBundles(lab, alias);
+      assert.equal(before.bundles.length, 0, `${alias} is not fresh: it already has a worker bundle`);
+      log(`${alias} fresh: ${JSON.stringify(summarizeNode(host))}`);
+      const ws = await publishWorkspace(lab, { repo: uniqueName("install-loss") });
+      const s = await createWorkerSession(lab, ws);
+      const since = await tap.seq();
 
-        // A do-nothing rule on the bundle GET marks the moment the download starts; the kill
-        // is triggered by its firing.
-        const marker = faults.wire.delay({ lab, node: alias }, 0, { kind: "http", method: "GET", path: BUNDLE_GET }, { once: true, timeline: tl, label: `${alias} bundle GET` });
-        await marker.inject();
-        const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
-        const armed = await faults.injectWhen(
-          faults.when.poll("the node's bundle GET reached the tap", async () => (await tap.rule(marker.ruleId))?.firstFired ?? undefined, { intervalMs: 10 }),
-          kill,
-          { timeoutMs: 90_000 },
-        );
-        const t0 = performance.now();
-        const first = dispatchTo(lab, s.key, alias).then(
-          (r) => ({ accepted: r.placement.state, ms: r.ms }),
-          (err: unknown) => (err instanceof GatewayError ? { code: err.code, message: err.gatewayMessage, ms: Math.round(performance.now() - t0) } : Promise.reject(err)),
-        );
-        // Handled at once (awaited below, after the trigger): a rejection while the trigger is awaited must not float.
-        first.catch(() => {});
-        const trig = await armed.injected;
-        await marker.fired(5_000);
-        log(`bundle GET at the tap; ${alias} SIGKILLed ${Math.round(trig.reactionMs)} ms later`);
-        const firstResult = await first;
-        const placementAfter = await placementOf(lab, s.key);
-        log(`the dispatch: ${JSON.stringify(firstResult)}; placement: ${JSON.stringify(placementAfter ? { state: placementAfter.state, terminalReason: placementAfter.terminalReason } : null)}`);
-        await marker.heal();
+      // A do-nothing rule on the bundle GET marks the moment the download starts; the kill
+      // is triggered by its firing.
+      const marker = faults.wire.delay({ lab, node: alias }, 0, { kind: "http", method: "GET", path: BUNDLE_GET }, { once: true, timeline: tl, label: `${alias} bundle GET` });
+      await marker.inject();
+      const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
+      const armed = await faults.injectWhen(
+        faults.when.poll("the node's bundle GET reached the tap", async () => (await tap.rule(marker.ruleId))?.firstFired ?? undefined, { intervalMs: 10 }),
+        kill,
+        { timeoutMs: 90_000 },
+      );
+      const t0 = performance.now();
+      const first = dispatchTo(lab, s.key, alias).then(
+        (r) => ({ accepted: r.placement.state, ms: r.ms }),
+        (err: unknown) => (err instanceof GatewayError ? { code: err.code, message: err.gatewayMessage, ms: Math.round(performance.now() - t0) } : Promise.reject(err)),
+      );
+      // Handled at once (awaited below, after the trigger): a rejection while the trigger is awaited must not float.
+      first.catch(() => {});
+      const trig = await armed.injected;
+      await marker.fired(5_000);
+      log(`bundle GET at the tap; ${alias} SIGKILLed ${Math.round(trig.reactionMs)} ms later`);
+      const firstResult = await first;
+      const placementAfter = await placementOf(lab, s.key);
+      log(`the dispatch: ${JSON.stringify(firstResult)}; placement: ${JSON.stringify(placementAfter ? { state: placementAfter.state, terminalReason: placementAfter.terminalReason } : null)}`);
+      await marker.heal();
 
-        // Where the install was when the node died.
-        const events = await tap.events({ since });
-        const install = events.find((e): e is Frame => e.kind === "frame" && (e as Frame).command === "worker.bundle.install.v1" && (e as Frame).dir === "gw->node");
-        const answered = !!install && events.some((e) => e.kind === "frame" && (e as Frame).dir === "node->gw" && (e as Frame).method === "node.invoke.result" && (e as Frame).invokeId === install.invokeId);
-        const download = events.find((e): e is HttpExchange => e.kind === "http" && (e as HttpExchange).path.startsWith(BUNDLE_GET.slice(0, -1)));
-        const atKill = { installInvokeSeen: !!install, installAnswered: answered, download: download ? { status: download.status, resBytes: download.resBytes, incomplete: download.incomplete ?? false, durationMs: download.durationMs } : null };
-        log(`at the kill: ${JSON.stringify(atKill)}`);
-        assert.ok(install && !answered, `the kill did not land during the install: ${JSON.stringify(atKill)}`);
+      // Where the install was when the node died.
+      const events = await tap.events({ since });
+      const install = events.find((e): e is Frame => e.kind === "frame" && (e as Frame).command === "worker.bundle.install.v1" && (e as Frame).dir === "gw->node");
+      const answered = !!install && events.some((e) => e.kind === "frame" && (e as Frame).dir === "node->gw" && (e as Frame).method === "node.invoke.result" && (e as Frame).invokeId === install.invokeId);
+      const download = events.find((e): e is HttpExchange => e.kind === "http" && (e as HttpExchange).path.startsWith(BUNDLE_GET.slice(0, -1)));
+      const atKill = { installInvokeSeen: !!install, installAnswered: answered, download: download ? { status: download.status, resBytes: download.resBytes, incomplete: download.incomplete ?? false, durationMs: download.durationMs } : null };
+      log(`at the kill: ${JSON.stringify(atKill)}`);
+      assert.ok(install && !answered, `the kill did not land during the install: ${JSON.stringify(atKill)}`);
 
-        check({
-          id: "R-install-loss-dispatch-fails",
-          expectation: "a dispatch whose node dies during the bundle install fails with an error (no hang) and its placement ends in a terminal state with a reason",
-          holds: "code" in firstResult && firstResult.ms < 60_000 && !!placementAfter && ["failed", "reclaimed"].includes(placementAfter.state) && !!placementAfter.terminalReason,
-          observed: { dispatch: "code" in firstResult ? { code: firstResult.code } : firstResult, placement: placementAfter?.state ?? null, terminalReason: !!placementAfter?.terminalReason },
-        });
-
-        const tStart = Date.now();
-        const start = await kill.heal();
-        const up = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
-        const hostBack = await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
-        const treeAfterRestart = await tree();
-        log(`${alias} back ${Date.now() - tStart} ms after the start call: ${JSON.stringify(summarizeNode(hostBack))}; node-host tree: ${JSON.stringify(treeAfterRestart)}`);
-
-        const again = await dispatchTo(lab, s.key, alias);
-        log(`dispatch again: ${again.placement.state} in ${again.ms} ms, bundle ${again.placement.workerBundleHash}`);
-        assert.equal(again.placement.state, "active", "the dispatch after the restart");
-        const bundles = await installedBundles(lab, alias);
-        const entries = await bundleEntries();
-        // node.list reports the bundle a moment after the dispatch that installed it.
-        const node = await waitBundleInstalled(lab, alias).catch(() => nodeByAlias(lab, alias));
-        const b = bundles.bundles[0];
-        const clean =
-          bundles.bundles.length === 1 &&
-          entries.length === 1 &&
-          b?.hash === again.placement.workerBundleHash &&
-          b?.receipt?.bundleHash === b?.hash &&
-          b?.receipt?.openclawVersion === lab.spec.openclawVersion &&
-          !!b?.files.includes("worker.mjs") &&
-          bundles.strayReceipts.length === 0 &&
-          node.workerBundle?.status === "installed";
-        check({
-          id: "R-install-loss-clean-reinstall",
-          expectation: "after the restart the next dispatch installs the bundle cleanly: exactly one complete bundle directory (receipt, worker.mjs, the placement's hash), nothing half-written beside it, node.list says installed",
-          holds: clean,
-          observed: { bundleDirs: bundles.bundles.length, bundlesEntries: entries, hashMatches: b?.hash === again.placement.workerBundleHash, receipt: !!b?.receipt, workerMjs: !!b?.files.includes("worker.mjs"), strayReceipts: bundles.strayReceipts, status: node.workerBundle?.status ?? null },
-        });
-        const turn = await provenWorkerTurn(lab, s.key, alias, { note: "after the install loss" });
-        log(`turn: ${JSON.stringify({ text: turn.text, error: turn.error, ms: turn.ms, proof: turn.observed })}`);
-        check({ id: "R-install-loss-turn", expectation: "a worker turn on the reinstalled node completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: turn.proof.holds, observed: turn.observed });
-        Object.assign(evidence, {
-          session: s.key,
-          trigger: trig,
-          firstDispatch: firstResult,
-          placementAfterKill: placementAfter ?? null,
-          atKill,
-          start,
-          connectedAfterStart: up.node,
-          treeAfterRestart,
-          dispatchAgain: again,
-          bundles,
-          bundlesEntries: entries,
-          treeAfterReinstall: await tree(),
-          turn,
-          tap: events.filter((e) => e.kind !== "frame" || !!(e as Frame).command || (e as Frame).method === "node.invoke.result"),
-        });
+      check({
+        id: "R-install-loss-dispatch-fails",
+        expectation: "a dispatch whose node dies during the bundle install fails with an error (no hang) and its placement ends in a terminal state with a reason",
+        holds: "code" in firstResult && firstResult.ms < 60_000 && !!placementAfter && ["failed", "reclaimed"].includes(placementAfter.state) && !!placementAfter.terminalReason,
+        observed: { dispatch: "code" in firstResult ? { code: firstResult.code } : firstResult, placement: placementAfter?.state ?? null, terminalReason: !!placementAfter?.terminalReason },
       });
-    } finally {
-      writeJson(file("evidence.json"), evidence);
-    }
+
+      const tStart = Date.now();
+      const start = await kill.heal();
+      const up = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
+      const hostBack = await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
+      const treeAfterRestart = await tree();
+      log(`${alias} back ${Date.now() - tStart} ms after the start call: ${JSON.stringify(summarizeNode(hostBack))}; node-host tree: ${JSON.stringify(treeAfterRestart)}`);
+
+      const again = await dispatchTo(lab, s.key, alias);
+      log(`dispatch again: ${again.placement.state} in ${again.ms} ms, bundle ${again.placement.workerBundleHash}`);
+      assert.equal(again.placement.state, "active", "the dispatch after the restart");
+      const bundles = await installedBundles(lab, alias);
+      const entries = await bundleEntries();
+      // node.list reports the bundle a moment after the dispatch that installed it.
+      const node = await waitBundleInstalled(lab, alias).catch(() => nodeByAlias(lab, alias));
+      const b = bundles.bundles[0];
+      const clean =
+        bundles.bundles.length === 1 &&
+        entries.length === 1 &&
+        b?.hash === again.placement.workerBundleHash &&
+        b?.receipt?.bundleHash === b?.hash &&
+        b?.receipt?.openclawVersion === lab.spec.openclawVersion &&
+        !!b?.files.includes("worker.mjs") &&
+        bundles.strayReceipts.length === 0 &&
+        node.workerBundle?.status === "installed";
+      check({
+        id: "R-install-loss-clean-reinstall",
+        expectation: "after the restart the next dispatch installs the bundle cleanly: exactly one complete bundle directory (receipt, worker.mjs, the placement's hash), nothing half-written beside it, node.list says installed",
+        holds: clean,
+        observed: { bundleDirs: bundles.bundles.length, bundlesEntries: entries, hashMatches: b?.hash === again.placement.workerBundleHash, receipt: !!b?.receipt, workerMjs: !!b?.files.includes("worker.mjs"), strayReceipts: bundles.strayReceipts, status: node.workerBundle?.status ?? null },
+      });
+      const turn = await provenWorkerTurn(lab, s.key, alias, { note: "after the install loss" });
+      log(`turn: ${JSON.stringify({ text: turn.text, error: turn.error, ms: turn.ms, proof: turn.observed })}`);
+      check({ id: "R-install-loss-turn", expectation: "a worker turn on the reinstalled node completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: turn.proof.holds, observed: turn.observed });
+      Object.assign(evidence, {
+        session: s.key,
+        trigger: trig,
+        firstDispatch: firstResult,
+        placementAfterKill: placementAfter ?? null,
+        atKill,
+        start,
+        connectedAfterStart: up.node,
+        treeAfterRestart,
+        dispatchAgain: again,
+        bundles,
+        bundlesEntries: entries,
+        treeAfterReinstall: await tree(),
+        turn,
+        tap: events.filter((e) => e.kind !== "frame" || !!(e as Frame).command || (e as Frame).method === "node.invoke.result"),
+      });
+    });
   },
 });

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { defineScenario } from "../lab/scenario.ts";
 import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
 import { approvalState, resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
-import { EventLog } from "../lab/kits/events.ts";
-import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { toolCallsIn } from "../lab/kits/mcp.ts";
+import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolResults } from "../lab/kits/turns.ts";
 import { sleep } from "../lab/wait.ts";
 
@@ -16,13 +16,11 @@ export default defineScenario({
   proves: "a gated MCP call parks with the turn waiting, nothing reaches the server before one allow-once, then it runs exactly once",
   topology: "shared",
   timeoutMs: 120_000,
-  async run({ lab, log, file, check, signal }) {
+  async run(ctx) {
+    const { lab, log, check, signal } = ctx;
     const south = lab.mcp("south");
     const client = lab.operator.client;
-    await Promise.all([south.reset(), lab.mcp("north").reset(), lab.model.reset()]);
-    const events = new EventLog(client);
-    const extra: Record<string, unknown> = {};
-    try {
+    await mcpScene(ctx, { reset: ["south"] }, async ({ events, extra }) => {
       const turn = await sendTurn(client, 'fleetlab-call south__write_file {"path":"parks.txt","content":"parked"}');
       const asked = await waitApproval(events, turn.runId, { signal });
       log(`parked: ${asked.id} for ${asked.request?.toolName}`);
@@ -69,10 +67,6 @@ export default defineScenario({
         holds: parked && ranOnce,
         observed: { whileParked: during, afterApproval: { run: after.run, serverCalls: after.serverCalls.length, effects: after.effects.length, secondResolve: after.secondResolve } },
       });
-    } finally {
-      events.stop();
-      await saveMcpEvidence(lab, file, events, extra);
-      await Promise.all([south.reset(), lab.model.reset()]);
-    }
+    });
   },
 });

@@ -7,9 +7,9 @@ import type { GatewayClient } from "../lab/clients/gateway.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { approvalState, resolveApproval, waitApproval, type ApprovalRequested, type ApprovalState } from "../lab/kits/approvals.ts";
 import { EventLog } from "../lab/kits/events.ts";
+import { writeToolPolicy } from "../lab/kits/gateway-config.ts";
 import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
 import { sendTurn, toolResults, type ToolResult } from "../lab/kits/turns.ts";
-import { TOOL_POLICY_FILE, toolPolicyBytes } from "../lab/members/gateway.ts";
 import type { Lab } from "../lab/topology/lab.ts";
 import { pollUntil, sleep } from "../lab/wait.ts";
 
@@ -105,7 +105,7 @@ export default defineScenario({
       // The first turn of a fresh gateway connects the MCP servers first: give it time.
       const parked = await waitApproval(before, turn.runId, { timeoutMs: 90_000, signal });
       log(`parked ${parked.id}; the policy file is changed, then the gateway SIGKILLed`);
-      await writePolicy(lab, CHANGED_POLICY);
+      await writeToolPolicy(lab, CHANGED_POLICY);
 
       // --- 3. restart under the changed policy ----------------------------------------------
       const first = await killAndStart(lab, "first restart (changed policy)", extra, signal);
@@ -180,7 +180,7 @@ export default defineScenario({
       });
 
       // --- 5. started again with the original policy: is it the same approval, still pending? ---
-      await writePolicy(lab, POLICY);
+      await writeToolPolicy(lab, POLICY);
       after.stop();
       const second = await killAndStart(lab, "second restart (original policy)", extra, signal);
       const op3 = lab.operator.client;
@@ -230,14 +230,6 @@ export default defineScenario({
     }
   },
 });
-
-/** Replaces the host tool policy file (root-owned, outside the gateway's state) atomically. */
-async function writePolicy(lab: Lab, policy: Record<string, unknown>): Promise<void> {
-  const b64 = Buffer.from(toolPolicyBytes(policy)).toString("base64");
-  const tmp = `${TOOL_POLICY_FILE}.fleetlab-edit`;
-  const r = await lab.exec(lab.gateway.alias, ["sh", "-c", `printf '%s' '${b64}' | base64 -d > '${tmp}' && mv '${tmp}' '${TOOL_POLICY_FILE}'`], { user: "root" });
-  assert.equal(r.exitCode, 0, `writing ${TOOL_POLICY_FILE} failed: ${r.stderr}`);
-}
 
 /** SIGKILLs the gateway container, starts it again (same container, same state volume) and reconnects the lab's operator. */
 async function killAndStart(lab: Lab, label: string, extra: Record<string, unknown>, signal: AbortSignal): Promise<{ readyMs: number; reconnectedAt: number }> {

@@ -1,7 +1,7 @@
 import { defineScenario } from "../lab/scenario.ts";
 import { waitRun } from "../lab/clients/sessions.ts";
-import { EventLog } from "../lab/kits/events.ts";
-import { cancelParams, cancelsIn, saveMcpEvidence } from "../lab/kits/mcp.ts";
+import { cancelParams, cancelsIn } from "../lab/kits/mcp.ts";
+import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn } from "../lab/kits/turns.ts";
 import { sleep } from "../lab/wait.ts";
 
@@ -13,13 +13,11 @@ export default defineScenario({
   proves: "chat.abort during an MCP call sends notifications/cancelled for that call to the server and the turn ends aborted",
   topology: "shared",
   timeoutMs: 120_000,
-  async run({ lab, log, file, check, signal }) {
+  async run(ctx) {
+    const { lab, log, check, signal } = ctx;
     const north = lab.mcp("north");
     const client = lab.operator.client;
-    await Promise.all([north.reset(), lab.mcp("south").reset(), lab.model.reset()]);
-    const events = new EventLog(client);
-    const extra: Record<string, unknown> = {};
-    try {
+    await mcpScene(ctx, { reset: ["north"] }, async ({ events, extra }) => {
       await north.hold("example_echo");
       const turn = await sendTurn(client, 'fleetlab-call north__example_echo {"text":"cancel-me"}');
       const held = await north.waitForHeld(30_000);
@@ -44,10 +42,6 @@ export default defineScenario({
         holds: observed.cancelForHeldCall && observed.heldCall?.status === "cancelled" && observed.heldCall.cancelReason === "notifications/cancelled" && observed.chat === "aborted",
         observed,
       });
-    } finally {
-      events.stop();
-      await saveMcpEvidence(lab, file, events, extra);
-      await Promise.all([north.reset(), lab.model.reset()]);
-    }
+    });
   },
 });

@@ -1,6 +1,6 @@
 import { LabInfraError, defineScenario, type FindingRecord } from "../lab/scenario.ts";
-import { EventLog } from "../lab/kits/events.ts";
-import { cancelParams, cancelsIn, saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { cancelParams, cancelsIn, toolCallsIn } from "../lab/kits/mcp.ts";
+import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn } from "../lab/kits/turns.ts";
 import { WaitTimeout, pollUntil, waitFor } from "../lab/wait.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
@@ -52,14 +52,12 @@ export default defineScenario({
   topology: "shared",
   findings,
   timeoutMs: 120_000,
-  async run({ lab, log, file, check, signal }) {
+  async run(ctx) {
+    const { lab, log, check, signal } = ctx;
     const north = lab.mcp("north");
     const south = lab.mcp("south");
     const client = lab.operator.client;
-    await Promise.all([north.reset(), south.reset(), lab.model.reset()]);
-    const events = new EventLog(client);
-    const extra: Record<string, unknown> = {};
-    try {
+    await mcpScene(ctx, { reset: ["north", "south"] }, async ({ events, extra }) => {
       await south.slowDiscovery(20_000);
       const [northSince, southSince] = [await north.lastSeq(), await south.lastSeq()];
       const turn = await sendTurn(client, 'fleetlab-call north__example_echo {"text":"discovery"}');
@@ -116,10 +114,6 @@ export default defineScenario({
         observed,
         kind: "differs-from-reference",
       });
-    } finally {
-      events.stop();
-      await saveMcpEvidence(lab, file, events, extra);
-      await Promise.all([north.reset(), south.reset(), lab.model.reset()]);
-    }
+    });
   },
 });

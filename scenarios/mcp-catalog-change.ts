@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
 import { resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
-import { EventLog } from "../lab/kits/events.ts";
-import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import type { EventLog } from "../lab/kits/events.ts";
+import { toolCallsIn } from "../lab/kits/mcp.ts";
+import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolResults } from "../lab/kits/turns.ts";
 import { sleep } from "../lab/wait.ts";
 import type { CatalogTool, McpControl } from "../lab/clients/mcp.ts";
@@ -48,13 +49,11 @@ export default defineScenario({
   topology: "shared",
   findings,
   timeoutMs: 150_000,
-  async run({ lab, log, file, check, signal }) {
+  async run(ctx) {
+    const { lab, log, check, signal } = ctx;
     const south = lab.mcp("south");
     const client = lab.operator.client;
-    await Promise.all([south.reset(), lab.mcp("north").reset(), lab.model.reset()]);
-    const events = new EventLog(client);
-    const extra: Record<string, unknown> = {};
-    try {
+    await mcpScene(ctx, { reset: ["south"] }, async ({ events, extra }) => {
       const original = await south.catalog();
       const redefined = original.map((t) => (t.name === "write_file" ? { ...t, description: "Delete the file at path.", annotations: { readOnlyHint: false, destructiveHint: true } } : t));
       const removed = original.filter((t) => t.name !== "write_file");
@@ -76,11 +75,7 @@ export default defineScenario({
           kind: "differs-from-reference",
         });
       }
-    } finally {
-      events.stop();
-      await saveMcpEvidence(lab, file, events, extra);
-      await Promise.all([south.reset(), lab.model.reset()]);
-    }
+    });
   },
 });
 

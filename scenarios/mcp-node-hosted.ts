@@ -7,6 +7,7 @@ import type { GatewayClient } from "../lab/clients/gateway.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { EventLog } from "../lab/kits/events.ts";
 import { mcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { invokeParams } from "../lab/kits/node-wire.ts";
 import { summarizeNode, waitForNode } from "../lab/kits/nodes.ts";
 import { sendTurn, toolErrorMessage, toolResults, type ToolResult } from "../lab/kits/turns.ts";
 import type { Lab } from "../lab/topology/lab.ts";
@@ -68,7 +69,7 @@ export default defineScenario({
         result: call.result?.text ?? null,
         resultIsError: call.result?.isError ?? null,
         eastToolCalls: eastCalls,
-        tapInvokeRequests: wire.requests.map((f) => ({ dir: f.dir, command: f.command, params: invokeParams(f) })),
+        tapInvokeRequests: wire.requests.map((f) => ({ dir: f.dir, command: f.command, params: mcpCallOf(f) })),
         tapInvokeResults: wire.results.map((f) => ({ dir: f.dir, ok: resultOk(f) })),
       };
       log(`[${at()}] call through the node: ${JSON.stringify(through)}; east's MCP clients: ${clientInfos.join(", ")}`);
@@ -268,18 +269,8 @@ function parsed(f: Frame): Record<string, unknown> | undefined {
 }
 
 /** The MCP call a node.invoke.request carries ({server, tool, arguments}), when its text was recorded whole. */
-function invokeParams(f: Frame): unknown {
-  const payload = parsed(f)?.payload as { paramsJSON?: string; params?: unknown } | undefined;
-  if (!payload) return null;
-  if (typeof payload.paramsJSON === "string") {
-    try {
-      const p = JSON.parse(payload.paramsJSON) as { server?: unknown; tool?: unknown; arguments?: unknown };
-      return { server: p.server, tool: p.tool, arguments: p.arguments };
-    } catch {
-      return payload.paramsJSON;
-    }
-  }
-  const p = payload.params as { server?: unknown; tool?: unknown; arguments?: unknown } | undefined;
+function mcpCallOf(f: Frame): unknown {
+  const p = invokeParams(f);
   return p ? { server: p.server, tool: p.tool, arguments: p.arguments } : null;
 }
 

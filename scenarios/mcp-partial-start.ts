@@ -1,8 +1,8 @@
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { faults } from "../lab/faults/index.ts";
 import { waitRun } from "../lab/clients/sessions.ts";
-import { EventLog } from "../lab/kits/events.ts";
-import { mcpToolsOffered, saveMcpEvidence, toolCallsIn, waitMcpHealthy } from "../lab/kits/mcp.ts";
+import { mcpToolsOffered, toolCallsIn, waitMcpHealthy } from "../lab/kits/mcp.ts";
+import { mcpScene, type McpScene } from "../lab/kits/scene.ts";
 import { sendTurn } from "../lab/kits/turns.ts";
 import { pollUntil } from "../lab/wait.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
@@ -37,13 +37,17 @@ export default defineScenario({
   findings,
   spec: { nodes: { count: 0 }, git: { enabled: false } },
   timeoutMs: 180_000,
-  async run({ lab, log, file, check, signal }) {
+  async run(ctx) {
+    const { lab, log, check, signal } = ctx;
     const north = lab.mcp("north");
     const client = lab.operator.client;
-    const events = new EventLog(client);
-    const extra: Record<string, unknown> = {};
     const down = faults.kill(lab, "south");
-    try {
+    const atEnd = async ({ extra }: McpScene) => {
+      // Heal (start south again) so the evidence includes its side too.
+      extra.southStarted = await down.heal().catch((e: Error) => ({ error: e.message }));
+      await waitMcpHealthy(lab, "south").catch(() => {});
+    };
+    await mcpScene(ctx, { atEnd }, async ({ extra }) => {
       extra.southKilled = await down.inject();
       const turn = await sendTurn(client, 'fleetlab-call north__example_echo {"text":"partial"}');
       const end = await waitRun(client, turn.runId, 90_000);
@@ -80,12 +84,6 @@ export default defineScenario({
         observed,
         kind: "differs-from-reference",
       });
-    } finally {
-      events.stop();
-      // Heal (start south again) so the evidence below includes its side too.
-      extra.southStarted = await down.heal().catch((e: Error) => ({ error: e.message }));
-      await waitMcpHealthy(lab, "south").catch(() => {});
-      await saveMcpEvidence(lab, file, events, extra);
-    }
+    });
   },
 });

@@ -1,17 +1,15 @@
-import assert from "node:assert/strict";
-import { PassThrough, Readable } from "node:stream";
-import { finished } from "node:stream/promises";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
-import { docker } from "../lab/docker.ts";
 import { waitRun, chatHistory } from "../lab/clients/sessions.ts";
 import type { GatewayClient } from "../lab/clients/gateway.ts";
 import { newSessionKey } from "../lab/clients/operator.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { approvalState, resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
 import { EventLog } from "../lab/kits/events.ts";
-import { mcpToolsOffered, saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { editGatewayConfig, gatewayLog, setApprovalsDocument, waitReload, writeToolPolicy } from "../lab/kits/gateway-config.ts";
+import { mcpToolsOffered, toolCallsIn } from "../lab/kits/mcp.ts";
+import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolErrorMessage, toolResults, type Turn } from "../lab/kits/turns.ts";
-import { AGENT_WORKSPACE, APPROVAL_PLUGIN, GATEWAY_CONFIG_PATH, TOOL_POLICY_FILE, toolPolicyBytes } from "../lab/members/gateway.ts";
+import { AGENT_WORKSPACE, APPROVAL_PLUGIN, TOOL_POLICY_FILE, toolPolicyBytes } from "../lab/members/gateway.ts";
 import type { Lab } from "../lab/topology/lab.ts";
 import { WaitTimeout, sleep, waitFor } from "../lab/wait.ts";
 
@@ -164,7 +162,6 @@ const THREE = "fleetlab-policy-three";
 /** Where OpenClaw keeps an agent's workspace by default (~/.openclaw/workspace): inside its config directory. */
 const DEFAULT_LAYOUT_WORKSPACE = "/home/lab/.openclaw/workspace";
 const DEFAULT_LAYOUT_AGENT = "dflt";
-const RELOAD_WAIT_MS = 20_000;
 
 export default defineScenario({
   name: "mcp-policy",
@@ -184,26 +181,28 @@ export default defineScenario({
   },
   findings,
   timeoutMs: 420_000,
-  async run({ lab, log, file, check, signal }) {
+  async run(ctx) {
+    const { lab, log, file, check, signal } = ctx;
     const client = lab.operator.client;
     const north = lab.mcp("north");
     const south = lab.mcp("south");
-    const events = new EventLog(client);
-    const extra: Record<string, unknown> = {};
     const serverCalls = async () => [...toolCallsIn(await north.requests()), ...toolCallsIn(await south.requests())];
-    await lab.model.setScript([
-      {
-        id: "three-calls",
-        match: { contains: THREE },
-        rounds: [
-          [{ toolCall: { name: "north__example_echo", arguments: { text: "from north" } } }],
-          [{ toolCall: { name: "south__example_echo", arguments: { text: "from south" } } }],
-          [{ toolCall: { name: "north__write_file", arguments: { path: "multi-proof.txt", content: "Two MCP servers" } } }],
-          [{ text: "fleetlab-ok: three calls: {{toolOutput}}" }],
-        ],
-      },
-    ]);
-    try {
+    const atEnd = async () => {
+      writeJson(file("gateway-config-reload-log.json"), await gatewayLog(lab).then((l) => l.filter((x) => /config|reload|include/i.test(x.line))).catch((e: Error) => ({ unreadable: e.message })));
+    };
+    await mcpScene(ctx, { atEnd }, async ({ events, extra }) => {
+      await lab.model.setScript([
+        {
+          id: "three-calls",
+          match: { contains: THREE },
+          rounds: [
+            [{ toolCall: { name: "north__example_echo", arguments: { text: "from north" } } }],
+            [{ toolCall: { name: "south__example_echo", arguments: { text: "from south" } } }],
+            [{ toolCall: { name: "north__write_file", arguments: { path: "multi-proof.txt", content: "Two MCP servers" } } }],
+            [{ text: "fleetlab-ok: three calls: {{toolOutput}}" }],
+          ],
+        },
+      ]);
       // --- 1. a lowered tool still asks; three calls, three approvals ---------------------------
       const grant = await setApprovalsDocument(lab, { version: 1, agents: { main: { mcpTools: [{ server: "north", tool: "write_file", source: "allow-always", addedAt: Date.now() }] } } });
       log(`approvals document with the north/write_file MCP grant: ${JSON.stringify(grant)}`);
@@ -255,7 +254,7 @@ export default defineScenario({
       // --- 2. the policy changed under a parked approval -----------------------------------------
       // The gate's own config first (it must be undone before the next one), then the policy file.
       const pluginConfig = await parkChangeAnswer(lab, events, 'fleetlab-call south__example_echo {"text":"parked under gate change"}', "south", signal, log, async () => {
-        await editConfig(lab, (c) => {
+        await editGatewayConfig(lab, (c) => {
           const entry = (c.plugins as { entries: Record<string, { config: Record<string, unknown> }> }).entries[APPROVAL_PLUGIN]!;
           entry.config.allowedDecisions = ["deny"];
         });
@@ -264,12 +263,12 @@ export default defineScenario({
       // Undo it in the file (later edits rewrite the file); the watcher has something to apply
       // only if the change itself was applied.
       const undone = Date.now();
-      await editConfig(lab, (c) => {
+      await editGatewayConfig(lab, (c) => {
         delete (c.plugins as { entries: Record<string, { config: Record<string, unknown> }> }).entries[APPROVAL_PLUGIN]!.config.allowedDecisions;
       });
-      if (pluginConfig.observed.reload?.verdict === "applied") log(`gate config restored: ${JSON.stringify(await waitReload(lab, undone, signal))}`);
+      if (pluginConfig.observed.reload?.verdict === "applied") log(`gate config restored: ${JSON.stringify(await waitReload(lab, undone, { signal }))}`);
       const toolPolicyFile = await parkChangeAnswer(lab, events, 'fleetlab-call north__example_echo {"text":"parked under policy change"}', "north", signal, log, async () => {
-        await writeFileIn(lab, TOOL_POLICY_FILE, toolPolicyBytes(CHANGED_POLICY), "root");
+        await writeToolPolicy(lab, CHANGED_POLICY);
         return `tool-policy.json = ${JSON.stringify(CHANGED_POLICY)}`;
       });
       const northAfter = await northOffered(lab, client, "after-policy-change", signal);
@@ -304,11 +303,11 @@ export default defineScenario({
       // config directory. (Switching agents.defaults.workspace live is applied, but the running
       // main agent's file tools keep the workspace it started with: a new agent is configured.)
       const added = Date.now();
-      await editConfig(lab, (c) => {
+      await editGatewayConfig(lab, (c) => {
         (c.agents as Record<string, unknown>).list = [{ id: "main", default: true }, { id: DEFAULT_LAYOUT_AGENT, workspace: DEFAULT_LAYOUT_WORKSPACE }];
         (c.tools as Record<string, unknown>).$include = TOOL_POLICY_FILE;
       });
-      const agentAdded = await waitReload(lab, added, signal);
+      const agentAdded = await waitReload(lab, added, { signal });
       log(`agent ${DEFAULT_LAYOUT_AGENT} (workspace ${DEFAULT_LAYOUT_WORKSPACE}) configured: ${JSON.stringify(agentAdded)}`);
       const defaultLayout = await policyFromWorkspace(lab, client, DEFAULT_LAYOUT_AGENT, DEFAULT_LAYOUT_WORKSPACE, "./workspace/same-policy.json", signal, log);
       const part4 = { labLayout: labLayout.observed, openclawDefaultLayout: defaultLayout.observed };
@@ -319,11 +318,7 @@ export default defineScenario({
         holds: [labLayout, defaultLayout].every((v) => v.observed.agentWroteIt && v.observed.reload.verdict === "refused" && !v.observed.policyInEffect),
         observed: part4,
       });
-    } finally {
-      events.stop();
-      writeJson(file("gateway-config-reload-log.json"), await gatewayLog(lab).then((l) => l.filter((x) => /config|reload|include/i.test(x.line))).catch((e: Error) => ({ unreadable: e.message })));
-      await saveMcpEvidence(lab, file, events, extra);
-    }
+    });
   },
 });
 
@@ -346,7 +341,7 @@ async function parkChangeAnswer(lab: Lab, events: EventLog, message: string, ser
   const since = await mcp.lastSeq();
   const changedAt = Date.now();
   const what = await change(turn);
-  const reload = what.startsWith("sessions.patch") ? null : await waitReload(lab, changedAt, signal);
+  const reload = what.startsWith("sessions.patch") ? null : await waitReload(lab, changedAt, { signal });
   const before = await approvalState(client, asked.id);
   const answer = await resolveApproval(client, asked.id, "allow-once");
   const end = await waitRun(client, turn.runId, 20_000);
@@ -385,10 +380,10 @@ async function policyFromWorkspace(lab: Lab, client: GatewayClient, agentId: str
   const onDisk = await lab.exec(lab.gateway.alias, ["cat", `${workspace}/same-policy.json`]);
   const agentWroteIt = onDisk.exitCode === 0 && onDisk.stdout === bytes;
   const changedAt = Date.now();
-  await editConfig(lab, (c) => {
+  await editGatewayConfig(lab, (c) => {
     (c.tools as Record<string, unknown>).$include = includePath;
   });
-  const reload = await waitReload(lab, changedAt, signal);
+  const reload = await waitReload(lab, changedAt, { signal });
   const northBack = await northOffered(lab, client, `from-${agentId}-workspace`, signal);
   const configGet = (await client.request("config.get", {}).catch((e: Error) => ({ error: e.message }))) as { valid?: boolean; issues?: unknown; config?: { tools?: unknown } };
   const observed = {
@@ -411,87 +406,3 @@ async function northOffered(lab: Lab, client: GatewayClient, label: string, sign
   const req = await lab.model.waitForRequest((r) => r.userText?.includes(marker) === true, 10_000, { signal }).catch(() => undefined);
   return req ? mcpToolsOffered(req).some((n) => n.startsWith("north__")) : null;
 }
-
-// --- the gateway container: files and its config watcher's verdicts ---------------------------
-
-/** Replaces a file inside the gateway container atomically (a temp file beside it, then rename), as an editor would. */
-async function writeFileIn(lab: Lab, target: string, content: string, user: "root" | "lab" = "lab"): Promise<void> {
-  const b64 = Buffer.from(content).toString("base64");
-  const tmp = `${target}.fleetlab-edit`;
-  const r = await lab.exec(lab.gateway.alias, ["sh", "-c", `printf '%s' '${b64}' | base64 -d > '${tmp}' && mv '${tmp}' '${target}'`], { user });
-  assert.equal(r.exitCode, 0, `writing ${target} in the gateway container failed: ${r.stderr}`);
-}
-
-/** Edits the gateway's live config file (as the gateway's user). */
-async function editConfig(lab: Lab, edit: (config: Record<string, unknown>) => void): Promise<void> {
-  const r = await lab.exec(lab.gateway.alias, ["cat", GATEWAY_CONFIG_PATH]);
-  assert.equal(r.exitCode, 0, `reading ${GATEWAY_CONFIG_PATH} failed: ${r.stderr}`);
-  const config = JSON.parse(r.stdout) as Record<string, unknown>;
-  edit(config);
-  await writeFileIn(lab, GATEWAY_CONFIG_PATH, `${JSON.stringify(config, null, 2)}\n`);
-}
-
-/** The approvals document (exec approvals and MCP tool grants) replaced with `openclaw approvals set`. */
-async function setApprovalsDocument(lab: Lab, doc: unknown): Promise<{ exitCode: number; output: string }> {
-  const tmp = "/tmp/fleetlab-approvals.json";
-  await writeFileIn(lab, tmp, JSON.stringify(doc));
-  const r = await lab.exec(lab.gateway.alias, ["openclaw", "approvals", "set", "--file", tmp]);
-  return { exitCode: r.exitCode, output: `${r.stdout}${r.stderr}`.trim().split("\n").slice(-3).join("\n") };
-}
-
-interface LogLine {
-  t: number;
-  line: string;
-}
-
-/** The gateway container's log lines (every start), oldest first, each with the engine's timestamp. */
-async function gatewayLog(lab: Lab): Promise<LogLine[]> {
-  const raw = (await docker().getContainer(lab.gateway.id).logs({ stdout: true, stderr: true, timestamps: true, follow: false })) as unknown as Buffer;
-  const chunks: Buffer[] = [];
-  const sink = new PassThrough();
-  sink.on("data", (c: Buffer) => chunks.push(c));
-  const src = Readable.from([raw]);
-  docker().modem.demuxStream(src, sink, sink);
-  await finished(src);
-  return Buffer.concat(chunks)
-    .toString("utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => {
-      const sp = l.indexOf(" ");
-      // eslint-disable-next-line no-control-regex
-      return { t: Date.parse(l.slice(0, sp)), line: l.slice(sp + 1).replace(/\x1b\[[0-9;]*m/g, "") };
-    })
-    .sort((a, b) => a.t - b.t);
-}
-
-type Reload = { verdict: "applied" | "refused" | "failed" | "not seen"; detail: string; lines: string[] };
-
-/**
- * The config watcher's verdict on the first change after `since`: "config hot reload applied
- * (<paths>)" (applied), "config reload skipped (...): <why>" (refused) or "config reload failed:
- * <why>" (failed). A change detected ("config change detected; evaluating reload") with no
- * outcome, or nothing at all, within RELOAD_WAIT_MS is recorded as "not seen".
- */
-async function waitReload(lab: Lab, since: number, signal: AbortSignal): Promise<Reload> {
-  let lines: string[] = [];
-  const decisive = /config hot reload applied \(([^)]*)\)|config reload skipped \(([^)]*)\):? ?(.*)|config reload failed: (.*)/;
-  const hit = await waitFor(
-    "the gateway's config watcher to react to the edit",
-    async () => {
-      const recent = (await gatewayLog(lab)).filter((l) => l.t >= since && /config|reload/i.test(l.line));
-      lines = recent.map((l) => l.line);
-      for (const l of recent) {
-        const m = decisive.exec(l.line);
-        if (m) return m;
-      }
-      return undefined;
-    },
-    { timeoutMs: RELOAD_WAIT_MS, intervalMs: 250, signal },
-  ).catch(unlessTimeout);
-  if (!hit) return { verdict: "not seen", detail: `no config watcher outcome within ${RELOAD_WAIT_MS / 1000} s${lines.some((l) => l.includes("config change detected")) ? " (change detected)" : ""}`, lines };
-  if (hit[1] !== undefined) return { verdict: "applied", detail: hit[1].split(", ").sort().join(", "), lines };
-  if (hit[2] !== undefined) return { verdict: "refused", detail: `${hit[2]}: ${hit[3] ?? ""}`.trim(), lines };
-  return { verdict: "failed", detail: hit[4] ?? "", lines };
-}
-

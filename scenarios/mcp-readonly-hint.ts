@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { waitRun } from "../lab/clients/sessions.ts";
 import { resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
-import { EventLog } from "../lab/kits/events.ts";
-import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { toolCallsIn } from "../lab/kits/mcp.ts";
+import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn } from "../lab/kits/turns.ts";
 import { sleep } from "../lab/wait.ts";
 import type { CatalogTool } from "../lab/clients/mcp.ts";
@@ -45,13 +45,11 @@ export default defineScenario({
   topology: "shared",
   findings,
   timeoutMs: 150_000,
-  async run({ lab, log, file, check, signal }) {
+  async run(ctx) {
+    const { lab, log, check, signal } = ctx;
     const south = lab.mcp("south");
     const client = lab.operator.client;
-    await Promise.all([south.reset(), lab.mcp("north").reset(), lab.model.reset()]);
-    const events = new EventLog(client);
-    const extra: Record<string, unknown> = {};
-    try {
+    await mcpScene(ctx, { reset: ["south"] }, async ({ events, extra }) => {
       const declared = (await south.catalog()).find((t) => t.name === "write_file");
       assert.equal(declared?.annotations?.readOnlyHint, true, "fixture drift: south write_file must declare readOnlyHint:true");
 
@@ -107,10 +105,6 @@ export default defineScenario({
         observed: Object.fromEntries(Object.entries(part2).map(([k, v]) => [k, { annotations: v.annotations, approvalRequested: v.approvalRequested, executed: v.executed, run: v.run }])),
         kind: "differs-from-reference",
       });
-    } finally {
-      events.stop();
-      await saveMcpEvidence(lab, file, events, extra);
-      await Promise.all([south.reset(), lab.model.reset()]);
-    }
+    });
   },
 });

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { defineScenario } from "../lab/scenario.ts";
 import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
-import { EventLog } from "../lab/kits/events.ts";
-import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { toolCallsIn } from "../lab/kits/mcp.ts";
+import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolResults } from "../lab/kits/turns.ts";
 
 // north and south both serve `example_echo`. One turn in which the model calls both
@@ -13,26 +13,25 @@ export default defineScenario({
   proves: "same-named MCP tools on two servers route by server: north__example_echo reaches only north, south__example_echo only south, and each result names its server",
   topology: "shared",
   timeoutMs: 120_000,
-  async run({ lab, log, file, check }) {
+  async run(ctx) {
+    const { lab, log, check } = ctx;
     const north = lab.mcp("north");
     const south = lab.mcp("south");
-    await Promise.all([north.reset(), south.reset(), lab.model.reset()]);
     const token = `r${Date.now().toString(36)}`;
-    await lab.model.setScript([
-      {
-        id: "route-both",
-        match: { contains: `fleetlab-route ${token}` },
-        rounds: [
-          [
-            { toolCall: { name: "north__example_echo", arguments: { text: `to-north-${token}` } } },
-            { toolCall: { name: "south__example_echo", arguments: { text: `to-south-${token}` } } },
+    await mcpScene(ctx, { reset: ["north", "south"] }, async () => {
+      await lab.model.setScript([
+        {
+          id: "route-both",
+          match: { contains: `fleetlab-route ${token}` },
+          rounds: [
+            [
+              { toolCall: { name: "north__example_echo", arguments: { text: `to-north-${token}` } } },
+              { toolCall: { name: "south__example_echo", arguments: { text: `to-south-${token}` } } },
+            ],
+            [{ text: "fleetlab-ok: routed" }],
           ],
-          [{ text: "fleetlab-ok: routed" }],
-        ],
-      },
-    ]);
-    const events = new EventLog(lab.operator.client);
-    try {
+        },
+      ]);
       const turn = await sendTurn(lab.operator.client, `fleetlab-route ${token}`);
       const end = await waitRun(lab.operator.client, turn.runId, 60_000);
       log(`turn ${turn.runId}: ${end.status} ${JSON.stringify(end.terminalReply?.text ?? "")}`);
@@ -62,10 +61,6 @@ export default defineScenario({
           results: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.text.replace(token, "<token>")])),
         },
       });
-    } finally {
-      events.stop();
-      await saveMcpEvidence(lab, file, events);
-      await Promise.all([north.reset(), south.reset(), lab.model.reset()]);
-    }
+    });
   },
 });

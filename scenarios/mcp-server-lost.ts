@@ -1,8 +1,8 @@
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { faults } from "../lab/faults/index.ts";
 import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
-import { EventLog } from "../lab/kits/events.ts";
-import { saveMcpEvidence, toolCallsIn, waitMcpHealthy } from "../lab/kits/mcp.ts";
+import { toolCallsIn, waitMcpHealthy } from "../lab/kits/mcp.ts";
+import { mcpScene, type McpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolErrorMessage, toolResults, type Turn } from "../lab/kits/turns.ts";
 import { sleep } from "../lab/wait.ts";
 import type { GatewayClient } from "../lab/clients/gateway.ts";
@@ -61,12 +61,15 @@ export default defineScenario({
   findings,
   spec: { nodes: { count: 0 }, git: { enabled: false } },
   timeoutMs: 240_000,
-  async run({ lab, log, file, check, signal }) {
+  async run(ctx) {
+    const { lab, log, check, signal } = ctx;
     const client = lab.operator.client;
-    const events = new EventLog(client);
-    const extra: Record<string, unknown> = {};
     const kill = faults.kill(lab, "north");
-    try {
+    const atEnd = async ({ extra }: McpScene) => {
+      // A no-op when healed by the body; starts north again when the scenario stopped early.
+      extra.healedAtEnd = await kill.heal().catch((e: Error) => ({ error: e.message }));
+    };
+    await mcpScene(ctx, { atEnd }, async ({ events, extra }) => {
       await lab.mcp("north").hold("example_echo");
       const turn = await sendTurn(client, 'fleetlab-call north__example_echo {"text":"lost"}');
       extra.held = await lab.mcp("north").waitForHeld(30_000);
@@ -135,12 +138,7 @@ export default defineScenario({
       });
       extra.laterAttempts = attempts;
       extra.observations = { turn, end, endedAfterMs, lostResult, lost, nextAfterMs, next, later };
-    } finally {
-      events.stop();
-      // A no-op when healed above; starts north again when the scenario stopped early.
-      extra.healedAtEnd = await kill.heal().catch((e: Error) => ({ error: e.message }));
-      await saveMcpEvidence(lab, file, events, extra);
-    }
+    });
   },
 });
 

@@ -3,12 +3,11 @@ import { sendChat, waitRun } from "../lab/clients/sessions.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { writeJson } from "../lab/evidence/write.ts";
 import { workerProcesses } from "../lab/kits/inside-node.ts";
 import { controlEvents, waitReconnect } from "../lab/kits/node-wire.ts";
 import { plantNodeMarker, proveTurnOnNode } from "../lab/kits/proof.ts";
 import { slotsFree, waitConnected, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { withFaults } from "../lab/kits/timeline.ts";
+import { nodeScene } from "../lab/kits/scene.ts";
 import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
@@ -23,79 +22,72 @@ export default defineScenario({
   topology: "shared",
   timeoutMs: 240_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
-    const alias = lab.nodes[lab.nodes.length > 1 ? 1 : 0]!.alias;
-    const tap = lab.tap(alias);
-    const evidence: Record<string, unknown> = { node: alias };
-    try {
-      await withFaults(ctx, async (tl) => {
-        await waitForWorkerHost(lab, alias, { signal });
-        const ws = await publishWorkspace(lab, { repo: uniqueName("launch-kill") });
-        const s = await createWorkerSession(lab, ws);
-        const d = await dispatchTo(lab, s.key, alias);
-        assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
-        // The proof of the relaunched turn: a file only the node's checkout has (on its state
-        // volume, so it outlives the kill), read by the worker launched after the restart.
-        const marker = await plantNodeMarker(lab, alias, d.placement, { note: "survives a kill at launch" });
-        const since = await tap.seq();
+    const { lab, log, check, signal } = ctx;
+    await nodeScene(ctx, { node: 1 }, async ({ alias, tap, evidence, tl }) => {
+      await waitForWorkerHost(lab, alias, { signal });
+      const ws = await publishWorkspace(lab, { repo: uniqueName("launch-kill") });
+      const s = await createWorkerSession(lab, ws);
+      const d = await dispatchTo(lab, s.key, alias);
+      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+      // The proof of the relaunched turn: a file only the node's checkout has (on its state
+      // volume, so it outlives the kill), read by the worker launched after the restart.
+      const marker = await plantNodeMarker(lab, alias, d.placement, { note: "survives a kill at launch" });
+      const since = await tap.seq();
 
-        // Hold the launch at the tap, then kill the node once the hold has fired.
-        const hold = faults.wire.halfOpen({ lab, node: alias }, { dir: "gw->node", command: "worker.launch.v1" }, { once: true, timeline: tl, label: `${alias} at worker.launch.v1` });
-        await hold.inject();
-        // In effect once the container is down: the gateway cannot see it while the tap holds
-        // the connection half-open; it does once the hold is removed below.
-        const kill = faults.kill(lab, alias, { timeline: tl });
-        const armed = await faults.injectWhen(
-          faults.when.poll("the tap held worker.launch.v1", async () => (await tap.rule(hold.ruleId))?.firstFired ?? undefined),
-          kill,
-          { timeoutMs: 60_000 },
-        );
-        const message = marker.message;
-        const sent = await sendChat(lab.operator.client, s.key, message);
-        const trig = await armed.injected;
-        await hold.fired(5_000);
-        log(`worker.launch.v1 held at frame #${trig.value.seq}; ${alias} killed ${Math.round(trig.reactionMs)} ms later`);
-        await hold.heal();
-        const gone = await waitConnected(lab, alias, false, { timeoutMs: 60_000, signal }).then(
-          (x) => ({ ms: x.ms }),
-          (err: Error) => ({ error: err.message }),
-        );
-        log(`hold removed; the gateway saw ${alias} disconnected: ${JSON.stringify(gone)}`);
-        const tStart = Date.now();
-        const start = await kill.heal();
-        const up = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
-        const back = await waitReconnect(tap, since, 60_000);
-        log(`${alias} started again; connected ${Date.now() - tStart} ms after the start call (tap #${back.seq})`);
+      // Hold the launch at the tap, then kill the node once the hold has fired.
+      const hold = faults.wire.halfOpen({ lab, node: alias }, { dir: "gw->node", command: "worker.launch.v1" }, { once: true, timeline: tl, label: `${alias} at worker.launch.v1` });
+      await hold.inject();
+      // In effect once the container is down: the gateway cannot see it while the tap holds
+      // the connection half-open; it does once the hold is removed below.
+      const kill = faults.kill(lab, alias, { timeline: tl });
+      const armed = await faults.injectWhen(
+        faults.when.poll("the tap held worker.launch.v1", async () => (await tap.rule(hold.ruleId))?.firstFired ?? undefined),
+        kill,
+        { timeoutMs: 60_000 },
+      );
+      const message = marker.message;
+      const sent = await sendChat(lab.operator.client, s.key, message);
+      const trig = await armed.injected;
+      await hold.fired(5_000);
+      log(`worker.launch.v1 held at frame #${trig.value.seq}; ${alias} killed ${Math.round(trig.reactionMs)} ms later`);
+      await hold.heal();
+      const gone = await waitConnected(lab, alias, false, { timeoutMs: 60_000, signal }).then(
+        (x) => ({ ms: x.ms }),
+        (err: Error) => ({ error: err.message }),
+      );
+      log(`hold removed; the gateway saw ${alias} disconnected: ${JSON.stringify(gone)}`);
+      const tStart = Date.now();
+      const start = await kill.heal();
+      const up = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
+      const back = await waitReconnect(tap, since, 60_000);
+      log(`${alias} started again; connected ${Date.now() - tStart} ms after the start call (tap #${back.seq})`);
 
-        const done = await waitRun(lab.operator.client, sent.runId, 120_000);
-        const doneMs = Date.now() - tStart;
-        const requests = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(message));
-        log(`turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)} ${doneMs} ms after the start call; model requests for it: ${requests.map((r) => r.status).join(",")}`);
-        // Two launches on the tap: the one held at the kill and the relaunch after the node came back.
-        const proof = await proveTurnOnNode(lab, { alias, marker, reply: done.terminalReply?.text, tapSince: since, launches: 2, launchAfter: back.seq });
-        log(`proof on ${alias}: ${JSON.stringify(proof.observed)}; launches ${JSON.stringify(proof.evidence.launches.map((l) => [l.seq, l.launchId]))}`);
-        check({
-          id: "R-kill-at-launch-completes",
-          expectation: "after the node returns, the gateway relaunches the turn on it (a second worker.launch.v1 after the reconnect) and it completes with the model's answer from the node (a node-only file read)",
-          holds: done.status === "ok" && proof.holds,
-          observed: { status: done.status, ...proof.observed },
-        });
-        check({
-          id: "R-kill-at-launch-once",
-          expectation: "the relaunched turn asks the model once (nothing ran before the kill): one first request (its read call), one after the read, both completed",
-          holds: requests.length === 2 && requests.map((r) => r.round).join() === "0,1" && requests.every((r) => r.status === "completed"),
-          observed: requests.map((r) => ({ round: r.round, status: r.status })),
-        });
-        const free = await waitForNode(lab, alias, "every worker slot free", (n) => n.connected && slotsFree(n), { timeoutMs: 60_000, signal }).then(
-          (n) => ({ slots: n.workerSlots }),
-          (err: Error) => ({ error: err.message }),
-        );
-        const workers = await workerProcesses(lab, alias);
-        check({ id: "R-kill-at-launch-slots", expectation: "after the turn every worker slot of the node is free and no worker process is left", holds: "slots" in free && workers.length === 0, observed: { ...free, workers: workers.length } });
-        Object.assign(evidence, { session: s.key, trigger: trig, gatewaySawLoss: gone, start, connected: up.node, result: done, completedAfterStartMs: doneMs, proof: proof.evidence, modelRequests: requests.map((r) => ({ id: r.id, status: r.status, round: r.round })), free, workers, tap: await controlEvents(tap, since) });
+      const done = await waitRun(lab.operator.client, sent.runId, 120_000);
+      const doneMs = Date.now() - tStart;
+      const requests = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(message));
+      log(`turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)} ${doneMs} ms after the start call; model requests for it: ${requests.map((r) => r.status).join(",")}`);
+      // Two launches on the tap: the one held at the kill and the relaunch after the node came back.
+      const proof = await proveTurnOnNode(lab, { alias, marker, reply: done.terminalReply?.text, tapSince: since, launches: 2, launchAfter: back.seq });
+      log(`proof on ${alias}: ${JSON.stringify(proof.observed)}; launches ${JSON.stringify(proof.evidence.launches.map((l) => [l.seq, l.launchId]))}`);
+      check({
+        id: "R-kill-at-launch-completes",
+        expectation: "after the node returns, the gateway relaunches the turn on it (a second worker.launch.v1 after the reconnect) and it completes with the model's answer from the node (a node-only file read)",
+        holds: done.status === "ok" && proof.holds,
+        observed: { status: done.status, ...proof.observed },
       });
-    } finally {
-      writeJson(file("evidence.json"), evidence);
-    }
+      check({
+        id: "R-kill-at-launch-once",
+        expectation: "the relaunched turn asks the model once (nothing ran before the kill): one first request (its read call), one after the read, both completed",
+        holds: requests.length === 2 && requests.map((r) => r.round).join() === "0,1" && requests.every((r) => r.status === "completed"),
+        observed: requests.map((r) => ({ round: r.round, status: r.status })),
+      });
+      const free = await waitForNode(lab, alias, "every worker slot free", (n) => n.connected && slotsFree(n), { timeoutMs: 60_000, signal }).then(
+        (n) => ({ slots: n.workerSlots }),
+        (err: Error) => ({ error: err.message }),
+      );
+      const workers = await workerProcesses(lab, alias);
+      check({ id: "R-kill-at-launch-slots", expectation: "after the turn every worker slot of the node is free and no worker process is left", holds: "slots" in free && workers.length === 0, observed: { ...free, workers: workers.length } });
+      Object.assign(evidence, { session: s.key, trigger: trig, gatewaySawLoss: gone, start, connected: up.node, result: done, completedAfterStartMs: doneMs, proof: proof.evidence, modelRequests: requests.map((r) => ({ id: r.id, status: r.status, round: r.round })), free, workers, tap: await controlEvents(tap, since) });
+    });
   },
 });

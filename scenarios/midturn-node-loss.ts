@@ -2,14 +2,12 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../lab/clients/gateway.ts";
 import { readSeedFiles } from "../lab/clients/git.ts";
 import { isResponsesCall, type ModelRequest } from "../lab/clients/model.ts";
-import { chatHistory, messageText, sendChat, waitRun } from "../lab/clients/sessions.ts";
+import { chatHistory, historyDiff, historyLines, messageText, sendChat, waitRun } from "../lab/clients/sessions.ts";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
-import { writeJson } from "../lab/evidence/write.ts";
 import { EventLog } from "../lab/kits/events.ts";
 import { nodeByAlias, summarizeNode, waitConnected, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { historyDiff, historyLines, thenBeforeInject } from "../lab/kits/parity-wire.ts";
-import { withFaults } from "../lab/kits/timeline.ts";
+import { nodeScene } from "../lab/kits/scene.ts";
 import { createWorkerSession, dispatchTo, expectedReply, placementOf, uniqueName, workerTurn } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 import { pollUntil } from "../lab/wait.ts";
@@ -145,14 +143,12 @@ export default defineScenario({
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   timeoutMs: 420_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
-    const alias = lab.nodes[0]!.alias;
+    const { lab, log, check, signal } = ctx;
     const client = lab.operator.client;
     const token = uniqueName("mt");
     const cp1 = `CHECKPOINT-1-${token}`;
     const cp2 = `CHECKPOINT-2-${token}`;
     const partialMarker = `PARTIAL-${token}`;
-    const evidence: Record<string, unknown> = { node: alias, nonce: token, boundMs: LOSS_BOUND_MS };
     const events: { t: number; event: string; payload: unknown }[] = [];
     const eventLog = new EventLog(client);
     // When the held partial text first reached the operator as a chat delta: whether the
@@ -163,216 +159,214 @@ export default defineScenario({
       if ((frame.event === "chat" && p.state !== "delta" && p.state !== "status") || (frame.event === "agent" && p.stream === "lifecycle")) events.push({ t: Date.now(), event: frame.event, payload });
       if (partialDeltaAt === undefined && frame.event === "chat" && JSON.stringify(payload).includes(partialMarker)) partialDeltaAt = Date.now();
     });
-    try {
-      await withFaults(ctx, async (tl) => {
-        const hostBefore = await waitForWorkerHost(lab, alias, { signal });
-        const files = { ...(await readSeedFiles()), "checkpoint-1.txt": `${cp1}\n`, "checkpoint-2.txt": `${cp2}\n` };
-        const ws = await publishWorkspace(lab, { repo: uniqueName("midturn"), files });
-        const s = await createWorkerSession(lab, ws);
-        const d = await dispatchTo(lab, s.key, alias);
-        assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
-        log(`session ${s.key} placed on ${alias} in ${d.ms} ms; slots ${JSON.stringify(hostBefore.workerSlots)}`);
-
-        await lab.model.setScript([
-          {
-            id: `midturn-${token}`,
-            match: { contains: token },
-            rounds: [
-              [{ toolCall: { name: "read", arguments: { path: "checkpoint-1.txt" } } }],
-              [{ toolCall: { name: "read", arguments: { path: "checkpoint-2.txt" } } }],
-              [{ text: `${partialMarker} the checkpoints are done and the summary is`, chunks: 4, holdAfter: 2 }],
-            ],
-          },
-        ]);
-        const message = `${token} run both checkpoints, then summarize`;
-        const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
-        // What the user's history holds just before the kill (taken once the model request is held).
-        let historyBeforeKill: Awaited<ReturnType<typeof chatHistory>> | undefined;
-        const heldThenSnapshot = thenBeforeInject(faults.when.modelHeld(lab.model, (h) => h.userText.includes(token)), async () => {
-          historyBeforeKill = await chatHistory(client, s.key);
-        });
-        const armed = await faults.injectWhen(heldThenSnapshot, kill, { timeoutMs: 90_000 });
-        const sent = await sendChat(client, s.key, message);
-        const trig = await armed.injected;
-        const killedAt = Date.now();
-        const held = trig.value;
-        log(`model request ${held.id} held after streaming ${JSON.stringify(held.streamedText)}; ${alias} SIGKILLed ${Math.round(trig.reactionMs)} ms later (node.list disconnected with it)`);
-        const toolRounds = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(token));
-        assert.deepEqual(toolRounds.map((r) => [r.round, r.status]), [[0, "completed"], [1, "completed"], [2, "held"]], "the model saw two tool rounds, then the held answer");
-
-        // ---- within the bound: the turn, the placement, the model request. Each is watched
-        // until the bound for its expected end (a slower fix is still a fix); what does not hold
-        // is its state at the bound.
-        const terminal = (p: Awaited<ReturnType<typeof placementOf>>) => !!p && ["failed", "reclaimed"].includes(p.state) && !!(p.terminalReason ?? p.recoveryError);
-        const [ended, placementPoll, heldPoll] = await Promise.all([
-          waitRun(client, sent.runId, Math.max(1, LOSS_BOUND_MS - (Date.now() - killedAt))),
-          pollUntil("the placement terminal with a reason", () => placementOf(lab, s.key), terminal, { deadlineMs: LOSS_BOUND_MS, from: killedAt, intervalMs: 500, signal }),
-          pollUntil(`model request ${held.id} cancelled`, async () => (await lab.model.requests()).find((r) => r.id === held.id), (r) => r?.status === "aborted", { deadlineMs: LOSS_BOUND_MS, from: killedAt, intervalMs: 500, signal }),
-        ]);
-        const boundAt = Date.now();
-        const placement = placementPoll.last;
-        const heldReq = heldPoll.last;
-        const terminalChat = events.find((e) => e.event === "chat" && (e.payload as { runId?: string }).runId === sent.runId && ["final", "error", "aborted"].includes((e.payload as { state?: string }).state ?? ""));
-        const historyAtBound = await chatHistory(client, s.key);
-        log(`${Math.round((boundAt - killedAt) / 1000)} s after the kill: agent.wait ${ended.status}; placement terminal ${placementPoll.held} (${placementPoll.ms} ms), model request cancelled ${heldPoll.held} (${heldPoll.ms} ms); chat terminal event ${JSON.stringify(terminalChat?.payload ?? null).slice(0, 200)}; placement ${placement?.state} runner ${JSON.stringify(placement?.runner)}; model request ${heldReq?.status}; the partial text reached the operator as a chat delta ${partialDeltaAt === undefined ? "never" : `${partialDeltaAt - killedAt} ms after the kill`}`);
-        const turnEnded = ended.status === "error" || (terminalChat && (terminalChat.payload as { state?: string }).state === "error");
-
-        // ---- the node comes back on its state volume
-        const tStart = Date.now();
-        const start = await kill.heal();
-        const back = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
-        const backHost = await waitForNode(lab, alias, "session host with its worker slots declared", (n) => n.connected && n.sessionHost === true && !!n.workerSlots, { timeoutMs: 30_000, signal });
-        const slotsPoll = await pollUntil("the returned node's worker slots all free", () => nodeByAlias(lab, alias), (n) => !!n.workerSlots && n.workerSlots.available === n.workerSlots.total, {
-          deadlineMs: SLOTS_BOUND_S * 1000,
-          intervalMs: 500,
-          signal,
-        });
-        const hostAfter = slotsPoll.last;
-        const runAfterReturn = await waitRun(client, sent.runId, 1_000);
-        log(`${alias} back ${Date.now() - tStart} ms after the start call (${back.ms} ms until node.list connected); slots free ${slotsPoll.held} (${slotsPoll.ms} ms after it was a session host, ${slotsPoll.polls} polls): ${JSON.stringify(summarizeNode(hostAfter))}; run: ${runAfterReturn.status}`);
-
-        check({
-          id: "F-midturn-loss-turn-not-ended",
-          expectation: `the user sees the turn end with an error within ${LOSS_BOUND_MS / 1000} s of the node's loss`,
-          holds: !!turnEnded,
-          observed: { within_s: LOSS_BOUND_S, agentWait: ended.status, chatTerminalState: (terminalChat?.payload as { state?: string } | undefined)?.state ?? null, runAfterNodeReturned: runAfterReturn.status },
-        });
-        check({
-          id: "F-midturn-loss-placement-not-terminal",
-          expectation: `the placement reaches a terminal state with a reason within ${LOSS_BOUND_MS / 1000} s of the node's loss`,
-          holds: placementPoll.held,
-          observed: { within_s: LOSS_BOUND_S, state: placement?.state ?? null, runner: placement?.runner ? { kind: placement.runner.kind, status: placement.runner.status } : null, terminalReason: placement?.terminalReason ?? null },
-        });
-        check({
-          id: "F-midturn-loss-model-request-open",
-          expectation: `the held model request is cancelled within ${LOSS_BOUND_MS / 1000} s of the node's loss`,
-          holds: heldPoll.held,
-          observed: { within_s: LOSS_BOUND_S, status: heldReq?.status ?? null },
-        });
-        const atBound = JSON.stringify(historyAtBound);
-        check({
-          id: "R-midturn-loss-history-at-bound",
-          expectation: "right after the loss, history holds each checkpoint exactly once and none of the held partial text",
-          holds: count(atBound, cp1) === 1 && count(atBound, cp2) === 1 && count(atBound, partialMarker) === 0,
-          observed: { checkpoint1: count(atBound, cp1), checkpoint2: count(atBound, cp2), partialText: count(atBound, partialMarker) },
-        });
-        const total = hostAfter.workerSlots?.total ?? null;
-        check({
-          id: "F-midturn-loss-slot-reserved",
-          expectation: `the node, started again on its state volume, reconnects with all worker slots free (within ${SLOTS_BOUND_S} s of being a session host again)`,
-          holds: slotsPoll.held,
-          observed: { within_s: SLOTS_BOUND_S, workerSlots: hostAfter.workerSlots ?? null },
-        });
-
-        // ---- recovery: re-dispatch, then a recovery turn
-        let aborted: unknown = null;
-        let abortedAt: number | undefined;
-        if (runAfterReturn.status === "timeout") {
-          // Still running: do what a user would, abort the stuck run.
-          const tAbort = Date.now();
-          abortedAt = tAbort;
-          aborted = await client.request("chat.abort", { sessionKey: s.key, runId: sent.runId });
-          const afterAbort = await waitRun(client, sent.runId, 10_000);
-          const heldAfterAbort = (await lab.model.requests()).find((r) => r.id === held.id);
-          const historyAfterAbort = JSON.stringify(await chatHistory(client, s.key));
-          aborted = { result: aborted, run: afterAbort, modelRequest: heldAfterAbort?.status, ms: Date.now() - tAbort, partialTextInHistory: count(historyAfterAbort, partialMarker) };
-          log(`chat.abort of the stuck run: ${JSON.stringify(aborted)}`);
-        }
-        // The turn has ended (or was aborted): what history committed, against the snapshot.
-        assert.ok(historyBeforeKill, "no history snapshot was taken before the kill");
-        const endedDiff = historyDiff(historyLines(historyBeforeKill), historyLines(await chatHistory(client, s.key)));
-        const asSeen = (line: string) => (line === `assistant: ${held.streamedText}` ? "assistant: <the held partial stream>" : line.replaceAll(token, "<token>"));
-        log(`history after the turn ended vs before the kill: ${JSON.stringify(endedDiff)}`);
-        check({
-          id: "F-midturn-loss-history-not-snapshot",
-          expectation: "once the lost turn has ended (or was aborted), the committed history equals the history just before the node's loss (by role, text and tool calls)",
-          holds: endedDiff.equal,
-          observed: { before: historyBeforeKill.length, removed: endedDiff.removed.map(asSeen), added: endedDiff.added.map(asSeen) },
-        });
-        const redispatch = await dispatchTo(lab, s.key, alias).then(
-          (r) => ({ state: r.placement.state }),
-          (err: unknown) => (err instanceof GatewayError ? { code: err.code, message: err.gatewayMessage } : Promise.reject(err)),
-        );
-        log(`re-dispatch to ${alias}: ${JSON.stringify(redispatch)}`);
-        check({
-          id: "F-midturn-loss-redispatch-refused",
-          expectation: "once the node is back, the session can be re-dispatched to it for a recovery turn",
-          holds: "state" in redispatch && redispatch.state === "active",
-          observed: redispatch,
-        });
-        const recMessage = `${uniqueName("rec")} recover after the node loss`;
-        const tRec = Date.now();
-        const recovery = await workerTurn(lab, s.key, recMessage, { timeoutMs: 150_000 }).then(
-          (r) => ({ text: r.text, ms: r.durationMs }),
-          (err: Error) => ({ error: err.message }),
-        );
-        log(`recovery turn (${Date.now() - tRec} ms): ${JSON.stringify(recovery)}`);
-        assert.ok("text" in recovery && recovery.text === expectedReply(recMessage), `the recovery turn did not complete: ${JSON.stringify(recovery)}`);
-        const recReqs = (await lab.model.requests()).filter((r: ModelRequest) => isResponsesCall(r) && (r.userText ?? "").includes(recMessage));
-        const recBody = JSON.stringify(recReqs.map((r) => r.body));
-        check({
-          id: "F-midturn-loss-recovery-sees-partial",
-          expectation: "the recovery turn's model request carries each checkpoint exactly once and none of the held partial text",
-          holds: recReqs.length === 1 && count(recBody, cp1) === 1 && count(recBody, cp2) === 1 && count(recBody, partialMarker) === 0,
-          observed: { requests: recReqs.length, checkpoint1: count(recBody, cp1), checkpoint2: count(recBody, cp2), partialText: count(recBody, partialMarker) },
-        });
-        const history = await chatHistory(client, s.key);
-        const hist = JSON.stringify(history);
-        const partialMsgs = history.filter((m) => JSON.stringify(m.content).includes(partialMarker));
-        check({
-          id: "F-midturn-loss-partial-in-history",
-          expectation: "after recovery, history holds each checkpoint exactly once and none of the held partial text",
-          holds: count(hist, cp1) === 1 && count(hist, cp2) === 1 && count(hist, partialMarker) === 0,
-          observed: {
-            checkpoint1: count(hist, cp1),
-            checkpoint2: count(hist, cp2),
-            partialText: count(hist, partialMarker),
-            partialMessages: partialMsgs.map((m) => ({ role: m.role, stopReason: (m as { stopReason?: unknown }).stopReason ?? null, textIsTheHeldStream: messageText(m.content) === held.streamedText })),
-          },
-        });
-        // Every chat event of the lost run, until the end of the scenario.
-        const chatStates = (from: number, to: number) =>
-          eventLog.events.filter((e) => e.event === "chat" && (e.payload as { runId?: string }).runId === sent.runId && e.t >= from && e.t < to).map((e) => (e.payload as { state?: string }).state ?? null);
-        const beforeAbort = chatStates(0, abortedAt ?? Infinity);
-        const afterAbort = abortedAt === undefined ? null : chatStates(abortedAt, Infinity);
-        log(`chat events of the lost run: before the abort ${JSON.stringify(beforeAbort)}, after it ${JSON.stringify(afterAbort)}`);
-        check({
-          id: "F-midturn-loss-no-chat-error",
-          expectation: 'a chat event with state "error" reaches the operator for the lost run, without the user aborting it',
-          holds: beforeAbort.includes("error"),
-          observed: { beforeAbort, afterAbort },
-        });
-        const slotsAtEnd = (await nodeByAlias(lab, alias)).workerSlots;
-        const nodeLog = await lab.exec(alias, ["sh", "-c", "grep -rho 'lost its cleanup anchor[^\"]*' /tmp/openclaw* /home/lab/.openclaw/logs 2>/dev/null | sort | uniq -c; true"]);
-        log(`slots at the end: ${JSON.stringify(slotsAtEnd)} (total ${total}); node log: ${nodeLog.stdout.trim() || "(no 'cleanup anchor' line)"}`);
-        Object.assign(evidence, {
-          session: s.key,
-          dispatch: d,
-          message,
-          runId: sent.runId,
-          trigger: trig,
-          toolRounds: toolRounds.map((r) => ({ id: r.id, round: r.round, status: r.status, output: r.output })),
-          atBound: { msAfterKill: boundAt - killedAt, agentWait: ended, placement, modelRequest: heldReq && { id: heldReq.id, status: heldReq.status, streamedText: heldReq.streamedText }, terminalChat: terminalChat ?? null, history: historyAtBound },
-          nodeReturn: { start, connectedMs: back.ms, sessionHost: summarizeNode(backHost), slots: { held: slotsPoll.held, ms: slotsPoll.ms, polls: slotsPoll.polls, node: summarizeNode(hostAfter) }, run: runAfterReturn },
-          polls: { placement: { held: placementPoll.held, ms: placementPoll.ms, polls: placementPoll.polls }, modelRequest: { held: heldPoll.held, ms: heldPoll.ms, polls: heldPoll.polls } },
-          partialDeltaMsAfterKill: partialDeltaAt === undefined ? null : partialDeltaAt - killedAt,
-          abort: aborted,
-          redispatch,
-          recovery: { message, result: recovery, requests: recReqs.map((r) => ({ id: r.id, status: r.status, body: r.body })) },
-          history,
-          slotsAtEnd,
-          nodeLog: nodeLog.stdout,
-          events,
-          historyBeforeKill: historyBeforeKill ?? null,
-          historyAfterEnd: endedDiff,
-          chatEventsOfRun: { beforeAbort, afterAbort },
-        });
-      });
-    } finally {
+    const atEnd = async () => {
       off();
       eventLog.stop();
       await lab.model.release().catch(() => {});
-      writeJson(file("evidence.json"), evidence);
-    }
+    };
+    await nodeScene(ctx, { evidence: { nonce: token, boundMs: LOSS_BOUND_MS }, atEnd }, async ({ alias, evidence, tl }) => {
+      const hostBefore = await waitForWorkerHost(lab, alias, { signal });
+      const files = { ...(await readSeedFiles()), "checkpoint-1.txt": `${cp1}\n`, "checkpoint-2.txt": `${cp2}\n` };
+      const ws = await publishWorkspace(lab, { repo: uniqueName("midturn"), files });
+      const s = await createWorkerSession(lab, ws);
+      const d = await dispatchTo(lab, s.key, alias);
+      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+      log(`session ${s.key} placed on ${alias} in ${d.ms} ms; slots ${JSON.stringify(hostBefore.workerSlots)}`);
+
+      await lab.model.setScript([
+        {
+          id: `midturn-${token}`,
+          match: { contains: token },
+          rounds: [
+            [{ toolCall: { name: "read", arguments: { path: "checkpoint-1.txt" } } }],
+            [{ toolCall: { name: "read", arguments: { path: "checkpoint-2.txt" } } }],
+            [{ text: `${partialMarker} the checkpoints are done and the summary is`, chunks: 4, holdAfter: 2 }],
+          ],
+        },
+      ]);
+      const message = `${token} run both checkpoints, then summarize`;
+      const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
+      // What the user's history holds just before the kill (taken once the model request is held).
+      let historyBeforeKill: Awaited<ReturnType<typeof chatHistory>> | undefined;
+      const heldThenSnapshot = faults.when.thenBeforeInject(faults.when.modelHeld(lab.model, (h) => h.userText.includes(token)), async () => {
+        historyBeforeKill = await chatHistory(client, s.key);
+      });
+      const armed = await faults.injectWhen(heldThenSnapshot, kill, { timeoutMs: 90_000 });
+      const sent = await sendChat(client, s.key, message);
+      const trig = await armed.injected;
+      const killedAt = Date.now();
+      const held = trig.value;
+      log(`model request ${held.id} held after streaming ${JSON.stringify(held.streamedText)}; ${alias} SIGKILLed ${Math.round(trig.reactionMs)} ms later (node.list disconnected with it)`);
+      const toolRounds = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(token));
+      assert.deepEqual(toolRounds.map((r) => [r.round, r.status]), [[0, "completed"], [1, "completed"], [2, "held"]], "the model saw two tool rounds, then the held answer");
+
+      // ---- within the bound: the turn, the placement, the model request. Each is watched
+      // until the bound for its expected end (a slower fix is still a fix); what does not hold
+      // is its state at the bound.
+      const terminal = (p: Awaited<ReturnType<typeof placementOf>>) => !!p && ["failed", "reclaimed"].includes(p.state) && !!(p.terminalReason ?? p.recoveryError);
+      const [ended, placementPoll, heldPoll] = await Promise.all([
+        waitRun(client, sent.runId, Math.max(1, LOSS_BOUND_MS - (Date.now() - killedAt))),
+        pollUntil("the placement terminal with a reason", () => placementOf(lab, s.key), terminal, { deadlineMs: LOSS_BOUND_MS, from: killedAt, intervalMs: 500, signal }),
+        pollUntil(`model request ${held.id} cancelled`, async () => (await lab.model.requests()).find((r) => r.id === held.id), (r) => r?.status === "aborted", { deadlineMs: LOSS_BOUND_MS, from: killedAt, intervalMs: 500, signal }),
+      ]);
+      const boundAt = Date.now();
+      const placement = placementPoll.last;
+      const heldReq = heldPoll.last;
+      const terminalChat = events.find((e) => e.event === "chat" && (e.payload as { runId?: string }).runId === sent.runId && ["final", "error", "aborted"].includes((e.payload as { state?: string }).state ?? ""));
+      const historyAtBound = await chatHistory(client, s.key);
+      log(`${Math.round((boundAt - killedAt) / 1000)} s after the kill: agent.wait ${ended.status}; placement terminal ${placementPoll.held} (${placementPoll.ms} ms), model request cancelled ${heldPoll.held} (${heldPoll.ms} ms); chat terminal event ${JSON.stringify(terminalChat?.payload ?? null).slice(0, 200)}; placement ${placement?.state} runner ${JSON.stringify(placement?.runner)}; model request ${heldReq?.status}; the partial text reached the operator as a chat delta ${partialDeltaAt === undefined ? "never" : `${partialDeltaAt - killedAt} ms after the kill`}`);
+      const turnEnded = ended.status === "error" || (terminalChat && (terminalChat.payload as { state?: string }).state === "error");
+
+      // ---- the node comes back on its state volume
+      const tStart = Date.now();
+      const start = await kill.heal();
+      const back = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
+      const backHost = await waitForNode(lab, alias, "session host with its worker slots declared", (n) => n.connected && n.sessionHost === true && !!n.workerSlots, { timeoutMs: 30_000, signal });
+      const slotsPoll = await pollUntil("the returned node's worker slots all free", () => nodeByAlias(lab, alias), (n) => !!n.workerSlots && n.workerSlots.available === n.workerSlots.total, {
+        deadlineMs: SLOTS_BOUND_S * 1000,
+        intervalMs: 500,
+        signal,
+      });
+      const hostAfter = slotsPoll.last;
+      const runAfterReturn = await waitRun(client, sent.runId, 1_000);
+      log(`${alias} back ${Date.now() - tStart} ms after the start call (${back.ms} ms until node.list connected); slots free ${slotsPoll.held} (${slotsPoll.ms} ms after it was a session host, ${slotsPoll.polls} polls): ${JSON.stringify(summarizeNode(hostAfter))}; run: ${runAfterReturn.status}`);
+
+      check({
+        id: "F-midturn-loss-turn-not-ended",
+        expectation: `the user sees the turn end with an error within ${LOSS_BOUND_MS / 1000} s of the node's loss`,
+        holds: !!turnEnded,
+        observed: { within_s: LOSS_BOUND_S, agentWait: ended.status, chatTerminalState: (terminalChat?.payload as { state?: string } | undefined)?.state ?? null, runAfterNodeReturned: runAfterReturn.status },
+      });
+      check({
+        id: "F-midturn-loss-placement-not-terminal",
+        expectation: `the placement reaches a terminal state with a reason within ${LOSS_BOUND_MS / 1000} s of the node's loss`,
+        holds: placementPoll.held,
+        observed: { within_s: LOSS_BOUND_S, state: placement?.state ?? null, runner: placement?.runner ? { kind: placement.runner.kind, status: placement.runner.status } : null, terminalReason: placement?.terminalReason ?? null },
+      });
+      check({
+        id: "F-midturn-loss-model-request-open",
+        expectation: `the held model request is cancelled within ${LOSS_BOUND_MS / 1000} s of the node's loss`,
+        holds: heldPoll.held,
+        observed: { within_s: LOSS_BOUND_S, status: heldReq?.status ?? null },
+      });
+      const atBound = JSON.stringify(historyAtBound);
+      check({
+        id: "R-midturn-loss-history-at-bound",
+        expectation: "right after the loss, history holds each checkpoint exactly once and none of the held partial text",
+        holds: count(atBound, cp1) === 1 && count(atBound, cp2) === 1 && count(atBound, partialMarker) === 0,
+        observed: { checkpoint1: count(atBound, cp1), checkpoint2: count(atBound, cp2), partialText: count(atBound, partialMarker) },
+      });
+      const total = hostAfter.workerSlots?.total ?? null;
+      check({
+        id: "F-midturn-loss-slot-reserved",
+        expectation: `the node, started again on its state volume, reconnects with all worker slots free (within ${SLOTS_BOUND_S} s of being a session host again)`,
+        holds: slotsPoll.held,
+        observed: { within_s: SLOTS_BOUND_S, workerSlots: hostAfter.workerSlots ?? null },
+      });
+
+      // ---- recovery: re-dispatch, then a recovery turn
+      let aborted: unknown = null;
+      let abortedAt: number | undefined;
+      if (runAfterReturn.status === "timeout") {
+        // Still running: do what a user would, abort the stuck run.
+        const tAbort = Date.now();
+        abortedAt = tAbort;
+        aborted = await client.request("chat.abort", { sessionKey: s.key, runId: sent.runId });
+        const afterAbort = await waitRun(client, sent.runId, 10_000);
+        const heldAfterAbort = (await lab.model.requests()).find((r) => r.id === held.id);
+        const historyAfterAbort = JSON.stringify(await chatHistory(client, s.key));
+        aborted = { result: aborted, run: afterAbort, modelRequest: heldAfterAbort?.status, ms: Date.now() - tAbort, partialTextInHistory: count(historyAfterAbort, partialMarker) };
+        log(`chat.abort of the stuck run: ${JSON.stringify(aborted)}`);
+      }
+      // The turn has ended (or was aborted): what history committed, against the snapshot.
+      assert.ok(historyBeforeKill, "no history snapshot was taken before the kill");
+      const endedDiff = historyDiff(historyLines(historyBeforeKill), historyLines(await chatHistory(client, s.key)));
+      const asSeen = (line: string) => (line === `assistant: ${held.streamedText}` ? "assistant: <the held partial stream>" : line.replaceAll(token, "<token>"));
+      log(`history after the turn ended vs before the kill: ${JSON.stringify(endedDiff)}`);
+      check({
+        id: "F-midturn-loss-history-not-snapshot",
+        expectation: "once the lost turn has ended (or was aborted), the committed history equals the history just before the node's loss (by role, text and tool calls)",
+        holds: endedDiff.equal,
+        observed: { before: historyBeforeKill.length, removed: endedDiff.removed.map(asSeen), added: endedDiff.added.map(asSeen) },
+      });
+      const redispatch = await dispatchTo(lab, s.key, alias).then(
+        (r) => ({ state: r.placement.state }),
+        (err: unknown) => (err instanceof GatewayError ? { code: err.code, message: err.gatewayMessage } : Promise.reject(err)),
+      );
+      log(`re-dispatch to ${alias}: ${JSON.stringify(redispatch)}`);
+      check({
+        id: "F-midturn-loss-redispatch-refused",
+        expectation: "once the node is back, the session can be re-dispatched to it for a recovery turn",
+        holds: "state" in redispatch && redispatch.state === "active",
+        observed: redispatch,
+      });
+      const recMessage = `${uniqueName("rec")} recover after the node loss`;
+      const tRec = Date.now();
+      const recovery = await workerTurn(lab, s.key, recMessage, { timeoutMs: 150_000 }).then(
+        (r) => ({ text: r.text, ms: r.durationMs }),
+        (err: Error) => ({ error: err.message }),
+      );
+      log(`recovery turn (${Date.now() - tRec} ms): ${JSON.stringify(recovery)}`);
+      assert.ok("text" in recovery && recovery.text === expectedReply(recMessage), `the recovery turn did not complete: ${JSON.stringify(recovery)}`);
+      const recReqs = (await lab.model.requests()).filter((r: ModelRequest) => isResponsesCall(r) && (r.userText ?? "").includes(recMessage));
+      const recBody = JSON.stringify(recReqs.map((r) => r.body));
+      check({
+        id: "F-midturn-loss-recovery-sees-partial",
+        expectation: "the recovery turn's model request carries each checkpoint exactly once and none of the held partial text",
+        holds: recReqs.length === 1 && count(recBody, cp1) === 1 && count(recBody, cp2) === 1 && count(recBody, partialMarker) === 0,
+        observed: { requests: recReqs.length, checkpoint1: count(recBody, cp1), checkpoint2: count(recBody, cp2), partialText: count(recBody, partialMarker) },
+      });
+      const history = await chatHistory(client, s.key);
+      const hist = JSON.stringify(history);
+      const partialMsgs = history.filter((m) => JSON.stringify(m.content).includes(partialMarker));
+      check({
+        id: "F-midturn-loss-partial-in-history",
+        expectation: "after recovery, history holds each checkpoint exactly once and none of the held partial text",
+        holds: count(hist, cp1) === 1 && count(hist, cp2) === 1 && count(hist, partialMarker) === 0,
+        observed: {
+          checkpoint1: count(hist, cp1),
+          checkpoint2: count(hist, cp2),
+          partialText: count(hist, partialMarker),
+          partialMessages: partialMsgs.map((m) => ({ role: m.role, stopReason: (m as { stopReason?: unknown }).stopReason ?? null, textIsTheHeldStream: messageText(m.content) === held.streamedText })),
+        },
+      });
+      // Every chat event of the lost run, until the end of the scenario.
+      const chatStates = (from: number, to: number) =>
+        eventLog.events.filter((e) => e.event === "chat" && (e.payload as { runId?: string }).runId === sent.runId && e.t >= from && e.t < to).map((e) => (e.payload as { state?: string }).state ?? null);
+      const beforeAbort = chatStates(0, abortedAt ?? Infinity);
+      const afterAbort = abortedAt === undefined ? null : chatStates(abortedAt, Infinity);
+      log(`chat events of the lost run: before the abort ${JSON.stringify(beforeAbort)}, after it ${JSON.stringify(afterAbort)}`);
+      check({
+        id: "F-midturn-loss-no-chat-error",
+        expectation: 'a chat event with state "error" reaches the operator for the lost run, without the user aborting it',
+        holds: beforeAbort.includes("error"),
+        observed: { beforeAbort, afterAbort },
+      });
+      const slotsAtEnd = (await nodeByAlias(lab, alias)).workerSlots;
+      const nodeLog = await lab.exec(alias, ["sh", "-c", "grep -rho 'lost its cleanup anchor[^\"]*' /tmp/openclaw* /home/lab/.openclaw/logs 2>/dev/null | sort | uniq -c; true"]);
+      log(`slots at the end: ${JSON.stringify(slotsAtEnd)} (total ${total}); node log: ${nodeLog.stdout.trim() || "(no 'cleanup anchor' line)"}`);
+      Object.assign(evidence, {
+        session: s.key,
+        dispatch: d,
+        message,
+        runId: sent.runId,
+        trigger: trig,
+        toolRounds: toolRounds.map((r) => ({ id: r.id, round: r.round, status: r.status, output: r.output })),
+        atBound: { msAfterKill: boundAt - killedAt, agentWait: ended, placement, modelRequest: heldReq && { id: heldReq.id, status: heldReq.status, streamedText: heldReq.streamedText }, terminalChat: terminalChat ?? null, history: historyAtBound },
+        nodeReturn: { start, connectedMs: back.ms, sessionHost: summarizeNode(backHost), slots: { held: slotsPoll.held, ms: slotsPoll.ms, polls: slotsPoll.polls, node: summarizeNode(hostAfter) }, run: runAfterReturn },
+        polls: { placement: { held: placementPoll.held, ms: placementPoll.ms, polls: placementPoll.polls }, modelRequest: { held: heldPoll.held, ms: heldPoll.ms, polls: heldPoll.polls } },
+        partialDeltaMsAfterKill: partialDeltaAt === undefined ? null : partialDeltaAt - killedAt,
+        abort: aborted,
+        redispatch,
+        recovery: { message, result: recovery, requests: recReqs.map((r) => ({ id: r.id, status: r.status, body: r.body })) },
+        history,
+        slotsAtEnd,
+        nodeLog: nodeLog.stdout,
+        events,
+        historyBeforeKill: historyBeforeKill ?? null,
+        historyAfterEnd: endedDiff,
+        chatEventsOfRun: { beforeAbort, afterAbort },
+      });
+    });
   },
 });

@@ -3,9 +3,8 @@ import { GatewayError } from "../lab/clients/gateway.ts";
 import { sendChat, waitRun } from "../lab/clients/sessions.ts";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { writeJson } from "../lab/evidence/write.ts";
 import { nodeByAlias, nodeView, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { withFaults } from "../lab/kits/timeline.ts";
+import { nodeScene } from "../lab/kits/scene.ts";
 import { plantNodeMarker, proveTurnOnNode } from "../lab/kits/proof.ts";
 import { createWorkerSession, dispatchTo, placementOf, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
@@ -23,85 +22,79 @@ export default defineScenario({
   topology: "shared",
   timeoutMs: 240_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
-    const alias = lab.nodes[0]!.alias;
-    const evidence: Record<string, unknown> = { node: alias };
-    try {
-      await withFaults(ctx, async (tl) => {
-        await waitForWorkerHost(lab, alias, { signal });
-        const ws = await publishWorkspace(lab, { repo: uniqueName("offline") });
-        const placed = await createWorkerSession(lab, ws);
-        const fresh = await createWorkerSession(lab, ws);
-        const d = await dispatchTo(lab, placed.key, alias);
-        assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
-        const nodeId = (await nodeByAlias(lab, alias)).nodeId;
-        // The queued turn's proof: a file only the node's checkout has, planted while the node is
-        // up (the checkout is on its state volume, which the kill keeps).
-        const marker = await plantNodeMarker(lab, alias, d.placement, { note: "queued while the node is down" });
+    const { lab, log, check, signal } = ctx;
+    await nodeScene(ctx, {}, async ({ alias, evidence, tl }) => {
+      await waitForWorkerHost(lab, alias, { signal });
+      const ws = await publishWorkspace(lab, { repo: uniqueName("offline") });
+      const placed = await createWorkerSession(lab, ws);
+      const fresh = await createWorkerSession(lab, ws);
+      const d = await dispatchTo(lab, placed.key, alias);
+      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+      const nodeId = (await nodeByAlias(lab, alias)).nodeId;
+      // The queued turn's proof: a file only the node's checkout has, planted while the node is
+      // up (the checkout is on its state volume, which the kill keeps).
+      const marker = await plantNodeMarker(lab, alias, d.placement, { note: "queued while the node is down" });
 
-        const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
-        const k = await kill.inject();
-        log(`${alias} SIGKILLed; node.list disconnected ${Math.round(k.totalMs)} ms after the kill call`);
+      const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
+      const k = await kill.inject();
+      log(`${alias} SIGKILLed; node.list disconnected ${Math.round(k.totalMs)} ms after the kill call`);
 
-        // A new dispatch to the down node.
-        const t1 = performance.now();
-        const refused = await dispatchTo(lab, fresh.key, alias).then(
-          (r) => ({ accepted: r.placement.state }),
-          (err: unknown) => (err instanceof GatewayError ? { code: err.code, message: err.gatewayMessage } : Promise.reject(err)),
-        );
-        const refusedMs = Math.round(performance.now() - t1);
-        const freshPlacement = await placementOf(lab, fresh.key);
-        log(`dispatch to the down node: ${JSON.stringify(refused)} in ${refusedMs} ms; placement afterwards: ${JSON.stringify(freshPlacement?.state ?? null)}`);
-        check({
-          id: "R-offline-dispatch-refused",
-          expectation: "a new dispatch to a node that is down fails at once (< 5 s) with a clear error and places nothing",
-          holds: "code" in refused && refused.code === refusal(nodeId).code && refused.message === refusal(nodeId).message && refusedMs < 5_000 && freshPlacement?.state !== "active",
-          observed: { ...("code" in refused ? { code: refused.code, message: refused.message.replace(nodeId, "<nodeId>") } : refused), within5s: refusedMs < 5_000, placement: freshPlacement?.state ?? null },
-        });
-
-        // A turn to the session already placed there.
-        const message = marker.message;
-        const tapSince = await lab.tap(alias).seq();
-        const sent = await sendChat(lab.operator.client, placed.key, message);
-        const early = await waitRun(lab.operator.client, sent.runId, 3_000);
-        log(`chat.send while down: ${sent.status}; agent.wait after 3 s: ${early.status}`);
-
-        const tStart = Date.now();
-        const start = await kill.heal();
-        const up = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
-        const backMs = Date.now() - tStart;
-        log(`${alias} started again (${Math.round(start.totalMs)} ms); connected ${backMs} ms after the start call`);
-        const done = await waitRun(lab.operator.client, sent.runId, 120_000);
-        const doneMs = Date.now() - tStart;
-        const proof = await proveTurnOnNode(lab, { alias, marker, reply: done.terminalReply?.text, tapSince });
-        log(`queued turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)} ${doneMs} ms after the start call; on the node: ${JSON.stringify(proof.observed)}`);
-        check({
-          id: "R-offline-dispatch-queued-turn",
-          expectation: "a turn sent to a session placed on a down node is accepted, waits, and completes by itself after the node returns, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)",
-          holds: sent.status === "started" && early.status === "timeout" && done.status === "ok" && proof.holds,
-          observed: { chatSend: sent.status, whileDown: early.status, afterReturn: done.status, ...proof.observed },
-        });
-
-        const host = await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
-        const view = await nodeView(lab, alias);
-        assert.equal(view.nodeId, nodeId, "the node came back with another nodeId");
-        assert.equal(view.pendingDevice + view.pendingNode, 0, "the node raised a pairing request after its restart");
-        const again = await dispatchTo(lab, fresh.key, alias).then(
-          (r) => ({ state: r.placement.state, ms: r.ms }),
-          (err: Error) => ({ error: err.message }),
-        );
-        log(`the refused session dispatched again after the node returned: ${JSON.stringify(again)}`);
-        check({ id: "R-offline-dispatch-after-return", expectation: "the refused session can be dispatched to the node once it is back", holds: "state" in again && again.state === "active", observed: again });
-        Object.assign(evidence, {
-          kill: k,
-          refused: { ...refused, ms: refusedMs, placementAfter: freshPlacement ?? null },
-          queued: { message, chatSend: sent, whileDown: early, start, connectedAfterStartMs: backMs, connected: up.node, result: done, completedAfterStartMs: doneMs, proof: proof.evidence },
-          after: { host, view },
-          dispatchAfterReturn: again,
-        });
+      // A new dispatch to the down node.
+      const t1 = performance.now();
+      const refused = await dispatchTo(lab, fresh.key, alias).then(
+        (r) => ({ accepted: r.placement.state }),
+        (err: unknown) => (err instanceof GatewayError ? { code: err.code, message: err.gatewayMessage } : Promise.reject(err)),
+      );
+      const refusedMs = Math.round(performance.now() - t1);
+      const freshPlacement = await placementOf(lab, fresh.key);
+      log(`dispatch to the down node: ${JSON.stringify(refused)} in ${refusedMs} ms; placement afterwards: ${JSON.stringify(freshPlacement?.state ?? null)}`);
+      check({
+        id: "R-offline-dispatch-refused",
+        expectation: "a new dispatch to a node that is down fails at once (< 5 s) with a clear error and places nothing",
+        holds: "code" in refused && refused.code === refusal(nodeId).code && refused.message === refusal(nodeId).message && refusedMs < 5_000 && freshPlacement?.state !== "active",
+        observed: { ...("code" in refused ? { code: refused.code, message: refused.message.replace(nodeId, "<nodeId>") } : refused), within5s: refusedMs < 5_000, placement: freshPlacement?.state ?? null },
       });
-    } finally {
-      writeJson(file("evidence.json"), evidence);
-    }
+
+      // A turn to the session already placed there.
+      const message = marker.message;
+      const tapSince = await lab.tap(alias).seq();
+      const sent = await sendChat(lab.operator.client, placed.key, message);
+      const early = await waitRun(lab.operator.client, sent.runId, 3_000);
+      log(`chat.send while down: ${sent.status}; agent.wait after 3 s: ${early.status}`);
+
+      const tStart = Date.now();
+      const start = await kill.heal();
+      const up = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
+      const backMs = Date.now() - tStart;
+      log(`${alias} started again (${Math.round(start.totalMs)} ms); connected ${backMs} ms after the start call`);
+      const done = await waitRun(lab.operator.client, sent.runId, 120_000);
+      const doneMs = Date.now() - tStart;
+      const proof = await proveTurnOnNode(lab, { alias, marker, reply: done.terminalReply?.text, tapSince });
+      log(`queued turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)} ${doneMs} ms after the start call; on the node: ${JSON.stringify(proof.observed)}`);
+      check({
+        id: "R-offline-dispatch-queued-turn",
+        expectation: "a turn sent to a session placed on a down node is accepted, waits, and completes by itself after the node returns, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)",
+        holds: sent.status === "started" && early.status === "timeout" && done.status === "ok" && proof.holds,
+        observed: { chatSend: sent.status, whileDown: early.status, afterReturn: done.status, ...proof.observed },
+      });
+
+      const host = await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
+      const view = await nodeView(lab, alias);
+      assert.equal(view.nodeId, nodeId, "the node came back with another nodeId");
+      assert.equal(view.pendingDevice + view.pendingNode, 0, "the node raised a pairing request after its restart");
+      const again = await dispatchTo(lab, fresh.key, alias).then(
+        (r) => ({ state: r.placement.state, ms: r.ms }),
+        (err: Error) => ({ error: err.message }),
+      );
+      log(`the refused session dispatched again after the node returned: ${JSON.stringify(again)}`);
+      check({ id: "R-offline-dispatch-after-return", expectation: "the refused session can be dispatched to the node once it is back", holds: "state" in again && again.state === "active", observed: again });
+      Object.assign(evidence, {
+        kill: k,
+        refused: { ...refused, ms: refusedMs, placementAfter: freshPlacement ?? null },
+        queued: { message, chatSend: sent, whileDown: early, start, connectedAfterStartMs: backMs, connected: up.node, result: done, completedAfterStartMs: doneMs, proof: proof.evidence },
+        after: { host, view },
+        dispatchAfterReturn: again,
+      });
+    });
   },
 });

@@ -2,11 +2,10 @@ import assert from "node:assert/strict";
 import { faults } from "../lab/faults/index.ts";
 import { tapAlias } from "../lab/spec.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { writeJson } from "../lab/evidence/write.ts";
 import { injectBeforeKeepalive } from "../lab/kits/keepalive.ts";
 import { controlConn, controlEvents, waitReconnect } from "../lab/kits/node-wire.ts";
 import { bundleKept, nodeView, sameNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { withFaults } from "../lab/kits/timeline.ts";
+import { nodeScene } from "../lab/kits/scene.ts";
 import { provenWorkerTurn } from "../lab/kits/proof.ts";
 import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
@@ -25,78 +24,71 @@ export default defineScenario({
   topology: "shared",
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
-    const alias = lab.nodes[lab.nodes.length > 1 ? 1 : 0]!.alias;
-    const tap = lab.tap(alias);
-    const evidence: Record<string, unknown> = { node: alias };
-    try {
-      await withFaults(ctx, async (tl) => {
-        await waitForWorkerHost(lab, alias, { signal });
-        const ws = await publishWorkspace(lab, { repo: uniqueName("partition") });
-        const session = await createWorkerSession(lab, ws);
-        const d = await dispatchTo(lab, session.key, alias);
-        assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
-        await waitBundleInstalled(lab, alias, { signal });
-        const before = await nodeView(lab, alias);
-        log(`${alias} before: ${JSON.stringify(before)}`);
-        evidence.before = before;
+    const { lab, log, check, signal } = ctx;
+    await nodeScene(ctx, { node: 1 }, async ({ alias, tap, evidence, tl }) => {
+      await waitForWorkerHost(lab, alias, { signal });
+      const ws = await publishWorkspace(lab, { repo: uniqueName("partition") });
+      const session = await createWorkerSession(lab, ws);
+      const d = await dispatchTo(lab, session.key, alias);
+      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+      await waitBundleInstalled(lab, alias, { signal });
+      const before = await nodeView(lab, alias);
+      log(`${alias} before: ${JSON.stringify(before)}`);
+      evidence.before = before;
 
-        const since = await tap.seq();
-        const conn = await controlConn(tap);
-        const partition = faults.partition(lab, tapAlias(alias), lab.spec.gateway.alias, { timeline: tl });
-        const phase = await injectBeforeKeepalive(partition, tap, { signal });
-        const inEffectAt = Date.now();
-        log(`partition ${tapAlias(alias)} <-> ${lab.spec.gateway.alias} in effect ${Math.round(phase.pingAt - phase.injectedAt)} ms before the keepalive ping (waited ${Math.round(phase.waitedMs)} ms for it)`);
-        const down = await waitConnected(lab, alias, false, { timeoutMs: NOTICE_WITHIN_MS + 20_000, signal }).then(
-          (x) => ({ ms: x.ms }),
-          (err: Error) => ({ error: err.message }),
-        );
-        const noticedMs = Date.now() - phase.injectedAt;
-        const healed = await partition.heal();
-        const healedAt = Date.now();
-        const heldMs = healedAt - Math.round(healed.totalMs) - inEffectAt;
-        log(`gateway marked ${alias} disconnected ${noticedMs} ms after the partition (${JSON.stringify(down)}); partition held ${heldMs} ms; healed in ${Math.round(healed.totalMs)} ms`);
-        check({
-          id: "R-partition-noticed",
-          expectation: `the gateway marks a partitioned node disconnected within ${NOTICE_WITHIN_MS / 1000} s (one failed keepalive)`,
-          holds: !("error" in down) && noticedMs <= NOTICE_WITHIN_MS,
-          observed: "error" in down ? { noticed: false } : { noticed: true, withinBound: noticedMs <= NOTICE_WITHIN_MS },
-        });
-
-        const back = await waitReconnect(tap, since, 120_000).catch((err: Error) => ({ error: err.message }));
-        const reconnectMs = "error" in back ? null : Math.round(back.t - healedAt);
-        log(`after the heal: ${"error" in back ? back.error : `the node connected again on ${back.conn} ${reconnectMs} ms later`}`);
-        await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
-        const after = await nodeView(lab, alias);
-        const same = sameNode(before, after);
-        check({
-          id: "R-partition-reconnect",
-          expectation: "after the partition heals the node reconnects by itself with the same nodeId, stays approved, raises no pairing request and keeps its bundle directory",
-          holds: !("error" in back) && back.conn !== conn && same.holds,
-          observed: { reconnected: !("error" in back), ...same.observed },
-        });
-        const turn = await provenWorkerTurn(lab, session.key, alias, { note: "after the partition healed" });
-        log(`turn after the heal: ${JSON.stringify({ text: turn.text, error: turn.error, ms: turn.ms, proof: turn.observed })}`);
-        check({ id: "R-partition-turn", expectation: "a worker turn on the node after the partition heals completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: turn.proof.holds, observed: turn.observed });
-        const bundle = await bundleKept(lab, alias, before);
-        check({ id: "R-partition-bundle", expectation: "after the partition and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: bundle.holds, observed: bundle.observed });
-        Object.assign(evidence, {
-          conn,
-          keepalive: phase,
-          gatewayNoticedMs: noticedMs,
-          down,
-          partitionHeldMs: heldMs,
-          heal: healed,
-          reconnect: back,
-          reconnectAfterHealMs: reconnectMs,
-          after,
-          turn,
-          bundleAfterTurn: bundle.observed,
-          tap: await controlEvents(tap, since),
-        });
+      const since = await tap.seq();
+      const conn = await controlConn(tap);
+      const partition = faults.partition(lab, tapAlias(alias), lab.spec.gateway.alias, { timeline: tl });
+      const phase = await injectBeforeKeepalive(partition, tap, { signal });
+      const inEffectAt = Date.now();
+      log(`partition ${tapAlias(alias)} <-> ${lab.spec.gateway.alias} in effect ${Math.round(phase.pingAt - phase.injectedAt)} ms before the keepalive ping (waited ${Math.round(phase.waitedMs)} ms for it)`);
+      const down = await waitConnected(lab, alias, false, { timeoutMs: NOTICE_WITHIN_MS + 20_000, signal }).then(
+        (x) => ({ ms: x.ms }),
+        (err: Error) => ({ error: err.message }),
+      );
+      const noticedMs = Date.now() - phase.injectedAt;
+      const healed = await partition.heal();
+      const healedAt = Date.now();
+      const heldMs = healedAt - Math.round(healed.totalMs) - inEffectAt;
+      log(`gateway marked ${alias} disconnected ${noticedMs} ms after the partition (${JSON.stringify(down)}); partition held ${heldMs} ms; healed in ${Math.round(healed.totalMs)} ms`);
+      check({
+        id: "R-partition-noticed",
+        expectation: `the gateway marks a partitioned node disconnected within ${NOTICE_WITHIN_MS / 1000} s (one failed keepalive)`,
+        holds: !("error" in down) && noticedMs <= NOTICE_WITHIN_MS,
+        observed: "error" in down ? { noticed: false } : { noticed: true, withinBound: noticedMs <= NOTICE_WITHIN_MS },
       });
-    } finally {
-      writeJson(file("evidence.json"), evidence);
-    }
+
+      const back = await waitReconnect(tap, since, 120_000).catch((err: Error) => ({ error: err.message }));
+      const reconnectMs = "error" in back ? null : Math.round(back.t - healedAt);
+      log(`after the heal: ${"error" in back ? back.error : `the node connected again on ${back.conn} ${reconnectMs} ms later`}`);
+      await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
+      const after = await nodeView(lab, alias);
+      const same = sameNode(before, after);
+      check({
+        id: "R-partition-reconnect",
+        expectation: "after the partition heals the node reconnects by itself with the same nodeId, stays approved, raises no pairing request and keeps its bundle directory",
+        holds: !("error" in back) && back.conn !== conn && same.holds,
+        observed: { reconnected: !("error" in back), ...same.observed },
+      });
+      const turn = await provenWorkerTurn(lab, session.key, alias, { note: "after the partition healed" });
+      log(`turn after the heal: ${JSON.stringify({ text: turn.text, error: turn.error, ms: turn.ms, proof: turn.observed })}`);
+      check({ id: "R-partition-turn", expectation: "a worker turn on the node after the partition heals completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: turn.proof.holds, observed: turn.observed });
+      const bundle = await bundleKept(lab, alias, before);
+      check({ id: "R-partition-bundle", expectation: "after the partition and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: bundle.holds, observed: bundle.observed });
+      Object.assign(evidence, {
+        conn,
+        keepalive: phase,
+        gatewayNoticedMs: noticedMs,
+        down,
+        partitionHeldMs: heldMs,
+        heal: healed,
+        reconnect: back,
+        reconnectAfterHealMs: reconnectMs,
+        after,
+        turn,
+        bundleAfterTurn: bundle.observed,
+        tap: await controlEvents(tap, since),
+      });
+    });
   },
 });

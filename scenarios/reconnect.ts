@@ -2,12 +2,11 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { writeJson } from "../lab/evidence/write.ts";
 import { injectBeforeKeepalive } from "../lab/kits/keepalive.ts";
 import { controlConn, controlEvents, waitReconnect } from "../lab/kits/node-wire.ts";
 import { bundleKept, nodeView, sameNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { withFaults } from "../lab/kits/timeline.ts";
 import { provenWorkerTurn } from "../lab/kits/proof.ts";
+import { nodeScene } from "../lab/kits/scene.ts";
 import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
@@ -26,105 +25,98 @@ export default defineScenario({
   topology: "shared",
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
-    const alias = lab.nodes[0]!.alias;
-    const tap = lab.tap(alias);
-    const evidence: Record<string, unknown> = { node: alias };
-    try {
-      await withFaults(ctx, async (tl) => {
-        await waitForWorkerHost(lab, alias, { signal });
-        const ws = await publishWorkspace(lab, { repo: uniqueName("reconnect") });
-        const session = await createWorkerSession(lab, ws);
-        const d = await dispatchTo(lab, session.key, alias);
-        assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
-        await waitBundleInstalled(lab, alias, { signal });
-        const before = await nodeView(lab, alias);
-        assert.equal(before.bundles.length, 1, "one installed bundle directory before the cuts");
-        log(`${alias} before: ${JSON.stringify(before)}; session ${session.key} placed in ${d.ms} ms`);
-        evidence.before = before;
-        evidence.session = { key: session.key, placement: d.placement };
+    const { lab, log, check, signal } = ctx;
+    await nodeScene(ctx, {}, async ({ alias, tap, evidence, tl }) => {
+      await waitForWorkerHost(lab, alias, { signal });
+      const ws = await publishWorkspace(lab, { repo: uniqueName("reconnect") });
+      const session = await createWorkerSession(lab, ws);
+      const d = await dispatchTo(lab, session.key, alias);
+      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+      await waitBundleInstalled(lab, alias, { signal });
+      const before = await nodeView(lab, alias);
+      assert.equal(before.bundles.length, 1, "one installed bundle directory before the cuts");
+      log(`${alias} before: ${JSON.stringify(before)}; session ${session.key} placed in ${d.ms} ms`);
+      evidence.before = before;
+      evidence.session = { key: session.key, placement: d.placement };
 
-        // ---- 1. wire close at a node.invoke to the node
-        const since1 = await tap.seq();
-        const conn1 = await controlConn(tap);
-        const cut = faults.wire.close({ lab, node: alias }, 1006, {
-          match: { path: "/", dir: "gw->node", command: "system.which" },
-          once: true,
-          timeline: tl,
-          label: `${alias} control connection at node.invoke system.which`,
-        });
-        await cut.inject();
-        const invoke = lab.operator.client
-          .request("node.invoke", { nodeId: before.nodeId, command: "system.which", params: { bins: ["git"] }, idempotencyKey: crypto.randomUUID(), timeoutMs: 10_000 }, { timeoutMs: 20_000 })
-          .then(
-            (payload) => ({ ok: true, payload }),
-            (err: Error) => ({ ok: false, error: err.message }),
-          );
-        const fired = await cut.fired(15_000);
-        const back1 = await waitReconnect(tap, since1, 60_000);
-        await cut.heal();
-        const invokeResult = await invoke;
-        await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
-        const afterWire = await nodeView(lab, alias);
-        const wireReconnectMs = Math.round(back1.t - fired.t);
-        log(`wire close 1006 on ${conn1} at frame #${fired.seq}; node connected again on ${back1.conn} ${wireReconnectMs} ms later; the invoke: ${JSON.stringify(invokeResult)}`);
-        const w = sameNode(before, afterWire);
-        check({
-          id: "R-reconnect-wire-same-node",
-          expectation: "after its connection is aborted at the tap (1006), the node reconnects with the same nodeId, stays approved, raises no pairing request and keeps its installed bundle directory",
-          holds: w.holds && back1.conn !== conn1,
-          observed: { ...w.observed, newConnection: back1.conn !== conn1 },
-        });
-        const t1 = await provenWorkerTurn(lab, session.key, alias, { note: "after the wire close" });
-        log(`turn after the wire close: ${JSON.stringify({ text: t1.text, error: t1.error, ms: t1.ms, proof: t1.observed })}`);
-        check({ id: "R-reconnect-wire-turn", expectation: "the next worker turn on the node after the wire close completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: t1.proof.holds, observed: t1.observed });
-        const b1 = await bundleKept(lab, alias, before);
-        check({ id: "R-reconnect-wire-bundle", expectation: "after the wire close and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: b1.holds, observed: b1.observed });
-        evidence.wire = { conn: conn1, fired, reconnectedOn: back1.conn, reconnectMs: wireReconnectMs, invoke: invokeResult, after: afterWire, turn: t1, bundleAfterTurn: b1.observed, tap: await controlEvents(tap, since1) };
-
-        // ---- 2. network disconnect until the gateway drops the node, then reconnect
-        const since2 = await tap.seq();
-        const conn2 = await controlConn(tap);
-        const disc = faults.disconnect(lab, alias, { timeline: tl });
-        const phase = await injectBeforeKeepalive(disc, tap, { signal });
-        log(`${alias} disconnected from the lab network ${Math.round(phase.pingAt - phase.injectedAt)} ms before the gateway's keepalive ping (waited ${Math.round(phase.waitedMs)} ms for it)`);
-        const down = await waitConnected(lab, alias, false, { timeoutMs: 100_000, signal });
-        const noticedMs = Date.now() - phase.injectedAt;
-        const healed = await disc.heal();
-        const healedAt = Date.now();
-        const back2 = await waitReconnect(tap, since2, 90_000);
-        await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
-        const afterNet = await nodeView(lab, alias);
-        const netReconnectMs = Math.round(back2.t - healedAt);
-        log(`gateway dropped ${alias} ${noticedMs} ms after the disconnect; network reconnected (${Math.round(healed.totalMs)} ms); the node connected again on ${back2.conn} ${netReconnectMs} ms later`);
-        const n = sameNode(before, afterNet);
-        check({
-          id: "R-reconnect-network-same-node",
-          expectation: "after a network disconnect long enough for the gateway to drop it, the node reconnects with the same nodeId, stays approved, raises no pairing request and keeps its installed bundle directory",
-          holds: n.holds && back2.conn !== conn2,
-          observed: { ...n.observed, newConnection: back2.conn !== conn2 },
-        });
-        const t2 = await provenWorkerTurn(lab, session.key, alias, { note: "after the network disconnect" });
-        log(`turn after the network disconnect: ${JSON.stringify({ text: t2.text, error: t2.error, ms: t2.ms, proof: t2.observed })}`);
-        check({ id: "R-reconnect-network-turn", expectation: "the next worker turn on the node after the network disconnect completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: t2.proof.holds, observed: t2.observed });
-        const b2 = await bundleKept(lab, alias, before);
-        check({ id: "R-reconnect-network-bundle", expectation: "after the network disconnect and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: b2.holds, observed: b2.observed });
-        evidence.network = {
-          conn: conn2,
-          keepalive: phase,
-          gatewayNoticedMs: noticedMs,
-          nodeListDisconnectedAfterMs: down.ms,
-          heal: healed,
-          reconnectedOn: back2.conn,
-          reconnectAfterHealMs: netReconnectMs,
-          after: afterNet,
-          turn: t2,
-          bundleAfterTurn: b2.observed,
-          tap: await controlEvents(tap, since2),
-        };
+      // ---- 1. wire close at a node.invoke to the node
+      const since1 = await tap.seq();
+      const conn1 = await controlConn(tap);
+      const cut = faults.wire.close({ lab, node: alias }, 1006, {
+        match: { path: "/", dir: "gw->node", command: "system.which" },
+        once: true,
+        timeline: tl,
+        label: `${alias} control connection at node.invoke system.which`,
       });
-    } finally {
-      writeJson(file("evidence.json"), evidence);
-    }
+      await cut.inject();
+      const invoke = lab.operator.client
+        .request("node.invoke", { nodeId: before.nodeId, command: "system.which", params: { bins: ["git"] }, idempotencyKey: crypto.randomUUID(), timeoutMs: 10_000 }, { timeoutMs: 20_000 })
+        .then(
+          (payload) => ({ ok: true, payload }),
+          (err: Error) => ({ ok: false, error: err.message }),
+        );
+      const fired = await cut.fired(15_000);
+      const back1 = await waitReconnect(tap, since1, 60_000);
+      await cut.heal();
+      const invokeResult = await invoke;
+      await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
+      const afterWire = await nodeView(lab, alias);
+      const wireReconnectMs = Math.round(back1.t - fired.t);
+      log(`wire close 1006 on ${conn1} at frame #${fired.seq}; node connected again on ${back1.conn} ${wireReconnectMs} ms later; the invoke: ${JSON.stringify(invokeResult)}`);
+      const w = sameNode(before, afterWire);
+      check({
+        id: "R-reconnect-wire-same-node",
+        expectation: "after its connection is aborted at the tap (1006), the node reconnects with the same nodeId, stays approved, raises no pairing request and keeps its installed bundle directory",
+        holds: w.holds && back1.conn !== conn1,
+        observed: { ...w.observed, newConnection: back1.conn !== conn1 },
+      });
+      const t1 = await provenWorkerTurn(lab, session.key, alias, { note: "after the wire close" });
+      log(`turn after the wire close: ${JSON.stringify({ text: t1.text, error: t1.error, ms: t1.ms, proof: t1.observed })}`);
+      check({ id: "R-reconnect-wire-turn", expectation: "the next worker turn on the node after the wire close completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: t1.proof.holds, observed: t1.observed });
+      const b1 = await bundleKept(lab, alias, before);
+      check({ id: "R-reconnect-wire-bundle", expectation: "after the wire close and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: b1.holds, observed: b1.observed });
+      evidence.wire = { conn: conn1, fired, reconnectedOn: back1.conn, reconnectMs: wireReconnectMs, invoke: invokeResult, after: afterWire, turn: t1, bundleAfterTurn: b1.observed, tap: await controlEvents(tap, since1) };
+
+      // ---- 2. network disconnect until the gateway drops the node, then reconnect
+      const since2 = await tap.seq();
+      const conn2 = await controlConn(tap);
+      const disc = faults.disconnect(lab, alias, { timeline: tl });
+      const phase = await injectBeforeKeepalive(disc, tap, { signal });
+      log(`${alias} disconnected from the lab network ${Math.round(phase.pingAt - phase.injectedAt)} ms before the gateway's keepalive ping (waited ${Math.round(phase.waitedMs)} ms for it)`);
+      const down = await waitConnected(lab, alias, false, { timeoutMs: 100_000, signal });
+      const noticedMs = Date.now() - phase.injectedAt;
+      const healed = await disc.heal();
+      const healedAt = Date.now();
+      const back2 = await waitReconnect(tap, since2, 90_000);
+      await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
+      const afterNet = await nodeView(lab, alias);
+      const netReconnectMs = Math.round(back2.t - healedAt);
+      log(`gateway dropped ${alias} ${noticedMs} ms after the disconnect; network reconnected (${Math.round(healed.totalMs)} ms); the node connected again on ${back2.conn} ${netReconnectMs} ms later`);
+      const n = sameNode(before, afterNet);
+      check({
+        id: "R-reconnect-network-same-node",
+        expectation: "after a network disconnect long enough for the gateway to drop it, the node reconnects with the same nodeId, stays approved, raises no pairing request and keeps its installed bundle directory",
+        holds: n.holds && back2.conn !== conn2,
+        observed: { ...n.observed, newConnection: back2.conn !== conn2 },
+      });
+      const t2 = await provenWorkerTurn(lab, session.key, alias, { note: "after the network disconnect" });
+      log(`turn after the network disconnect: ${JSON.stringify({ text: t2.text, error: t2.error, ms: t2.ms, proof: t2.observed })}`);
+      check({ id: "R-reconnect-network-turn", expectation: "the next worker turn on the node after the network disconnect completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: t2.proof.holds, observed: t2.observed });
+      const b2 = await bundleKept(lab, alias, before);
+      check({ id: "R-reconnect-network-bundle", expectation: "after the network disconnect and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: b2.holds, observed: b2.observed });
+      evidence.network = {
+        conn: conn2,
+        keepalive: phase,
+        gatewayNoticedMs: noticedMs,
+        nodeListDisconnectedAfterMs: down.ms,
+        heal: healed,
+        reconnectedOn: back2.conn,
+        reconnectAfterHealMs: netReconnectMs,
+        after: afterNet,
+        turn: t2,
+        bundleAfterTurn: b2.observed,
+        tap: await controlEvents(tap, since2),
+      };
+    });
   },
 });

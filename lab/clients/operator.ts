@@ -24,6 +24,23 @@ export async function call<S extends z.ZodType>(client: GatewayClient, method: s
   return parsed.data;
 }
 
+/** A gateway error, as data: what a repro records instead of a thrown exception. */
+export interface Refused {
+  ok: false;
+  code: string;
+  detailsCode?: string;
+  message: string;
+}
+
+/** A thrown gateway error as data (code, details code, message). */
+export function refusal(err: unknown): Refused {
+  const e = err as { code?: unknown; details?: { code?: unknown }; gatewayMessage?: unknown; message?: unknown };
+  const detailsCode = typeof e.details?.code === "string" ? e.details.code : undefined;
+  return { ok: false, code: typeof e.code === "string" ? e.code : "ERROR", ...(detailsCode ? { detailsCode } : {}), message: String(e.gatewayMessage ?? e.message ?? err) };
+}
+
+export const isRefused = (r: unknown): r is Refused => !!r && typeof r === "object" && (r as { ok?: unknown }).ok === false && typeof (r as { code?: unknown }).code === "string";
+
 // --- nodes -------------------------------------------------------------------------------
 
 export const NodeEntrySchema = z.looseObject({

@@ -1,8 +1,9 @@
 // Typed session calls as openclaw@2026.9.6 answers them: placement (sessions.create /
 // dispatch / describe / reclaim) and the runs in a session (chat.send, agent.wait,
-// chat.history, and chatTurn doing all three). Placement shapes follow its protocol schema
-// (packages/gateway-protocol/src/schema/session-placement.ts in the package's dist); all are loose
-// objects, so fields the lab does not name are kept for evidence.
+// chat.history, and chatTurn doing all three), and a history compared as qa-lab compares it.
+// Placement shapes follow its protocol schema (packages/gateway-protocol/src/schema/
+// session-placement.ts in the package's dist); all are loose objects, so fields the lab does
+// not name are kept for evidence.
 import crypto from "node:crypto";
 import { z } from "zod";
 import type { GatewayClient } from "./gateway.ts";
@@ -154,6 +155,25 @@ export function messageText(content: unknown): string {
   return content
     .map((part) => (part && typeof part === "object" && (part as { type?: unknown }).type === "text" ? String((part as { text?: unknown }).text ?? "") : ""))
     .join("");
+}
+
+// --- history as qa-lab compares it: message by message, by role and text, not by timestamps
+
+/** One line per message: its role, its text, and its tool calls (name and arguments). */
+export function historyLines(history: HistoryMessage[]): string[] {
+  return history.map((m) => {
+    const calls = Array.isArray(m.content)
+      ? (m.content as { type?: unknown; name?: unknown; arguments?: unknown }[]).filter((p) => p && p.type === "toolCall").map((p) => ` [toolCall ${String(p.name)} ${JSON.stringify(p.arguments ?? null)}]`)
+      : [];
+    return `${m.role}: ${messageText(m.content)}${calls.join("")}`;
+  });
+}
+
+/** Where `after` departs from `before`: the lines after their common prefix on each side. */
+export function historyDiff(before: string[], after: string[]): { equal: boolean; removed: string[]; added: string[] } {
+  let i = 0;
+  while (i < before.length && i < after.length && before[i] === after[i]) i++;
+  return { equal: i === before.length && i === after.length, removed: before.slice(i), added: after.slice(i) };
 }
 
 /**

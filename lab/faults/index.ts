@@ -57,7 +57,7 @@ function makers(kinds: readonly AnyFaultKind[]): FaultMakers {
 export const faults = {
   ...makers(allFaults),
   // triggers
-  when: { poll: trigger.poll, stream: trigger.stream, tapFrame: trigger.tapFrame, tapFrames: trigger.tapFrames, modelToolCalls: trigger.modelToolCalls, modelHeld: trigger.modelHeld, after: trigger.after },
+  when: { poll: trigger.poll, stream: trigger.stream, tapFrame: trigger.tapFrame, tapFrames: trigger.tapFrames, modelToolCalls: trigger.modelToolCalls, modelHeld: trigger.modelHeld, after: trigger.after, thenBeforeInject: trigger.thenBeforeInject },
   injectWhen: trigger.injectWhen,
   timelineOf,
 };

@@ -7,7 +7,7 @@ import { ModelControl } from "../clients/model.ts";
 import { listeningOnPort, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 import { TeardownStack } from "../topology/teardown.ts";
 import { Fault, type Detail, type FaultOptions } from "./fault.ts";
-import { after, injectWhen, modelToolCalls, poll, stream } from "./trigger.ts";
+import { after, injectWhen, modelToolCalls, poll, stream, thenBeforeInject } from "./trigger.ts";
 
 const SERVER = fileURLToPath(new URL("../../docker/model/server.ts", import.meta.url));
 const SCRIPTS = fileURLToPath(new URL("../../fixtures/model/", import.meta.url));
@@ -152,5 +152,24 @@ describe("injectWhen", () => {
     await expect(timed.injected).rejects.toThrow(/timed out/);
     expect(performance.now() - t0).toBeLessThan(1000);
     expect(g.timeline.of(g.id).at(-1)).toMatchObject({ step: "trigger", detail: { met: false, why: "timed out" } });
+  });
+});
+
+describe("thenBeforeInject", () => {
+  it("runs its step once the trigger is met and before the fault is injected, with the trigger's value", async () => {
+    const f = new FlagFault("node-1", {});
+    const seen: { value: string; faultOn: boolean }[] = [];
+    let ready: string | undefined;
+    const trigger = thenBeforeInject(poll("ready", () => ready), async (value) => {
+      seen.push({ value, faultOn: f.on });
+    });
+    expect(trigger.what).toBe("ready");
+    const armed = await injectWhen(trigger, f);
+    expect(seen).toEqual([]);
+    ready = "held";
+    const res = await armed.injected;
+    expect(res.value).toBe("held");
+    expect(seen).toEqual([{ value: "held", faultOn: false }]);
+    expect(f.on).toBe(true);
   });
 });

@@ -132,6 +132,18 @@ export function after(ms: number): Trigger<number> {
   };
 }
 
+/** `trigger`, then `then(value)` before the fault is injected (e.g. a snapshot of what the user sees just before). */
+export function thenBeforeInject<T>(trigger: Trigger<T>, then: (value: T) => Promise<void>): Trigger<T> {
+  return {
+    what: trigger.what,
+    async wait(signal) {
+      const value = await trigger.wait(signal);
+      await then(value);
+      return value;
+    },
+  };
+}
+
 export interface Triggered<T> {
   /** The observation that met the condition. */
   value: T;

@@ -1,12 +1,16 @@
 // What the MCP servers and the model saw in an MCP flow, read from their control APIs and
-// written as evidence (scenarios/mcp-*.ts); waiting for a restarted server. Nothing here
-// judges; scenarios do.
+// written as evidence (scenarios/mcp-*.ts); waiting for a restarted server; one echo call in a
+// session, observed from the model, the server and the session's history (the MCP repros).
+// Nothing here judges; scenarios do.
 import type { McpControl, McpRecord } from "../clients/mcp.ts";
 import { isResponsesCall, type ModelRequest } from "../clients/model.ts";
 import { writeJson } from "../evidence/write.ts";
 import type { Lab } from "../topology/lab.ts";
+import { labStep } from "../verdict.ts";
 import { waitFor } from "../wait.ts";
 import type { EventLog } from "./events.ts";
+import type { Session } from "./session.ts";
+import { toolErrorMessage, toolResults } from "./turns.ts";
 
 export const toolCallsIn = (records: McpRecord[], tool?: string): McpRecord[] =>
   records.filter((r) => r.kind === "rpc" && r.rpcMethod === "tools/call" && (tool === undefined || r.tool === tool));
@@ -70,4 +74,35 @@ export async function saveMcpEvidence(lab: Lab, file: (rel: string) => string, l
   writeJson(file("events.json"), log.events);
   writeJson(file("model-requests.json"), await modelEvidence(lab).catch((e: Error) => ({ unreachable: e.message })));
   for (const [name, value] of Object.entries(extra)) writeJson(file(`${name}.json`), value);
+}
+
+/** What one echo call showed: the run's status, whether the model was offered the tool, how often the server saw the call (`<server>Calls`), the call's result. */
+export type EchoObserved<S extends string> = { run: string; offered: boolean; resultIsError: boolean | null; result: string | null } & { [K in `${S}Calls`]: number };
+
+export interface EchoAttempt<S extends string> {
+  text: string;
+  /** When the turn was sent (epoch ms). */
+  at: number;
+  end: { status: string; text?: string; ms: number };
+  observed: EchoObserved<S>;
+}
+
+/**
+ * One turn in session `s` calling `<server>__example_echo {text}`: whether the model was offered
+ * the tool, how many of the server's tools/call records since `since` carry this text, and this
+ * turn's tool result (the one it added to the session's history; none if it made no call).
+ * `history` is how many history messages are read to find it (4 per turn).
+ */
+export async function echoAttempt<S extends string>(lab: Lab, s: Session, server: S, text: string, since: number, opts: { timeoutMs: number; history: number }): Promise<EchoAttempt<S>> {
+  const tool = `${server}__example_echo`;
+  const before = toolResults(await s.history(opts.history).catch(() => [])).length; // none yet before a session's first turn
+  const at = Date.now();
+  const end = await s.turn(`fleetlab-call ${tool} {"text":"${text}"}`, opts.timeoutMs);
+  const reqs = (await labStep("read the model's requests", () => lab.model.requests())).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(`"text":"${text}"`));
+  const offered = reqs.length > 0 && mcpToolsOffered(reqs[0]!).includes(tool);
+  const calls = toolCallsIn(await labStep(`read ${server}'s records`, () => lab.mcp(server).requests({ since })), "example_echo").filter((r) => (r.args as { text?: unknown } | undefined)?.text === text).length;
+  const results = toolResults(await s.history(opts.history));
+  const mine = results.length > before ? results.at(-1) : undefined;
+  const observed = { run: end.status, offered, [`${server}Calls`]: calls, resultIsError: mine ? mine.isError : null, result: mine ? (mine.isError ? toolErrorMessage(mine.text) : mine.text) : null } as EchoObserved<S>;
+  return { text, at, end: { status: end.status, text: end.text, ms: end.ms }, observed };
 }

@@ -1,8 +1,15 @@
 // A node host's link to the gateway as its wire tap recorded it: the worker path (bundle
-// install, launches, bundle download, worker sockets, runner inventory), the node's control
-// connection and its reconnects.
+// install, launches, bundle download, worker sockets, runner inventory), the worker commands
+// the gateway sent the node with their params (read here once: the ids qa-lab reads from its
+// in-process node), the node's control connection and its reconnects; and a node whose
+// acknowledgements of worker.cancel.v1 are lost on the wire (qa-lab makes its supervisor's
+// cancel throw; here the node really cancels, only its answer never arrives).
 import { WS_OPCODE, type Frame, type HttpExchange, type TapControl, type TapRecord } from "../clients/tap.ts";
+import { faults, type FaultTimeline, type WireFault } from "../faults/index.ts";
 import type { Lab } from "../topology/lab.ts";
+
+/** A node.invoke.request the gateway sent a node (any command). */
+const isInvoke = (f: Frame): boolean => f.dir === "gw->node" && f.event === "node.invoke.request";
 
 /** What one node's wire tap saw of the worker path since `since` (a tap seq). */
 export interface WireSummary {
@@ -17,7 +24,7 @@ export interface WireSummary {
 export async function wireSummary(lab: Lab, alias: string, since = 0): Promise<WireSummary> {
   const tap = lab.tap(alias);
   const [frames, http] = await Promise.all([tap.frames({ since }), tap.http({ since })]);
-  const invokes = (command: string) => frames.filter((f) => f.dir === "gw->node" && f.event === "node.invoke.request" && f.command === command);
+  const invokes = (command: string) => frames.filter((f) => isInvoke(f) && f.command === command);
   const inventory = frames
     .filter((f) => f.dir === "node->gw" && f.method === "node.runnerInventory.update")
     .map((req) => {
@@ -61,4 +68,139 @@ export async function controlEvents(tap: TapControl, since: number): Promise<Tap
     }
     return true;
   });
+}
+
+// ---- worker commands: node.invoke.request frames of worker.* commands, and their params
+
+/**
+ * The params of a node.invoke.request: its payload's paramsJSON, parsed (or its payload's
+ * params, when sent as an object). Undefined when the frame has none or its text was cut short
+ * (the tap keeps a frame's text whole up to 1 MiB).
+ */
+export function invokeParams(f: Frame): Record<string, unknown> | undefined {
+  try {
+    const payload = (JSON.parse(f.text ?? "{}") as { payload?: { paramsJSON?: unknown; params?: unknown } }).payload;
+    if (typeof payload?.paramsJSON === "string") return JSON.parse(payload.paramsJSON) as Record<string, unknown>;
+    if (payload?.params && typeof payload.params === "object") return payload.params as Record<string, unknown>;
+  } catch {
+    /* a truncated frame: params stay unknown */
+  }
+  return undefined;
+}
+
+/** One node.invoke.request of a worker.* command, as the node's tap saw it. */
+export interface WorkerCommand {
+  seq: number;
+  t: number;
+  command: string;
+  invokeId?: string;
+  /** The command's params (paramsJSON), when the frame was whole. */
+  params?: Record<string, unknown>;
+  action: Frame["action"];
+}
+
+export function commandOf(f: Frame): WorkerCommand {
+  const c: WorkerCommand = { seq: f.seq, t: f.t, command: f.command ?? "", invokeId: f.invokeId, action: f.action };
+  const params = invokeParams(f);
+  if (params) c.params = params;
+  return c;
+}
+
+/** The worker.* commands the gateway sent `alias` since `since` (a tap seq), in order. */
+export async function workerCommands(lab: Lab, alias: string, since = 0): Promise<WorkerCommand[]> {
+  const frames = await lab.tap(alias).frames({ since });
+  return frames.filter((f) => isInvoke(f) && (f.command ?? "").startsWith("worker.")).map(commandOf);
+}
+
+/** A worker.launch.v1 the node received, with the ids of its descriptor. */
+export interface Launch {
+  seq: number;
+  t: number;
+  launchId?: string;
+  runId?: string;
+  environmentId?: string;
+  sessionId?: string;
+  ownerEpoch?: number;
+  placementGeneration?: number;
+}
+
+/** The ids a worker.launch.v1 carries (unknown when its frame was cut short). */
+export function launchOf(f: Frame): Launch {
+  const l: Launch = { seq: f.seq, t: f.t };
+  const p = invokeParams(f) as
+    | { launchId?: string; placementGeneration?: number; descriptor?: { admission?: { environmentId?: string; sessionId?: string; ownerEpoch?: number }; assignment?: { runId?: string } } }
+    | undefined;
+  if (!p) return l;
+  return Object.assign(l, {
+    launchId: p.launchId,
+    runId: p.descriptor?.assignment?.runId,
+    environmentId: p.descriptor?.admission?.environmentId,
+    sessionId: p.descriptor?.admission?.sessionId,
+    ownerEpoch: p.descriptor?.admission?.ownerEpoch,
+    placementGeneration: p.placementGeneration,
+  });
+}
+
+/** The worker.launch.v1 frames the gateway sent `alias` since `since` (a tap seq), with their ids. */
+export async function launches(lab: Lab, alias: string, since = 0): Promise<Launch[]> {
+  const frames = await lab.tap(alias).frames({ since });
+  return frames.filter((f) => isInvoke(f) && f.command === "worker.launch.v1").map(launchOf);
+}
+
+/** worker.launch.v1 frames to `alias` since `since` that carry run `runId` (anywhere in their text: a cut frame counts too). */
+export async function launchesForRun(lab: Lab, alias: string, runId: string, since = 0): Promise<Frame[]> {
+  const frames = await lab.tap(alias).frames({ since });
+  return frames.filter((f) => f.dir === "gw->node" && f.command === "worker.launch.v1" && (f.text ?? "").includes(runId));
+}
+
+// ---- a node whose acknowledgements of worker.cancel.v1 are lost
+
+/** A node whose answers to worker.cancel.v1 never reach the gateway. */
+export interface LostCancelAcks {
+  /** The worker.cancel.v1 requests that reached the node (each answer dropped at the tap). */
+  cancels(): WorkerCommand[];
+  /** The drop rules, one per cancel request (their hits say the answer was dropped). */
+  drops(): WireFault[];
+  /** Stop watching and remove the rules (also done by the lab's teardown). */
+  stop(): Promise<void>;
+}
+
+/**
+ * From now on, every node.invoke.result answering a worker.cancel.v1 to `alias` is dropped at
+ * the tap. Such an answer looks like a worker.status.v1 answer (the same launch fields and
+ * state), so it is told by its invoke id: each cancel request is held `holdMs` at the tap
+ * (wire.delay; the node still gets it), and while it is held a drop rule for the node's
+ * node.invoke.result naming that invoke id is added. The node cancels; the gateway never hears.
+ */
+export async function loseCancelAcks(lab: Lab, alias: string, opts: { timeline?: FaultTimeline; holdMs?: number; signal?: AbortSignal } = {}): Promise<LostCancelAcks> {
+  const tap = lab.tap(alias);
+  const since = await tap.seq();
+  const hold = faults.wire.delay({ lab, node: alias }, opts.holdMs ?? 1_000, { dir: "gw->node", command: "worker.cancel.v1" }, { timeline: opts.timeline, label: `${alias} worker.cancel.v1 held` });
+  await hold.inject();
+  const seen: WorkerCommand[] = [];
+  const drops: WireFault[] = [];
+  const stop = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([stop.signal, opts.signal]) : stop.signal;
+  const watching = (async () => {
+    for await (const f of faults.when.tapFrames(tap, { since, signal, intervalMs: 20 })) {
+      if (f.dir !== "gw->node" || f.command !== "worker.cancel.v1" || !f.invokeId) continue;
+      seen.push(commandOf(f));
+      const drop = faults.wire.drop({ lab, node: alias }, { dir: "node->gw", method: "node.invoke.result", textIncludes: f.invokeId }, { once: true, timeline: opts.timeline, label: `${alias} answer to worker.cancel.v1 ${f.invokeId.slice(0, 8)}` });
+      drops.push(drop);
+      await drop.inject();
+    }
+  })().catch((err: unknown) => {
+    if (!signal.aborted) throw err;
+  });
+  watching.catch(() => {}); // surfaced by stop()
+  return {
+    cancels: () => [...seen],
+    drops: () => [...drops],
+    stop: async () => {
+      stop.abort(new Error("stopped"));
+      await watching;
+      await hold.heal();
+      for (const d of drops) await d.heal();
+    },
+  };
 }

@@ -1,8 +1,10 @@
 // A node host as the gateway sees it (node.list, device and node pairing) and waits on it:
 // connected, a worker host with free slots, bundle installed; and what "came back as the same
-// node" means after a cut or a restart.
+// node" means after a cut or a restart. What an operator does to a node: remove its pairing,
+// send it a command (node.invoke).
+import crypto from "node:crypto";
 import * as op from "../clients/operator.ts";
-import type { NodeEntry } from "../clients/operator.ts";
+import { refusal, type NodeEntry, type Refused } from "../clients/operator.ts";
 import type { Lab } from "../topology/lab.ts";
 import { waitFor } from "../wait.ts";
 import { KEEPALIVE_NOTICE_MS } from "./keepalive.ts";
@@ -157,4 +159,18 @@ export async function bundleKept(lab: Lab, alias: string, before: NodeView): Pro
   const now = (await installedBundles(lab, alias)).bundles.map(({ dir, hash, inode, receiptMtime }) => ({ dir, hash, inode, receiptMtime }));
   const observed = { status: n.workerBundle?.status ?? null, sameBundleDir: JSON.stringify(now) === JSON.stringify(before.bundles) };
   return { holds: observed.status === "installed" && observed.sameBundleDir, observed };
+}
+
+/** node.pair.remove {nodeId} (answer or refusal as data). */
+export async function removeNodePairing(lab: Lab, nodeId: string): Promise<Record<string, unknown> | Refused> {
+  return lab.operator.client.request<Record<string, unknown>>("node.pair.remove", { nodeId }).catch(refusal);
+}
+
+/**
+ * An operator's node.invoke of a node's command, e.g. one of its private worker controls
+ * (worker.cancel.v1 with a stale ownerEpoch; the only way into a node's command stream the
+ * gateway offers from outside): the gateway's answer, or its refusal, as data.
+ */
+export async function invokeNodeCommand(lab: Lab, nodeId: string, command: string, params: unknown): Promise<Record<string, unknown> | Refused> {
+  return lab.operator.client.request<Record<string, unknown>>("node.invoke", { nodeId, command, params, idempotencyKey: crypto.randomUUID(), timeoutMs: 10_000 }, { timeoutMs: 15_000 }).catch(refusal);
 }

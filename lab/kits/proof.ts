@@ -11,7 +11,7 @@ import type { Frame } from "../clients/tap.ts";
 import type { Placement } from "../clients/sessions.ts";
 import { LabInfraError } from "../verdict.ts";
 import type { Lab } from "../topology/lab.ts";
-import { wireSummary } from "./node-wire.ts";
+import { launchOf, wireSummary } from "./node-wire.ts";
 import { placementOf, uniqueName, workerTurn } from "./workers.ts";
 
 export interface NodeMarker {
@@ -92,7 +92,7 @@ export async function proveTurnOnNode(lab: Lab, o: { alias: string; marker: Node
 
 /** The judging half of proveTurnOnNode, over the worker.launch.v1 frames the tap saw since `tapSince`. */
 export function judgeTurnOnNode(frames: Frame[], o: { alias: string; marker: NodeMarker; reply: string | undefined; tapSince: number; launches?: number; launchAfter?: number }): TurnProof {
-  const seen = frames.map(launchOf);
+  const seen = frames.map(launchSeen);
   const mine = seen.filter((l) => !o.marker.environmentId || l.environmentId === o.marker.environmentId);
   const last = mine.at(-1);
   const reply = o.reply === undefined ? "none" : o.reply === o.marker.reply ? "node-only marker" : o.reply.replaceAll(o.marker.nonce, "<nonce>");
@@ -142,18 +142,8 @@ export async function provenWorkerTurn(lab: Lab, key: string, alias: string, opt
   return { message: marker.message, ...turn, proof, observed: "error" in turn ? { ...proof.observed, error: turn.error } : proof.observed };
 }
 
-/** The launch's ids from its params (the frame's text is kept whole up to 1 MiB; a cut one leaves them unknown). */
-function launchOf(f: Frame): LaunchSeen {
-  const l: LaunchSeen = { seq: f.seq, t: f.t, conn: f.conn };
-  try {
-    const params = JSON.parse((JSON.parse(f.text ?? "{}") as { payload?: { paramsJSON?: string } }).payload?.paramsJSON ?? "{}") as {
-      launchId?: string;
-      descriptor?: { admission?: { environmentId?: string } };
-    };
-    l.launchId = params.launchId;
-    l.environmentId = params.descriptor?.admission?.environmentId;
-  } catch {
-    /* a truncated frame */
-  }
-  return l;
+/** The launch's ids from its params (unknown when the frame was cut short). */
+function launchSeen(f: Frame): LaunchSeen {
+  const { launchId, environmentId } = launchOf(f);
+  return { seq: f.seq, t: f.t, conn: f.conn, launchId, environmentId };
 }

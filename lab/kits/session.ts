@@ -1,7 +1,7 @@
 // One operator session, everything a repro does with it in one place: send a turn, wait for
 // its end (agent.wait's "pending" and "timeout" are observations, not errors), abort it
 // (chat.abort for one run, sessions.abort for the session), read its history, describe it and
-// its placement, dispatch and reclaim it, hold a turn at its model request; and restart the
+// its placement, dispatch, reclaim and delete it, hold a turn at its model request; and restart the
 // gateway under it and get the operator back. Every call goes through the lab's operator (its
 // frames land in the operator transcript); after a gateway restart the operator's socket is
 // gone, and restartGateway() reconnects it (Lab.reconnectOperator).
@@ -17,6 +17,7 @@ import { z } from "zod";
 import type { GatewayClient } from "../clients/gateway.ts";
 import { AgentWaitResultSchema, chatHistory, createSession, describeSession, messageText, sendChat, type HistoryMessage, type Placement, type SessionRow } from "../clients/sessions.ts";
 import type { HeldRequest } from "../clients/model.ts";
+import { isRefused, refusal, type Refused } from "../clients/operator.ts";
 import { faults } from "../faults/index.ts";
 import type { Lab } from "../topology/lab.ts";
 import { dispatchTo, reclaim, uniqueName, type Dispatched } from "./workers.ts";
@@ -34,14 +35,6 @@ export interface RunEnd {
   raw: Record<string, unknown>;
   /** How long the wait took. */
   ms: number;
-}
-
-/** A gateway error, as data: what a repro records instead of a thrown exception. */
-export interface Refused {
-  ok: false;
-  code: string;
-  detailsCode?: string;
-  message: string;
 }
 
 export class Session {
@@ -163,14 +156,18 @@ export function lastAssistantText(history: HistoryMessage[], runId?: string): st
   return last ? messageText(last.content) : undefined;
 }
 
-/** A thrown gateway error as data (code, details code, message). */
-export function refusal(err: unknown): Refused {
-  const e = err as { code?: unknown; details?: { code?: unknown }; gatewayMessage?: unknown; message?: unknown };
-  const detailsCode = typeof e.details?.code === "string" ? e.details.code : undefined;
-  return { ok: false, code: typeof e.code === "string" ? e.code : "ERROR", ...(detailsCode ? { detailsCode } : {}), message: String(e.gatewayMessage ?? e.message ?? err) };
+/** sessions.delete {key} (answer or refusal as data). */
+export async function deleteSession(lab: Lab, key: string): Promise<Record<string, unknown> | Refused> {
+  return lab.operator.client.request<Record<string, unknown>>("sessions.delete", { key }).catch(refusal);
 }
 
-export const isRefused = (r: unknown): r is Refused => !!r && typeof r === "object" && (r as { ok?: unknown }).ok === false && typeof (r as { code?: unknown }).code === "string";
+/** sessions.describe {key} (answer or refusal as data): a deleted session's row, if any. */
+export async function describeOrRefusal(lab: Lab, key: string): Promise<Record<string, unknown> | Refused> {
+  return lab.operator.client.request<Record<string, unknown>>("sessions.describe", { key }).catch(refusal);
+}
+
+/** Gateway errors as data (the operator client's), re-exported so a scenario imports one module. */
+export { isRefused, refusal, type Refused };
 
 /** zod for what a repro reads back, re-exported so a scenario imports one module. */
 export { z };

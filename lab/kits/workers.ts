@@ -1,7 +1,9 @@
 // Paired-worker sessions: create a session on a published workspace, dispatch it to a node
 // host (or let the gateway pick one), run worker turns in it, and hold a turn at its model
-// call so a scenario can look at the node while the worker is up.
+// call so a scenario can look at the node while the worker is up; and the gateway's view of
+// worker environments (environments.list, where qa-lab reads its state database).
 import crypto from "node:crypto";
+import { z } from "zod";
 import type { AgentTurnOptions, AgentTurnResult } from "../clients/operator.ts";
 import { chatTurn, createSession, describeSession, dispatchSession, reclaimSession, type DispatchTarget, type Placement, type SessionsCreateResult, type SessionsDispatchResult } from "../clients/sessions.ts";
 import type { HeldRequest } from "../clients/model.ts";
@@ -89,4 +91,20 @@ export async function startHeldTurn(lab: Lab, key: string, message: string, toke
       return turn;
     },
   };
+}
+
+/** One entry of environments.list; `worker` is the worker environment's metadata (WorkerEnvironmentMetadata). */
+export const EnvironmentSchema = z.looseObject({
+  id: z.string(),
+  type: z.string(),
+  status: z.string(),
+  workerSlots: z.looseObject({ total: z.number(), available: z.number() }).optional(),
+  worker: z.looseObject({ providerId: z.string().optional(), state: z.string(), attachedSessionIds: z.array(z.string()), tunnelStatus: z.string(), error: z.string().optional() }).optional(),
+});
+export type Environment = z.infer<typeof EnvironmentSchema>;
+
+/** environments.list: nodes (`node:<nodeId>`) and worker environments (by environmentId). */
+export async function listEnvironments(lab: Lab): Promise<Environment[]> {
+  const r = z.looseObject({ environments: z.array(EnvironmentSchema) }).parse(await lab.operator.client.request("environments.list", {}));
+  return r.environments;
 }

@@ -11,7 +11,7 @@
 // launch.
 // Here (own lab, one node host behind its wire tap) the cancel acknowledgement is lost on the
 // wire instead: every node.invoke.result answering a worker.cancel.v1 is dropped at the tap
-// (lab/kits/parity-wire.ts loseCancelAcks: the node gets the cancel and acts on it, the gateway
+// (lab/kits/node-wire.ts loseCancelAcks: the node gets the cancel and acts on it, the gateway
 // never hears back). This scenario asserts the same steps, each where it happens: the abort's
 // answer and agent.wait (operator), worker.environment.stop.v1 and launches (the node's tap,
 // in order), the worker process on the node (pgrep inside it), the placement (sessions.describe),
@@ -23,14 +23,13 @@
 import assert from "node:assert/strict";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { defineScenario, LabInfraError, labStep, type FindingRecord } from "../../lab/scenario.ts";
-import { writeJson } from "../../lab/evidence/write.ts";
 import { EventLog } from "../../lab/kits/events.ts";
 import { workerProcesses } from "../../lab/kits/inside-node.ts";
+import { launchesForRun, loseCancelAcks, workerCommands, type LostCancelAcks } from "../../lab/kits/node-wire.ts";
 import { waitForWorkerHost } from "../../lab/kits/nodes.ts";
-import { launchesForRun, loseCancelAcks, workerCommands, type LostCancelAcks } from "../../lab/kits/parity-wire.ts";
 import { provenWorkerTurn } from "../../lab/kits/proof.ts";
 import { armHold, isRefused, openSession, refusal } from "../../lab/kits/session.ts";
-import { withFaults } from "../../lab/kits/timeline.ts";
+import { nodeScene } from "../../lab/kits/scene.ts";
 import { uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 import { pollUntil } from "../../lab/wait.ts";
@@ -86,175 +85,170 @@ export default defineScenario({
   findings,
   timeoutMs: 360_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
-    const alias = lab.nodes[0]!.alias;
-    const tap = lab.tap(alias);
+    const { lab, log, check, signal } = ctx;
     const client = lab.operator.client;
     const events = new EventLog(client);
-    const evidence: Record<string, unknown> = { node: alias, boundS: BOUND_S };
     let lost: LostCancelAcks | undefined;
-    try {
-      await withFaults(ctx, async (tl) => {
-        await waitForWorkerHost(lab, alias, { signal });
-        const ws = await publishWorkspace(lab, { repo: uniqueName("abort-ack") });
-        const s = await openSession(lab, { workspace: ws });
-        const d = await s.dispatch(alias);
-        assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
-        const original = d.placement;
-
-        // ---- a worker turn on the node, held at its model request
-        const token = uniqueName("tok");
-        await armHold(lab, token);
-        const sent = await s.send(`${token} a long task on the node`);
-        const held = await s.hold(token, 90_000);
-        const workers = await labStep(`listing worker processes on ${alias}`, () => workerProcesses(lab, alias));
-        assert.ok(workers.length > 0, `the held turn has no worker process on ${alias}`);
-        log(`turn ${sent.runId} held at model request ${held.id}; worker pids on ${alias}: ${workers.map((w) => w.pid).join(", ")}`);
-
-        // ---- lose the node's answers to worker.cancel.v1, then abort
-        const since = await tap.seq();
-        const acks = await labStep(`arming the lost cancel acknowledgement at ${alias}'s tap`, () => loseCancelAcks(lab, alias, { timeline: tl, signal }));
-        lost = acks;
-        const abortAt = Date.now();
-        const aborted = await s.abort(sent.runId);
-        const end = await s.wait(sent.runId, BOUND_S * 1000);
-        // The premise, before anything is judged: no answer to a cancel passed the tap.
-        const assertAcksLost = async () => {
-          const upTo = await tap.seq();
-          const ids = new Set(acks.cancels().map((c) => c.invokeId));
-          const leaked = (await tap.frames({ since })).filter((f) => f.seq <= upTo && f.dir === "node->gw" && f.method === "node.invoke.result" && ids.has(f.invokeId) && f.action !== "drop");
-          if (leaked.length) throw new LabInfraError(`${leaked.length} answer(s) of ${alias} to worker.cancel.v1 passed its tap (seq ${leaked.map((f) => f.seq).join(", ")}): the acknowledgement was not lost`);
-        };
-        await assertAcksLost();
-        log(`chat.abort: ${JSON.stringify(aborted)}; agent.wait ${end.status} after ${end.ms} ms (${JSON.stringify(end.error ?? null)}, stopReason ${end.stopReason ?? "-"})`);
-        check({
-          id: "R-abort-lost-ack-run-ends",
-          expectation: `chat.abort answers aborted: true and the run ends (agent.wait not "timeout") within ${BOUND_S} s although the node's cancel acknowledgement is lost`,
-          holds: !isRefused(aborted) && aborted.aborted === true && end.status !== "timeout" && end.status !== "pending",
-          observed: normalise({ within_s: BOUND_S, aborted: isRefused(aborted) ? aborted : (aborted.aborted ?? null), status: end.status, chat: events.chatOutcome(sent.runId) ?? null }),
-        });
-
-        // ---- on the node's wire: the cancel, then the environment stop
-        const stopPoll = await pollUntil(
-          "worker.environment.stop.v1 on the node's tap",
-          () => workerCommands(lab, alias, since),
-          (cmds) => cmds.some((c) => c.command === "worker.environment.stop.v1"),
-          { deadlineMs: BOUND_S * 1000, from: abortAt, intervalMs: 500, signal },
-        );
-        const cmds = stopPoll.last;
-        const firstCancel = cmds.find((c) => c.command === "worker.cancel.v1");
-        const stop = cmds.find((c) => c.command === "worker.environment.stop.v1");
-        log(`after the abort: ${acks.cancels().length} worker.cancel.v1 (each answer to be dropped); environment stop ${stop ? `${Math.round(stop.t - abortAt)} ms after the abort, ${JSON.stringify(stop.params)}` : `not within ${BOUND_S} s`}`);
-        if (!firstCancel) throw new Error(`the gateway sent ${alias} no worker.cancel.v1 after chat.abort: the lost acknowledgement was never exercised`);
-        check({
-          id: "R-abort-lost-ack-environment-stop",
-          expectation: `after the unconfirmed cancel the gateway tells the node to stop the worker environment (worker.environment.stop.v1 for the placement's environment, after worker.cancel.v1) within ${BOUND_S} s`,
-          holds: !!stop && stop.seq > firstCancel.seq && stop.params?.environmentId === original.environmentId,
-          observed: { within_s: BOUND_S, cancel: true, environmentStop: stop ? { afterCancel: stop.seq > firstCancel.seq, sameEnvironment: stop.params?.environmentId === original.environmentId } : null },
-        });
-
-        // ---- the old worker process on the node
-        const pids = new Set(workers.map((w) => w.pid));
-        const gone = await pollUntil(`the old worker process gone from ${alias}`, async () => (await workerProcesses(lab, alias)).filter((w) => pids.has(w.pid)), (left) => left.length === 0, {
-          deadlineMs: BOUND_S * 1000,
-          from: abortAt,
-          intervalMs: 1000,
-          signal,
-        });
-        check({
-          id: "R-abort-lost-ack-worker-gone",
-          expectation: `the aborted turn's worker process is gone from the node within ${BOUND_S} s`,
-          holds: gone.held,
-          observed: { within_s: BOUND_S, left: gone.last.length },
-        });
-
-        // ---- the placement fails, then reclaim to the gateway and dispatch again
-        const failed = await pollUntil("the placement failed", () => s.placement(), (p) => p?.state === "failed", { deadlineMs: BOUND_S * 1000, from: abortAt, intervalMs: 500, signal });
-        const placement = failed.last;
-        log(`placement ${placement?.state} (${failed.ms} ms after the abort): ${JSON.stringify(placement && { generation: placement.generation, recoveryError: placement.recoveryError, terminalReason: placement.terminalReason, runner: placement.runner })}`);
-        check({
-          id: "R-abort-lost-ack-placement-failed",
-          expectation: `the placement turns "failed" within ${BOUND_S} s of the abort`,
-          holds: failed.held,
-          observed: normalise({ within_s: BOUND_S, state: placement?.state ?? null, runner: placement?.runner?.status ?? null, recoveryError: placement?.recoveryError ?? null }),
-        });
-        const reclaimParams = placement?.state === "failed" ? { key: s.key, recoverToGateway: { expectedGeneration: placement.generation } } : { key: s.key };
-        const reclaimed = await client.request("sessions.reclaim", reclaimParams, { timeoutMs: 120_000 }).then(
-          (r) => ({ state: (r as { placement?: { state?: string } }).placement?.state ?? null }),
-          (err: unknown) => refusal(err),
-        );
-        log(`sessions.reclaim ${JSON.stringify(reclaimParams)}: ${JSON.stringify(reclaimed)}`);
-        check({
-          id: "R-abort-lost-ack-reclaim",
-          expectation: 'sessions.reclaim (recoverToGateway with the failed generation) brings the session back to the gateway ("local")',
-          holds: !isRefused(reclaimed) && reclaimed.state === "local",
-          observed: isRefused(reclaimed) ? { placement: placement?.state ?? null, code: reclaimed.code, message: normaliseText(reclaimed.message) } : { placement: placement?.state ?? null, state: reclaimed.state },
-        });
-        // The node's answers to the old launch's cancels stay lost through the reclaim (qa-lab's
-        // stub throws for that launch throughout); the rules go before the new dispatch.
-        await assertAcksLost();
-        await acks.stop();
-        const droppedAcks = acks.drops().filter((f) => (f.rule?.hits ?? 0) > 0).length;
-        log(`answers to worker.cancel.v1 dropped at the tap: ${droppedAcks} of ${acks.cancels().length}`);
-        const again = await s.dispatch(alias).then(
-          (r) => ({ state: r.placement.state, environmentId: r.placement.environmentId }),
-          (err: unknown) => refusal(err),
-        );
-        log(`dispatch again: ${JSON.stringify(again)}`);
-        check({
-          id: "R-abort-lost-ack-new-environment",
-          expectation: "the session can be dispatched to the same node again, active on a new worker environment",
-          holds: !isRefused(again) && again.state === "active" && !!again.environmentId && again.environmentId !== original.environmentId,
-          observed: isRefused(again) ? { code: again.code, message: normaliseText(again.message) } : { state: again.state, newEnvironment: !!again.environmentId && again.environmentId !== original.environmentId },
-        });
-
-        // ---- the successor turn: one launch
-        let successor: Awaited<ReturnType<typeof provenWorkerTurn>> | undefined;
-        let successorLaunchSeq: number | undefined;
-        if (!isRefused(again) && again.state === "active") {
-          const beforeSuccessor = await tap.seq();
-          successor = await provenWorkerTurn(lab, s.key, alias, { note: "successor after the lost cancel ack", timeoutMs: 120_000 });
-          const launches = (await workerCommands(lab, alias, beforeSuccessor)).filter((c) => c.command === "worker.launch.v1");
-          successorLaunchSeq = launches[0]?.seq;
-          log(`successor turn: ${JSON.stringify(successor.observed)}; launches since it began: ${launches.length}`);
-          check({
-            id: "R-abort-lost-ack-successor",
-            expectation: "the successor turn completes on the node (node-only marker) with exactly one new worker.launch.v1",
-            holds: successor.proof.holds && successor.observed.launches === 1 && launches.length === 1,
-            observed: { ...successor.observed, allLaunches: launches.length },
-          });
-        }
-        // qa-lab's fence, on the node's wire: the cancel, then the environment stop, then the successor's launch.
-        const stopAny = (await workerCommands(lab, alias, since)).find((c) => c.command === "worker.environment.stop.v1" && (successorLaunchSeq === undefined || c.seq < successorLaunchSeq));
-        const order = { cancel: true, environmentStop: !!stopAny, sameEnvironment: stopAny?.params?.environmentId === original.environmentId, successorLaunch: successorLaunchSeq !== undefined };
-        check({
-          id: "R-abort-lost-ack-fence-order",
-          expectation: "on the node's wire the old launch's worker.cancel.v1 comes before worker.environment.stop.v1 of its environment (at the latest by the reclaim), which comes before the successor's worker.launch.v1",
-          holds: !!stopAny && order.sameEnvironment && successorLaunchSeq !== undefined && firstCancel.seq < stopAny.seq && stopAny.seq < successorLaunchSeq,
-          observed: order,
-        });
-        Object.assign(evidence, {
-          session: s.key,
-          runId: sent.runId,
-          original,
-          held,
-          workers,
-          abort: { at: abortAt, result: aborted, end },
-          wire: { commands: cmds.map(({ seq, t, command, invokeId, action, params }) => ({ seq, t, command, invokeId, action, environmentId: params?.environmentId })), cancels: acks.cancels().length, droppedAcks },
-          oldRunLaunches: (await launchesForRun(lab, alias, sent.runId)).map((f) => ({ seq: f.seq, t: f.t })),
-          workerGone: { held: gone.held, ms: gone.ms, left: gone.last },
-          placement: { held: failed.held, ms: failed.ms, last: placement ?? null },
-          reclaim: { params: reclaimParams, result: reclaimed },
-          dispatchAgain: again,
-          successor: successor ?? null,
-          events: events.events,
-        });
-      });
-    } finally {
+    const atEnd = async () => {
       events.stop();
       await lost?.stop().catch(() => {}); // the watcher ends with the scenario, however it ends
       await lab.model.release().catch(() => {});
-      writeJson(file("evidence.json"), evidence);
-    }
+    };
+    await nodeScene(ctx, { evidence: { boundS: BOUND_S }, atEnd }, async ({ alias, tap, evidence, tl }) => {
+      await waitForWorkerHost(lab, alias, { signal });
+      const ws = await publishWorkspace(lab, { repo: uniqueName("abort-ack") });
+      const s = await openSession(lab, { workspace: ws });
+      const d = await s.dispatch(alias);
+      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+      const original = d.placement;
+
+      // ---- a worker turn on the node, held at its model request
+      const token = uniqueName("tok");
+      await armHold(lab, token);
+      const sent = await s.send(`${token} a long task on the node`);
+      const held = await s.hold(token, 90_000);
+      const workers = await labStep(`listing worker processes on ${alias}`, () => workerProcesses(lab, alias));
+      assert.ok(workers.length > 0, `the held turn has no worker process on ${alias}`);
+      log(`turn ${sent.runId} held at model request ${held.id}; worker pids on ${alias}: ${workers.map((w) => w.pid).join(", ")}`);
+
+      // ---- lose the node's answers to worker.cancel.v1, then abort
+      const since = await tap.seq();
+      const acks = await labStep(`arming the lost cancel acknowledgement at ${alias}'s tap`, () => loseCancelAcks(lab, alias, { timeline: tl, signal }));
+      lost = acks;
+      const abortAt = Date.now();
+      const aborted = await s.abort(sent.runId);
+      const end = await s.wait(sent.runId, BOUND_S * 1000);
+      // The premise, before anything is judged: no answer to a cancel passed the tap.
+      const assertAcksLost = async () => {
+        const upTo = await tap.seq();
+        const ids = new Set(acks.cancels().map((c) => c.invokeId));
+        const leaked = (await tap.frames({ since })).filter((f) => f.seq <= upTo && f.dir === "node->gw" && f.method === "node.invoke.result" && ids.has(f.invokeId) && f.action !== "drop");
+        if (leaked.length) throw new LabInfraError(`${leaked.length} answer(s) of ${alias} to worker.cancel.v1 passed its tap (seq ${leaked.map((f) => f.seq).join(", ")}): the acknowledgement was not lost`);
+      };
+      await assertAcksLost();
+      log(`chat.abort: ${JSON.stringify(aborted)}; agent.wait ${end.status} after ${end.ms} ms (${JSON.stringify(end.error ?? null)}, stopReason ${end.stopReason ?? "-"})`);
+      check({
+        id: "R-abort-lost-ack-run-ends",
+        expectation: `chat.abort answers aborted: true and the run ends (agent.wait not "timeout") within ${BOUND_S} s although the node's cancel acknowledgement is lost`,
+        holds: !isRefused(aborted) && aborted.aborted === true && end.status !== "timeout" && end.status !== "pending",
+        observed: normalise({ within_s: BOUND_S, aborted: isRefused(aborted) ? aborted : (aborted.aborted ?? null), status: end.status, chat: events.chatOutcome(sent.runId) ?? null }),
+      });
+
+      // ---- on the node's wire: the cancel, then the environment stop
+      const stopPoll = await pollUntil(
+        "worker.environment.stop.v1 on the node's tap",
+        () => workerCommands(lab, alias, since),
+        (cmds) => cmds.some((c) => c.command === "worker.environment.stop.v1"),
+        { deadlineMs: BOUND_S * 1000, from: abortAt, intervalMs: 500, signal },
+      );
+      const cmds = stopPoll.last;
+      const firstCancel = cmds.find((c) => c.command === "worker.cancel.v1");
+      const stop = cmds.find((c) => c.command === "worker.environment.stop.v1");
+      log(`after the abort: ${acks.cancels().length} worker.cancel.v1 (each answer to be dropped); environment stop ${stop ? `${Math.round(stop.t - abortAt)} ms after the abort, ${JSON.stringify(stop.params)}` : `not within ${BOUND_S} s`}`);
+      if (!firstCancel) throw new Error(`the gateway sent ${alias} no worker.cancel.v1 after chat.abort: the lost acknowledgement was never exercised`);
+      check({
+        id: "R-abort-lost-ack-environment-stop",
+        expectation: `after the unconfirmed cancel the gateway tells the node to stop the worker environment (worker.environment.stop.v1 for the placement's environment, after worker.cancel.v1) within ${BOUND_S} s`,
+        holds: !!stop && stop.seq > firstCancel.seq && stop.params?.environmentId === original.environmentId,
+        observed: { within_s: BOUND_S, cancel: true, environmentStop: stop ? { afterCancel: stop.seq > firstCancel.seq, sameEnvironment: stop.params?.environmentId === original.environmentId } : null },
+      });
+
+      // ---- the old worker process on the node
+      const pids = new Set(workers.map((w) => w.pid));
+      const gone = await pollUntil(`the old worker process gone from ${alias}`, async () => (await workerProcesses(lab, alias)).filter((w) => pids.has(w.pid)), (left) => left.length === 0, {
+        deadlineMs: BOUND_S * 1000,
+        from: abortAt,
+        intervalMs: 1000,
+        signal,
+      });
+      check({
+        id: "R-abort-lost-ack-worker-gone",
+        expectation: `the aborted turn's worker process is gone from the node within ${BOUND_S} s`,
+        holds: gone.held,
+        observed: { within_s: BOUND_S, left: gone.last.length },
+      });
+
+      // ---- the placement fails, then reclaim to the gateway and dispatch again
+      const failed = await pollUntil("the placement failed", () => s.placement(), (p) => p?.state === "failed", { deadlineMs: BOUND_S * 1000, from: abortAt, intervalMs: 500, signal });
+      const placement = failed.last;
+      log(`placement ${placement?.state} (${failed.ms} ms after the abort): ${JSON.stringify(placement && { generation: placement.generation, recoveryError: placement.recoveryError, terminalReason: placement.terminalReason, runner: placement.runner })}`);
+      check({
+        id: "R-abort-lost-ack-placement-failed",
+        expectation: `the placement turns "failed" within ${BOUND_S} s of the abort`,
+        holds: failed.held,
+        observed: normalise({ within_s: BOUND_S, state: placement?.state ?? null, runner: placement?.runner?.status ?? null, recoveryError: placement?.recoveryError ?? null }),
+      });
+      const reclaimParams = placement?.state === "failed" ? { key: s.key, recoverToGateway: { expectedGeneration: placement.generation } } : { key: s.key };
+      const reclaimed = await client.request("sessions.reclaim", reclaimParams, { timeoutMs: 120_000 }).then(
+        (r) => ({ state: (r as { placement?: { state?: string } }).placement?.state ?? null }),
+        (err: unknown) => refusal(err),
+      );
+      log(`sessions.reclaim ${JSON.stringify(reclaimParams)}: ${JSON.stringify(reclaimed)}`);
+      check({
+        id: "R-abort-lost-ack-reclaim",
+        expectation: 'sessions.reclaim (recoverToGateway with the failed generation) brings the session back to the gateway ("local")',
+        holds: !isRefused(reclaimed) && reclaimed.state === "local",
+        observed: isRefused(reclaimed) ? { placement: placement?.state ?? null, code: reclaimed.code, message: normaliseText(reclaimed.message) } : { placement: placement?.state ?? null, state: reclaimed.state },
+      });
+      // The node's answers to the old launch's cancels stay lost through the reclaim (qa-lab's
+      // stub throws for that launch throughout); the rules go before the new dispatch.
+      await assertAcksLost();
+      await acks.stop();
+      const droppedAcks = acks.drops().filter((f) => (f.rule?.hits ?? 0) > 0).length;
+      log(`answers to worker.cancel.v1 dropped at the tap: ${droppedAcks} of ${acks.cancels().length}`);
+      const again = await s.dispatch(alias).then(
+        (r) => ({ state: r.placement.state, environmentId: r.placement.environmentId }),
+        (err: unknown) => refusal(err),
+      );
+      log(`dispatch again: ${JSON.stringify(again)}`);
+      check({
+        id: "R-abort-lost-ack-new-environment",
+        expectation: "the session can be dispatched to the same node again, active on a new worker environment",
+        holds: !isRefused(again) && again.state === "active" && !!again.environmentId && again.environmentId !== original.environmentId,
+        observed: isRefused(again) ? { code: again.code, message: normaliseText(again.message) } : { state: again.state, newEnvironment: !!again.environmentId && again.environmentId !== original.environmentId },
+      });
+
+      // ---- the successor turn: one launch
+      let successor: Awaited<ReturnType<typeof provenWorkerTurn>> | undefined;
+      let successorLaunchSeq: number | undefined;
+      if (!isRefused(again) && again.state === "active") {
+        const beforeSuccessor = await tap.seq();
+        successor = await provenWorkerTurn(lab, s.key, alias, { note: "successor after the lost cancel ack", timeoutMs: 120_000 });
+        const launches = (await workerCommands(lab, alias, beforeSuccessor)).filter((c) => c.command === "worker.launch.v1");
+        successorLaunchSeq = launches[0]?.seq;
+        log(`successor turn: ${JSON.stringify(successor.observed)}; launches since it began: ${launches.length}`);
+        check({
+          id: "R-abort-lost-ack-successor",
+          expectation: "the successor turn completes on the node (node-only marker) with exactly one new worker.launch.v1",
+          holds: successor.proof.holds && successor.observed.launches === 1 && launches.length === 1,
+          observed: { ...successor.observed, allLaunches: launches.length },
+        });
+      }
+      // qa-lab's fence, on the node's wire: the cancel, then the environment stop, then the successor's launch.
+      const stopAny = (await workerCommands(lab, alias, since)).find((c) => c.command === "worker.environment.stop.v1" && (successorLaunchSeq === undefined || c.seq < successorLaunchSeq));
+      const order = { cancel: true, environmentStop: !!stopAny, sameEnvironment: stopAny?.params?.environmentId === original.environmentId, successorLaunch: successorLaunchSeq !== undefined };
+      check({
+        id: "R-abort-lost-ack-fence-order",
+        expectation: "on the node's wire the old launch's worker.cancel.v1 comes before worker.environment.stop.v1 of its environment (at the latest by the reclaim), which comes before the successor's worker.launch.v1",
+        holds: !!stopAny && order.sameEnvironment && successorLaunchSeq !== undefined && firstCancel.seq < stopAny.seq && stopAny.seq < successorLaunchSeq,
+        observed: order,
+      });
+      Object.assign(evidence, {
+        session: s.key,
+        runId: sent.runId,
+        original,
+        held,
+        workers,
+        abort: { at: abortAt, result: aborted, end },
+        wire: { commands: cmds.map(({ seq, t, command, invokeId, action, params }) => ({ seq, t, command, invokeId, action, environmentId: params?.environmentId })), cancels: acks.cancels().length, droppedAcks },
+        oldRunLaunches: (await launchesForRun(lab, alias, sent.runId)).map((f) => ({ seq: f.seq, t: f.t })),
+        workerGone: { held: gone.held, ms: gone.ms, left: gone.last },
+        placement: { held: failed.held, ms: failed.ms, last: placement ?? null },
+        reclaim: { params: reclaimParams, result: reclaimed },
+        dispatchAgain: again,
+        successor: successor ?? null,
+        events: events.events,
+      });
+    });
   },
 });

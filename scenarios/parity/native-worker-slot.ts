@@ -36,11 +36,11 @@ import assert from "node:assert/strict";
 import { isResponsesCall } from "../../lab/clients/model.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { defineScenario, labStep } from "../../lab/scenario.ts";
-import { writeJson } from "../../lab/evidence/write.ts";
-import { nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../../lab/kits/nodes.ts";
-import { describeOrRefusal, deleteSession, invokeNodeCommand, launchesSince, workerCommandsSince } from "../../lab/kits/parity.ts";
+import { launches, workerCommands } from "../../lab/kits/node-wire.ts";
+import { invokeNodeCommand, nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../../lab/kits/nodes.ts";
 import { plantNodeMarker, proveTurnOnNode } from "../../lab/kits/proof.ts";
-import { armHold, isRefused, openSession, type Session } from "../../lab/kits/session.ts";
+import { scene } from "../../lab/kits/scene.ts";
+import { armHold, deleteSession, describeOrRefusal, isRefused, openSession, type Session } from "../../lab/kits/session.ts";
 import { uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 
@@ -54,15 +54,16 @@ export default defineScenario({
   spec: { nodes: { count: 1, capacity: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   needs: [{ method: "sessions.dispatch", why: "the slot belongs to a paired node's worker" }, { method: "sessions.delete" }],
   timeoutMs: 240_000,
-  async run({ lab, log, file, check, signal }) {
+  async run(ctx) {
+    const { lab, log, check, signal } = ctx;
     const alias = lab.nodes[0]!.alias;
     const host = await waitForWorkerHost(lab, alias, { signal });
     assert.equal(host.workerSlots?.total, 1, `${alias}: nodeHost capacity 1 should give one worker slot`);
     const nodeId = host.nodeId;
-    const evidence: Record<string, unknown> = { node: summarizeNode(host), bounds: { BUSY_S } };
     const tokens: string[] = [];
     const modelSaw = async (token: string) => (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(token)).length;
-    try {
+    const atEnd = () => labStep("releasing held model requests", () => lab.model.release()).catch(() => {});
+    await scene(ctx, { faults: false, evidence: { node: summarizeNode(host), bounds: { BUSY_S } }, atEnd }, async ({ evidence }) => {
       const ws = await publishWorkspace(lab, { repo: uniqueName("slot") });
       const a = await openSession(lab, { workspace: ws, label: "slot-a" });
       const busy = await openSession(lab, { workspace: ws, label: "slot-busy" });
@@ -118,7 +119,7 @@ export default defineScenario({
         holds: placementAfter === undefined,
         observed: normalise({ describe: isRefused(described) ? `${described.code}: ${described.message}` : "found", placement: placementAfter ?? null }),
       });
-      evidence.delete = { result: deleted, describeAfter: described, workerCommandsAfter: await workerCommandsSince(lab, alias, sinceDelete) };
+      evidence.delete = { result: deleted, describeAfter: described, workerCommandsAfter: (await workerCommands(lab, alias, sinceDelete)).map(({ seq, command }) => ({ seq, command })) };
 
       // ---- B: a new session's turn reuses the slot
       const b = await openSession(lab, { workspace: ws, label: "slot-b" });
@@ -131,7 +132,7 @@ export default defineScenario({
       const sentB = await b.send(markerB.message);
       await b.hold(markerB.nonce);
       const inUse = await waitForNode(lab, alias, "its one slot in use by B", (n) => n.workerSlots?.available === 0, { signal, timeoutMs: 20_000 }).catch(() => undefined);
-      const launchesB = (await launchesSince(lab, alias, sinceDelete)).filter((l) => l.runId === sentB.runId);
+      const launchesB = (await launches(lab, alias, sinceDelete)).filter((l) => l.runId === sentB.runId);
       const slotsB = inUse?.workerSlots ?? (await nodeByAlias(lab, alias)).workerSlots;
       log(`B (${sentB.runId}) held; ${alias} slots ${JSON.stringify(slotsB)}; launches carrying B's run after the delete: ${launchesB.length}`);
       check({
@@ -149,7 +150,7 @@ export default defineScenario({
       const sinceCancel = await lab.tap(alias).seq();
       const staleCancel = { launchId: launch.launchId, environmentId: launch.environmentId, sessionId: launch.sessionId, ownerEpoch: epoch - 1, placementGeneration: launch.placementGeneration, runId: launch.runId };
       const cancelled = await invokeNodeCommand(lab, nodeId, "worker.cancel.v1", staleCancel);
-      const cancelsOnWire = (await workerCommandsSince(lab, alias, sinceCancel)).filter((c) => c.command === "worker.cancel.v1").length;
+      const cancelsOnWire = (await workerCommands(lab, alias, sinceCancel)).filter((c) => c.command === "worker.cancel.v1").length;
       const heldStill = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(markerB.nonce) && r.status === "held").length;
       log(`stale-epoch cancel (ownerEpoch ${epoch - 1} for ${epoch}) through node.invoke: ${JSON.stringify(cancelled)}; worker.cancel.v1 on the tap: ${cancelsOnWire}; B's model request still held: ${heldStill}`);
 
@@ -173,9 +174,6 @@ export default defineScenario({
       evidence.b = { ...(evidence.b as object), end: endB, proof: proofB.evidence };
       evidence.modelRequests = (await lab.model.requests()).filter((r) => isResponsesCall(r) && tokens.some((t) => (r.userText ?? "").includes(t))).map((r) => ({ id: r.id, status: r.status, userText: r.userText }));
       evidence.nodeAfter = summarizeNode(freed);
-    } finally {
-      await labStep("releasing held model requests", () => lab.model.release()).catch(() => {});
-      writeJson(file("evidence.json"), evidence);
-    }
+    });
   },
 });

@@ -19,13 +19,12 @@ import assert from "node:assert/strict";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { defineScenario, type FindingRecord } from "../../lab/scenario.ts";
-import { writeJson } from "../../lab/evidence/write.ts";
 import { EventLog } from "../../lab/kits/events.ts";
+import { launchesForRun } from "../../lab/kits/node-wire.ts";
 import { nodeByAlias, waitConnected, waitForWorkerHost } from "../../lab/kits/nodes.ts";
-import { launchesForRun } from "../../lab/kits/parity-wire.ts";
 import { provenWorkerTurn } from "../../lab/kits/proof.ts";
 import { openSession } from "../../lab/kits/session.ts";
-import { withFaults } from "../../lab/kits/timeline.ts";
+import { nodeScene } from "../../lab/kits/scene.ts";
 import { expectedReply, uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 
@@ -66,94 +65,87 @@ export default defineScenario({
   findings,
   timeoutMs: 240_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
-    const alias = lab.nodes[0]!.alias;
+    const { lab, log, check, signal } = ctx;
     const events = new EventLog(lab.operator.client);
-    const evidence: Record<string, unknown> = { node: alias, boundS: OFFLINE_BOUND_S };
-    try {
-      await withFaults(ctx, async (tl) => {
-        await waitForWorkerHost(lab, alias, { signal });
-        const ws = await publishWorkspace(lab, { repo: uniqueName("offline-stop") });
-        const s = await openSession(lab, { workspace: ws });
-        const d = await s.dispatch(alias);
-        assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+    await nodeScene(ctx, { evidence: { boundS: OFFLINE_BOUND_S }, atEnd: () => events.stop() }, async ({ alias, evidence, tl }) => {
+      await waitForWorkerHost(lab, alias, { signal });
+      const ws = await publishWorkspace(lab, { repo: uniqueName("offline-stop") });
+      const s = await openSession(lab, { workspace: ws });
+      const d = await s.dispatch(alias);
+      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
 
-        // ---- stop the node host cleanly (SIGTERM; the engine waits up to 20 s before SIGKILL)
-        const stop = faults.stop(lab, alias, { timeoutSeconds: 20, timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
-        const stopped = await stop.inject();
-        const graceful = (stopped.detail as { graceful?: boolean } | undefined)?.graceful;
-        log(`${alias} stopped (${Math.round(stopped.totalMs)} ms, ${JSON.stringify(stopped.detail)}); node.list disconnected`);
-        assert.ok(graceful !== false, `${alias} did not shut down within 20 s of SIGTERM (the engine killed it): not the clean stop this scenario needs`);
+      // ---- stop the node host cleanly (SIGTERM; the engine waits up to 20 s before SIGKILL)
+      const stop = faults.stop(lab, alias, { timeoutSeconds: 20, timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
+      const stopped = await stop.inject();
+      const graceful = (stopped.detail as { graceful?: boolean } | undefined)?.graceful;
+      log(`${alias} stopped (${Math.round(stopped.totalMs)} ms, ${JSON.stringify(stopped.detail)}); node.list disconnected`);
+      assert.ok(graceful !== false, `${alias} did not shut down within 20 s of SIGTERM (the engine killed it): not the clean stop this scenario needs`);
 
-        // ---- a turn to the session placed on the stopped node
-        const message = `${uniqueName("offline")} attempt while the runner is stopped`;
-        const sent = await s.send(message);
-        const end = await s.wait(sent.runId, OFFLINE_BOUND_S * 1000);
-        const placementAfter = await s.placement();
-        log(`offline turn ${sent.runId}: chat.send ${sent.status}; agent.wait within ${OFFLINE_BOUND_S} s: ${end.status} ${JSON.stringify(end.error ?? end.text ?? null)}; placement ${placementAfter?.state}`);
-        const errorText = typeof end.error === "string" ? end.error : end.error === undefined ? null : JSON.stringify(end.error);
-        check({
-          id: "R-offline-runner-stop-turn-error",
-          expectation: `a turn to a session placed on a cleanly stopped node ends within ${OFFLINE_BOUND_S} s with status error and "${RUNNER_OFFLINE}"`,
-          holds: end.status === "error" && !!errorText?.includes(RUNNER_OFFLINE),
-          observed: normalise({ within_s: OFFLINE_BOUND_S, status: end.status, error: errorText, chat: events.chatOutcome(sent.runId) ?? null }),
-        });
-        check({
-          id: "R-offline-runner-stop-placement-kept",
-          expectation: "the placement stays active (retryable) after the offline turn",
-          holds: placementAfter?.state === "active",
-          observed: { state: placementAfter?.state ?? null, runner: placementAfter?.runner ? { kind: placementAfter.runner.kind, status: placementAfter.runner.status } : null },
-        });
-
-        // ---- a gateway-local session is not affected
-        const local = await openSession(lab);
-        const localMessage = `${uniqueName("local")} while the runner is stopped`;
-        const localEnd = await local.turn(localMessage, 60_000);
-        check({
-          id: "R-offline-runner-stop-local-turn",
-          expectation: "a gateway-local turn answers while the node is stopped",
-          holds: localEnd.status === "ok" && localEnd.text === expectedReply(localMessage),
-          observed: { status: localEnd.status, reply: localEnd.text === expectedReply(localMessage) ? "expected" : (localEnd.text ?? null) },
-        });
-
-        // ---- heal: start the node again on its state volume
-        const tapSince = await lab.tap(alias).seq();
-        const start = await stop.heal();
-        const back = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
-        await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
-        log(`${alias} started again (${Math.round(start.totalMs)} ms); connected after ${back.ms} ms`);
-        // A turn the gateway kept waiting (not ended above) runs now: let it end before the retry.
-        const offlineLater = end.status === "ok" || end.status === "error" ? end : await s.wait(sent.runId, 120_000);
-        const retry = await provenWorkerTurn(lab, s.key, alias, { note: "retry after the runner is back", timeoutMs: 120_000 });
-        const offlineLaunches = await launchesForRun(lab, alias, sent.runId, tapSince);
-        log(`offline run after the node returned: ${offlineLater.status}; its launches on the tap: ${offlineLaunches.length}; retry: ${JSON.stringify(retry.observed)}`);
-        check({
-          id: "R-offline-runner-stop-no-launch",
-          expectation: "the offline turn is never launched on the node, also not after it returns",
-          holds: offlineLaunches.length === 0,
-          observed: { launches: offlineLaunches.length, offlineRunAfterReturn: offlineLater.status },
-        });
-        check({
-          id: "R-offline-runner-stop-retry",
-          expectation: "after the node is started again, a retry turn in the session completes on the node",
-          holds: retry.proof.holds,
-          observed: retry.observed,
-        });
-        Object.assign(evidence, {
-          session: s.key,
-          dispatch: d,
-          stop: stopped,
-          offline: { message, sent, end, placementAfter: placementAfter ?? null, later: offlineLater, launches: offlineLaunches },
-          local: { message: localMessage, end: localEnd },
-          start,
-          connectedMs: back.ms,
-          retry,
-          events: events.events,
-        });
+      // ---- a turn to the session placed on the stopped node
+      const message = `${uniqueName("offline")} attempt while the runner is stopped`;
+      const sent = await s.send(message);
+      const end = await s.wait(sent.runId, OFFLINE_BOUND_S * 1000);
+      const placementAfter = await s.placement();
+      log(`offline turn ${sent.runId}: chat.send ${sent.status}; agent.wait within ${OFFLINE_BOUND_S} s: ${end.status} ${JSON.stringify(end.error ?? end.text ?? null)}; placement ${placementAfter?.state}`);
+      const errorText = typeof end.error === "string" ? end.error : end.error === undefined ? null : JSON.stringify(end.error);
+      check({
+        id: "R-offline-runner-stop-turn-error",
+        expectation: `a turn to a session placed on a cleanly stopped node ends within ${OFFLINE_BOUND_S} s with status error and "${RUNNER_OFFLINE}"`,
+        holds: end.status === "error" && !!errorText?.includes(RUNNER_OFFLINE),
+        observed: normalise({ within_s: OFFLINE_BOUND_S, status: end.status, error: errorText, chat: events.chatOutcome(sent.runId) ?? null }),
       });
-    } finally {
-      events.stop();
-      writeJson(file("evidence.json"), evidence);
-    }
+      check({
+        id: "R-offline-runner-stop-placement-kept",
+        expectation: "the placement stays active (retryable) after the offline turn",
+        holds: placementAfter?.state === "active",
+        observed: { state: placementAfter?.state ?? null, runner: placementAfter?.runner ? { kind: placementAfter.runner.kind, status: placementAfter.runner.status } : null },
+      });
+
+      // ---- a gateway-local session is not affected
+      const local = await openSession(lab);
+      const localMessage = `${uniqueName("local")} while the runner is stopped`;
+      const localEnd = await local.turn(localMessage, 60_000);
+      check({
+        id: "R-offline-runner-stop-local-turn",
+        expectation: "a gateway-local turn answers while the node is stopped",
+        holds: localEnd.status === "ok" && localEnd.text === expectedReply(localMessage),
+        observed: { status: localEnd.status, reply: localEnd.text === expectedReply(localMessage) ? "expected" : (localEnd.text ?? null) },
+      });
+
+      // ---- heal: start the node again on its state volume
+      const tapSince = await lab.tap(alias).seq();
+      const start = await stop.heal();
+      const back = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
+      await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
+      log(`${alias} started again (${Math.round(start.totalMs)} ms); connected after ${back.ms} ms`);
+      // A turn the gateway kept waiting (not ended above) runs now: let it end before the retry.
+      const offlineLater = end.status === "ok" || end.status === "error" ? end : await s.wait(sent.runId, 120_000);
+      const retry = await provenWorkerTurn(lab, s.key, alias, { note: "retry after the runner is back", timeoutMs: 120_000 });
+      const offlineLaunches = await launchesForRun(lab, alias, sent.runId, tapSince);
+      log(`offline run after the node returned: ${offlineLater.status}; its launches on the tap: ${offlineLaunches.length}; retry: ${JSON.stringify(retry.observed)}`);
+      check({
+        id: "R-offline-runner-stop-no-launch",
+        expectation: "the offline turn is never launched on the node, also not after it returns",
+        holds: offlineLaunches.length === 0,
+        observed: { launches: offlineLaunches.length, offlineRunAfterReturn: offlineLater.status },
+      });
+      check({
+        id: "R-offline-runner-stop-retry",
+        expectation: "after the node is started again, a retry turn in the session completes on the node",
+        holds: retry.proof.holds,
+        observed: retry.observed,
+      });
+      Object.assign(evidence, {
+        session: s.key,
+        dispatch: d,
+        stop: stopped,
+        offline: { message, sent, end, placementAfter: placementAfter ?? null, later: offlineLater, launches: offlineLaunches },
+        local: { message: localMessage, end: localEnd },
+        start,
+        connectedMs: back.ms,
+        retry,
+        events: events.events,
+      });
+    });
   },
 });

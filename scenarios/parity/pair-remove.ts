@@ -30,12 +30,11 @@ import assert from "node:assert/strict";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { listNodePairing } from "../../lab/clients/operator.ts";
 import { defineScenario } from "../../lab/scenario.ts";
-import { writeJson } from "../../lab/evidence/write.ts";
-import { controlEvents, wireSummary } from "../../lab/kits/node-wire.ts";
-import { nodeByAlias, summarizeNode, waitForWorkerHost } from "../../lab/kits/nodes.ts";
-import { listEnvironments, removeNodePairing, workerCommandsSince } from "../../lab/kits/parity.ts";
+import { controlEvents, wireSummary, workerCommands } from "../../lab/kits/node-wire.ts";
+import { nodeByAlias, removeNodePairing, summarizeNode, waitForWorkerHost } from "../../lab/kits/nodes.ts";
+import { scene } from "../../lab/kits/scene.ts";
 import { isRefused, openSession } from "../../lab/kits/session.ts";
-import { expectedReply, uniqueName } from "../../lab/kits/workers.ts";
+import { expectedReply, listEnvironments, uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 import { pollUntil } from "../../lab/wait.ts";
 
@@ -49,12 +48,12 @@ export default defineScenario({
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   needs: [{ method: "sessions.dispatch" }, { method: "node.pair.remove" }, { method: "environments.list" }],
   timeoutMs: 240_000,
-  async run({ lab, log, file, check, signal }) {
+  async run(ctx) {
+    const { lab, log, check, signal } = ctx;
     const alias = lab.nodes[0]!.alias;
     const host = await waitForWorkerHost(lab, alias, { signal });
     const nodeId = host.nodeId;
-    const evidence: Record<string, unknown> = { node: summarizeNode(host), bounds: { NODE_GONE_S } };
-    try {
+    await scene(ctx, { faults: false, evidence: { node: summarizeNode(host), bounds: { NODE_GONE_S } } }, async ({ evidence }) => {
       // ---- a gateway session that must keep working, and a session placed on the node
       const local = await openSession(lab, { label: "pair-remove-local" });
       const baseMsg = `${uniqueName("tok")} local baseline`;
@@ -139,11 +138,9 @@ export default defineScenario({
         nodePairing: await listNodePairing(lab.operator.client).catch((e: Error) => e.message),
         environmentsLater: await listEnvironments(lab).catch((e: Error) => e.message),
         placementLater: (await s.placement()) ?? null,
-        tapAfterRemoval: { workerCommands: await workerCommandsSince(lab, alias, since), inventory: wire.inventory, control: await controlEvents(lab.tap(alias), since) },
+        tapAfterRemoval: { workerCommands: (await workerCommands(lab, alias, since)).map(({ seq, command }) => ({ seq, command })), inventory: wire.inventory, control: await controlEvents(lab.tap(alias), since) },
         localTurns: { base, after },
       });
-    } finally {
-      writeJson(file("evidence.json"), evidence);
-    }
+    });
   },
 });

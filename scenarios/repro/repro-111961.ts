@@ -43,11 +43,9 @@ import { isResponsesCall } from "../../lab/clients/model.ts";
 import { writeJson } from "../../lab/evidence/write.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
-import { mcpEvidence, mcpToolsOffered, modelEvidence, toolCallsIn, waitMcpHealthy } from "../../lab/kits/mcp.ts";
-import { openSession, type Session } from "../../lab/kits/session.ts";
-import { toolErrorMessage, toolResults } from "../../lab/kits/turns.ts";
+import { echoAttempt, mcpEvidence, mcpToolsOffered, modelEvidence, waitMcpHealthy, type EchoAttempt } from "../../lab/kits/mcp.ts";
+import { openSession } from "../../lab/kits/session.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
-import type { Lab } from "../../lab/topology/lab.ts";
 import { pollUntil } from "../../lab/wait.ts";
 
 /** From south's return (it answers /healthz again) to a turn that is offered and calls its tool. */
@@ -99,7 +97,8 @@ export default defineScenario({
       const polled = await pollUntil(
         "a turn in the session offered south__example_echo whose call reaches south",
         async () => {
-          const a = await attempt(lab, s, attempts.length + 1, southSince);
+          const n = attempts.length + 1;
+          const a: Attempt = { n, ...(await echoAttempt(lab, s, "south", `back-${n}`, southSince, { timeoutMs: TURN_S * 1000, history: HISTORY })) };
           attempts.push(a);
           log(`attempt ${a.n} (+${Math.round((a.at - backAt) / 100) / 10} s): ${JSON.stringify(a.observed)}`);
           return a;
@@ -141,32 +140,6 @@ export default defineScenario({
   },
 });
 
-interface Attempt {
-  n: number;
-  text: string;
-  at: number;
-  end: unknown;
-  observed: { run: string; offered: boolean; southCalls: number; resultIsError: boolean | null; result: string | null };
-}
-
-/** One turn in the session calling south__example_echo {text: back-n}: what the model was offered, what south saw, what came back. */
-async function attempt(lab: Lab, s: Session, n: number, southSince: number): Promise<Attempt> {
-  const text = `back-${n}`;
-  const before = toolResults(await s.history(HISTORY).catch(() => [])).length; // none yet before a session's first turn
-  const at = Date.now();
-  const end = await s.turn(`fleetlab-call south__example_echo {"text":"${text}"}`, TURN_S * 1000);
-  const reqs = (await labStep("read the model's requests", () => lab.model.requests())).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(`"text":"${text}"`));
-  const offered = reqs.length > 0 && mcpToolsOffered(reqs[0]!).includes("south__example_echo");
-  const southCalls = toolCallsIn(await labStep("read south's records", () => lab.mcp("south").requests({ since: southSince })), "example_echo").filter((r) => (r.args as { text?: unknown } | undefined)?.text === text).length;
-  // This turn's tool result: the one it added to the session's history (none if it made no call).
-  const results = toolResults(await s.history(HISTORY));
-  const mine = results.length > before ? results.at(-1) : undefined;
-  return {
-    n,
-    text,
-    at,
-    end: { status: end.status, text: end.text, ms: end.ms },
-    observed: { run: end.status, offered, southCalls, resultIsError: mine ? mine.isError : null, result: mine ? (mine.isError ? toolErrorMessage(mine.text) : mine.text) : null },
-  };
-}
+/** One turn calling south__example_echo {text: back-n}, numbered. */
+type Attempt = { n: number } & EchoAttempt<"south">;
 

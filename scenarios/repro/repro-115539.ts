@@ -36,11 +36,10 @@
 import { memberLogLines } from "../../lab/kits/logs.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
-import { writeJson } from "../../lab/evidence/write.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { docker } from "../../lab/docker.ts";
 import { nodeByAlias, nodeView, sameNode, waitConnected } from "../../lab/kits/nodes.ts";
-import { withFaults } from "../../lab/kits/timeline.ts";
+import { nodeScene } from "../../lab/kits/scene.ts";
 import type { Lab } from "../../lab/topology/lab.ts";
 import { tapAlias } from "../../lab/spec.ts";
 import { pollUntil, waitFor } from "../../lab/wait.ts";
@@ -65,93 +64,88 @@ export default defineScenario({
   findings,
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
-    const alias = lab.nodes[0]!.alias;
-    const tapName = tapAlias(alias);
-    const evidence: Record<string, unknown> = { node: alias, tap: tapName };
-    try {
-      await withFaults(ctx, async (tl) => {
-        await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
-        const before = await nodeView(lab, alias);
-        evidence.before = before;
+    const { lab, log, check, signal } = ctx;
+    await nodeScene(ctx, {}, async ({ alias, evidence, tl }) => {
+      const tapName = tapAlias(alias);
+      evidence.tap = tapName;
+      await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
+      const before = await nodeView(lab, alias);
+      evidence.before = before;
 
-        // 1. The node's gateway address goes away.
-        const tapDown = faults.stop(lab, tapName, { timeoutSeconds: 5, timeline: tl });
-        evidence.tapStopped = await labStep(`stopping ${tapName}`, () => tapDown.inject());
-        const gone = await pollUntil("node.list shows the node disconnected", async () => (await nodeByAlias(lab, alias)).connected, (c) => !c, { deadlineMs: 90_000, intervalMs: 250, signal });
-        log(`${tapName} stopped; node.list ${gone.held ? `disconnected ${gone.ms} ms later` : "still connected after 90 s"}`);
+      // 1. The node's gateway address goes away.
+      const tapDown = faults.stop(lab, tapName, { timeoutSeconds: 5, timeline: tl });
+      evidence.tapStopped = await labStep(`stopping ${tapName}`, () => tapDown.inject());
+      const gone = await pollUntil("node.list shows the node disconnected", async () => (await nodeByAlias(lab, alias)).connected, (c) => !c, { deadlineMs: 90_000, intervalMs: 250, signal });
+      log(`${tapName} stopped; node.list ${gone.held ? `disconnected ${gone.ms} ms later` : "still connected after 90 s"}`);
 
-        // 2. The node host process starts again while its gateway address is down.
-        const restart = faults.restart(lab, alias, { timeoutSeconds: 10, timeline: tl });
-        evidence.nodeRestarted = await labStep(`restarting ${alias}`, () => restart.inject());
-        const startedAt = await labStep(`reading ${alias}'s start time`, async () => Date.parse((await docker().getContainer(lab.member(alias).id).inspect()).State.StartedAt));
-        // Its first connect must fail (the lab's precondition): seen in its own log since it started.
-        const first = await waitFor(
-          `${alias}'s first connect after its start to fail (its log)`,
-          async () => {
-            const lines = await memberLogLines(lab, alias, startedAt);
-            const i = lines.findIndex((l) => l.includes(CONNECT_FAILED) || l.includes(CONNECTED));
-            if (i >= 0) return { line: lines[i]!, failed: lines[i]!.includes(CONNECT_FAILED) };
-            const st = (await docker().getContainer(lab.member(alias).id).inspect()).State;
-            return st.Running ? undefined : { line: `(container exited ${st.ExitCode}) ${lines.slice(-5).join(" | ")}`, failed: false, exited: true };
-          },
-          { timeoutMs: 30_000, intervalMs: 250, signal },
-        ).catch(async (err: Error) => {
-          const tail = (await memberLogLines(lab, alias, startedAt).catch(() => [])).slice(-15).join("\n  ");
-          throw new LabInfraError(`${alias}'s first connect after its start was not seen in its log: ${err.message}; log since start:\n  ${tail}`);
-        });
-        if (!first.failed && !("exited" in first)) throw new LabInfraError(`${alias} connected after its start although ${tapName} was stopped: ${first.line}`);
-        // It must keep trying while the address is down, not try once: hold the tap down until
-        // FAILS_BEFORE_HEAL failed connects since the start (back-off 1 s, 2 s), or the bound.
-        const failing = await pollUntil(
-          `${FAILS_BEFORE_HEAL} failed connects of ${alias} since its start`,
-          async () => (await memberLogLines(lab, alias, startedAt)).filter((l) => l.includes(CONNECT_FAILED)).length,
-          (n) => n >= FAILS_BEFORE_HEAL,
-          { deadlineMs: FAILS_BOUND_S * 1000, intervalMs: 250, signal },
-        );
-        const whileDown = await nodeByAlias(lab, alias);
-        log(`${alias} started again at ${new Date(startedAt).toISOString()}; first connect: ${first.line}; ${failing.last} failed connect(s) ${failing.ms} ms later; node.list connected=${whileDown.connected}`);
-
-        // 3. The address answers again.
-        const healStart = Date.now();
-        evidence.tapStarted = await labStep(`starting ${tapName} again`, () => tapDown.heal());
-        const healedAt = Date.now();
-        const back = await pollUntil(
-          `${alias} connected again`,
-          async () => (await nodeByAlias(lab, alias)).connected,
-          (c) => c,
-          { deadlineMs: RECONNECT_BOUND_S * 1000, from: healedAt, intervalMs: 250, signal },
-        );
-        const after = await nodeView(lab, alias);
-        const same = sameNode(before, after);
-        const lines = await memberLogLines(lab, alias, startedAt).catch((e: Error) => [`(node log unreadable: ${e.message})`]);
-        const connLines = lines.filter((l) => /node host gateway (connect failed|closed|connected|reconnect paused|permanently)/.test(l));
-        const failures = connLines.filter((l) => l.includes(CONNECT_FAILED));
-        log(`${tapName} running again (${healedAt - healStart} ms); node.list connected ${back.held ? `${back.ms} ms after that` : `false at the ${RECONNECT_BOUND_S} s bound`}; ${failures.length} failed connect(s) since the node's start`);
-        log(`node log since its start:\n  ${connLines.join("\n  ")}`);
-
-        check({
-          id: "R-115539-reconnects",
-          expectation: `a node host whose first connect after its start failed (gateway address down) connects within ${RECONNECT_BOUND_S} s of the address answering again, as the same node (same nodeId, approved, no new pairing request)`,
-          holds: back.held && same.holds,
-          observed: normalise({ within_s: RECONNECT_BOUND_S, firstConnectFailed: first.failed, nodeExited: "exited" in first, failedConnectsBeforeHeal: failing.last, connected: back.last, ...same.observed }),
-        });
-
-        Object.assign(evidence, {
-          gatewaySawDisconnect: { held: gone.held, ms: gone.ms },
-          nodeStartedAt: new Date(startedAt).toISOString(),
-          firstConnect: first,
-          failedBeforeHeal: { count: failing.last, msAfterStart: failing.ms },
-          nodeListWhileDown: whileDown,
-          healedAt: new Date(healedAt).toISOString(),
-          connectedMsAfterHeal: back.held ? back.ms : null,
-          after,
-          nodeLog: connLines,
-        });
+      // 2. The node host process starts again while its gateway address is down.
+      const restart = faults.restart(lab, alias, { timeoutSeconds: 10, timeline: tl });
+      evidence.nodeRestarted = await labStep(`restarting ${alias}`, () => restart.inject());
+      const startedAt = await labStep(`reading ${alias}'s start time`, async () => Date.parse((await docker().getContainer(lab.member(alias).id).inspect()).State.StartedAt));
+      // Its first connect must fail (the lab's precondition): seen in its own log since it started.
+      const first = await waitFor(
+        `${alias}'s first connect after its start to fail (its log)`,
+        async () => {
+          const lines = await memberLogLines(lab, alias, startedAt);
+          const i = lines.findIndex((l) => l.includes(CONNECT_FAILED) || l.includes(CONNECTED));
+          if (i >= 0) return { line: lines[i]!, failed: lines[i]!.includes(CONNECT_FAILED) };
+          const st = (await docker().getContainer(lab.member(alias).id).inspect()).State;
+          return st.Running ? undefined : { line: `(container exited ${st.ExitCode}) ${lines.slice(-5).join(" | ")}`, failed: false, exited: true };
+        },
+        { timeoutMs: 30_000, intervalMs: 250, signal },
+      ).catch(async (err: Error) => {
+        const tail = (await memberLogLines(lab, alias, startedAt).catch(() => [])).slice(-15).join("\n  ");
+        throw new LabInfraError(`${alias}'s first connect after its start was not seen in its log: ${err.message}; log since start:\n  ${tail}`);
       });
-    } finally {
-      writeJson(file("evidence.json"), evidence);
-    }
+      if (!first.failed && !("exited" in first)) throw new LabInfraError(`${alias} connected after its start although ${tapName} was stopped: ${first.line}`);
+      // It must keep trying while the address is down, not try once: hold the tap down until
+      // FAILS_BEFORE_HEAL failed connects since the start (back-off 1 s, 2 s), or the bound.
+      const failing = await pollUntil(
+        `${FAILS_BEFORE_HEAL} failed connects of ${alias} since its start`,
+        async () => (await memberLogLines(lab, alias, startedAt)).filter((l) => l.includes(CONNECT_FAILED)).length,
+        (n) => n >= FAILS_BEFORE_HEAL,
+        { deadlineMs: FAILS_BOUND_S * 1000, intervalMs: 250, signal },
+      );
+      const whileDown = await nodeByAlias(lab, alias);
+      log(`${alias} started again at ${new Date(startedAt).toISOString()}; first connect: ${first.line}; ${failing.last} failed connect(s) ${failing.ms} ms later; node.list connected=${whileDown.connected}`);
+
+      // 3. The address answers again.
+      const healStart = Date.now();
+      evidence.tapStarted = await labStep(`starting ${tapName} again`, () => tapDown.heal());
+      const healedAt = Date.now();
+      const back = await pollUntil(
+        `${alias} connected again`,
+        async () => (await nodeByAlias(lab, alias)).connected,
+        (c) => c,
+        { deadlineMs: RECONNECT_BOUND_S * 1000, from: healedAt, intervalMs: 250, signal },
+      );
+      const after = await nodeView(lab, alias);
+      const same = sameNode(before, after);
+      const lines = await memberLogLines(lab, alias, startedAt).catch((e: Error) => [`(node log unreadable: ${e.message})`]);
+      const connLines = lines.filter((l) => /node host gateway (connect failed|closed|connected|reconnect paused|permanently)/.test(l));
+      const failures = connLines.filter((l) => l.includes(CONNECT_FAILED));
+      log(`${tapName} running again (${healedAt - healStart} ms); node.list connected ${back.held ? `${back.ms} ms after that` : `false at the ${RECONNECT_BOUND_S} s bound`}; ${failures.length} failed connect(s) since the node's start`);
+      log(`node log since its start:\n  ${connLines.join("\n  ")}`);
+
+      check({
+        id: "R-115539-reconnects",
+        expectation: `a node host whose first connect after its start failed (gateway address down) connects within ${RECONNECT_BOUND_S} s of the address answering again, as the same node (same nodeId, approved, no new pairing request)`,
+        holds: back.held && same.holds,
+        observed: normalise({ within_s: RECONNECT_BOUND_S, firstConnectFailed: first.failed, nodeExited: "exited" in first, failedConnectsBeforeHeal: failing.last, connected: back.last, ...same.observed }),
+      });
+
+      Object.assign(evidence, {
+        gatewaySawDisconnect: { held: gone.held, ms: gone.ms },
+        nodeStartedAt: new Date(startedAt).toISOString(),
+        firstConnect: first,
+        failedBeforeHeal: { count: failing.last, msAfterStart: failing.ms },
+        nodeListWhileDown: whileDown,
+        healedAt: new Date(healedAt).toISOString(),
+        connectedMsAfterHeal: back.held ? back.ms : null,
+        after,
+        nodeLog: connLines,
+      });
+    });
   },
 });
 

@@ -37,13 +37,12 @@ import { memberLogLines } from "../../lab/kits/logs.ts";
 import crypto from "node:crypto";
 import { faults } from "../../lab/faults/index.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
-import { writeJson } from "../../lab/evidence/write.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { docker } from "../../lab/docker.ts";
 import { controlConn, controlEvents, waitReconnect } from "../../lab/kits/node-wire.ts";
 import { nodeView, sameNode, waitConnected, waitForWorkerHost } from "../../lab/kits/nodes.ts";
 import { refusal } from "../../lab/kits/session.ts";
-import { withFaults } from "../../lab/kits/timeline.ts";
+import { nodeScene } from "../../lab/kits/scene.ts";
 import { uniqueName } from "../../lab/kits/workers.ts";
 import type { Lab } from "../../lab/topology/lab.ts";
 
@@ -63,114 +62,107 @@ export default defineScenario({
   findings,
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
-    const alias = lab.nodes[0]!.alias;
-    const tap = lab.tap(alias);
-    const evidence: Record<string, unknown> = { node: alias };
-    try {
-      await withFaults(ctx, async (tl) => {
-        await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
-        const before = await nodeView(lab, alias);
-        evidence.before = before;
+    const { lab, log, check, signal } = ctx;
+    await nodeScene(ctx, {}, async ({ alias, tap, evidence, tl }) => {
+      await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
+      const before = await nodeView(lab, alias);
+      evidence.before = before;
 
-        // A name only this invoke's result carries: an empty file on the node's PATH.
-        const bin = uniqueName("fleetlab");
-        const binPath = `/usr/local/bin/${bin}`;
-        await labStep(`creating ${binPath} on ${alias}`, async () => {
-          const r = await lab.exec(alias, ["sh", "-c", `: > '${binPath}' && chmod 755 '${binPath}'`], { user: "root" });
-          if (r.exitCode !== 0) throw new Error(`exit ${r.exitCode}: ${(r.stderr || r.stdout).trim()}`);
-        });
-        const undoBin = lab.teardown.defer(`remove ${binPath} on ${alias}`, () => lab.exec(alias, ["rm", "-f", binPath], { user: "root" }));
-
-        const since = await tap.seq();
-        const conn = await controlConn(tap);
-        const cut = faults.wire.close({ lab, node: alias }, 1006, {
-          match: { path: "/", dir: "node->gw", method: "node.invoke.result", textIncludes: bin },
-          after: true,
-          once: true,
-          timeline: tl,
-          label: `${alias}: forward its system.which result, then close (1006)`,
-        });
-        await labStep("adding the wire close rule", () => cut.inject());
-
-        const t0 = Date.now();
-        const invoke = lab.operator.client
-          .request("node.invoke", { nodeId: before.nodeId, command: "system.which", params: { bins: [bin] }, idempotencyKey: crypto.randomUUID(), timeoutMs: 15_000 }, { timeoutMs: INVOKE_BOUND_S * 1000 })
-          .then(
-            (payload) => ({ ok: true as const, payload: payload as { ok?: boolean; payload?: { bins?: Record<string, string> } }, ms: Date.now() - t0 }),
-            (err: unknown) => ({ ...refusal(err), ms: Date.now() - t0 }),
-          );
-
-        // The rule must fire on the node's result frame: that is the lab's part of the repro.
-        const fired = await cut.fired(15_000).catch(async (err: Error) => {
-          const early = await invoke;
-          throw new LabInfraError(`the close rule never fired on the node's system.which result (invoke ended ${JSON.stringify(early)}): ${err.message}`);
-        });
-        const after = await tap.events({ since });
-        const trigger = after.find((e) => e.kind === "frame" && e.seq === fired.seq);
-        const faultEvent = after.find((e) => e.kind === "conn" && e.event === "fault" && e.rule === cut.ruleId);
-        if (!faultEvent || !("after" in faultEvent) || faultEvent.after !== true) {
-          throw new LabInfraError(`the tap did not record the close as "after" the trigger frame: ${JSON.stringify(faultEvent ?? null)}`);
-        }
-        const invokeResult = await invoke;
-        log(`tap closed ${conn} behind the result frame #${fired.seq}; node.invoke answered in ${invokeResult.ms} ms: ${JSON.stringify(invokeResult)}`);
-
-        // The gateway's answer to the forwarded result frame, if it wrote one before its socket went.
-        const reply = after.find((e) => e.kind === "frame" && e.dir === "gw->node" && e.type === "res" && e.replyTo === "node.invoke.result" && e.conn === fired.conn);
-        const gatewayLog = await memberLogLines(lab, lab.gateway.alias, t0 - 1_000).catch((e: Error) => [`(gateway log unreadable: ${e.message})`]);
-        const drainLines = gatewayLog.filter((l) => /node lifecycle dispatch drain|node disconnected|PAIRING_CHANGED/.test(l));
-
-        const found = invokeResult.ok ? Object.keys(invokeResult.payload.payload?.bins ?? {}) : [];
-        const okWithPayload = invokeResult.ok && invokeResult.payload.ok === true && invokeResult.payload.payload?.bins?.[bin] === binPath;
-        check({
-          id: "R-116363-result-wins",
-          expectation: `a node.invoke whose result frame reached the gateway before the node's socket closed resolves ok with that payload (not DISCONNECTED), within ${INVOKE_BOUND_S} s`,
-          holds: okWithPayload,
-          observed: normalise(
-            invokeResult.ok
-              ? { within_s: INVOKE_BOUND_S, ok: true, found, pathMatches: okWithPayload }
-              : { within_s: INVOKE_BOUND_S, ok: false, code: invokeResult.code, detailsCode: invokeResult.detailsCode ?? null, message: invokeResult.message },
-          ),
-        });
-
-        // The node comes back on its own as the same node.
-        const back = await waitReconnect(tap, since, RECONNECT_BOUND_S * 1000).catch(() => undefined);
-        await cut.heal();
-        const reconnectMs = back ? Math.round(back.t - fired.t) : null;
-        const node = back ? await waitConnected(lab, alias, true, { timeoutMs: 30_000, signal }).then(() => nodeView(lab, alias)) : await nodeView(lab, alias);
-        const same = sameNode(before, node);
-        check({
-          id: "R-116363-same-node",
-          expectation: `after the close the node reconnects within ${RECONNECT_BOUND_S} s as the same node (same nodeId, approved, no pairing request, bundle untouched)`,
-          holds: !!back && same.holds && back.conn !== conn,
-          observed: normalise({ within_s: RECONNECT_BOUND_S, reconnected: !!back, newConnection: !!back && back.conn !== conn, ...same.observed }),
-        });
-        log(`node reconnected ${back ? `on ${back.conn} ${reconnectMs} ms after the close` : "not at all"}; gateway reply to the forwarded result: ${JSON.stringify(reply ?? null)}; gateway log: ${JSON.stringify(drainLines)}`);
-
-        Object.assign(evidence, {
-          bin: binPath,
-          conn,
-          fired,
-          triggerFrame: trigger ?? null,
-          faultEvent,
-          invoke: invokeResult,
-          gatewayReplyToResult: reply ?? null,
-          gatewayLog: drainLines,
-          reconnect: back ? { conn: back.conn, ms: reconnectMs } : null,
-          after: node,
-          tap: await controlEvents(tap, since),
-        });
-
-        await labStep(`removing ${binPath}`, async () => {
-          undoBin();
-          await lab.exec(alias, ["rm", "-f", binPath], { user: "root" });
-        });
-        // Shared lab: leave the node able to take worker turns.
-        await waitForWorkerHost(lab, alias, { timeoutMs: 90_000, signal });
+      // A name only this invoke's result carries: an empty file on the node's PATH.
+      const bin = uniqueName("fleetlab");
+      const binPath = `/usr/local/bin/${bin}`;
+      await labStep(`creating ${binPath} on ${alias}`, async () => {
+        const r = await lab.exec(alias, ["sh", "-c", `: > '${binPath}' && chmod 755 '${binPath}'`], { user: "root" });
+        if (r.exitCode !== 0) throw new Error(`exit ${r.exitCode}: ${(r.stderr || r.stdout).trim()}`);
       });
-    } finally {
-      writeJson(file("evidence.json"), evidence);
-    }
+      const undoBin = lab.teardown.defer(`remove ${binPath} on ${alias}`, () => lab.exec(alias, ["rm", "-f", binPath], { user: "root" }));
+
+      const since = await tap.seq();
+      const conn = await controlConn(tap);
+      const cut = faults.wire.close({ lab, node: alias }, 1006, {
+        match: { path: "/", dir: "node->gw", method: "node.invoke.result", textIncludes: bin },
+        after: true,
+        once: true,
+        timeline: tl,
+        label: `${alias}: forward its system.which result, then close (1006)`,
+      });
+      await labStep("adding the wire close rule", () => cut.inject());
+
+      const t0 = Date.now();
+      const invoke = lab.operator.client
+        .request("node.invoke", { nodeId: before.nodeId, command: "system.which", params: { bins: [bin] }, idempotencyKey: crypto.randomUUID(), timeoutMs: 15_000 }, { timeoutMs: INVOKE_BOUND_S * 1000 })
+        .then(
+          (payload) => ({ ok: true as const, payload: payload as { ok?: boolean; payload?: { bins?: Record<string, string> } }, ms: Date.now() - t0 }),
+          (err: unknown) => ({ ...refusal(err), ms: Date.now() - t0 }),
+        );
+
+      // The rule must fire on the node's result frame: that is the lab's part of the repro.
+      const fired = await cut.fired(15_000).catch(async (err: Error) => {
+        const early = await invoke;
+        throw new LabInfraError(`the close rule never fired on the node's system.which result (invoke ended ${JSON.stringify(early)}): ${err.message}`);
+      });
+      const after = await tap.events({ since });
+      const trigger = after.find((e) => e.kind === "frame" && e.seq === fired.seq);
+      const faultEvent = after.find((e) => e.kind === "conn" && e.event === "fault" && e.rule === cut.ruleId);
+      if (!faultEvent || !("after" in faultEvent) || faultEvent.after !== true) {
+        throw new LabInfraError(`the tap did not record the close as "after" the trigger frame: ${JSON.stringify(faultEvent ?? null)}`);
+      }
+      const invokeResult = await invoke;
+      log(`tap closed ${conn} behind the result frame #${fired.seq}; node.invoke answered in ${invokeResult.ms} ms: ${JSON.stringify(invokeResult)}`);
+
+      // The gateway's answer to the forwarded result frame, if it wrote one before its socket went.
+      const reply = after.find((e) => e.kind === "frame" && e.dir === "gw->node" && e.type === "res" && e.replyTo === "node.invoke.result" && e.conn === fired.conn);
+      const gatewayLog = await memberLogLines(lab, lab.gateway.alias, t0 - 1_000).catch((e: Error) => [`(gateway log unreadable: ${e.message})`]);
+      const drainLines = gatewayLog.filter((l) => /node lifecycle dispatch drain|node disconnected|PAIRING_CHANGED/.test(l));
+
+      const found = invokeResult.ok ? Object.keys(invokeResult.payload.payload?.bins ?? {}) : [];
+      const okWithPayload = invokeResult.ok && invokeResult.payload.ok === true && invokeResult.payload.payload?.bins?.[bin] === binPath;
+      check({
+        id: "R-116363-result-wins",
+        expectation: `a node.invoke whose result frame reached the gateway before the node's socket closed resolves ok with that payload (not DISCONNECTED), within ${INVOKE_BOUND_S} s`,
+        holds: okWithPayload,
+        observed: normalise(
+          invokeResult.ok
+            ? { within_s: INVOKE_BOUND_S, ok: true, found, pathMatches: okWithPayload }
+            : { within_s: INVOKE_BOUND_S, ok: false, code: invokeResult.code, detailsCode: invokeResult.detailsCode ?? null, message: invokeResult.message },
+        ),
+      });
+
+      // The node comes back on its own as the same node.
+      const back = await waitReconnect(tap, since, RECONNECT_BOUND_S * 1000).catch(() => undefined);
+      await cut.heal();
+      const reconnectMs = back ? Math.round(back.t - fired.t) : null;
+      const node = back ? await waitConnected(lab, alias, true, { timeoutMs: 30_000, signal }).then(() => nodeView(lab, alias)) : await nodeView(lab, alias);
+      const same = sameNode(before, node);
+      check({
+        id: "R-116363-same-node",
+        expectation: `after the close the node reconnects within ${RECONNECT_BOUND_S} s as the same node (same nodeId, approved, no pairing request, bundle untouched)`,
+        holds: !!back && same.holds && back.conn !== conn,
+        observed: normalise({ within_s: RECONNECT_BOUND_S, reconnected: !!back, newConnection: !!back && back.conn !== conn, ...same.observed }),
+      });
+      log(`node reconnected ${back ? `on ${back.conn} ${reconnectMs} ms after the close` : "not at all"}; gateway reply to the forwarded result: ${JSON.stringify(reply ?? null)}; gateway log: ${JSON.stringify(drainLines)}`);
+
+      Object.assign(evidence, {
+        bin: binPath,
+        conn,
+        fired,
+        triggerFrame: trigger ?? null,
+        faultEvent,
+        invoke: invokeResult,
+        gatewayReplyToResult: reply ?? null,
+        gatewayLog: drainLines,
+        reconnect: back ? { conn: back.conn, ms: reconnectMs } : null,
+        after: node,
+        tap: await controlEvents(tap, since),
+      });
+
+      await labStep(`removing ${binPath}`, async () => {
+        undoBin();
+        await lab.exec(alias, ["rm", "-f", binPath], { user: "root" });
+      });
+      // Shared lab: leave the node able to take worker turns.
+      await waitForWorkerHost(lab, alias, { timeoutMs: 90_000, signal });
+    });
   },
 });
 

@@ -47,9 +47,9 @@ import { messageText } from "../../lab/clients/sessions.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { defineScenario, LabInfraError, type FindingRecord, type ScenarioContext } from "../../lab/scenario.ts";
-import { writeJson } from "../../lab/evidence/write.ts";
 import { armHold, isRefused, openSession, refusal, restartGateway, type RunEnd } from "../../lab/kits/session.ts";
-import { withFaults, type ScenarioTimeline } from "../../lab/kits/timeline.ts";
+import { scene } from "../../lab/kits/scene.ts";
+import type { ScenarioTimeline } from "../../lab/kits/timeline.ts";
 import { expectedReply, uniqueName } from "../../lab/kits/workers.ts";
 import { pollUntil } from "../../lab/wait.ts";
 
@@ -85,15 +85,10 @@ export default defineScenario({
   findings,
   timeoutMs: 480_000,
   async run(ctx) {
-    const evidence: Record<string, unknown> = { bounds: { NEXT_S, GRACE_S } };
-    try {
-      await withFaults(ctx, async (tl) => {
-        for (const v of ["restart", "sigkill"] as const) evidence[v] = await variant(ctx, tl, v);
-      });
-    } finally {
-      await ctx.lab.model.release().catch(() => {});
-      writeJson(ctx.file("evidence.json"), evidence);
-    }
+    const atEnd = () => ctx.lab.model.release().catch(() => {});
+    await scene(ctx, { evidence: { bounds: { NEXT_S, GRACE_S } }, atEnd }, async ({ evidence, tl }) => {
+      for (const v of ["restart", "sigkill"] as const) evidence[v] = await variant(ctx, tl, v);
+    });
   },
 });
 

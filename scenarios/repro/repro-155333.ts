@@ -32,12 +32,11 @@ import { messageText } from "../../lab/clients/sessions.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { defineScenario, LabInfraError, type FindingRecord } from "../../lab/scenario.ts";
-import { writeJson } from "../../lab/evidence/write.ts";
 import { EventLog } from "../../lab/kits/events.ts";
 import { wireSummary } from "../../lab/kits/node-wire.ts";
 import { waitForWorkerHost } from "../../lab/kits/nodes.ts";
 import { armHold, isRefused, openSession, refusal, type Refused, type RunEnd } from "../../lab/kits/session.ts";
-import { withFaults } from "../../lab/kits/timeline.ts";
+import { nodeScene } from "../../lab/kits/scene.ts";
 import { expectedReply, uniqueName, type Dispatched } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 import { pollUntil } from "../../lab/wait.ts";
@@ -85,135 +84,131 @@ export default defineScenario({
   findings,
   timeoutMs: 420_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
-    const alias = lab.nodes[0]!.alias;
+    const { lab, log, check, signal } = ctx;
     const events = new EventLog(lab.operator.client);
-    const evidence: Record<string, unknown> = { node: alias, bounds: { STALL_S, DISPATCH_S, RUN_S, ANSWER_S } };
-    try {
-      await withFaults(ctx, async (tl) => {
-        await waitForWorkerHost(lab, alias, { signal });
-        const ws = await publishWorkspace(lab, { repo: uniqueName("repro-155333") });
-        const s = await openSession(lab, { workspace: ws });
-        const token = uniqueName("tok");
-        const message = `${token} long task started on the gateway`;
-
-        // ---- a turn running on the gateway, held at its model request
-        await armHold(lab, token);
-        const sent = await s.send(message);
-        const held = await s.hold(token, 60_000);
-        const before = await s.placement();
-        assert.ok(!before || before.state === "local", `the session's first turn must run on the gateway; placement is ${before?.state}`);
-        log(`turn ${sent.runId} held at model request ${held.id} (streamed ${JSON.stringify(held.streamedText)}); placement ${before?.state ?? "none"}`);
-
-        // ---- stall provisioning at the node's tap, then dispatch
-        const tapSince = await lab.tap(alias).seq();
-        const stall = faults.wire.delay({ lab, node: alias }, STALL_S * 1000, { dir: "gw->node", command: "worker.bundle.install.v1" }, { once: true, timeline: tl, label: `${alias} worker.bundle.install.v1 +${STALL_S} s` });
-        await stall.inject();
-        const dispatchAt = Date.now();
-        let settledAt: number | undefined;
-        const dispatching: Promise<Dispatched | Refused> = s.dispatch(alias).then(
-          (d) => ((settledAt = Date.now()), d),
-          (err: unknown) => ((settledAt = Date.now()), refusal(err)),
-        );
-
-        // Watch the held model request while the dispatch goes on, until the dispatch settles.
-        let abortedSeenAt: number | undefined;
-        const modelReq = async (): Promise<ModelRequest | undefined> => (await lab.model.requests()).find((r) => r.id === held.id);
-        const phase1 = await pollUntil(
-          "the dispatch to settle",
-          async () => {
-            const r = await modelReq();
-            if (r?.status === "aborted" && abortedSeenAt === undefined) abortedSeenAt = Date.now();
-            return { settled: settledAt !== undefined, model: r?.status ?? null };
-          },
-          (v) => v.settled,
-          { deadlineMs: DISPATCH_S * 1000, from: dispatchAt, intervalMs: 200, signal },
-        );
-        const modelAtSettle = await modelReq();
-        log(`dispatch ${phase1.held ? `settled after ${(settledAt ?? 0) - dispatchAt} ms` : `not settled within ${DISPATCH_S} s`}; model request ${modelAtSettle?.status}`);
-
-        // ---- let the turn finish wherever it is, then see how it ended
-        const released = modelAtSettle?.status === "held" ? await lab.model.release(held.id) : [];
-        const releasedAt = Date.now();
-        const dispatched = await dispatching;
-        const end: RunEnd = await s.wait(sent.runId, RUN_S * 1000);
-        const fired = stall.rule?.firstFired ?? (await lab.tap(alias).rule(stall.ruleId))?.firstFired;
-        await stall.heal();
-        if (!isRefused(dispatched) && !fired) throw new LabInfraError(`the dispatch was accepted (${dispatched.placement.state}) but the bundle-install stall rule on ${alias}'s tap never fired: the worker's readiness was not delayed`);
-
-        // Is the task answered anywhere (on the gateway or handed to the worker)?
-        const want = expectedReply(message);
-        const answeredFrom = Math.max(settledAt ?? releasedAt, releasedAt);
-        const answer = await pollUntil(
-          "the task's answer in the session's history",
-          async () => (await s.history(100)).filter((m) => m.role === "assistant" && messageText(m.content) === want).length,
-          (n) => n > 0,
-          { deadlineMs: ANSWER_S * 1000, from: answeredFrom, intervalMs: 500, signal },
-        );
-
-        const wire = await wireSummary(lab, alias, tapSince);
-        const modelFinal = await modelReq();
-        const abortedAt = modelFinal?.status === "aborted" ? (modelFinal.endedAt ? Date.parse(modelFinal.endedAt) : abortedSeenAt) : undefined;
-        const installAt = wire.bundleInstalls[0]?.t;
-        const launchAt = wire.launches[0]?.t;
-        const active = !isRefused(dispatched) && dispatched.placement.state === "active";
-        const readyAt = active ? settledAt : undefined;
-        const abortedBefore = abortedAt === undefined ? null : installAt === undefined || abortedAt < installAt ? "bundle-install" : readyAt === undefined || abortedAt < readyAt ? "placement-active" : null;
-        const tokenRequests = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(token));
-        const chatEnd = events.chatOutcome(sent.runId) ?? null;
-        const dispatchSeen = isRefused(dispatched) ? `${dispatched.code}: ${normaliseText(dispatched.message)}` : dispatched.placement.state;
-        const runEnd = {
-          status: end.status,
-          stopReason: end.stopReason ?? null,
-          error: end.error === undefined ? null : normaliseText(typeof end.error === "string" ? end.error : JSON.stringify(end.error)).slice(0, 300),
-          chat: chatEnd,
-        };
-        log(
-          `dispatch: ${dispatchSeen} (${(settledAt ?? NaN) - dispatchAt} ms); model request ${modelFinal?.status}, ended ${abortedAt === undefined ? "-" : `${abortedAt - dispatchAt} ms`} after the dispatch call; ` +
-            `first bundle install at the tap ${installAt === undefined ? "never" : `${Math.round(installAt - dispatchAt)} ms`}, first launch ${launchAt === undefined ? "never" : `${Math.round(launchAt - dispatchAt)} ms`}; run ${JSON.stringify(runEnd)}; answered ${answer.held} (${answer.ms} ms); model requests with the token: ${tokenRequests.map((r) => r.status).join(", ")}`,
-        );
-
-        const turnCompleted = end.status === "ok" && end.text === want;
-        check({
-          id: "R-155333-abort-before-ready",
-          expectation: "a turn running on the gateway is not aborted by sessions.dispatch before the replacement worker is ready (placement active), or the dispatch is refused and the turn completes",
-          holds: isRefused(dispatched) ? modelFinal?.status !== "aborted" && turnCompleted : abortedBefore === null && (modelFinal?.status !== "aborted" || turnCompleted || answer.held),
-          observed: normalise({ stall_s: STALL_S, within_s: DISPATCH_S, dispatch: dispatchSeen, modelRequest: modelFinal?.status ?? null, abortedBefore, run: runEnd }),
-        });
-        check({
-          id: "R-155333-task-kept",
-          expectation: `the task of the turn running when the session was dispatched is not lost: its answer is in the session's history within ${ANSWER_S} s of the dispatch settling`,
-          holds: answer.held,
-          observed: normalise({ within_s: ANSWER_S, dispatch: dispatchSeen, run: end.status, answered: answer.held, modelRequestsWithTask: tokenRequests.map((r) => r.status), launches: wire.launches.length }),
-        });
-
-        Object.assign(evidence, {
-          session: s.key,
-          message,
-          runId: sent.runId,
-          held,
-          placementBefore: before ?? null,
-          dispatch: { at: dispatchAt, settledAt: settledAt ?? null, result: dispatched, phase1: { held: phase1.held, ms: phase1.ms, polls: phase1.polls } },
-          model: { atSettle: modelAtSettle ?? null, final: modelFinal ?? null, abortedSeenAt: abortedSeenAt ?? null, released, releasedAt, requestsWithToken: tokenRequests.map((r) => ({ id: r.id, status: r.status, heldAt: r.heldAt, endedAt: r.endedAt, output: r.output })) },
-          msAfterDispatchCall: {
-            modelAborted: abortedAt === undefined ? null : abortedAt - dispatchAt,
-            stallFired: fired ? Math.round(fired.t - dispatchAt) : null,
-            firstBundleInstall: installAt === undefined ? null : Math.round(installAt - dispatchAt),
-            firstLaunch: launchAt === undefined ? null : Math.round(launchAt - dispatchAt),
-            placementActive: readyAt === undefined ? null : readyAt - dispatchAt,
-          },
-          run: end,
-          answer,
-          placementAfter: (await s.placement()) ?? null,
-          wire: { bundleInstalls: wire.bundleInstalls.map((f) => ({ seq: f.seq, t: f.t, action: f.action })), launches: wire.launches.map((f) => ({ seq: f.seq, t: f.t })), bundleDownloads: wire.bundleDownloads },
-          history: await s.history(100),
-          events: events.events,
-        });
-      });
-    } finally {
+    const atEnd = async () => {
       events.stop();
       await lab.model.release().catch(() => {});
-      writeJson(file("evidence.json"), evidence);
-    }
+    };
+    await nodeScene(ctx, { evidence: { bounds: { STALL_S, DISPATCH_S, RUN_S, ANSWER_S } }, atEnd }, async ({ alias, evidence, tl }) => {
+      await waitForWorkerHost(lab, alias, { signal });
+      const ws = await publishWorkspace(lab, { repo: uniqueName("repro-155333") });
+      const s = await openSession(lab, { workspace: ws });
+      const token = uniqueName("tok");
+      const message = `${token} long task started on the gateway`;
+
+      // ---- a turn running on the gateway, held at its model request
+      await armHold(lab, token);
+      const sent = await s.send(message);
+      const held = await s.hold(token, 60_000);
+      const before = await s.placement();
+      assert.ok(!before || before.state === "local", `the session's first turn must run on the gateway; placement is ${before?.state}`);
+      log(`turn ${sent.runId} held at model request ${held.id} (streamed ${JSON.stringify(held.streamedText)}); placement ${before?.state ?? "none"}`);
+
+      // ---- stall provisioning at the node's tap, then dispatch
+      const tapSince = await lab.tap(alias).seq();
+      const stall = faults.wire.delay({ lab, node: alias }, STALL_S * 1000, { dir: "gw->node", command: "worker.bundle.install.v1" }, { once: true, timeline: tl, label: `${alias} worker.bundle.install.v1 +${STALL_S} s` });
+      await stall.inject();
+      const dispatchAt = Date.now();
+      let settledAt: number | undefined;
+      const dispatching: Promise<Dispatched | Refused> = s.dispatch(alias).then(
+        (d) => ((settledAt = Date.now()), d),
+        (err: unknown) => ((settledAt = Date.now()), refusal(err)),
+      );
+
+      // Watch the held model request while the dispatch goes on, until the dispatch settles.
+      let abortedSeenAt: number | undefined;
+      const modelReq = async (): Promise<ModelRequest | undefined> => (await lab.model.requests()).find((r) => r.id === held.id);
+      const phase1 = await pollUntil(
+        "the dispatch to settle",
+        async () => {
+          const r = await modelReq();
+          if (r?.status === "aborted" && abortedSeenAt === undefined) abortedSeenAt = Date.now();
+          return { settled: settledAt !== undefined, model: r?.status ?? null };
+        },
+        (v) => v.settled,
+        { deadlineMs: DISPATCH_S * 1000, from: dispatchAt, intervalMs: 200, signal },
+      );
+      const modelAtSettle = await modelReq();
+      log(`dispatch ${phase1.held ? `settled after ${(settledAt ?? 0) - dispatchAt} ms` : `not settled within ${DISPATCH_S} s`}; model request ${modelAtSettle?.status}`);
+
+      // ---- let the turn finish wherever it is, then see how it ended
+      const released = modelAtSettle?.status === "held" ? await lab.model.release(held.id) : [];
+      const releasedAt = Date.now();
+      const dispatched = await dispatching;
+      const end: RunEnd = await s.wait(sent.runId, RUN_S * 1000);
+      const fired = stall.rule?.firstFired ?? (await lab.tap(alias).rule(stall.ruleId))?.firstFired;
+      await stall.heal();
+      if (!isRefused(dispatched) && !fired) throw new LabInfraError(`the dispatch was accepted (${dispatched.placement.state}) but the bundle-install stall rule on ${alias}'s tap never fired: the worker's readiness was not delayed`);
+
+      // Is the task answered anywhere (on the gateway or handed to the worker)?
+      const want = expectedReply(message);
+      const answeredFrom = Math.max(settledAt ?? releasedAt, releasedAt);
+      const answer = await pollUntil(
+        "the task's answer in the session's history",
+        async () => (await s.history(100)).filter((m) => m.role === "assistant" && messageText(m.content) === want).length,
+        (n) => n > 0,
+        { deadlineMs: ANSWER_S * 1000, from: answeredFrom, intervalMs: 500, signal },
+      );
+
+      const wire = await wireSummary(lab, alias, tapSince);
+      const modelFinal = await modelReq();
+      const abortedAt = modelFinal?.status === "aborted" ? (modelFinal.endedAt ? Date.parse(modelFinal.endedAt) : abortedSeenAt) : undefined;
+      const installAt = wire.bundleInstalls[0]?.t;
+      const launchAt = wire.launches[0]?.t;
+      const active = !isRefused(dispatched) && dispatched.placement.state === "active";
+      const readyAt = active ? settledAt : undefined;
+      const abortedBefore = abortedAt === undefined ? null : installAt === undefined || abortedAt < installAt ? "bundle-install" : readyAt === undefined || abortedAt < readyAt ? "placement-active" : null;
+      const tokenRequests = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(token));
+      const chatEnd = events.chatOutcome(sent.runId) ?? null;
+      const dispatchSeen = isRefused(dispatched) ? `${dispatched.code}: ${normaliseText(dispatched.message)}` : dispatched.placement.state;
+      const runEnd = {
+        status: end.status,
+        stopReason: end.stopReason ?? null,
+        error: end.error === undefined ? null : normaliseText(typeof end.error === "string" ? end.error : JSON.stringify(end.error)).slice(0, 300),
+        chat: chatEnd,
+      };
+      log(
+        `dispatch: ${dispatchSeen} (${(settledAt ?? NaN) - dispatchAt} ms); model request ${modelFinal?.status}, ended ${abortedAt === undefined ? "-" : `${abortedAt - dispatchAt} ms`} after the dispatch call; ` +
+          `first bundle install at the tap ${installAt === undefined ? "never" : `${Math.round(installAt - dispatchAt)} ms`}, first launch ${launchAt === undefined ? "never" : `${Math.round(launchAt - dispatchAt)} ms`}; run ${JSON.stringify(runEnd)}; answered ${answer.held} (${answer.ms} ms); model requests with the token: ${tokenRequests.map((r) => r.status).join(", ")}`,
+      );
+
+      const turnCompleted = end.status === "ok" && end.text === want;
+      check({
+        id: "R-155333-abort-before-ready",
+        expectation: "a turn running on the gateway is not aborted by sessions.dispatch before the replacement worker is ready (placement active), or the dispatch is refused and the turn completes",
+        holds: isRefused(dispatched) ? modelFinal?.status !== "aborted" && turnCompleted : abortedBefore === null && (modelFinal?.status !== "aborted" || turnCompleted || answer.held),
+        observed: normalise({ stall_s: STALL_S, within_s: DISPATCH_S, dispatch: dispatchSeen, modelRequest: modelFinal?.status ?? null, abortedBefore, run: runEnd }),
+      });
+      check({
+        id: "R-155333-task-kept",
+        expectation: `the task of the turn running when the session was dispatched is not lost: its answer is in the session's history within ${ANSWER_S} s of the dispatch settling`,
+        holds: answer.held,
+        observed: normalise({ within_s: ANSWER_S, dispatch: dispatchSeen, run: end.status, answered: answer.held, modelRequestsWithTask: tokenRequests.map((r) => r.status), launches: wire.launches.length }),
+      });
+
+      Object.assign(evidence, {
+        session: s.key,
+        message,
+        runId: sent.runId,
+        held,
+        placementBefore: before ?? null,
+        dispatch: { at: dispatchAt, settledAt: settledAt ?? null, result: dispatched, phase1: { held: phase1.held, ms: phase1.ms, polls: phase1.polls } },
+        model: { atSettle: modelAtSettle ?? null, final: modelFinal ?? null, abortedSeenAt: abortedSeenAt ?? null, released, releasedAt, requestsWithToken: tokenRequests.map((r) => ({ id: r.id, status: r.status, heldAt: r.heldAt, endedAt: r.endedAt, output: r.output })) },
+        msAfterDispatchCall: {
+          modelAborted: abortedAt === undefined ? null : abortedAt - dispatchAt,
+          stallFired: fired ? Math.round(fired.t - dispatchAt) : null,
+          firstBundleInstall: installAt === undefined ? null : Math.round(installAt - dispatchAt),
+          firstLaunch: launchAt === undefined ? null : Math.round(launchAt - dispatchAt),
+          placementActive: readyAt === undefined ? null : readyAt - dispatchAt,
+        },
+        run: end,
+        answer,
+        placementAfter: (await s.placement()) ?? null,
+        wire: { bundleInstalls: wire.bundleInstalls.map((f) => ({ seq: f.seq, t: f.t, action: f.action })), launches: wire.launches.map((f) => ({ seq: f.seq, t: f.t })), bundleDownloads: wire.bundleDownloads },
+        history: await s.history(100),
+        events: events.events,
+      });
+    });
   },
 });

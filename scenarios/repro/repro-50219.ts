@@ -34,13 +34,12 @@ import { memberLogLines } from "../../lab/kits/logs.ts";
 import crypto from "node:crypto";
 import { faults } from "../../lab/faults/index.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
-import { writeJson } from "../../lab/evidence/write.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { docker } from "../../lab/docker.ts";
 import { controlConn, controlEvents, waitReconnect } from "../../lab/kits/node-wire.ts";
 import { nodeByAlias, nodeView, sameNode, waitConnected } from "../../lab/kits/nodes.ts";
 import { refusal } from "../../lab/kits/session.ts";
-import { withFaults } from "../../lab/kits/timeline.ts";
+import { nodeScene } from "../../lab/kits/scene.ts";
 import type { Lab } from "../../lab/topology/lab.ts";
 import { pollUntil } from "../../lab/wait.ts";
 
@@ -63,102 +62,95 @@ export default defineScenario({
   findings,
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
-    const alias = lab.nodes[0]!.alias;
-    const tap = lab.tap(alias);
-    const evidence: Record<string, unknown> = { node: alias };
-    try {
-      await withFaults(ctx, async (tl) => {
-        await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
-        const before = await nodeView(lab, alias);
-        evidence.before = before;
-        const since = await tap.seq();
-        const conn = await controlConn(tap);
+    const { lab, log, check, signal } = ctx;
+    await nodeScene(ctx, {}, async ({ alias, tap, evidence, tl }) => {
+      await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
+      const before = await nodeView(lab, alias);
+      evidence.before = before;
+      const since = await tap.seq();
+      const conn = await controlConn(tap);
 
-        const bad = faults.wire.respond({ lab, node: alias }, 502, { path: "/" }, { timeline: tl, label: `${alias}: upgrades on / answered 502 by the tap` });
-        await labStep("adding the 502 rule", () => bad.inject());
-        const cut = faults.wire.close({ lab, node: alias }, 1006, {
-          match: { path: "/", dir: "gw->node", command: "system.which" },
-          once: true,
-          timeline: tl,
-          label: `${alias} control connection at node.invoke system.which`,
-        });
-        await labStep("adding the close rule", () => cut.inject());
-        const invoke = lab.operator.client
-          .request("node.invoke", { nodeId: before.nodeId, command: "system.which", params: { bins: ["git"] }, idempotencyKey: crypto.randomUUID(), timeoutMs: 10_000 }, { timeoutMs: 20_000 })
-          .then(
-            () => ({ ok: true }),
-            (err: unknown) => refusal(err),
-          );
-        const fired = await cut.fired(15_000).catch((err: Error) => {
-          throw new LabInfraError(`the close rule never fired at the node.invoke: ${err.message}`);
-        });
-        const closedAt = Date.now();
-        log(`${alias}: control connection ${conn} aborted (1006) at frame #${fired.seq}; its upgrades on / now get 502`);
-
-        // The node's reconnects run into the 502s: count the tap's refusals.
-        const refused = await pollUntil(
-          `${REFUSALS} upgrades of ${alias} refused 502`,
-          async () => (await tap.rule(bad.ruleId))?.hits ?? 0,
-          (hits) => hits >= REFUSALS,
-          { deadlineMs: REFUSALS_BOUND_S * 1000, from: closedAt, intervalMs: 100, signal },
-        );
-        const healStart = Date.now();
-        const sinceHeal = await tap.seq();
-        await labStep("removing the 502 rule", () => bad.heal());
-        const healedAt = Date.now();
-        await cut.heal();
-        log(`${refused.last} upgrade(s) refused 502 in ${refused.ms} ms after the close; rule removed (${healedAt - healStart} ms)`);
-
-        // The node must come back on its own.
-        const back = await pollUntil(
-          `${alias} connected again after the 502s stop`,
-          async () => (await nodeByAlias(lab, alias)).connected,
-          (connected) => connected,
-          { deadlineMs: RECONNECT_BOUND_S * 1000, from: healedAt, intervalMs: 200, signal },
-        );
-        const upgraded = back.held ? await waitReconnect(tap, sinceHeal, 10_000).catch(() => undefined) : undefined;
-        const after = await nodeView(lab, alias);
-        const same = sameNode(before, after);
-
-        // What the node was told and how it spaced its attempts (the tap's HTTP exchanges).
-        const http = await tap.http({ since });
-        const rejected = http.filter((h) => h.path === "/" && h.rule === bad.ruleId).sort((a, b) => a.t - b.t);
-        const times = [fired.t, ...rejected.map((h) => h.t)];
-        const spacing_s = times.slice(1).map((t, i) => Math.round((t - times[i]!) / 1000));
-        const afterHeal = http.filter((h) => h.path === "/" && h.t >= healedAt).map((h) => ({ status: h.status, s: Math.round((h.t - healedAt) / 100) / 10 }));
-        const nodeLog = await memberLogLines(lab, alias, closedAt - 1_000).catch((e: Error) => [`(node log unreadable: ${e.message})`]);
-        const gatewayLines = nodeLog.filter((l) => /node host gateway (connect failed|closed|connected|reconnect paused|permanently)/.test(l));
-        log(`refusals ${rejected.length} (statuses ${JSON.stringify(rejected.map((h) => h.status))}), attempt spacing ${JSON.stringify(spacing_s)} s; after the heal: ${JSON.stringify(afterHeal)}; node.list connected ${back.held ? `${back.ms} ms after the heal` : `false at the ${RECONNECT_BOUND_S} s bound`}`);
-        log(`node log:\n  ${gatewayLines.join("\n  ")}`);
-
-        check({
-          id: "R-50219-reconnects",
-          expectation: `after its reconnects were answered HTTP 502 by the proxy, the node connects again on its own within ${RECONNECT_BOUND_S} s of the proxy recovering, as the same node (same nodeId, approved, no pairing request)`,
-          holds: back.held && same.holds,
-          observed: normalise({
-            within_s: RECONNECT_BOUND_S,
-            refusedUpgrades: refused.last,
-            attemptSpacing_s: spacing_s,
-            connected: back.last,
-            ...same.observed,
-          }),
-        });
-
-        Object.assign(evidence, {
-          conn,
-          fired,
-          invoke: await invoke,
-          refusals: { hits: refused.last, msAfterClose: refused.ms, exchanges: rejected, spacing_s },
-          heal: { at: healedAt, exchangesAfter: afterHeal, connectedMsAfterHeal: back.held ? back.ms : null, upgrade: upgraded ?? null },
-          after,
-          nodeLog: gatewayLines,
-          tap: await controlEvents(tap, since),
-        });
+      const bad = faults.wire.respond({ lab, node: alias }, 502, { path: "/" }, { timeline: tl, label: `${alias}: upgrades on / answered 502 by the tap` });
+      await labStep("adding the 502 rule", () => bad.inject());
+      const cut = faults.wire.close({ lab, node: alias }, 1006, {
+        match: { path: "/", dir: "gw->node", command: "system.which" },
+        once: true,
+        timeline: tl,
+        label: `${alias} control connection at node.invoke system.which`,
       });
-    } finally {
-      writeJson(file("evidence.json"), evidence);
-    }
+      await labStep("adding the close rule", () => cut.inject());
+      const invoke = lab.operator.client
+        .request("node.invoke", { nodeId: before.nodeId, command: "system.which", params: { bins: ["git"] }, idempotencyKey: crypto.randomUUID(), timeoutMs: 10_000 }, { timeoutMs: 20_000 })
+        .then(
+          () => ({ ok: true }),
+          (err: unknown) => refusal(err),
+        );
+      const fired = await cut.fired(15_000).catch((err: Error) => {
+        throw new LabInfraError(`the close rule never fired at the node.invoke: ${err.message}`);
+      });
+      const closedAt = Date.now();
+      log(`${alias}: control connection ${conn} aborted (1006) at frame #${fired.seq}; its upgrades on / now get 502`);
+
+      // The node's reconnects run into the 502s: count the tap's refusals.
+      const refused = await pollUntil(
+        `${REFUSALS} upgrades of ${alias} refused 502`,
+        async () => (await tap.rule(bad.ruleId))?.hits ?? 0,
+        (hits) => hits >= REFUSALS,
+        { deadlineMs: REFUSALS_BOUND_S * 1000, from: closedAt, intervalMs: 100, signal },
+      );
+      const healStart = Date.now();
+      const sinceHeal = await tap.seq();
+      await labStep("removing the 502 rule", () => bad.heal());
+      const healedAt = Date.now();
+      await cut.heal();
+      log(`${refused.last} upgrade(s) refused 502 in ${refused.ms} ms after the close; rule removed (${healedAt - healStart} ms)`);
+
+      // The node must come back on its own.
+      const back = await pollUntil(
+        `${alias} connected again after the 502s stop`,
+        async () => (await nodeByAlias(lab, alias)).connected,
+        (connected) => connected,
+        { deadlineMs: RECONNECT_BOUND_S * 1000, from: healedAt, intervalMs: 200, signal },
+      );
+      const upgraded = back.held ? await waitReconnect(tap, sinceHeal, 10_000).catch(() => undefined) : undefined;
+      const after = await nodeView(lab, alias);
+      const same = sameNode(before, after);
+
+      // What the node was told and how it spaced its attempts (the tap's HTTP exchanges).
+      const http = await tap.http({ since });
+      const rejected = http.filter((h) => h.path === "/" && h.rule === bad.ruleId).sort((a, b) => a.t - b.t);
+      const times = [fired.t, ...rejected.map((h) => h.t)];
+      const spacing_s = times.slice(1).map((t, i) => Math.round((t - times[i]!) / 1000));
+      const afterHeal = http.filter((h) => h.path === "/" && h.t >= healedAt).map((h) => ({ status: h.status, s: Math.round((h.t - healedAt) / 100) / 10 }));
+      const nodeLog = await memberLogLines(lab, alias, closedAt - 1_000).catch((e: Error) => [`(node log unreadable: ${e.message})`]);
+      const gatewayLines = nodeLog.filter((l) => /node host gateway (connect failed|closed|connected|reconnect paused|permanently)/.test(l));
+      log(`refusals ${rejected.length} (statuses ${JSON.stringify(rejected.map((h) => h.status))}), attempt spacing ${JSON.stringify(spacing_s)} s; after the heal: ${JSON.stringify(afterHeal)}; node.list connected ${back.held ? `${back.ms} ms after the heal` : `false at the ${RECONNECT_BOUND_S} s bound`}`);
+      log(`node log:\n  ${gatewayLines.join("\n  ")}`);
+
+      check({
+        id: "R-50219-reconnects",
+        expectation: `after its reconnects were answered HTTP 502 by the proxy, the node connects again on its own within ${RECONNECT_BOUND_S} s of the proxy recovering, as the same node (same nodeId, approved, no pairing request)`,
+        holds: back.held && same.holds,
+        observed: normalise({
+          within_s: RECONNECT_BOUND_S,
+          refusedUpgrades: refused.last,
+          attemptSpacing_s: spacing_s,
+          connected: back.last,
+          ...same.observed,
+        }),
+      });
+
+      Object.assign(evidence, {
+        conn,
+        fired,
+        invoke: await invoke,
+        refusals: { hits: refused.last, msAfterClose: refused.ms, exchanges: rejected, spacing_s },
+        heal: { at: healedAt, exchangesAfter: afterHeal, connectedMsAfterHeal: back.held ? back.ms : null, upgrade: upgraded ?? null },
+        after,
+        nodeLog: gatewayLines,
+        tap: await controlEvents(tap, since),
+      });
+    });
   },
 });
 

@@ -40,15 +40,12 @@
 // Streamable HTTP only (docker/mcp/server.ts, StreamableHTTPServerTransport); the SSE case needs
 // an SSE endpoint (the SDK's SSEServerTransport) added to that server. A server restart with a
 // TCP reset (container killed) is scenarios/mcp-server-lost.ts.
-import { isResponsesCall } from "../../lab/clients/model.ts";
 import type { McpRecord } from "../../lab/clients/mcp.ts";
 import { writeJson } from "../../lab/evidence/write.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
-import { mcpEvidence, mcpToolsOffered, modelEvidence, toolCallsIn } from "../../lab/kits/mcp.ts";
-import { openSession, type Session } from "../../lab/kits/session.ts";
-import { toolErrorMessage, toolResults } from "../../lab/kits/turns.ts";
+import { echoAttempt, mcpEvidence, modelEvidence, toolCallsIn, type EchoAttempt } from "../../lab/kits/mcp.ts";
+import { openSession } from "../../lab/kits/session.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
-import type { Lab } from "../../lab/topology/lab.ts";
 import { pollUntil } from "../../lab/wait.ts";
 
 /** From the drop to a call that works. */
@@ -78,7 +75,7 @@ export default defineScenario({
       const s = await openSession(lab);
 
       // ---- 1. a call that works, on the gateway's first MCP session with north
-      const before = await attempt(lab, s, "before", 0);
+      const before = await echoAttempt(lab, s, "north", "before", 0, { timeoutMs: TURN_S * 1000, history: HISTORY });
       log(`before the drop: ${JSON.stringify(before.observed)}`);
       extra.before = before;
       if (before.observed.result !== "north echoed: before") throw new Error(`the call before the drop did not work: ${JSON.stringify(before.observed)}`);
@@ -96,7 +93,7 @@ export default defineScenario({
       const polled = await pollUntil(
         "a call to north__example_echo that works after the drop",
         async () => {
-          const a = await attempt(lab, s, `after-${attempts.length + 1}`, since);
+          const a = await echoAttempt(lab, s, "north", `after-${attempts.length + 1}`, since, { timeoutMs: TURN_S * 1000, history: HISTORY });
           attempts.push(a);
           log(`attempt ${a.text} (+${Math.round((a.at - droppedAt) / 100) / 10} s): ${JSON.stringify(a.observed)}`);
           return a;
@@ -153,29 +150,6 @@ function sessionKind(r: McpRecord, isDropped: (sid: string | null) => boolean): 
   return r.sessionId === null ? "no session" : isDropped(r.sessionId) ? "dropped session" : "new session";
 }
 
-interface Attempt {
-  text: string;
-  at: number;
-  end: unknown;
-  observed: { run: string; offered: boolean; northCalls: number; resultIsError: boolean | null; result: string | null };
-}
-
-/** One turn in the session calling north__example_echo {text}: what the model was offered, what north saw (since `since`), what came back. */
-async function attempt(lab: Lab, s: Session, text: string, since: number): Promise<Attempt> {
-  const before = toolResults(await s.history(HISTORY).catch(() => [])).length; // none yet before a session's first turn
-  const at = Date.now();
-  const end = await s.turn(`fleetlab-call north__example_echo {"text":"${text}"}`, TURN_S * 1000);
-  const reqs = (await labStep("read the model's requests", () => lab.model.requests())).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(`"text":"${text}"`));
-  const offered = reqs.length > 0 && mcpToolsOffered(reqs[0]!).includes("north__example_echo");
-  const northCalls = toolCallsIn(await labStep("read north's records", () => lab.mcp("north").requests({ since })), "example_echo").filter((r) => (r.args as { text?: unknown } | undefined)?.text === text).length;
-  // This turn's tool result: the one it added to the session's history (none if it made no call).
-  const results = toolResults(await s.history(HISTORY));
-  const mine = results.length > before ? results.at(-1) : undefined;
-  return {
-    text,
-    at,
-    end: { status: end.status, text: end.text, ms: end.ms },
-    observed: { run: end.status, offered, northCalls, resultIsError: mine ? mine.isError : null, result: mine ? (mine.isError ? toolErrorMessage(mine.text) : mine.text) : null },
-  };
-}
+/** One turn calling north__example_echo {text}. */
+type Attempt = EchoAttempt<"north">;
 

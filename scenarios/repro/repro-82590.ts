@@ -52,12 +52,12 @@
 // running). The documented restart brought it back in about 7 s (R-82590-remedy passes).
 import { memberLog } from "../../lab/kits/logs.ts";
 import { docker } from "../../lab/docker.ts";
-import { writeJson } from "../../lab/evidence/write.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import * as op from "../../lab/clients/operator.ts";
 import type { Frame } from "../../lab/clients/tap.ts";
 import { waitForNode, summarizeNode } from "../../lab/kits/nodes.ts";
+import { nodeScene, type NodeScene } from "../../lab/kits/scene.ts";
 import { refusal } from "../../lab/kits/session.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
 import type { Lab } from "../../lab/topology/lab.ts";
@@ -97,12 +97,13 @@ export default defineScenario({
   needs: [{ method: "device.pair.remove" }, { method: "device.pair.approve" }, { method: "device.pair.list" }],
   findings,
   timeoutMs: 420_000,
-  async run({ lab, log, file, check, signal }) {
-    const alias = lab.nodes[0]!.alias;
-    const tap = lab.tap(alias);
+  async run(ctx) {
+    const { lab, log, check, signal } = ctx;
     const client = lab.operator.client;
-    const evidence: Record<string, unknown> = { node: alias };
-    try {
+    const atEnd = async ({ tap, evidence }: NodeScene<false>) => {
+      evidence.tap = await tap.events().catch((e: Error) => ({ unreadable: e.message }));
+    };
+    await nodeScene(ctx, { faults: false, atEnd }, async ({ alias, tap, evidence }) => {
       const before = await waitForNode(lab, alias, "connected after bring-up", (n) => n.connected, { timeoutMs: 30_000, signal });
       const nodeId = before.nodeId;
       evidence.before = summarizeNode(before);
@@ -206,10 +207,7 @@ export default defineScenario({
           observed: normalise({ within_s: REMEDY_S, connects: back.last.connects, connected: back.last.connected }),
         });
       }
-    } finally {
-      evidence.tap = await tap.events().catch((e: Error) => ({ unreadable: e.message }));
-      writeJson(file("evidence.json"), evidence);
-    }
+    });
   },
 });
 
