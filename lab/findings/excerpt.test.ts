@@ -20,7 +20,7 @@ function runFolder(checks: { id: string; observed: unknown }[], log: string[]): 
   fs.mkdirSync(path.join(s, "lab", "transcripts"), { recursive: true });
   fs.mkdirSync(path.join(s, "lab", "logs"), { recursive: true });
   fs.writeFileSync(path.join(s, "scenario.log"), log.join("\n") + "\n");
-  const op = (sec: number, method: string, payload: unknown, kind = "res") => JSON.stringify({ n: sec, t: T0 + sec * 1000, conn: "operator#1", dir: "in", kind, method, frame: { type: kind, id: `id-${sec}`, ok: true, payload } });
+  const op = (sec: number, method: string, payload: unknown, kind = "res") => JSON.stringify({ n: sec, ts: iso(sec), t: T0 + sec * 1000, conn: "operator#1", dir: "in", kind, method, frame: { type: kind, id: `id-${sec}`, ok: true, payload } });
   fs.writeFileSync(
     path.join(s, "lab", "transcripts", "operator.jsonl"),
     [
@@ -28,7 +28,7 @@ function runFolder(checks: { id: string; observed: unknown }[], log: string[]): 
       op(10, "agent.wait", { runId: "190b70a3-5cfe-44fa-8705-187efecdb4c4", status: "timeout" }),
       op(20, "node.list", { nodes: [{ displayName: "node-1", workerSlots: { total: 2, available: 1 }, token: TOKEN }] }),
       op(21, "node.list", { nodes: [{ displayName: "node-1", workerSlots: { total: 2, available: 1 }, token: TOKEN }] }),
-      JSON.stringify({ n: 22, t: T0 + 22_000, conn: "operator#1", dir: "in", kind: "event", event: "agent", frame: { type: "event", event: "agent", payload: { runId: "x", lane: "main" } } }),
+      JSON.stringify({ n: 22, ts: iso(22), t: T0 + 22_000, conn: "operator#1", dir: "in", kind: "event", event: "agent", frame: { type: "event", event: "agent", payload: { runId: "x", lane: "main" } } }),
       // After the checks were judged: never their evidence.
       op(90, "node.list", { nodes: [{ displayName: "node-1", workerSlots: { total: 2, available: 1 } }] }),
     ].join("\n") + "\n",
