@@ -34,6 +34,24 @@ function idReferences(source: string, id: string): number {
   return refs;
 }
 
+describe("premises are visible and proven in code", () => {
+  const docs = fs.readFileSync(path.join(ROOT, "docs", "reference", "scenarios.md"), "utf8");
+  it("every declared premise is named in its scenario's header, in docs/reference/scenarios.md, and proven by a ctx.premise call", () => {
+    const missing: string[] = [];
+    for (const s of scenarios) {
+      const file = scenarioFiles().find((f) => path.basename(f, ".ts") === s.name)!;
+      const source = fs.readFileSync(file, "utf8");
+      const header = source.split("\n").filter((l) => l.startsWith("//")).join("\n");
+      for (const p of s.premises ?? []) {
+        if (!header.includes(p.id)) missing.push(`${s.name}: ${p.id} not in its header comment`);
+        if (!docs.includes(`\`${p.id}\``)) missing.push(`${s.name}: ${p.id} not in docs/reference/scenarios.md`);
+        if (idReferences(source, p.id) < 2) missing.push(`${s.name}: ${p.id} declared but no ctx.premise call names it`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
 describe("scenario registry", () => {
   it("finds every scenario file, each named after its file", () => {
     expect(scenarios.length).toBe(scenarioFiles().length);

@@ -13,6 +13,9 @@ import { gitRequestsFrom, publishWorkspace } from "../lab/kits/workspace.ts";
 // dispatch it to node-1, and run one worker turn. Inside the node container: exactly one
 // bundle directory (the placement's bundle hash), a worker process from that bundle running
 // in a checkout of the published commit; the reply is the scripted model's; the slot frees.
+// Premise (proven, else unknown): P-pair-inventory-answered: the node published a runner
+// inventory during the turn and the gateway answered it (F-runner-inventory-rejected judges those
+// answers; with none it could say nothing).
 export default defineScenario({
   name: "pair-and-run",
   proves: "dispatch to node-1 installs one worker bundle, a worker runs in a checkout of the published commit (smart HTTP), the turn answers with the scripted reply, worker slots return to full",
@@ -20,8 +23,11 @@ export default defineScenario({
   // It proves the first install on a fresh node (download through the tap), so it runs
   // before any other shared scenario dispatches to node-1.
   order: 0,
+  // F-runner-inventory-rejected judges the answers to the node's runner inventories: it can say
+  // nothing when none was published in the window (an empty list of rejections is not "accepted").
+  premises: [{ id: "P-pair-inventory-answered", what: "the node published at least one runner inventory (node.runnerInventory.update) during the turn and the gateway answered it, on the node's tap" }],
   timeoutMs: 240_000,
-  async run({ lab, log, file, check, signal }) {
+  async run({ lab, log, file, check, premise, signal }) {
     const alias = lab.nodes[0]!.alias;
     const tapSince = await lab.tap(alias).seq();
     const tHost = performance.now();
@@ -113,6 +119,8 @@ export default defineScenario({
     else assert.deepEqual(wire.bundleDownloads, [], `${alias} downloaded the bundle again although it was installed`);
     assert.ok(wire.launches.length >= 1, `${alias} never received worker.launch.v1`);
     assert.ok(wire.workerSockets.length >= 1, "the worker's own WebSocket did not pass the tap");
+    const answered = wire.inventory.filter((i) => i.ok !== undefined);
+    premise({ id: "P-pair-inventory-answered", met: answered.length > 0, observed: { published: wire.inventory.length, answered: answered.length } });
     const rejected = wire.inventory.filter((i) => i.ok === false).map((i) => ({ errorCode: i.errorCode, errorDetailsCode: i.errorDetailsCode, workerHostKeys: Object.keys((i.workerHost as object) ?? {}).sort() }));
     check({
       id: "F-runner-inventory-rejected",

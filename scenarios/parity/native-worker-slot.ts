@@ -15,7 +15,7 @@
 //   - P-slot-delete-drops-placement: after sessions.delete, sessions.describe of A shows no placement;
 //   - P-slot-reused: B's turn takes the node's one slot (node.list: 0 of 1 free while it is held)
 //     and worker.launch.v1 carrying B's run reaches node-1's tap after the deletion;
-//   - P-slot-stale-cancel-refused (see below), P-slot-b-completes: B answers from the node (a
+//   - P-slot-outside-cancel-refused (see below), P-slot-b-completes: B answers from the node (a
 //     file only the node's checkout has, lab/kits/proof.ts) after the cancel attempt, slot free.
 // The stale-epoch cancel: qa-lab calls the node's supervisor in-process. Across containers a
 // worker.cancel.v1 reaches a node only from the gateway, over the node's own WebSocket. The wire
@@ -23,10 +23,13 @@
 // frame with an old ownerEpoch can be injected toward the node today; the gateway itself sends
 // cancels only with the placement's current epoch. What the lab can do is the one outside path
 // the gateway offers into a node's command stream: an operator's node.invoke of worker.cancel.v1
-// with B's launch ids and ownerEpoch - 1. The check asserts that this stale cancel is refused
-// (INVALID_REQUEST "node.invoke does not allow private node controls"), that no worker.cancel.v1
-// reaches node-1's tap, and that B goes on to complete: the closest real thing. The node's own
-// stale-epoch refusal stays unproven here until the tap can inject a frame.
+// with B's launch ids and ownerEpoch - 1. The gateway refuses it before any epoch is read
+// (INVALID_REQUEST "node.invoke does not allow private node controls"): it would refuse a cancel
+// with the CURRENT epoch the same way, so this is not the stale-epoch property and is not checked
+// under its name. The check is what it observes, P-slot-outside-cancel-refused: a private node
+// control sent from outside is refused, never reaches node-1's tap, and B goes on. OUT OF REACH
+// here: qa-lab's stale-epoch refusal by the node itself (it needs a frame with ownerEpoch - 1
+// written toward the node, which the tap cannot do yet).
 // On 2026.9.6 every check holds (runs 20261130-143641-28a6, 20261130-144418-8f07): the busy turn
 // fails after ~10.4 s ("device worker capacity remained full"); sessions.delete sends the node
 // worker.environment.stop.v1 (kept as evidence).
@@ -158,8 +161,8 @@ export default defineScenario({
       const endB = await b.wait(sentB.runId, 60_000);
       const proofB = await proveTurnOnNode(lab, { alias, marker: markerB, reply: endB.text, tapSince: sinceB });
       check({
-        id: "P-slot-stale-cancel-refused",
-        expectation: "a worker.cancel.v1 for the running launch with ownerEpoch - 1 is refused and does not stop it (from outside the gateway refuses it; it never reaches the node)",
+        id: "P-slot-outside-cancel-refused",
+        expectation: "an operator's node.invoke of worker.cancel.v1 (a private node control) for the running launch is refused by the gateway, never reaches the node, and does not stop the launch (the node's own stale-epoch refusal is out of reach: see the header)",
         holds: isRefused(cancelled) && cancelsOnWire === 0 && heldStill === 1,
         observed: { answer: isRefused(cancelled) ? `${cancelled.code}: ${cancelled.message}` : "accepted", cancelsOnWire, bStillHeld: heldStill === 1 },
       });

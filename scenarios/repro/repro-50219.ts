@@ -18,6 +18,9 @@
 // five upgrades refused 502 ("gateway rejected websocket upgrade (HTTP 502)" in the node's
 // log), attempts spaced 1, 2, 4, 8, 16 s; after the heal the node's next attempt, 30 s later
 // (the cap), connected, same nodeId, no pairing request.
+// Premise (proven, else the verdict is unknown): P-50219-upgrades-refused: the node's own
+// upgrades were answered 502 by the tap (its HTTP exchanges, at least REFUSALS of them) before the
+// heal; without that a reconnect proves nothing about #50219.
 // How this lab reproduces it (own lab: gateway, one node host, its tap; no MCP, no git):
 //   - fault 1: faults.wire.respond 502 on tap-node-1 for HTTP requests on "/" (the node's
 //     control WebSocket upgrade): the tap answers each upgrade itself with "502 Bad Gateway",
@@ -60,9 +63,12 @@ export default defineScenario({
   spec: { nodes: { count: 1 }, mcp: { servers: [] }, git: { enabled: false } },
   needs: [{ method: "node.invoke", why: "the connection is cut at a node.invoke the operator sends" }],
   findings,
+  premises: [
+    { id: "P-50219-upgrades-refused", what: `the node's reconnects reached the tap and ${REFUSALS} of its upgrades were answered 502 by the tap's rule before the heal` },
+  ],
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, check, premise, signal } = ctx;
     await nodeScene(ctx, {}, async ({ alias, tap, evidence, tl }) => {
       await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
       const before = await nodeView(lab, alias);
@@ -119,6 +125,13 @@ export default defineScenario({
       // What the node was told and how it spaced its attempts (the tap's HTTP exchanges).
       const http = await tap.http({ since });
       const rejected = http.filter((h) => h.path === "/" && h.rule === bad.ruleId).sort((a, b) => a.t - b.t);
+      // The fault acted where it matters: the node's own upgrades were answered 502 (the tap's
+      // exchanges, not the rule's counter alone), as many times as the back-off needs.
+      premise({
+        id: "P-50219-upgrades-refused",
+        met: refused.held && rejected.length >= REFUSALS && rejected.every((h) => h.status === 502),
+        observed: { refusedUpgrades: rejected.length, statuses: [...new Set(rejected.map((h) => h.status))], ruleHits: refused.last, within_s: REFUSALS_BOUND_S },
+      });
       const times = [fired.t, ...rejected.map((h) => h.t)];
       const spacing_s = times.slice(1).map((t, i) => Math.round((t - times[i]!) / 1000));
       const afterHeal = http.filter((h) => h.path === "/" && h.t >= healedAt).map((h) => ({ status: h.status, s: Math.round((h.t - healedAt) / 100) / 10 }));

@@ -30,6 +30,11 @@
 // up. Turns in S then call north__example_echo until one works or RECOVER_S has passed; north's
 // request log says on which session each call arrived and how often.
 //
+// Premise (proven, else the verdict is unknown): P-68187-call-on-forgotten-session: after the
+// drop, a request of the gateway reached north on a session north had forgotten (its 404
+// "Session not found" in north's request log); a gateway that happened to open a new session
+// first would pass without ever meeting the stale state.
+//
 // Outcome: not reproduced on 2026.9.6 (run 20261130-123425-2177, PASS). The first call after the
 // drop was POSTed once on the dropped session, answered 404, and returned to the model as an
 // error result ("Streamable HTTP error: Error POSTing to endpoint: ... Session not found"), not
@@ -66,8 +71,9 @@ export default defineScenario({
   topology: "own",
   spec: { nodes: { count: 0 }, git: { enabled: false }, mcp: { servers: [{ name: "north", catalog: "north", port: 8080 }] } },
   findings,
+  premises: [{ id: "P-68187-call-on-forgotten-session", what: "after the drop, a request of the gateway reached north on a session north had forgotten (answered 404 Session not found)" }],
   timeoutMs: 240_000,
-  async run({ lab, log, file, check, signal }) {
+  async run({ lab, log, file, check, premise, signal }) {
     const north = lab.mcp("north");
     const attempts: Attempt[] = [];
     const extra: Record<string, unknown> = {};
@@ -116,6 +122,10 @@ export default defineScenario({
       const last = polled.last.observed;
       log(`north since the drop: ${records.length} records, new sessions ${JSON.stringify(newSessions)}, initialize ${initializes}, calls per attempt ${JSON.stringify(perAttempt)}, 404s ${records.filter((r) => r.event === "unknown-session").length}`);
       extra.north = { newSessions, initializes, perAttempt, unknownSession: records.filter((r) => r.event === "unknown-session") };
+      // The state the issue reports was reached only if the gateway did use a forgotten session:
+      // otherwise (a fresh session before any call) there was nothing stale to recover from.
+      const onDropped = records.filter((r) => r.event === "unknown-session" || (r.kind === "rpc" && isDropped(r.sessionId)));
+      premise({ id: "P-68187-call-on-forgotten-session", met: onDropped.length > 0, observed: { requestsOnDroppedSessions: onDropped.length, unknownSession404s: records.filter((r) => r.event === "unknown-session").length } });
       extra.recovered = { held: polled.held, msAfterDrop: polled.ms, attempts: attempts.length, first: attempts[0]?.observed ?? null };
       check({
         id: "R-68187-recovers",
