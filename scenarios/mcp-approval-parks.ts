@@ -2,15 +2,21 @@ import assert from "node:assert/strict";
 import { defineScenario } from "../lab/scenario.ts";
 import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
 import { approvalState, resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
-import { toolCallsIn } from "../lab/kits/mcp.ts";
+import { toolCallsIn, watchForCall } from "../lab/kits/mcp.ts";
 import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolResults } from "../lab/kits/turns.ts";
-import { sleep } from "../lab/wait.ts";
 
 // south__write_file is gated by the lab's approval plugin. The call must park with the turn
 // still running, nothing may reach the server while it is parked, one allow-once must be
 // enough, and then the call runs exactly once (a second resolve of the same approval must not
 // run it again).
+// No clock decides: the parked call is watched for PARKED_WATCH_MS (a call reaching south ends
+// the watch at once; the bound is in the check's observed), and the server's own log orders its
+// call against the allow-once (its seq after the position read just before answering). The
+// turn's end closes the window for the one call; a refused second resolve can start nothing,
+// and an applied one is watched for SECOND_WATCH_MS (in the observed too).
+const PARKED_WATCH_MS = 2_000;
+const SECOND_WATCH_MS = 1_000;
 export default defineScenario({
   name: "mcp-approval-parks",
   proves: "a gated MCP call parks with the turn waiting, nothing reaches the server before one allow-once, then it runs exactly once",
@@ -23,27 +29,36 @@ export default defineScenario({
     await mcpScene(ctx, { reset: ["south"] }, async ({ events, extra }) => {
       const turn = await sendTurn(client, 'fleetlab-call south__write_file {"path":"parks.txt","content":"parked"}');
       const asked = await waitApproval(events, turn.runId, { signal });
+      const askedAt = Date.now();
       log(`parked: ${asked.id} for ${asked.request?.toolName}`);
 
       // While parked: the turn waits, the server sees no call, the approval is pending.
-      await sleep(2_000, signal);
+      const watch = await watchForCall(south, { withinMs: PARKED_WATCH_MS, from: askedAt, signal });
       const during = {
+        within_ms: watch.within_ms,
         run: (await waitRun(client, turn.runId, 500)).status,
         approval: (await approvalState(client, asked.id)).status,
-        serverCalls: toolCallsIn(await south.requests()).length,
+        serverCalls: watch.calls,
         effects: (await south.effects()).length,
       };
       log(`while parked: ${JSON.stringify(during)}`);
 
+      // The server's log position just before the answer: a call at or before it did not wait.
+      const beforeAllow = await south.lastSeq();
       const first = await resolveApproval(client, asked.id, "allow-once");
       const end = await waitRun(client, turn.runId, 30_000);
+      const beforeSecond = await south.lastSeq();
       const second = await resolveApproval(client, asked.id, "allow-once");
-      await sleep(1_000, signal);
+      const secondWatch = second.ok ? await watchForCall(south, { withinMs: SECOND_WATCH_MS, since: beforeSecond, signal }) : undefined;
+      const calls = toolCallsIn(await south.requests());
       const after = {
         run: end.status,
         firstResolve: first.ok ? "applied" : first.code,
         secondResolve: second.ok ? "applied" : second.detailsCode ?? second.code,
-        serverCalls: toolCallsIn(await south.requests()).map((r) => ({ tool: r.tool, args: r.args })),
+        // 0: the second resolve was refused, so it could start nothing and was not watched.
+        secondResolveWatched_ms: secondWatch?.within_ms ?? 0,
+        callsBeforeAllow: calls.filter((r) => r.seq <= beforeAllow).length,
+        serverCalls: calls.map((r) => ({ tool: r.tool, args: r.args })),
         effects: (await south.effects()).map((e) => ({ path: e.path, bytes: e.bytes })),
         result: toolResults(await chatHistory(client, turn.sessionKey)).map((r) => ({ tool: r.toolName, text: r.text, isError: r.isError })),
         approval: (await approvalState(client, asked.id)).status,
@@ -52,7 +67,7 @@ export default defineScenario({
       extra.observations = { turn, approvalId: asked.id, during, after, first, second, end };
       assert.ok(first.ok, `plugin.approval.resolve allow-once was refused: ${JSON.stringify(first)}`);
 
-      const parked = during.run === "timeout" && during.approval === "pending" && during.serverCalls === 0 && during.effects === 0;
+      const parked = during.run === "timeout" && during.approval === "pending" && during.serverCalls === 0 && during.effects === 0 && after.callsBeforeAllow === 0;
       const ranOnce =
         after.run === "ok" &&
         after.serverCalls.length === 1 &&
@@ -65,7 +80,10 @@ export default defineScenario({
         id: "R-mcp-approval-parks",
         expectation: "a call needing approval waits with the turn waiting; nothing executes before the operator approves once; then it runs (once)",
         holds: parked && ranOnce,
-        observed: { whileParked: during, afterApproval: { run: after.run, serverCalls: after.serverCalls.length, effects: after.effects.length, secondResolve: after.secondResolve } },
+        observed: {
+          whileParked: during,
+          afterApproval: { run: after.run, callsBeforeAllow: after.callsBeforeAllow, serverCalls: after.serverCalls.length, effects: after.effects.length, secondResolve: after.secondResolve, secondResolveWatched_ms: after.secondResolveWatched_ms },
+        },
       });
     });
   },

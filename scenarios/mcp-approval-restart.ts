@@ -8,10 +8,10 @@ import { writeJson } from "../lab/evidence/write.ts";
 import { approvalState, resolveApproval, waitApproval, type ApprovalRequested, type ApprovalState } from "../lab/kits/approvals.ts";
 import { EventLog } from "../lab/kits/events.ts";
 import { writeToolPolicy } from "../lab/kits/gateway-config.ts";
-import { saveMcpEvidence, toolCallsIn } from "../lab/kits/mcp.ts";
+import { saveMcpEvidence, toolCallsIn, toolCallsThrough, watchForCall } from "../lab/kits/mcp.ts";
 import { sendTurn, toolResults, type ToolResult } from "../lab/kits/turns.ts";
 import type { Lab } from "../lab/topology/lab.ts";
-import { pollUntil, sleep } from "../lab/wait.ts";
+import { pollUntil } from "../lab/wait.ts";
 
 // Points 3 and 5 of the multi-MCP reference (scenarios/mcp-policy.ts has 1, 2 and 4), on the
 // same host tool policy file (spec `gateway.toolPolicy`: OpenClaw's `tools` policy in
@@ -78,6 +78,8 @@ const POLICY = { alsoAllow: ["south__write_file"] };
 const CHANGED_POLICY = { alsoAllow: ["south__write_file"], deny: ["north__example_echo"] };
 /** How long after the refused answer the resumed call must be asked about or answered. */
 const RESUMED_WITHIN_S = 60;
+/** How long a fresh approval request of the resumed call is watched for a call reaching south before it is answered (in the observed). */
+const ASKED_WATCH_MS = 1_500;
 
 export default defineScenario({
   name: "mcp-approval-restart",
@@ -117,7 +119,9 @@ export default defineScenario({
       const underChanged = await lookUp(op2, parked.id);
       const startedWithChangedPolicy = isDeepStrictEqual(underChanged.tools?.deny, CHANGED_POLICY.deny);
       const answer3 = await resolveApproval(op2, parked.id, "allow-once");
-      await sleep(500, signal);
+      // A refused answer can start nothing: the refusal closes the window. An applied one would
+      // run the call in the original turn: its end closes the window then.
+      const runAfterAnswer3 = answer3.ok ? await waitRun(op2, turn.runId, 30_000) : undefined;
       const fail = {
         startedWithChangedPolicy,
         approval: { sameId: underChanged.state?.id === parked.id, status: underChanged.state?.status ?? null, reason: underChanged.state?.reason ?? null },
@@ -150,15 +154,24 @@ export default defineScenario({
       const next: ApprovalRequested | undefined = seen.last.asked;
       let resumedResult: ToolResult | undefined = seen.last.result;
       let decision: Record<string, unknown> = {};
+      let resumedRun: string | undefined;
       if (next) {
-        await sleep(1_500, signal);
-        const callsWhileAsked = toolCallsIn(await south.requests()).length;
+        // A call that did not wait for this approval would reach south meanwhile: watched for
+        // ASKED_WATCH_MS (ended at once by a call), then ordered by south's own log against the
+        // answer; the bound is in the observed.
+        const watch = await watchForCall(south, { withinMs: ASKED_WATCH_MS, signal });
+        const beforeDecision = await south.lastSeq();
         const denied = await resolveApproval(op2, next.id, "deny");
         const end = next.request?.runId ? await waitRun(op2, next.request.runId, 30_000) : undefined;
-        decision = { sameId: next.id === parked.id, serverCallsBeforeDecision: callsWhileAsked, denied: denied.ok, resumedRun: end?.status ?? null };
+        resumedRun = end?.status;
+        const callsBeforeDecision = Math.max(watch.calls, toolCallsThrough(await south.requests(), beforeDecision).length);
+        decision = { sameId: next.id === parked.id, within_ms: watch.within_ms, serverCallsBeforeDecision: callsBeforeDecision, denied: denied.ok, resumedRun: end?.status ?? null };
         resumedResult = toolResults(await chatHistory(op2, turn.sessionKey)).find((r) => r.toolCallId !== original);
       }
-      await sleep(500, signal);
+      // What closes the window for the resumed call: the resumed run's end (after a new
+      // approval was answered), or the resumed call's own result (it was refused or ran). With
+      // neither (seen.held false) the check fails on that already.
+      if (next && resumedRun === "timeout") log("the resumed run did not end within 30 s of the denial");
       const serverCalls = toolCallsIn(await south.requests()).length;
       const effects = (await south.effects()).length;
       const reissued = (await lab.model.requests()).some((r) => r.rule === "resume-after-restart" && r.output.some((o) => o.type === "function_call"));
@@ -188,8 +201,9 @@ export default defineScenario({
       const underOriginal = await lookUp(op3, parked.id);
       const southBefore = await south.lastSeq();
       const answer5 = await resolveApproval(op3, parked.id, "allow-once");
+      // An applied answer runs the call in the original turn: the turn's end closes the window.
+      // A refused one can start nothing: the refusal closes it (the run is only read).
       const originalRun = answer5.ok ? await waitRun(op3, turn.runId, 30_000) : await waitRun(op3, turn.runId, 1_000);
-      await sleep(500, signal);
       const calls5 = toolCallsIn(await south.requests({ since: southBefore }));
       const result5 = toolResults(await chatHistory(op3, turn.sessionKey)).find((r) => r.toolCallId === original && !r.isError);
       const durable = {
@@ -202,7 +216,7 @@ export default defineScenario({
         resultOfParkedCall: result5?.text ?? null,
       };
       log(`after the second restart (${second.readyMs} ms to ready): ${JSON.stringify(durable)}; original run: ${originalRun.status}; approval events since: ${third.approvals().length}`);
-      extra.observations = { turn, parkedId: parked.id, first: { ...fail, lookUp: underChanged, answer: answer3 }, resumed, serverCalls, effects, second: { ...durable, lookUp: underOriginal, answer: answer5, originalRun } };
+      extra.observations = { turn, parkedId: parked.id, first: { ...fail, lookUp: underChanged, answer: answer3, runAfterAnswer: runAfterAnswer3 ?? null }, resumed, serverCalls, effects, second: { ...durable, lookUp: underOriginal, answer: answer5, originalRun } };
       extra.history = await chatHistory(op3, turn.sessionKey);
       check({
         id: "R-mcp-approval-restart",

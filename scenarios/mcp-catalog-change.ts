@@ -85,13 +85,16 @@ async function parkChangeApprove(client: GatewayClient, events: EventLog, south:
   const asked = await waitApproval(events, turn.runId, { signal });
   const set = await south.setCatalog(changed);
   assert.ok(set.notified.length > 0, "the catalog change notified no MCP session");
-  // Let the list_changed notification reach the gateway over the standing SSE stream.
+  // Let the list_changed notification reach the gateway over the standing SSE stream. Pacing,
+  // not judging: that the gateway acted on it is read from south's log (a tools/list before
+  // the call: gatewayRelistedBeforeCall), and the outcome from the turn's end.
   await south.waitForRequest((r) => r.event === "list-changed-sent", 5_000);
   await sleep(1_000, signal);
   const since = await south.lastSeq();
   const resolved = await resolveApproval(client, asked.id, "allow-once");
+  // The turn's end closes the window: the parked call, if sent, reached south before its
+  // result came back and the run ended after it (no wait after it).
   const end = await waitRun(client, turn.runId, 30_000);
-  await sleep(500, signal);
   const after = await south.requests({ since });
   const calls = toolCallsIn(after, "write_file");
   const firstCall = calls[0]?.seq ?? Infinity;

@@ -11,7 +11,7 @@ import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolErrorMessage, toolResults, type Turn } from "../lab/kits/turns.ts";
 import { AGENT_WORKSPACE, APPROVAL_PLUGIN, TOOL_POLICY_FILE, toolPolicyBytes } from "../lab/members/gateway.ts";
 import type { Lab } from "../lab/topology/lab.ts";
-import { WaitTimeout, sleep, waitFor } from "../lab/wait.ts";
+import { WaitTimeout, pollUntil, waitFor } from "../lab/wait.ts";
 
 // The multi-MCP reference's host tool policy (points 1, 2 and 4), mapped onto OpenClaw.
 // Reference: two MCP servers (north, south), a host tool policy file, every MCP call asks the
@@ -163,6 +163,9 @@ const THREE = "fleetlab-policy-three";
 const DEFAULT_LAYOUT_WORKSPACE = "/home/lab/.openclaw/workspace";
 const DEFAULT_LAYOUT_AGENT = "dflt";
 
+/** How long each parked call of the three-call turn is watched for a call reaching its server before it is answered (in the observed). */
+const ASKED_WATCH_MS = 1_000;
+
 export default defineScenario({
   name: "mcp-policy",
   proves: "a host tool policy that lowers an MCP tool never silences its approval (three calls, three approvals); a policy changed under a parked approval, and a policy loaded from the agent's workspace, against the reference",
@@ -214,7 +217,10 @@ export default defineScenario({
         const asked = await waitFor(`approval #${i + 1} of the three-call turn`, () => events.approvalRequests(turn.runId)[i], { timeoutMs: i === 0 ? 90_000 : 20_000, intervalMs: 50, signal }).catch(unlessTimeout);
         if (!asked) break;
         ids.add(asked.id);
-        await sleep(1_000, signal); // a call that did not wait for its approval would reach its server meanwhile
+        // A call that did not wait for its approval would reach its server meanwhile: watched for
+        // ASKED_WATCH_MS (a call beyond the i already approved ends it at once; the bound is in
+        // the observed), then counted again just before the answer.
+        await pollUntil(`a call beyond the ${i} approved reaching north or south`, async () => (await serverCalls()).length, (n) => n > i, { deadlineMs: ASKED_WATCH_MS, intervalMs: 100, signal });
         const before = (await serverCalls()).length;
         const r = await resolveApproval(client, asked.id, "allow-once");
         steps.push({ tool: asked.request?.toolName ?? null, serverCallsBeforeAnswer: before, answer: r.ok ? "applied" : r.code });
@@ -227,6 +233,8 @@ export default defineScenario({
         mcpToolGrantSet: grant.exitCode === 0,
         offeredToModel: offered ? mcpToolsOffered(offered) : null,
         approvals: steps,
+        // How long each parked call was watched for a call reaching its server before its answer.
+        watchedBeforeAnswer_ms: ASKED_WATCH_MS,
         distinctApprovals: ids.size,
         unaskedApprovalRequests: events.approvalRequests(turn.runId).length - steps.length,
         run: end.status,

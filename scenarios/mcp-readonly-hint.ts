@@ -5,7 +5,6 @@ import { resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
 import { toolCallsIn } from "../lab/kits/mcp.ts";
 import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn } from "../lab/kits/turns.ts";
-import { sleep } from "../lab/wait.ts";
 import type { CatalogTool } from "../lab/clients/mcp.ts";
 
 // MCP tool annotations are the server's word, not a grant. south's write_file declares
@@ -58,8 +57,9 @@ export default defineScenario({
       const asked = await waitApproval(events, gated.runId, { signal }).catch(() => undefined);
       const callsWhileAsked = toolCallsIn(await south.requests()).length;
       const denied = asked ? await resolveApproval(client, asked.id, "deny") : undefined;
+      // The turn's end closes the window: a call of this turn reaches the server before its
+      // result, and the run ends only after that result (no wait after it).
       const gatedEnd = await waitRun(client, gated.runId, 30_000);
-      await sleep(500, signal);
       const part1 = {
         approvalRequested: asked !== undefined,
         serverCallsBeforeDecision: callsWhileAsked,

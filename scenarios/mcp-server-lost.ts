@@ -1,7 +1,7 @@
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { faults } from "../lab/faults/index.ts";
 import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
-import { toolCallsIn, waitMcpHealthy } from "../lab/kits/mcp.ts";
+import { callsBefore, refusedCleanly, toolCallsIn, waitMcpHealthy, type CallObserved } from "../lab/kits/mcp.ts";
 import { mcpScene, type McpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolErrorMessage, toolResults, type Turn } from "../lab/kits/turns.ts";
 import { sleep } from "../lab/wait.ts";
@@ -117,8 +117,11 @@ export default defineScenario({
       // Calls work again within LATER_S: the gateway's MCP session can still be in flux right
       // after that tools/list (seen once in 4 runs: a session listed at +0 ms, the call made
       // right after refused "not connected" while the gateway opened yet another session), so
-      // calls are made until one works or the deadline passes; each attempt is evidence.
-      const attempts: { text: string; observed: Awaited<ReturnType<typeof callAgain>>["observed"] }[] = [];
+      // calls are made until one works or the deadline passes. Every call before the one that
+      // works is judged and listed in the observed (how many, and each answer): each must be a
+      // clean refusal, an error result with no call reaching north (refusedCleanly), never a
+      // call that reached the server and failed there, ran, or did not end.
+      const attempts: { text: string; observed: CallObserved }[] = [];
       const t1 = Date.now();
       let later: Awaited<ReturnType<typeof callAgain>> | undefined;
       let works = false;
@@ -128,13 +131,15 @@ export default defineScenario({
         attempts.push({ text, observed: later.observed });
         works = later.observed.run === "ok" && later.observed.serverCalls === 1 && later.observed.result === `north echoed: ${text}`;
         log(`a later call (${text}), after the gateway reconnected: ${JSON.stringify(later.observed)}`);
-        if (!works) await sleep(1_000, signal);
+        if (!works) await sleep(1_000, signal); // pacing between attempts, not judging: the deadline is LATER_S, in the observed
       }
+      const before = callsBefore(attempts, works);
+      log(`calls before the one that works: ${JSON.stringify(before)}`);
       check({
         id: "R-mcp-server-lost-later-call",
-        expectation: `once the gateway has reconnected to the restarted server, calls work again within ${LATER_S} s`,
-        holds: works,
-        observed: { within_s: LATER_S, attempts: attempts.length, last: later?.observed },
+        expectation: `once the gateway has reconnected to the restarted server, calls work again within ${LATER_S} s (a call before the one that works is refused cleanly: an error result, nothing reaching the server)`,
+        holds: works && before.every(refusedCleanly),
+        observed: { within_s: LATER_S, attempts: attempts.length, refusalsBefore: before.length, before, last: later?.observed },
       });
       extra.laterAttempts = attempts;
       extra.observations = { turn, end, endedAfterMs, lostResult, lost, nextAfterMs, next, later };
@@ -148,7 +153,7 @@ async function callAgain(client: GatewayClient, north: McpControl, sessionKey: s
   const turn: Turn = await sendTurn(client, `fleetlab-call north__example_echo {"text":"${text}"}`, sessionKey);
   const end = await waitRun(client, turn.runId, TURN_S * 1000);
   const r = toolResults(await chatHistory(client, sessionKey)).at(-1);
-  const observed = {
+  const observed: CallObserved = {
     run: end.status,
     serverCalls: toolCallsIn(await north.requests({ since })).length,
     resultIsError: r?.isError ?? null,

@@ -51,7 +51,7 @@ const findings: FindingRecord[] = [
   {
     id: "F-midturn-loss-turn-not-ended",
     expectation: "the user sees the turn end with an error within 45 s of the node's loss",
-    signature: { within_s: 45, agentWait: "timeout", chatTerminalState: null, runAfterNodeReturned: "timeout" },
+    signature: { within_s: 45, agentWait: "timeout", chatTerminalState: null, runAfterNodeReturned: "timeout", runAfterNodeReturned_within_s: 20 },
     versions: ["2026.9.6"],
     kind: "shortfall",
     evidence: "fixtures/findings/F-midturn-loss-turn-not-ended.json",
@@ -222,20 +222,24 @@ export default defineScenario({
       const start = await kill.heal();
       const back = await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
       const backHost = await waitForNode(lab, alias, "session host with its worker slots declared", (n) => n.connected && n.sessionHost === true && !!n.workerSlots, { timeoutMs: 30_000, signal });
+      const hostAt = Date.now();
       const slotsPoll = await pollUntil("the returned node's worker slots all free", () => nodeByAlias(lab, alias), (n) => !!n.workerSlots && n.workerSlots.available === n.workerSlots.total, {
         deadlineMs: SLOTS_BOUND_S * 1000,
         intervalMs: 500,
         signal,
       });
       const hostAfter = slotsPoll.last;
-      const runAfterReturn = await waitRun(client, sent.runId, 1_000);
+      // Whether the node's return ends the lost run: agent.wait up to SLOTS_BOUND_S after the
+      // node was a session host again (the bound is in the signature; on a version whose slots
+      // poll ran to its deadline the wait is over at once).
+      const runAfterReturn = await waitRun(client, sent.runId, Math.max(1, SLOTS_BOUND_S * 1000 - (Date.now() - hostAt)));
       log(`${alias} back ${Date.now() - tStart} ms after the start call (${back.ms} ms until node.list connected); slots free ${slotsPoll.held} (${slotsPoll.ms} ms after it was a session host, ${slotsPoll.polls} polls): ${JSON.stringify(summarizeNode(hostAfter))}; run: ${runAfterReturn.status}`);
 
       check({
         id: "F-midturn-loss-turn-not-ended",
         expectation: `the user sees the turn end with an error within ${LOSS_BOUND_MS / 1000} s of the node's loss`,
         holds: !!turnEnded,
-        observed: { within_s: LOSS_BOUND_S, agentWait: ended.status, chatTerminalState: (terminalChat?.payload as { state?: string } | undefined)?.state ?? null, runAfterNodeReturned: runAfterReturn.status },
+        observed: { within_s: LOSS_BOUND_S, agentWait: ended.status, chatTerminalState: (terminalChat?.payload as { state?: string } | undefined)?.state ?? null, runAfterNodeReturned: runAfterReturn.status, runAfterNodeReturned_within_s: SLOTS_BOUND_S },
       });
       check({
         id: "F-midturn-loss-placement-not-terminal",

@@ -14,6 +14,8 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 //   - a turn sent to a session already placed there is accepted, waits while the node is
 //     down, and completes by itself once the node is started again on its state volume;
 //   - the refused session can be dispatched to the node once it is back.
+/** How long agent.wait reads the queued turn while the node is down (in the observed). */
+const WHILE_DOWN_MS = 3_000;
 const refusal = (nodeId: string) => ({ code: "INVALID_REQUEST", message: `device worker node is not connected: ${nodeId}; reconnect it before retrying` });
 
 export default defineScenario({
@@ -59,8 +61,12 @@ export default defineScenario({
       const message = marker.message;
       const tapSince = await lab.tap(alias).seq();
       const sent = await sendChat(lab.operator.client, placed.key, message);
-      const early = await waitRun(lab.operator.client, sent.runId, 3_000);
-      log(`chat.send while down: ${sent.status}; agent.wait after 3 s: ${early.status}`);
+      // The run's state while the node is down, read over WHILE_DOWN_MS (a run that ended in
+      // that time is seen at once). It does not decide alone that the turn waited: a run ends
+      // once, so its one end, "ok" and on the node after the node returned (the launch on the
+      // node's tap, which carries nothing while the node is down), closes the window.
+      const early = await waitRun(lab.operator.client, sent.runId, WHILE_DOWN_MS);
+      log(`chat.send while down: ${sent.status}; agent.wait over ${WHILE_DOWN_MS} ms: ${early.status}`);
 
       const tStart = Date.now();
       const start = await kill.heal();
@@ -75,7 +81,7 @@ export default defineScenario({
         id: "R-offline-dispatch-queued-turn",
         expectation: "a turn sent to a session placed on a down node is accepted, waits, and completes by itself after the node returns, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)",
         holds: sent.status === "started" && early.status === "timeout" && done.status === "ok" && proof.holds,
-        observed: { chatSend: sent.status, whileDown: early.status, afterReturn: done.status, ...proof.observed },
+        observed: { chatSend: sent.status, whileDown: early.status, whileDown_ms: WHILE_DOWN_MS, afterReturn: done.status, ...proof.observed },
       });
 
       const host = await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });

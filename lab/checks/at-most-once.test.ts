@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { judge } from "../findings/findings.ts";
-import { APPROVED_FIRST_ID, AT_MOST_ONCE_ID, argsFromDescription, atMostOnceExpectations, canonical, judgeAtMostOnce, type AtMostOnceEvidence, type EffectRecord } from "./at-most-once.ts";
+import { APPROVED_FIRST_ID, AT_MOST_ONCE_ID, argsFromDescription, atMostOnceExpectations, canonical, judgeAtMostOnce, unlessUnread, type AtMostOnceEvidence, type EffectRecord } from "./at-most-once.ts";
 
 // Fabricated evidence in the shapes the MCP servers, the model and the operator transcript record.
 const T0 = Date.parse("2026-11-30T10:00:00.000Z");
@@ -78,5 +78,24 @@ describe("at-most-once effects", () => {
     expect(argsFromDescription("south__write_file", 'Run south__write_file with {"path":"a","content":"b"}')).toEqual({ path: "a", content: "b" });
     expect(argsFromDescription("south__write_file", "something else")).toBeUndefined();
     expect(canonical({ b: 1, a: [{ d: 1, c: 2 }] })).toBe(canonical({ a: [{ c: 2, d: 1 }], b: 1 }));
+  });
+
+  describe("a server it could not read", () => {
+    const unread = [{ server: "south", reason: "unreachable after the scenario (connect ECONNREFUSED) and no saved log in mcp-servers.json" }];
+
+    it("could not tell: throws with the server and the reason (the runner makes that unknown), instead of passing on the others", () => {
+      const expectations = atMostOnceExpectations(judgeAtMostOnce(clean));
+      expect(() => unlessUnread(expectations, unread)).toThrow(/could not tell whether tool effects happened at most once: MCP server south could not be read \(unreachable after the scenario \(connect ECONNREFUSED\)/);
+    });
+
+    it("a fail in what it could read stands", () => {
+      const expectations = atMostOnceExpectations(judgeAtMostOnce({ ...clean, effects: [...clean.effects, echo("tok-b", 7)] }));
+      expect(unlessUnread(expectations, unread).map((e) => [e.id, e.holds])).toEqual([[AT_MOST_ONCE_ID, false]]);
+    });
+
+    it("every server read: the expectations as judged", () => {
+      const expectations = atMostOnceExpectations(judgeAtMostOnce(clean));
+      expect(unlessUnread(expectations, [])).toBe(expectations);
+    });
   });
 });

@@ -22,6 +22,9 @@
 // servers and model in their finally, after saving mcp-servers.json / model-requests.json):
 // MCP request logs, model requests, the operator transcript (approval events and resolves); the
 // saved files are read with their formats' schemas (lab/evidence/records/mcp.ts and model.ts).
+// A server whose log can be read neither way leaves the check unable to tell: it says so (the
+// scenario's verdict is unknown, with the server and the reason), unless what was read already
+// fails.
 import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -249,7 +252,26 @@ export function argsFromDescription(toolName: string, description: string | unde
   }
 }
 
-export async function gatherAtMostOnce(w: ScenarioWindow): Promise<{ evidence: AtMostOnceEvidence; sources: Record<string, string> }> {
+/** An MCP server whose request log could be read neither live nor from the scenario's saved evidence, and why. */
+export interface UnreadServer {
+  server: string;
+  reason: string;
+}
+
+/**
+ * The check's answer when some servers could not be read: a failing expectation stands (what
+ * was read already shows an effect too many or unapproved); otherwise it could not tell, and
+ * says so by throwing (the runner makes that the scenario's unknown, with this reason), rather
+ * than passing on the servers it could read.
+ */
+export function unlessUnread(expectations: EvidenceCheckInput[], unread: UnreadServer[]): EvidenceCheckInput[] {
+  if (!unread.length) return expectations;
+  const failing = expectations.filter((e) => !e.holds);
+  if (failing.length) return failing;
+  throw new Error(`could not tell whether tool effects happened at most once: ${unread.map((u) => `MCP server ${u.server} could not be read (${u.reason})`).join("; ")}`);
+}
+
+export async function gatherAtMostOnce(w: ScenarioWindow): Promise<{ evidence: AtMostOnceEvidence; sources: Record<string, string>; unread: UnreadServer[] }> {
   const from = Date.parse(w.startedAt);
   const to = Date.parse(w.endedAt);
   const sources: Record<string, string> = {};
@@ -259,6 +281,7 @@ export async function gatherAtMostOnce(w: ScenarioWindow): Promise<{ evidence: A
   // Effects: live logs plus the saved ones, the same record once (server + seq + time).
   const effects = new Map<string, EffectRecord>();
   const add = (e: EffectRecord | undefined) => e && inWindow(e.time, from, to) && effects.set(`${e.server} ${e.seq ?? ""} ${e.time} ${String(e.rpcId)}`, e);
+  const unreachable = new Map<string, string>();
   for (const s of servers) {
     try {
       const recs = await w.lab.mcp(s.name).requests();
@@ -266,6 +289,7 @@ export async function gatherAtMostOnce(w: ScenarioWindow): Promise<{ evidence: A
       sources[`mcp ${s.name}`] = `live (${recs.length} records)`;
     } catch (err) {
       sources[`mcp ${s.name}`] = `unreachable: ${(err as Error).message}`;
+      unreachable.set(s.name, (err as Error).message);
     }
   }
   const saved = readSaved(path.join(w.dir, "mcp-servers.json"), SavedMcpServers);
@@ -273,6 +297,10 @@ export async function gatherAtMostOnce(w: ScenarioWindow): Promise<{ evidence: A
     for (const v of Object.values(saved)) for (const r of v.requests ?? []) add(toEffect(r));
     sources["mcp-servers.json"] = "saved by the scenario";
   }
+  // A server unreachable now is still read if the scenario saved its log; otherwise its effects are unknown.
+  const unread = [...unreachable]
+    .filter(([name]) => !saved?.[name]?.requests)
+    .map(([server, message]) => ({ server, reason: `unreachable after the scenario (${message}) and no saved log in mcp-servers.json` }));
 
   // Intents: the model's function_calls, live and saved.
   let intents: Intent[] | undefined;
@@ -320,17 +348,17 @@ export async function gatherAtMostOnce(w: ScenarioWindow): Promise<{ evidence: A
   for (const a of approvals.values()) if (a.decidedAt !== undefined && sentAt.has(a.id)) a.decidedAt = Math.min(a.decidedAt, sentAt.get(a.id)!);
   sources.approvals = `operator transcript (${approvals.size} approvals)`;
 
-  return { evidence: { effects: [...effects.values()], intents, approvals: [...approvals.values()], gatedTools: w.lab.spec.mcp.approvalTools, separators }, sources };
+  return { evidence: { effects: [...effects.values()], intents, approvals: [...approvals.values()], gatedTools: w.lab.spec.mcp.approvalTools, separators }, sources, unread };
 }
 
 export const atMostOnceCheck: EvidenceCheck = {
   name: "at-most-once",
   async run(w) {
     const t0 = performance.now();
-    const { evidence, sources } = await gatherAtMostOnce(w);
+    const { evidence, sources, unread } = await gatherAtMostOnce(w);
     const report = { ...judgeAtMostOnce(evidence), sources };
     report.ms = Math.round(performance.now() - t0);
-    writeJson(path.join(w.dir, "at-most-once.json"), { ...report, evidence: { effects: evidence.effects, approvals: evidence.approvals, gatedTools: evidence.gatedTools } });
-    return atMostOnceExpectations(report);
+    writeJson(path.join(w.dir, "at-most-once.json"), { ...report, unread, evidence: { effects: evidence.effects, approvals: evidence.approvals, gatedTools: evidence.gatedTools } });
+    return unlessUnread(atMostOnceExpectations(report), unread);
   },
 };

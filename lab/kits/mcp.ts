@@ -7,13 +7,42 @@ import { isResponsesCall, type ModelRequest } from "../clients/model.ts";
 import { writeJson } from "../evidence/write.ts";
 import type { Lab } from "../topology/lab.ts";
 import { labStep } from "../verdict.ts";
-import { waitFor } from "../wait.ts";
+import { pollUntil, waitFor } from "../wait.ts";
 import type { EventLog } from "./events.ts";
 import type { Session } from "./session.ts";
 import { toolErrorMessage, toolResults } from "./turns.ts";
 
 export const toolCallsIn = (records: McpRecord[], tool?: string): McpRecord[] =>
   records.filter((r) => r.kind === "rpc" && r.rpcMethod === "tools/call" && (tool === undefined || r.tool === tool));
+
+/**
+ * tools/call records up to and including `seq`: with `seq` the server's log position read just
+ * before an approval was answered, the calls that came before the answer (ordered by the
+ * server's own log, not by a clock).
+ */
+export const toolCallsThrough = (records: McpRecord[], seq: number, tool?: string): McpRecord[] => toolCallsIn(records, tool).filter((r) => r.seq <= seq);
+
+/** What watchForCall saw: the bound it watched for (carry it in the check's observed) and the calls that came. */
+export interface CallWatch {
+  within_ms: number;
+  calls: number;
+}
+
+/**
+ * Watches a server's log for a tools/call (after `since`) for `withinMs` from `from` (default:
+ * now), ended at once by a call. For "nothing reaches the server while the approval is pending",
+ * where no event can close the window: the absence is observed over a bound that the caller
+ * carries in its check's observed, so the bound is visible and registered with a finding.
+ */
+export async function watchForCall(server: McpControl, opts: { withinMs: number; from?: number; since?: number; tool?: string; signal?: AbortSignal }): Promise<CallWatch> {
+  const seen = await pollUntil("a tools/call reaching the MCP server", async () => toolCallsIn(await server.requests({ since: opts.since }), opts.tool).length, (n) => n > 0, {
+    deadlineMs: opts.withinMs,
+    from: opts.from,
+    intervalMs: 100,
+    signal: opts.signal,
+  });
+  return { within_ms: opts.withinMs, calls: seen.last };
+}
 
 export const cancelsIn = (records: McpRecord[]): McpRecord[] => records.filter((r) => r.kind === "rpc" && r.rpcMethod === "notifications/cancelled");
 
@@ -22,6 +51,34 @@ export function cancelParams(r: McpRecord): { requestId: unknown; reason: unknow
   const p = (r.params ?? {}) as { requestId?: unknown; reason?: unknown };
   return { requestId: p.requestId, reason: p.reason };
 }
+
+/** What one call of a server's tool showed: the run's end, how many tools/call reached the server, the call's result (its error message for an error). */
+export interface CallObserved {
+  run: string;
+  serverCalls: number;
+  resultIsError: boolean | null;
+  result: string | null;
+}
+
+/** One call before the one that worked, with its answer. */
+export interface CallBefore {
+  text: string;
+  run: string;
+  serverCalls: number;
+  resultIsError: boolean | null;
+  answer: string | null;
+}
+
+/**
+ * The calls made before the one that worked (every call when none did), each with its answer:
+ * retried calls are judged too, not hidden behind the success that ended the retries.
+ */
+export function callsBefore(attempts: { text: string; observed: CallObserved }[], works: boolean): CallBefore[] {
+  return (works ? attempts.slice(0, -1) : attempts).map((a) => ({ text: a.text, run: a.observed.run, serverCalls: a.observed.serverCalls, resultIsError: a.observed.resultIsError, answer: a.observed.result }));
+}
+
+/** A call refused cleanly: its turn ended "ok" with an error result, and no call reached the server. */
+export const refusedCleanly = (c: Pick<CallBefore, "run" | "serverCalls" | "resultIsError">): boolean => c.run === "ok" && c.resultIsError === true && c.serverCalls === 0;
 
 /** Waits (default 30 s) until an MCP server's control API answers (after a restart; lab.mcp() follows a moved IP). */
 export async function waitMcpHealthy(lab: Lab, name: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
