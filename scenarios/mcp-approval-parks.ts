@@ -5,7 +5,7 @@ import { approvalState, resolveApproval, waitApproval } from "../lab/kits/approv
 import { toolCallsIn } from "../lab/kits/mcp.ts";
 import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolResults } from "../lab/kits/turns.ts";
-import { sleep } from "../lab/wait.ts";
+import { sleep } from "../lab/core/wait.ts";
 
 // south__write_file is gated by the lab's approval plugin. The call must park with the turn
 // still running, nothing may reach the server while it is parked, one allow-once must be

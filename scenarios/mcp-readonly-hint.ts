@@ -5,7 +5,7 @@ import { resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
 import { toolCallsIn } from "../lab/kits/mcp.ts";
 import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn } from "../lab/kits/turns.ts";
-import { sleep } from "../lab/wait.ts";
+import { sleep } from "../lab/core/wait.ts";
 import type { CatalogTool } from "../lab/clients/mcp.ts";
 
 // MCP tool annotations are the server's word, not a grant. south's write_file declares
