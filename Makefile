@@ -2,7 +2,7 @@
 # tests and the scenario suite. Both set up everything first (npm packages, Docker engine,
 # images). Overrides: NODES=4 OPENCLAW_VERSION=2026.9.6 SEED=123 SCENARIOS="smoke" REPLAY=path/run.json
 SHELL := /bin/bash
-# Settings given to make (make lab NODES=4) reach the lab as FLEETLAB_* (lab/settings.ts); a
+# Settings given to make (make lab NODES=4) reach the lab as FLEETLAB_* (lab/definitions/settings.ts); a
 # NODES or SEED that is only in the environment is not made into one (the lab still reads the
 # unprefixed names, with a notice that they will go).
 define pass_setting
@@ -59,10 +59,10 @@ help:
 	@echo "  Environment: docs/reference/cli.md (FLEETLAB_STATE, FLEETLAB_CACHE, FLEETLAB_QUIET, ...)"
 
 # npm packages exactly as the lockfiles say (`npm ci`), installed again only when one changes.
-# docker/mcp's install is marked with its lockfile's sha256, as lab/images.ts checks before it
+# docker/mcp's install is marked with its lockfile's sha256, as lab/engine/images.ts checks before it
 # builds the MCP image (a half-finished install is never reused).
 node_modules/.fleetlab-deps: package.json package-lock.json docker/mcp/package.json docker/mcp/package-lock.json
-	@bash lab/machine.sh
+	@bash lab/host/machine.sh
 	npm ci --no-audit --no-fund
 	npm --prefix docker/mcp ci --no-audit --no-fund --omit=dev
 	sha256sum < docker/mcp/package-lock.json | cut -d' ' -f1 > docker/mcp/node_modules/.fleetlab-installed
@@ -71,12 +71,12 @@ deps: node_modules/.fleetlab-deps
 
 # A Docker engine that answers (installed and started on Debian as root when missing).
 engine:
-	@bash lab/engine.sh
+	@bash lab/host/engine.sh
 
 # Headless Chromium for the report check at the end of the scenario suite (Debian's package,
 # installed as root on Debian when missing).
 chromium:
-	@bash lab/chromium.sh
+	@bash lab/host/chromium.sh
 
 # make exits 2 whenever a recipe fails, whatever the recipe's own code: the lab's code (0 pass,
 # 1 fail, 2 bad input or set-up, 3 unknown, 130/143 interrupted) is printed as the last line and
@@ -91,13 +91,13 @@ lab: deps engine
 	  echo "fleetlab: exit $$rc ($$m; kept in $(LAST_EXIT))"; exit $$rc
 
 # One scenario N times, each attempt reproduced, new signature, failed otherwise, not reproduced or
-# could not tell (lab/repro.ts); its own exit code as for make lab: 0 the bug showed at least once,
+# could not tell (lab/commands/repro.ts); its own exit code as for make lab: 0 the bug showed at least once,
 # 1 it never did and some attempt was judged, 2 bad input, 3 no attempt could tell.
 repro: deps engine
 	@rc=0; npm run --silent fleetlab -- repro $(NAME) --n $(or $(N),10) $(if $(UNTIL),--until) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
 
-# The scenarios on each OpenClaw version (lab/matrix.ts): VERSIONS="2026.9.4 2026.9.6", newest or last3.
+# The scenarios on each OpenClaw version (lab/commands/matrix.ts): VERSIONS="2026.9.4 2026.9.6", newest or last3.
 matrix: deps engine
 	@rc=0; npm run --silent fleetlab -- matrix $(SCENARIOS) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
@@ -144,7 +144,7 @@ costs: deps
 	npm run --silent fleetlab -- costs $(RUNS)
 
 # Past one machine (docs/guides/nightly-and-engines.md): a second Docker engine beside the first, with its own socket, data
-# root, bridge and address pool (lab/engine2.sh; root). DOCKER_HOST=unix:///run/fleetlab-engine2.sock
+# root, bridge and address pool (lab/host/engine2.sh; root). DOCKER_HOST=unix:///run/fleetlab-engine2.sock
 # make lab RUNNER=container then runs there; FLEETLAB_IMAGES_FROM=unix:///var/run/docker.sock
 # copies the images from the first engine instead of building them.
 # The lab's own state: this checkout's run folders and state (.lab/), the per-user cache
@@ -162,6 +162,6 @@ clean:
 	  rm -rf "$(STATE_DIR)" "$(CACHE_DIR)"; echo "make clean: done"
 
 engine2:
-	@bash lab/engine2.sh start
+	@bash lab/host/engine2.sh start
 engine2-stop:
-	@bash lab/engine2.sh stop
+	@bash lab/host/engine2.sh stop

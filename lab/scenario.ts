@@ -2,21 +2,21 @@
 // share the standard lab or needs its own (because it breaks things or checks teardown), the
 // topology it needs, and a body that drives the lab and asserts what a user needs.
 import type { Lab } from "./topology/lab.ts";
-import type { TopologyInput } from "./spec.ts";
+import type { TopologyInput } from "./definitions/spec.ts";
 import type { Run } from "./evidence/run.ts";
 import type { FindingRecord } from "./findings/findings.ts";
-import type { Need } from "./capabilities.ts";
+import type { Need } from "./engine/capabilities.ts";
 
-export type { Verdict } from "./verdict.ts";
-// The verdict errors live beside the verdict rule (lab/verdict.ts), on the floor members and
+export type { Verdict } from "./definitions/verdict.ts";
+// The verdict errors live beside the verdict rule (lab/definitions/verdict.ts), on the floor members and
 // topology read; scenarios take them from here as before.
-export { LabInfraError, SystemUnderTestError, labStep } from "./verdict.ts";
+export { LabInfraError, SystemUnderTestError, labStep } from "./definitions/verdict.ts";
 export type { FindingRecord } from "./findings/findings.ts";
 
 export interface ScenarioContext {
   lab: Lab;
   run: Run;
-  /** Aborted when the scenario runs out of time: pass it to every wait (lab/wait.ts). */
+  /** Aborted when the scenario runs out of time: pass it to every wait (lab/core/wait.ts). */
   signal: AbortSignal;
   /** This scenario's evidence folder inside the run folder. */
   dir: string;
@@ -39,7 +39,7 @@ export interface ScenarioContext {
   premise(p: { id: string; met: boolean; observed?: unknown }): boolean;
 }
 
-/** What a scenario must have made happen before its verdict counts (lab/judging.ts). */
+/** What a scenario must have made happen before its verdict counts (lab/run/judging.ts). */
 export interface Premise {
   /** Named in the scenario's header and docs/reference/scenarios.md, e.g. "P-50219-502-served". */
   id: string;
@@ -61,7 +61,7 @@ export interface Scenario {
    */
   order?: number;
   /**
-   * What it needs of the OpenClaw version (lab/capabilities.ts): a CLI option, a gateway method
+   * What it needs of the OpenClaw version (lab/engine/capabilities.ts): a CLI option, a gateway method
    * or event. When the version lacks one, the verdict is "n/a" with the reason, before the body.
    */
   needs?: Need[];
@@ -77,7 +77,7 @@ export interface Scenario {
   /**
    * The checks that ARE the bug a repro reproduces (check ids; default: the ids of its registered
    * findings). `make repro` counts an attempt as reproduced only when one of these was short; any
-   * other check or step that fails is "failed otherwise", never a reproduction (lab/repro.ts).
+   * other check or step that fails is "failed otherwise", never a reproduction (lab/commands/repro.ts).
    */
   bug?: string[];
   /** What must have happened for its checks to mean anything: each proven in the body with ctx.premise(). */

@@ -7,7 +7,7 @@ import { nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost }
 import { assertTurnOnNode, plantNodeMarker, proveTurnOnNode, provenWorkerTurn } from "../lab/kits/proof.ts";
 import { createWorkerSession, dispatchTo, placementOf, startHeldTurn, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
-import { pollUntil } from "../lab/wait.ts";
+import { pollUntil } from "../lab/core/wait.ts";
 
 // Node hosts with one worker slot each. A turn held at its model call fills node-1; then:
 //   - an explicit dispatch of another session to node-1 is refused (at capacity);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { docker } from "../lab/docker.ts";
+import { docker } from "../lab/engine/docker.ts";
 import { faults } from "../lab/faults/index.ts";
 import * as op from "../lab/clients/operator.ts";
 import { describeSession } from "../lab/clients/sessions.ts";

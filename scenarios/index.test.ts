@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { loadScenarios, scenarioFiles } from "./index.ts";
 import { labFindings } from "../lab/checks/findings.ts";
 import { excerptPath } from "../lab/findings/excerpt.ts";
-import { ROOT } from "../lab/paths.ts";
+import { ROOT } from "../lab/core/paths.ts";
 
 const scenarios = await loadScenarios();
 

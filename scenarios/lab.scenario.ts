@@ -3,22 +3,22 @@
 // then the run's report.html opened in headless Chromium and read back.
 import { afterAll, describe, expect, it } from "vitest";
 import { Run } from "../lab/evidence/run.ts";
-import { LabPool, lanesFromEnv, runLanes, runOrder, startRun, writeRunReports, type ScenarioResult } from "../lab/runner.ts";
+import { LabPool, lanesFromEnv, runLanes, runOrder, startRun, writeRunReports, type ScenarioResult } from "../lab/run/runner.ts";
 import { faultScenario, lookAtReport } from "../lab/evidence/report-check.ts";
-import { info } from "../lab/log.ts";
+import { info } from "../lab/core/log.ts";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { SNAPSHOTS } from "../lab/topology/snapshot.ts";
-import { OPERATOR_DIR } from "../lab/paths.ts";
-import { topologyFromEnv } from "../lab/spec.ts";
-import { setting } from "../lab/settings.ts";
-import { parseShard, selectShard, shardRecord } from "../lab/shard.ts";
-import { accepted } from "../lab/verdict.ts";
+import { OPERATOR_DIR } from "../lab/core/paths.ts";
+import { topologyFromEnv } from "../lab/definitions/spec.ts";
+import { setting } from "../lab/definitions/settings.ts";
+import { parseShard, selectShard, shardRecord } from "../lab/run/shard.ts";
+import { accepted } from "../lab/definitions/verdict.ts";
 import { loadScenarios } from "./index.ts";
-import { installEscapeTrap, onUnownedEscape, type Escape } from "../lab/escapes.ts";
+import { installEscapeTrap, onUnownedEscape, type Escape } from "../lab/core/escapes.ts";
 
 /**
  * Each node host's device token and private key, as its own state database holds them (the
@@ -52,7 +52,7 @@ function nodeCredentials(keys: (string | undefined)[]): Map<string, string> {
 
 const spec = topologyFromEnv();
 const run = Run.create({ seed: spec.seed });
-// SHARD=K/N runs only shard K of N (lab/shard.ts: split by measured cost, as `make lab SHARD=K/N`).
+// SHARD=K/N runs only shard K of N (lab/run/shard.ts: split by measured cost, as `make lab SHARD=K/N`).
 const shardText = setting("SHARD")?.trim();
 const shard = shardText ? parseShard(shardText) : undefined;
 // The field-bug repros (scenarios/repro/) are reproduction targets run with make repro, make
@@ -62,7 +62,7 @@ const split = shard ? selectShard(all, shard) : undefined;
 const scenarios = split?.chosen ?? all;
 const lanes = lanesFromEnv();
 
-// The scenarios run in lanes side by side (lab/runner.ts runLanes; LANES=1: one after another),
+// The scenarios run in lanes side by side (lab/run/runner.ts runLanes; LANES=1: one after another),
 // started by the first test; each scenario's test waits for its own verdict.
 function deferred<T>() {
   let resolve!: (v: T) => void, reject!: (e: unknown) => void;
@@ -123,7 +123,7 @@ describe(`scenarios${shard ? ` (shard ${shard.index}/${shard.total})` : ""} (evi
     });
   }
 
-  // An error that escaped with no scenario to charge (lab/escapes.ts) is a bug of the lab's own.
+  // An error that escaped with no scenario to charge (lab/core/escapes.ts) is a bug of the lab's own.
   it("no error escaped the lab outside a scenario", { timeout: 60 * 60_000 }, async () => {
     await settled().catch(() => {});
     expect(unowned.map((e) => `${e.kind}: ${(e.error as Error)?.stack ?? e.error}`)).toEqual([]);
@@ -158,7 +158,7 @@ describe(`scenarios${shard ? ` (shard ${shard.index}/${shard.total})` : ""} (evi
     expect(hits).toEqual([]);
   });
 
-  // Last: this run's report.html as a person sees it, in headless Chromium (lab/chromium.sh).
+  // Last: this run's report.html as a person sees it, in headless Chromium (lab/host/chromium.sh).
   it("report.html shows the recorded verdicts, a fault and frames on the timeline (headless Chromium)", { timeout: 300_000 }, async (t) => {
     await settled().catch(() => {}); // every lab down: its transcripts and container events are in the run folder
     // A shard may hold no scenario with a fault: then there is no fault to look for on its page.

@@ -11,7 +11,7 @@ import { writeToolPolicy } from "../lab/kits/gateway-config.ts";
 import { saveMcpEvidence, toolCallsIn, toolCallsThrough, watchForCall } from "../lab/kits/mcp.ts";
 import { sendTurn, toolResults, type ToolResult } from "../lab/kits/turns.ts";
 import type { Lab } from "../lab/topology/lab.ts";
-import { pollUntil } from "../lab/wait.ts";
+import { pollUntil } from "../lab/core/wait.ts";
 
 // Points 3 and 5 of the multi-MCP reference (scenarios/mcp-policy.ts has 1, 2 and 4), on the
 // same host tool policy file (spec `gateway.toolPolicy`: OpenClaw's `tools` policy in

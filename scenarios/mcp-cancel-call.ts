@@ -3,7 +3,7 @@ import { waitRun } from "../lab/clients/sessions.ts";
 import { cancelParams, cancelsIn } from "../lab/kits/mcp.ts";
 import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn } from "../lab/kits/turns.ts";
-import { sleep } from "../lab/wait.ts";
+import { sleep } from "../lab/core/wait.ts";
 
 // A call of north__example_echo is held at the north server; the operator cancels the turn
 // (chat.abort). The cancel must reach the server as notifications/cancelled naming that

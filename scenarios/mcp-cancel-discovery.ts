@@ -2,7 +2,7 @@ import { LabInfraError, defineScenario, type FindingRecord } from "../lab/scenar
 import { cancelParams, cancelsIn, toolCallsIn } from "../lab/kits/mcp.ts";
 import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn } from "../lab/kits/turns.ts";
-import { WaitTimeout, pollUntil, waitFor } from "../lab/wait.ts";
+import { WaitTimeout, pollUntil, waitFor } from "../lab/core/wait.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
 import type { McpRecord } from "../lab/clients/mcp.ts";
 

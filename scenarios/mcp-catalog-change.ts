@@ -6,7 +6,7 @@ import type { EventLog } from "../lab/kits/events.ts";
 import { toolCallsIn } from "../lab/kits/mcp.ts";
 import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolResults } from "../lab/kits/turns.ts";
-import { sleep } from "../lab/wait.ts";
+import { sleep } from "../lab/core/wait.ts";
 import type { CatalogTool, McpControl } from "../lab/clients/mcp.ts";
 import type { GatewayClient } from "../lab/clients/gateway.ts";
 

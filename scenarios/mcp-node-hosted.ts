@@ -11,7 +11,7 @@ import { invokeParams } from "../lab/kits/node-wire.ts";
 import { summarizeNode, waitForNode } from "../lab/kits/nodes.ts";
 import { sendTurn, toolErrorMessage, toolResults, type ToolResult } from "../lab/kits/turns.ts";
 import type { Lab } from "../lab/topology/lab.ts";
-import { StopWaiting, waitFor } from "../lab/wait.ts";
+import { StopWaiting, waitFor } from "../lab/core/wait.ts";
 
 // An MCP server ("east", the north catalog) that only node-1 has configured
 // (nodeHost.mcp.servers.east on node-1; the gateway's mcp.servers does not list it).

@@ -4,7 +4,7 @@ import { waitRun } from "../lab/clients/sessions.ts";
 import { mcpToolsOffered, toolCallsIn, waitMcpHealthy } from "../lab/kits/mcp.ts";
 import { mcpScene, type McpScene } from "../lab/kits/scene.ts";
 import { sendTurn } from "../lab/kits/turns.ts";
-import { pollUntil } from "../lab/wait.ts";
+import { pollUntil } from "../lab/core/wait.ts";
 import { isResponsesCall } from "../lab/clients/model.ts";
 
 // Two MCP servers are configured; south's container is down before any session has

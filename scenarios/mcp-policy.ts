@@ -11,7 +11,7 @@ import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolErrorMessage, toolResults, type Turn } from "../lab/kits/turns.ts";
 import { AGENT_WORKSPACE, APPROVAL_PLUGIN, TOOL_POLICY_FILE, toolPolicyBytes } from "../lab/members/gateway.ts";
 import type { Lab } from "../lab/topology/lab.ts";
-import { WaitTimeout, pollUntil, waitFor } from "../lab/wait.ts";
+import { WaitTimeout, pollUntil, waitFor } from "../lab/core/wait.ts";
 
 // The multi-MCP reference's host tool policy (points 1, 2 and 4), mapped onto OpenClaw.
 // Reference: two MCP servers (north, south), a host tool policy file, every MCP call asks the

@@ -4,7 +4,7 @@ import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
 import { callsBefore, refusedCleanly, toolCallsIn, waitMcpHealthy, type CallObserved } from "../lab/kits/mcp.ts";
 import { mcpScene, type McpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolErrorMessage, toolResults, type Turn } from "../lab/kits/turns.ts";
-import { sleep } from "../lab/wait.ts";
+import { sleep } from "../lab/core/wait.ts";
 import type { GatewayClient } from "../lab/clients/gateway.ts";
 import type { McpControl } from "../lab/clients/mcp.ts";
 

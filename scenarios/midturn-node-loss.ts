@@ -10,7 +10,7 @@ import { nodeByAlias, summarizeNode, waitConnected, waitForNode, waitForWorkerHo
 import { nodeScene } from "../lab/kits/scene.ts";
 import { createWorkerSession, dispatchTo, expectedReply, placementOf, uniqueName, workerTurn } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
-import { pollUntil } from "../lab/wait.ts";
+import { pollUntil } from "../lab/core/wait.ts";
 
 // Node loss in the middle of a worker turn, after OpenClaw's qa-lab cloud-worker mid-turn
 // loss proof. The scripted model has the worker read two checkpoint files (their contents,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { faults } from "../lab/faults/index.ts";
-import { tapAlias } from "../lab/spec.ts";
+import { tapAlias } from "../lab/definitions/spec.ts";
 import { defineScenario } from "../lab/scenario.ts";
 import { injectBeforeKeepalive } from "../lab/kits/keepalive.ts";
 import { controlConn, controlEvents, waitReconnect } from "../lab/kits/node-wire.ts";

@@ -9,7 +9,7 @@ case "${FLEETLAB_ROLE:-}" in
   gateway)
     exec openclaw gateway run --port "${GATEWAY_PORT:-18789}" --bind lan --allow-unconfigured ;;
   node)
-    # FLEETLAB_NODE_ARGS: what this version's `node run` offers beyond these (lab/capabilities.ts:
+    # FLEETLAB_NODE_ARGS: what this version's `node run` offers beyond these (lab/engine/capabilities.ts:
     # "--session-host" from 2026.9.6; before it, worker runs come from nodeHost.workerRuns).
     # shellcheck disable=SC2086
     exec openclaw node run --host "${GATEWAY_HOST:?}" --port "${GATEWAY_PORT:-18789}" \

@@ -6,12 +6,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { nodeBinary } from "../images.ts";
+import { nodeBinary } from "../engine/images.ts";
 import { gatewayConfig } from "../members/gateway.ts";
 import { nodeConfig } from "../members/node-host.ts";
-import type { TopologySpec } from "../spec.ts";
+import type { TopologySpec } from "../definitions/spec.ts";
 import type { OperatorHost } from "../topology/operator.ts";
-import { waitFor } from "../wait.ts";
+import { waitFor } from "../core/wait.ts";
 
 const run = promisify(execFile);
 

@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { TapControl } from "../clients/tap.ts";
-import { docker } from "../docker.ts";
+import { docker } from "../engine/docker.ts";
 import { Run } from "../evidence/run.ts";
 import type { Fault } from "../faults/fault.ts";
 import { execIn } from "../faults/helper.ts";

@@ -2,7 +2,7 @@
 // of VmHWM (peak resident set) over the processes. Page cache is not counted (cgroup v1's
 // max_usage would count the ~650 MB package read from disk as if the process held it).
 import fs from "node:fs";
-import { docker } from "../docker.ts";
+import { docker } from "../engine/docker.ts";
 
 function vmHwmKiB(pid: number): number {
   try {

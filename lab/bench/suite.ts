@@ -5,10 +5,10 @@
 // (the lab never imports them): lab/bench/main.ts loads them from the scenarios folder.
 import type { Run } from "../evidence/run.ts";
 import { faultScenario, lookAtReport } from "../evidence/report-check.ts";
-import { LabPool, lanesFromEnv, resolveScenarios, runLanes, writeRunReports, type ScenarioResult } from "../runner.ts";
+import { LabPool, lanesFromEnv, resolveScenarios, runLanes, writeRunReports, type ScenarioResult } from "../run/runner.ts";
 import type { Scenario } from "../scenario.ts";
 import { Lab, type LabUpOptions } from "../topology/lab.ts";
-import type { TopologySpec } from "../spec.ts";
+import type { TopologySpec } from "../definitions/spec.ts";
 
 /** The goal for the whole suite's wall time. */
 export const SUITE_TARGET_S = 8 * 60;

@@ -14,13 +14,13 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { WebSocket, WebSocketServer } from "ws";
 import { TapControl, type Firing } from "../clients/tap.ts";
-import { DOCKER_DIR } from "../paths.ts";
+import { DOCKER_DIR } from "../core/paths.ts";
 import type { FaultLab } from "../faults/fault.ts";
 import { KillInsideFault } from "../faults/kill-inside.ts";
 import { nowMs } from "../faults/timeline.ts";
 import { wireClose, wireDelay, wireDrop, wireFreeze, wireHalfOpen, wireRespond, wireWithholdPong, type WireFault } from "../faults/wire.ts";
 import { listeningRecord, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
-import { waitFor } from "../wait.ts";
+import { waitFor } from "../core/wait.ts";
 
 export interface Stat {
   median: number;

@@ -31,7 +31,7 @@ import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { writeJson } from "../evidence/write.ts";
 import { McpRecord, ModelRequest, SavedMcpServers, SavedModelRequests } from "../evidence/records/index.ts";
-import { mcpContainers } from "../spec.ts";
+import { mcpContainers } from "../definitions/spec.ts";
 import type { EvidenceCheck, EvidenceCheckInput, ScenarioWindow } from "./types.ts";
 
 /** One tools/call as the server recorded it. */

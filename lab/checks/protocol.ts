@@ -19,7 +19,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import Schema from "typebox/schema";
-import { ROOT } from "../paths.ts";
+import { ROOT } from "../core/paths.ts";
 import { writeJson } from "../evidence/write.ts";
 import type { FindingRecord } from "../findings/findings.ts";
 import { compareVersions } from "../findings/versions.ts";

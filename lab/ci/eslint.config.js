@@ -1,7 +1,7 @@
 // Lint run by `npm run typecheck` (eslint --config lab/ci/eslint.config.js) (make typecheck, make test, the pull-request workflow): only the
 // rules that catch what the type checker cannot and that once took the lab down. A promise
 // nobody awaits and nobody handles ends the whole process on Node 24 when it rejects (a full
-// `make lab` died that way); lab/escapes.ts charges such an error to its scenario at run time,
+// `make lab` died that way); lab/core/escapes.ts charges such an error to its scenario at run time,
 // this finds it before.
 import tseslint from "typescript-eslint";
 

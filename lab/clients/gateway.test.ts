@@ -8,7 +8,7 @@ import { buildDeviceAuthPayloadV3, loadOrCreateDeviceIdentity, verifyDeviceSigna
 import { GATEWAY_CLIENT_IDS, GATEWAY_CLIENT_MODES } from "@openclaw/gateway-protocol/client-info";
 import { GatewayClient, GatewayError } from "./gateway.ts";
 import { TranscriptEntry, parseJsonl } from "../evidence/records/index.ts";
-import { sleep } from "../wait.ts";
+import { sleep } from "../core/wait.ts";
 
 // A tiny stand-in gateway: plays connect.challenge -> connect -> hello-ok and answers a
 // few methods, so the client's behaviour can be pinned without OpenClaw or Docker.

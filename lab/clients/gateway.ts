@@ -42,7 +42,7 @@ import { Compile } from "typebox/compile";
 import type { DeviceIdentity } from "./device-identity.ts";
 import { REDACTED, Redactor } from "../evidence/redact.ts";
 import type { TranscriptEntry } from "../evidence/records/index.ts";
-import { DeadlineExceeded, sleep, withDeadline } from "../wait.ts";
+import { DeadlineExceeded, sleep, withDeadline } from "../core/wait.ts";
 
 export const PROTOCOL_VERSION = 4;
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;

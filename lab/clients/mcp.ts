@@ -8,7 +8,7 @@
 import type { CatalogTool, CatalogToolSpec } from "../../docker/mcp/catalog.ts";
 import type { Arm, Effect, HeldCall, McpControlApi, McpHealth, McpRecord, McpSession } from "../../docker/mcp/wire.ts";
 import { controlCaller, type ControlCaller } from "./control.ts";
-import { WaitTimeout, waitFor } from "../wait.ts";
+import { WaitTimeout, waitFor } from "../core/wait.ts";
 
 export type { CatalogTool, CatalogToolSpec } from "../../docker/mcp/catalog.ts";
 export type { Arm, CancelReason, Effect, HeldCall, McpControlApi, McpEventName, McpHealth, McpRecord, McpSession } from "../../docker/mcp/wire.ts";

@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { LoadedRule, Match, Rule, ScriptMode } from "../../docker/model/script.ts";
 import type { ArmedFail, ArmedHold, HeldRequest, ModelControlApi, ModelHealth, ModelRequest } from "../../docker/model/wire.ts";
 import { controlCaller, type ControlCaller } from "./control.ts";
-import { WaitTimeout, waitFor } from "../wait.ts";
+import { WaitTimeout, waitFor } from "../core/wait.ts";
 
 export type { DelayStep, DropStep, FailStep, HoldStep, LoadedRule, Match, MatchFields, Rule, ScriptMode, Step, TextStep, ToolCallStep } from "../../docker/model/script.ts";
 export type { ArmedFail, ArmedHold, Emitted, HeldRequest, ModelHealth, ModelRequest, RequestStatus } from "../../docker/model/wire.ts";

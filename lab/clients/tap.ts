@@ -12,7 +12,7 @@ import { dirname } from "node:path";
 import type { OpcodeName, TapMatch, TapRule, TapRuleSpec } from "../../docker/faultproxy/rules.ts";
 import type { Frame, HttpExchange, Healed, TapConnection, TapControlApi, TapHealth, TapRecord } from "../../docker/faultproxy/wire.ts";
 import { controlCaller, type ControlCaller } from "./control.ts";
-import { WaitTimeout, waitFor } from "../wait.ts";
+import { WaitTimeout, waitFor } from "../core/wait.ts";
 import { Redactor } from "../evidence/redact.ts";
 
 export type { ActionType, CloseCode, CloseSide, Dir, Firing, OpcodeName, RuleAction, RuleMatch, TapAction, TapMatch, TapRule, TapRuleSpec } from "../../docker/faultproxy/rules.ts";

@@ -1,5 +1,5 @@
 // Looking at report.html as a person would: headless Chromium (Debian's package, installed by
-// lab/chromium.sh) opens the file, runs its script and prints the resulting DOM or saves a
+// lab/host/chromium.sh) opens the file, runs its script and prints the resulting DOM or saves a
 // screenshot. Every flag that would let Chromium reach outside hosts (background networking,
 // component updates, sync, QUIC) is off, and each run gets a fresh profile folder.
 import { execFile } from "node:child_process";
@@ -8,14 +8,14 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { LabError } from "../log.ts";
+import { LabError } from "../core/log.ts";
 
 const run = promisify(execFile);
 
 /** The Chromium binary: CHROMIUM=path, else /usr/bin/chromium. */
 export function chromiumPath(): string {
   const p = process.env.CHROMIUM ?? "/usr/bin/chromium";
-  if (!fs.existsSync(p)) throw new LabError(`no Chromium at ${p}: run 'bash lab/chromium.sh' (installs Debian's chromium as root on Debian) or set CHROMIUM=/path/to/chromium`);
+  if (!fs.existsSync(p)) throw new LabError(`no Chromium at ${p}: run 'bash lab/host/chromium.sh' (installs Debian's chromium as root on Debian) or set CHROMIUM=/path/to/chromium`);
   return p;
 }
 

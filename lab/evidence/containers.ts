@@ -6,9 +6,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
-import { docker } from "../docker.ts";
-import { waitFor } from "../wait.ts";
-import { raise } from "../escapes.ts";
+import { docker } from "../engine/docker.ts";
+import { waitFor } from "../core/wait.ts";
+import { raise } from "../core/escapes.ts";
 // The line format is an evidence record (lab/evidence/records/containers.ts), read by the report.
 import type { ContainerEventLine } from "./records/index.ts";
 
@@ -69,7 +69,7 @@ export class ContainerEvents {
       try {
         fs.appendFileSync(file, JSON.stringify(line) + "\n");
       } catch (err) {
-        raise(err); // never thrown inside the engine's event stream (lab/escapes.ts)
+        raise(err); // never thrown inside the engine's event stream (lab/core/escapes.ts)
       }
     });
     // The stream ends when stopped or when the engine goes; what was seen is already on disk.

@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { docker } from "../docker.ts";
+import { docker } from "../engine/docker.ts";
 
 /**
  * Save a container's whole stdout and stderr (every start of it: the engine keeps one log

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { LabError } from "../log.ts";
+import { LabError } from "../core/log.ts";
 import { mergeRuns } from "./merge.ts";
 import { Run, readRunRecord, type RunRecord } from "./run.ts";
 import { buildReportData } from "./timeline.ts";

@@ -1,5 +1,5 @@
 // Merging shard runs (`fleetlab merge OUT RUN...`): the run folders of the shards of a nightly
-// (one per runner, lab/shard.ts) become one run per OpenClaw version: OUT/<version>/ with
+// (one per runner, lab/run/shard.ts) become one run per OpenClaw version: OUT/<version>/ with
 // run.json (the one schema, written through Run), junit.xml, report.html and summary.md, and
 // OUT/summary.md over every version (the job summary: what needs attention first, then the
 // scenario x version matrix, then each version's verdicts).
@@ -14,7 +14,7 @@
 import { sealFolder } from "./redact.ts";
 import fs from "node:fs";
 import path from "node:path";
-import { LabError } from "../log.ts";
+import { LabError } from "../core/log.ts";
 import { junitXml } from "./junit.ts";
 import { TimelineEntry, parseJsonLine } from "./records/index.ts";
 import { writeReportHtml } from "./report-html.ts";

@@ -1,9 +1,9 @@
 // Verdict table for the terminal, from results or from a run folder's run.json.
 import fs from "node:fs";
 import path from "node:path";
-import { RUNS } from "../paths.ts";
+import { RUNS } from "../core/paths.ts";
 import { readRunRecord, type RunRecord } from "./run.ts";
-import { LabError } from "../log.ts";
+import { LabError } from "../core/log.ts";
 
 export interface Row {
   name: string;

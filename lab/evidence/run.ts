@@ -8,15 +8,15 @@ import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { RUNS } from "../paths.ts";
-import { LabError } from "../log.ts";
+import { RUNS } from "../core/paths.ts";
+import { LabError } from "../core/log.ts";
 import { writeAtomic } from "./write.ts";
 import { REDACTED } from "./redact.ts";
 
 const Verdict = z.enum(["pass", "fail", "unknown", "known-finding", "fixed?", "n/a"]);
 
 /**
- * One named phase of a life cycle (a lab's bring-up, a scenario's run: lab/phases.ts), in the
+ * One named phase of a life cycle (a lab's bring-up, a scenario's run: lab/definitions/phases.ts), in the
  * order it ran: how long it took and whether it ended without an error of its own (a phase
  * that failed is the last one run, but for the clean-up phases after it; a scenario body that
  * failed is its verdict, not its phase's).
@@ -34,7 +34,7 @@ export const ScenarioRow = z.object({
   evidence: z.string().optional(),
   /** Its phases (needs, lab, body, drain, evidence checks, lab after); absent in run folders written before they were recorded. */
   phases: z.array(PhaseRow).optional(),
-  /** What its body proved of its premises (lab/judging.ts): met or not, with what was seen. */
+  /** What its body proved of its premises (lab/run/judging.ts): met or not, with what was seen. */
   premises: z.array(z.object({ id: z.string(), what: z.string(), met: z.boolean(), observed: z.unknown().optional() })).optional(),
 });
 
@@ -62,7 +62,7 @@ export const LabRow = z.object({
   timings: z.record(z.string(), z.number()),
   /** Its bring-up's phases (images, network, members, operator, restore, pairing, snapshot) and down; absent in older run folders. */
   phases: z.array(PhaseRow).optional(),
-  /** What its OpenClaw version offers (lab/capabilities.ts): CLI options, and the hello-ok's methods and events. */
+  /** What its OpenClaw version offers (lab/engine/capabilities.ts): CLI options, and the hello-ok's methods and events. */
   capabilities: z.object({ image: z.string(), nodeRunOptions: z.array(z.string()), gatewayRunOptions: z.array(z.string()) }).optional(),
   protocol: z.object({ methods: z.array(z.string()), events: z.array(z.string()) }).optional(),
   /** How the lab got its paired state (lab/topology/snapshot.ts): restored from a snapshot, paired and taken, or paired from scratch. */
@@ -99,7 +99,7 @@ export const RunRecordSchema = z.strictObject({
   seed: z.number().int().nonnegative(),
   host: z.object({ platform: z.string(), cpus: z.number(), memGiB: z.number(), node: z.string() }),
   engine: z.object({ version: z.string(), apiVersion: z.string() }).optional(),
-  /** The machine's pace when the run started (lab/pace.ts): what its bring-up deadlines were multiplied by. */
+  /** The machine's pace when the run started (lab/core/pace.ts): what its bring-up deadlines were multiplied by. */
   pace: z.object({ factor: z.number(), calibrationMs: z.number(), referenceMs: z.number(), load: z.number(), cores: z.number(), source: z.enum(["measured", "FLEETLAB_PACE"]) }).optional(),
   topology: z.unknown().optional(),
   /** The scenarios this run was asked to run, in order (a cut run shows what never ran). */
@@ -116,18 +116,18 @@ export const RunRecordSchema = z.strictObject({
    * them) or, with no scenario, a lab-wide one (lab/checks/findings.ts) no scenario of the run judged.
    */
   unexercised: z.array(z.object({ id: z.string(), scenario: z.string().optional() })).optional(),
-  /** A shard's run (lab/shard.ts): which shard, and the whole partition it was cut from. */
+  /** A shard's run (lab/run/shard.ts): which shard, and the whole partition it was cut from. */
   shard: ShardInfo.optional(),
-  /** Lanes run side by side in this process (lab/runner.ts runLanes): each lane's scenarios and the estimate it was split by. */
+  /** Lanes run side by side in this process (lab/run/runner.ts runLanes): each lane's scenarios and the estimate it was split by. */
   lanes: z.object({ partition: z.array(z.array(z.string())), estimatedSeconds: z.array(z.number()) }).optional(),
-  /** A reproduction loop (lab/repro.ts): the scenario, attempts asked and made, how many reproduced. */
+  /** A reproduction loop (lab/commands/repro.ts): the scenario, attempts asked and made, how many reproduced. */
   repro: z
     .object({
       scenario: z.string(),
       asked: z.number().int().positive(),
       until: z.boolean(),
       ran: z.number().int().nonnegative().optional(),
-      /** With the registered signature (lab/repro.ts classify). */
+      /** With the registered signature (lab/commands/repro.ts classify). */
       reproduced: z.number().int().nonnegative().optional(),
       newSignature: z.number().int().nonnegative().optional(),
       failedOtherwise: z.number().int().nonnegative().optional(),

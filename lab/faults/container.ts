@@ -3,7 +3,7 @@
 // the container; pass inEffectWhen/healedWhen for what the rest of the lab must see
 // (node.list, a probe).
 import type Docker from "dockerode";
-import { docker } from "../docker.ts";
+import { docker } from "../engine/docker.ts";
 import { Fault, type Detail, type FaultLab, type FaultOptions } from "./fault.ts";
 
 export type ContainerState = Docker.ContainerInspectInfo["State"];

@@ -1,7 +1,7 @@
 // disconnect: `docker network disconnect` from the lab network; heal reconnects the container
 // under the same aliases (its address may change: lab.member(alias).ip follows).
 import type Docker from "dockerode";
-import { docker } from "../docker.ts";
+import { docker } from "../engine/docker.ts";
 import { gone, refreshIp } from "./container.ts";
 import { Fault, type Detail, type FaultLab, type FaultOptions } from "./fault.ts";
 import { anywhere, defineFault } from "./kind.ts";

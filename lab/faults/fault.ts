@@ -4,7 +4,7 @@
 // its lab's teardown stack at once: the runner drains it after the scenario, Lab.down() and
 // the interrupt handler (Ctrl-C, SIGTERM) drain it; `prune` removes what a killed run left.
 import type { TeardownStack } from "../topology/teardown.ts";
-import { waitFor, WaitTimeout } from "../wait.ts";
+import { waitFor, WaitTimeout } from "../core/wait.ts";
 import { FaultTimeline, nowMs, timelineOf, type FaultStep, type RunLike } from "./timeline.ts";
 
 /** What faults need of a lab. Lab (lab/topology/lab.ts) has this shape. */

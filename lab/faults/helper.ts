@@ -15,8 +15,8 @@
 // This kernel has no netem: latency is the wire tap's job (wire.ts).
 import { randomBytes } from "node:crypto";
 import { PassThrough } from "node:stream";
-import { docker } from "../docker.ts";
-import { LABEL_HEAL, runLabels } from "../cleanup.ts";
+import { docker } from "../engine/docker.ts";
+import { LABEL_HEAL, runLabels } from "../engine/cleanup.ts";
 import { Fault, type Detail, type FaultLab, type FaultOptions } from "./fault.ts";
 
 /** Where a helper keeps the script that undoes its fault (run by heal and by prune). */

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { TapControl } from "../clients/tap.ts";
-import { docker } from "../docker.ts";
+import { docker } from "../engine/docker.ts";
 import { Run } from "../evidence/run.ts";
 import { listeningRecord, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 import { Testbed } from "../testing/testbed.ts";

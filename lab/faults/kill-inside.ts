@@ -16,14 +16,14 @@
 //       time and the gap between them, all on the timeline.
 // A kill "when this RPC returns" is the first form called right after the RPC resolves.
 import { randomBytes } from "node:crypto";
-import { LABEL_HEAL, runLabels } from "../cleanup.ts";
-import { demux, docker } from "../docker.ts";
+import { LABEL_HEAL, runLabels } from "../engine/cleanup.ts";
+import { demux, docker } from "../engine/docker.ts";
 import type { TapMatch } from "../clients/tap.ts";
 import { ContainerFault, gone, ipOnLab } from "./container.ts";
 import type { Detail, FaultLab, FaultOptions } from "./fault.ts";
 import { anywhere, defineFault } from "./kind.ts";
 import { nowMs } from "./timeline.ts";
-import { waitFor } from "../wait.ts";
+import { waitFor } from "../core/wait.ts";
 import type { TappedLab } from "./wire.ts";
 
 export const KILLER_PORT = 17070;

@@ -2,7 +2,7 @@
 // each is proven in effect and healed by traffic between the containers, and leaves no helper
 // container behind.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { docker } from "../docker.ts";
+import { docker } from "../engine/docker.ts";
 import { Run } from "../evidence/run.ts";
 import { Testbed } from "../testing/testbed.ts";
 import { faults } from "./index.ts";

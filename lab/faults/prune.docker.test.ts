@@ -5,10 +5,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { docker } from "../docker.ts";
-import { leftovers, prune } from "../cleanup.ts";
+import { docker } from "../engine/docker.ts";
+import { leftovers, prune } from "../engine/cleanup.ts";
 import { Run } from "../evidence/run.ts";
-import { ROOT } from "../paths.ts";
+import { ROOT } from "../core/paths.ts";
 import { Testbed } from "../testing/testbed.ts";
 import { Helper } from "./helper.ts";
 

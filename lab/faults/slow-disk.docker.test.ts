@@ -6,10 +6,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { docker } from "../docker.ts";
+import { docker } from "../engine/docker.ts";
 import { Run } from "../evidence/run.ts";
 import { Testbed } from "../testing/testbed.ts";
-import { waitFor } from "../wait.ts";
+import { waitFor } from "../core/wait.ts";
 import { HEAL_SCRIPT, execIn, execOk } from "./helper.ts";
 import { faults } from "./index.ts";
 

@@ -22,8 +22,8 @@
 // the kernel detaches its tracees all the same (measured in slow-disk.docker.test.ts). A target
 // that stopped takes the helper with it (its PID namespace is gone): heal records "vanished".
 import { randomBytes } from "node:crypto";
-import { LABEL_HEAL, runLabels } from "../cleanup.ts";
-import { docker } from "../docker.ts";
+import { LABEL_HEAL, runLabels } from "../engine/cleanup.ts";
+import { docker } from "../engine/docker.ts";
 import { gone } from "./container.ts";
 import { Fault, type Detail, type FaultLab, type FaultOptions } from "./fault.ts";
 import { HEAL_SCRIPT, execIn, execOk, shq } from "./helper.ts";

@@ -4,7 +4,7 @@
 // steps it got through.
 import fs from "node:fs";
 import path from "node:path";
-import { raise } from "../escapes.ts";
+import { raise } from "../core/escapes.ts";
 import { TimelineEntry, parseJsonl } from "../evidence/records/index.ts";
 
 // The entry format is an evidence record (lab/evidence/records/faults.ts): the report and the
@@ -27,7 +27,7 @@ export class FaultTimeline {
     this.entries.push(entry);
     // Synchronous append: the line is on disk even if the process dies right after. A write that
     // fails (a full disk) does not fail the fault step it records (a heal that worked stays
-    // healed): it is raised apart and ends the run as the lab's own error (lab/escapes.ts).
+    // healed): it is raised apart and ends the run as the lab's own error (lab/core/escapes.ts).
     if (this.file) {
       try {
         fs.appendFileSync(this.file, JSON.stringify(entry) + "\n");

@@ -9,7 +9,7 @@
 import type { Frame, TapControl, TapMatch } from "../clients/tap.ts";
 import { frameMatches } from "../clients/tap.ts";
 import type { HeldRequest, ModelControl, ModelRequest } from "../clients/model.ts";
-import { sleep, StopWaiting, waitFor } from "../wait.ts";
+import { sleep, StopWaiting, waitFor } from "../core/wait.ts";
 import type { Fault, InjectTimings } from "./fault.ts";
 import { nowMs } from "./timeline.ts";
 

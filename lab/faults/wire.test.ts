@@ -10,7 +10,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import { TapControl } from "../clients/tap.ts";
 import { listeningRecord, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 import { TeardownStack } from "../topology/teardown.ts";
-import { waitFor } from "../wait.ts";
+import { waitFor } from "../core/wait.ts";
 import { FaultTimeline, TIMELINE_FILE } from "./timeline.ts";
 import { Run } from "../evidence/run.ts";
 import fs from "node:fs";

@@ -8,7 +8,7 @@
 // wire.halfOpen, wire.withholdPong, wire.freeze and wire.respond each as its own entry (below).
 import type { TapAction, TapControl, TapMatch, TapRule, TapRuleSpec } from "../clients/tap.ts";
 import type { TeardownStack } from "../topology/teardown.ts";
-import { waitFor, WaitTimeout } from "../wait.ts";
+import { waitFor, WaitTimeout } from "../core/wait.ts";
 import { Fault, type Detail, type FaultOptions } from "./fault.ts";
 import { defineFault, needsTap, type BenchRecipe } from "./kind.ts";
 import { nowMs, type RunLike } from "./timeline.ts";

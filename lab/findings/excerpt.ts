@@ -27,7 +27,7 @@ import path from "node:path";
 import { Redactor } from "../evidence/redact.ts";
 import { TranscriptsLine, parseJsonLine } from "../evidence/records/index.ts";
 import type { RunRecord } from "../evidence/run.ts";
-import { ROOT } from "../paths.ts";
+import { ROOT } from "../core/paths.ts";
 import { normaliseText } from "./normalise.ts";
 
 export const EXCERPTS_DIR = path.join(ROOT, "fixtures", "findings");

@@ -6,7 +6,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadScenarios } from "../../scenarios/index.ts";
 import { labFindings } from "../checks/findings.ts";
-import { ROOT } from "../paths.ts";
+import { ROOT } from "../core/paths.ts";
 import { excerptPath, hasRawEvidence, type Excerpt } from "./excerpt.ts";
 import { recordProblems } from "./findings.ts";
 

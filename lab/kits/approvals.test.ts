@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EventFrame, GatewayClient } from "../clients/gateway.ts";
-import { StopWaiting, WaitTimeout } from "../wait.ts";
+import { StopWaiting, WaitTimeout } from "../core/wait.ts";
 import { waitApproval } from "./approvals.ts";
 import { EventLog } from "./events.ts";
 

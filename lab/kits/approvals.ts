@@ -2,7 +2,7 @@
 // plugin.approval.requested, read an approval's durable record, and resolve it.
 import { z } from "zod";
 import type { GatewayClient } from "../clients/gateway.ts";
-import { StopWaiting, waitFor } from "../wait.ts";
+import { StopWaiting, waitFor } from "../core/wait.ts";
 import type { ApprovalRequested, EventLog } from "./events.ts";
 
 export type { ApprovalRequested };

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { GATEWAY_CONFIG_PATH, TOOL_POLICY_FILE, toolPolicyBytes } from "../members/gateway.ts";
 import type { Lab } from "../topology/lab.ts";
-import { WaitTimeout, waitFor } from "../wait.ts";
+import { WaitTimeout, waitFor } from "../core/wait.ts";
 import { memberLog } from "./logs.ts";
 
 /** How long the watcher gets to log its outcome of a change (it reacts within a second or two). */

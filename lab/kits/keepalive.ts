@@ -8,8 +8,8 @@
 // when no tick arrives for 60 s (tick every 30 s, timeout 2x).
 import { WS_OPCODE, type TapControl } from "../clients/tap.ts";
 import type { Fault } from "../faults/index.ts";
-import { step } from "../log.ts";
-import { sleep } from "../wait.ts";
+import { step } from "../core/log.ts";
+import { sleep } from "../core/wait.ts";
 import { controlConn } from "./node-wire.ts";
 
 /** The gateway's keepalive ping interval per connection (see the header). */

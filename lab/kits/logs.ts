@@ -1,8 +1,8 @@
 // A member's container log while the lab runs (stdout and stderr, with the engine's timestamps),
 // from a moment on: what a repro quotes as evidence of what OpenClaw said ("reconnect paused",
 // "getaddrinfo EAI_AGAIN"). The whole logs are saved into the run folder when the lab goes down.
-import { demux, docker } from "../docker.ts";
-import { labStep } from "../verdict.ts";
+import { demux, docker } from "../engine/docker.ts";
+import { labStep } from "../definitions/verdict.ts";
 import type { Lab } from "../topology/lab.ts";
 
 /** Lines of `alias`'s log written at or after `sinceMs` (epoch ms), each with its time. */

@@ -6,7 +6,7 @@ import crypto from "node:crypto";
 import * as op from "../clients/operator.ts";
 import { refusal, type NodeEntry, type Refused } from "../clients/operator.ts";
 import type { Lab } from "../topology/lab.ts";
-import { waitFor } from "../wait.ts";
+import { waitFor } from "../core/wait.ts";
 import { KEEPALIVE_NOTICE_MS } from "./keepalive.ts";
 import { installedBundles, type BundleDir } from "./inside-node.ts";
 

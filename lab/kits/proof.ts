@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import type { Frame } from "../clients/tap.ts";
 import type { Placement } from "../clients/sessions.ts";
-import { LabInfraError } from "../verdict.ts";
+import { LabInfraError } from "../definitions/verdict.ts";
 import type { Lab } from "../topology/lab.ts";
 import { launchOf, wireSummary } from "./node-wire.ts";
 import { placementOf, uniqueName, workerTurn } from "./workers.ts";

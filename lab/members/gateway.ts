@@ -7,9 +7,9 @@
 // used; everything that would reach outside the lab (update checks, mDNS, SSH pairing
 // verification, control UI) is off.
 import path from "node:path";
-import { fitConfig } from "../capabilities.ts";
-import { FIXTURES } from "../paths.ts";
-import type { TopologySpec } from "../spec.ts";
+import { fitConfig } from "../engine/capabilities.ts";
+import { FIXTURES } from "../core/paths.ts";
+import type { TopologySpec } from "../definitions/spec.ts";
 import { OpenclawContainer, type LabContext, type LabMembers } from "./member.ts";
 import { HttpOnLabNetwork } from "./wait-http.ts";
 
@@ -36,7 +36,7 @@ export const READY_TIMEOUT_MS = 90_000;
 export class GatewayContainer extends OpenclawContainer {
   constructor(lab: LabContext) {
     const spec = lab.spec;
-    // Without the optional keys this version does not know (lab/capabilities.ts).
+    // Without the optional keys this version does not know (lab/engine/capabilities.ts).
     super(lab, "gateway", spec.gateway.alias, fitConfig(gatewayConfig(spec, lab.network.subnet), lab.capabilities.unknownConfig?.gateway));
     this.withEnvironment({ FLEETLAB_ROLE: "gateway", GATEWAY_PORT: String(spec.gateway.port), OPENCLAW_GATEWAY_TOKEN: spec.gateway.token })
       .withCopyDirectoriesToContainer([{ source: path.join(FIXTURES, "plugins", APPROVAL_PLUGIN), target: APPROVAL_PLUGIN_DIR }])

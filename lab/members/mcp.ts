@@ -3,8 +3,8 @@
 // Ready on /healthz.
 import path from "node:path";
 import { McpControl } from "../clients/mcp.ts";
-import { FIXTURES } from "../paths.ts";
-import { mcpContainers, type TopologySpec } from "../spec.ts";
+import { FIXTURES } from "../core/paths.ts";
+import { mcpContainers, type TopologySpec } from "../definitions/spec.ts";
 import { MemberContainer, type LabContext, type LabMembers } from "./member.ts";
 
 type McpServer = ReturnType<typeof mcpContainers>[number];

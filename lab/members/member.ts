@@ -4,15 +4,15 @@
 // readiness wait and handle.
 import { Readable } from "node:stream";
 import { GenericContainer, type StartedTestContainer, type WaitStrategy } from "testcontainers";
-import { runLabels } from "../cleanup.ts";
-import { docker } from "../docker.ts";
-import type { ImageSet } from "../images.ts";
-import type { Capabilities } from "../capabilities.ts";
-import type { TopologySpec } from "../spec.ts";
+import { runLabels } from "../engine/cleanup.ts";
+import { docker } from "../engine/docker.ts";
+import type { ImageSet } from "../engine/images.ts";
+import type { Capabilities } from "../engine/capabilities.ts";
+import type { TopologySpec } from "../definitions/spec.ts";
 import { HttpOnLabNetwork, inspectRunning, logTail } from "./wait-http.ts";
-import { LabError } from "../log.ts";
-import { LabInfraError, SystemUnderTestError } from "../verdict.ts";
-import { StopWaiting, WaitTimeout } from "../wait.ts";
+import { LabError } from "../core/log.ts";
+import { LabInfraError, SystemUnderTestError } from "../definitions/verdict.ts";
+import { StopWaiting, WaitTimeout } from "../core/wait.ts";
 
 export type MemberKind = "gateway" | "node" | "model" | "git" | "mcp" | "tap";
 
@@ -31,7 +31,7 @@ export interface LabContext {
   runId: string;
   spec: TopologySpec;
   images: ImageSet;
-  /** What the OpenClaw version offers (lab/capabilities.ts): members start accordingly. */
+  /** What the OpenClaw version offers (lab/engine/capabilities.ts): members start accordingly. */
   capabilities: Capabilities;
   network: { name: string; subnet: string };
   /** Save a container's logs as evidence (a container that fails its wait is removed at once). */

@@ -2,7 +2,7 @@
 // fixtures/model/*.json, with a control API (lab/clients/model.ts). Ready on /healthz.
 import path from "node:path";
 import { ModelControl } from "../clients/model.ts";
-import { FIXTURES } from "../paths.ts";
+import { FIXTURES } from "../core/paths.ts";
 import { MemberContainer, type LabContext, type LabMembers } from "./member.ts";
 
 export class ModelContainer extends MemberContainer {

@@ -1,20 +1,20 @@
 // An OpenClaw node host: `openclaw node run` (with `--session-host` where the version has it,
-// lab/capabilities.ts) as a non-root user, worker runs
+// lab/engine/capabilities.ts) as a non-root user, worker runs
 // enabled, state on a volume (a node killed and started again keeps its identity). It
 // reaches "its gateway" through its wire tap when taps are on. Ready means approved, paired
 // and connected as the operator sees it in node.list: the lab judges that while it pairs the
 // node (LabOperator.approveNodes), so the container itself has nothing to wait for; a node
 // host that exits or restarts meanwhile ends that wait at once (ContainerWatch in member.ts),
 // and bring-up fails as OpenClaw's failure (SystemUnderTestError), quoting its last log lines.
-import { fitConfig, nodeRunExtraArgs } from "../capabilities.ts";
-import type { TopologySpec } from "../spec.ts";
-import { tapAlias } from "../spec.ts";
+import { fitConfig, nodeRunExtraArgs } from "../engine/capabilities.ts";
+import type { TopologySpec } from "../definitions/spec.ts";
+import { tapAlias } from "../definitions/spec.ts";
 import { OpenclawContainer, READY_WHEN_RUNNING, type LabContext } from "./member.ts";
 
 export class NodeHostContainer extends OpenclawContainer {
   constructor(lab: LabContext, alias: string) {
     const spec = lab.spec;
-    // Without the optional keys this version does not know (lab/capabilities.ts).
+    // Without the optional keys this version does not know (lab/engine/capabilities.ts).
     super(lab, "node", alias, fitConfig(nodeConfig(spec, alias), lab.capabilities.unknownConfig?.node));
     this.withEnvironment({
       FLEETLAB_ROLE: "node",

@@ -5,8 +5,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { TapControl, redactTapLines } from "../clients/tap.ts";
 import { Redactor } from "../evidence/redact.ts";
-import type { TopologySpec } from "../spec.ts";
-import { tapAlias } from "../spec.ts";
+import type { TopologySpec } from "../definitions/spec.ts";
+import { tapAlias } from "../definitions/spec.ts";
 import { MemberContainer, type LabContext, type LabMembers } from "./member.ts";
 
 export class TapContainer extends MemberContainer {

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type Dockerode from "dockerode";
 import { afterEach, describe, expect, it } from "vitest";
-import { StopWaiting, WaitTimeout } from "../wait.ts";
+import { StopWaiting, WaitTimeout } from "../core/wait.ts";
 import { HttpOnLabNetwork } from "./wait-http.ts";
 
 // A real HTTP server on loopback stands in for the member; the container is what the engine

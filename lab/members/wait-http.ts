@@ -5,9 +5,9 @@
 // code and last log lines in the error.
 import type Dockerode from "dockerode";
 import type { WaitStrategy } from "testcontainers";
-import { StopWaiting, waitFor } from "../wait.ts";
-import { demux } from "../docker.ts";
-import { deadline } from "../pace.ts";
+import { StopWaiting, waitFor } from "../core/wait.ts";
+import { demux } from "../engine/docker.ts";
+import { deadline } from "../core/pace.ts";
 
 export interface HttpOnLabNetworkOptions {
   network: string;
@@ -71,7 +71,7 @@ export class HttpOnLabNetwork implements WaitStrategy {
     return Math.round(performance.now() - t0);
   }
 
-  /** `ms` as measured on the reference machine: scaled by this machine's pace (lab/pace.ts). */
+  /** `ms` as measured on the reference machine: scaled by this machine's pace (lab/core/pace.ts). */
   withStartupTimeout(ms: number): this {
     this.#timeoutMs = deadline(ms);
     this.#timeoutSet = true;
@@ -110,5 +110,5 @@ export async function logTail(container: Dockerode.Container): Promise<string> {
   }
 }
 
-// demux (Docker's multiplexed log stream) lives beside the Docker client: lab/docker.ts.
+// demux (Docker's multiplexed log stream) lives beside the Docker client: lab/engine/docker.ts.
 export { demux };

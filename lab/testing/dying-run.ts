@@ -5,7 +5,7 @@
 //       faults containers of another (live) run: {network:{name,id}, base, members:{a:{id,ip},...}}
 // Prints one JSON line {runId, labId, members, helpers} once every fault is in effect.
 import { randomBytes } from "node:crypto";
-import { docker } from "../docker.ts";
+import { docker } from "../engine/docker.ts";
 import { faults } from "../faults/index.ts";
 import type { FaultLab } from "../faults/fault.ts";
 import { TeardownStack } from "../topology/teardown.ts";

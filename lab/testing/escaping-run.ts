@@ -1,11 +1,11 @@
 // The `fleetlab` CLI handed scenarios that make the mistake that once ended a full `make lab`
-// (lab/escapes.docker.test.ts runs it): one leaves a rejected promise behind, one throws from a
+// (lab/core/escapes.docker.test.ts runs it): one leaves a rejected promise behind, one throws from a
 // timer, one after them checks that the lab is still healthy. With ESCAPE_LAB_BUG=1, an error
 // escapes outside every scenario while the second one runs (a bug of the lab's own): the run
 // must remove its labs, print the table so far and exit 3. ESCAPE_DISK_FULL=1: see below.
-import { runCli } from "../cli.ts";
+import { runCli } from "../commands/cli.ts";
 import { defineScenario } from "../scenario.ts";
-import { sleep } from "../wait.ts";
+import { sleep } from "../core/wait.ts";
 
 let labBugNow = false;
 if (process.env.ESCAPE_LAB_BUG === "1") {
@@ -58,7 +58,7 @@ const scenarios = [
 ];
 
 // ESCAPE_DISK_FULL=1: one scenario that keeps writing its log while the test fills the disk
-// under the run folder (lab/escapes.docker.test.ts): the run must end as the lab's own error.
+// under the run folder (lab/core/escapes.docker.test.ts): the run must end as the lab's own error.
 const keepsLogging = defineScenario({
   name: "keeps-logging",
   proves: "a run folder that fills up ends the run as unknown (exit 3), labs removed, run.json valid",

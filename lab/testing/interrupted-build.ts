@@ -1,9 +1,9 @@
-// A set-up step interrupted (lab/child.test.ts sends it SIGTERM): a child process group that
+// A set-up step interrupted (lab/engine/child.test.ts sends it SIGTERM): a child process group that
 // would outlive the run (a shell and its own child, as npm and mmdebstrap have), and a staging
 // folder that must not stay. Prints "ready <pgid>" once both exist.
 import fs from "node:fs";
-import { runChild } from "../child.ts";
-import { exitWhenClean, onInterrupt } from "../cleanup.ts";
+import { runChild } from "../engine/child.ts";
+import { exitWhenClean, onInterrupt } from "../engine/cleanup.ts";
 
 const staging = process.argv[2]!;
 fs.mkdirSync(staging, { recursive: true });

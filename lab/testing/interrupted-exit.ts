@@ -1,8 +1,8 @@
-// A process interrupted while something else wants to exit: the unit test of lab/cleanup.ts
+// A process interrupted while something else wants to exit: the unit test of lab/engine/cleanup.ts
 // sends it SIGINT (twice) and expects the slow clean-up to finish before the process ends with
 // 130. Stands in for `fleetlab up` Ctrl-C'd during bring-up, whose containers vanish under it,
 // so bring-up fails and the CLI exits (code 3) while the teardown is still running.
-import { exitWhenClean, onInterrupt } from "../cleanup.ts";
+import { exitWhenClean, onInterrupt } from "../engine/cleanup.ts";
 
 const ms = Number(process.argv[2] ?? 800);
 onInterrupt("slow teardown", async () => {

@@ -12,7 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { readRunRecord } from "../evidence/run.ts";
-import { CACHE, ROOT, STATE } from "../paths.ts";
+import { CACHE, ROOT, STATE } from "../core/paths.ts";
 
 const ENGINE2 = "unix:///run/fleetlab-engine2.sock";
 const OUT = path.join(STATE, "self-faults");
@@ -81,7 +81,7 @@ const ROWS: Row[] = [
     at: /scenario smoke \.\.\./,
     after: 3,
     hit: () => process.kill(dockerdPid(), "SIGKILL"),
-    heal: () => void execFileSync("bash", ["lab/engine2.sh", "start"], { cwd: ROOT, stdio: "ignore" }),
+    heal: () => void execFileSync("bash", ["lab/host/engine2.sh", "start"], { cwd: ROOT, stdio: "ignore" }),
   },
   {
     name: "engine2's dockerd stopped (SIGSTOP, a hung engine), then Ctrl-C",

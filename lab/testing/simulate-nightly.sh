@@ -11,7 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 n="${1:-4}"
 [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] || { echo "simulate-nightly: N must be a positive integer, not '$n'" >&2; exit 2; }
-pinned=$(sed -n 's/^export const DEFAULT_OPENCLAW_VERSION = "\(.*\)";$/\1/p' lab/spec.ts)
+pinned=$(sed -n 's/^export const DEFAULT_OPENCLAW_VERSION = "\(.*\)";$/\1/p' lab/definitions/spec.ts)
 version="${FLEETLAB_OPENCLAW_VERSION:-${OPENCLAW_VERSION:-$pinned}}"
 sim=".lab/nightly-sim/$(date -u +%Y%m%d-%H%M%S)-$$"
 mkdir -p "$sim/artifacts"

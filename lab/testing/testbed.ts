@@ -2,14 +2,14 @@
 // few base-image containers, each running a tiny TCP echo server, labelled like any lab
 // resource (prune removes them with their run). Shaped like Lab where faults look (FaultLab),
 // with a teardown stack of its own that faults register their heal on; down() drains it first.
-import { docker } from "../docker.ts";
-import { runLabels } from "../cleanup.ts";
-import { ensureBaseImage } from "../images.ts";
+import { docker } from "../engine/docker.ts";
+import { runLabels } from "../engine/cleanup.ts";
+import { ensureBaseImage } from "../engine/images.ts";
 import type { FaultLab } from "../faults/fault.ts";
 import { execIn, type ExecOut } from "../faults/helper.ts";
 import type { RunLike } from "../faults/timeline.ts";
 import { TeardownStack, type DrainResult } from "../topology/teardown.ts";
-import { waitFor, WaitTimeout } from "../wait.ts";
+import { waitFor, WaitTimeout } from "../core/wait.ts";
 
 export const ECHO_PORT = 7000;
 export const UDP_PORT = 7001;

@@ -6,13 +6,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { leftovers } from "../cleanup.ts";
-import { requireEngine } from "../docker.ts";
+import { leftovers } from "../engine/cleanup.ts";
+import { requireEngine } from "../engine/docker.ts";
 import { Run } from "../evidence/run.ts";
 import { MemberContainer } from "../members/member.ts";
 import { SystemUnderTestError } from "../scenario.ts";
 import { Lab } from "./lab.ts";
-import { parseTopology } from "../spec.ts";
+import { parseTopology } from "../definitions/spec.ts";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-bringup-"));
 afterAll(() => {

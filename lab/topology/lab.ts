@@ -4,13 +4,13 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { docker } from "../docker.ts";
-import { interrupted, onInterrupt, leftovers, removeNetwork } from "../cleanup.ts";
-import { joinLabNetwork, leaveLabNetwork } from "../runner-container.ts";
-import { ensureImages, type ImageSet } from "../images.ts";
-import { probeCapabilities, type Capabilities, type Protocol } from "../capabilities.ts";
-import { info, LabError, step } from "../log.ts";
-import { OPERATOR_DIR } from "../paths.ts";
+import { docker } from "../engine/docker.ts";
+import { interrupted, onInterrupt, leftovers, removeNetwork } from "../engine/cleanup.ts";
+import { joinLabNetwork, leaveLabNetwork } from "../engine/runner-container.ts";
+import { ensureImages, type ImageSet } from "../engine/images.ts";
+import { probeCapabilities, type Capabilities, type Protocol } from "../engine/capabilities.ts";
+import { info, LabError, step } from "../core/log.ts";
+import { OPERATOR_DIR } from "../core/paths.ts";
 import { saveContainerLogs } from "../evidence/logs.ts";
 import { ContainerEvents } from "../evidence/containers.ts";
 import type { LabRow, Run } from "../evidence/run.ts";
@@ -22,15 +22,15 @@ import { GitContainer, gitControl } from "../members/git.ts";
 import { McpContainer, mcpControl } from "../members/mcp.ts";
 import { TapContainer, redactTapLog, tapControl } from "../members/tap.ts";
 import { Redactor } from "../evidence/redact.ts";
-import { deadline, loadNow, pace, paceLine } from "../pace.ts";
-import { mcpContainers, nodeAliases, tapAlias, type TopologySpec } from "../spec.ts";
-import { Phases } from "../phases.ts";
+import { deadline, loadNow, pace, paceLine } from "../core/pace.ts";
+import { mcpContainers, nodeAliases, tapAlias, type TopologySpec } from "../definitions/spec.ts";
+import { Phases } from "../definitions/phases.ts";
 import { TeardownStack } from "./teardown.ts";
 import { LabOperator, NotPairedAfterRestore, isReadyNode, type OperatorHost } from "./operator.ts";
 import { SnapshotStore, captureState, snapshotKey, snapshotMode, snapshotShape, type Snapshot, type SnapshotMode, type SnapshotRecord } from "./snapshot.ts";
 import { loadOrCreateDeviceIdentity } from "../clients/device-identity.ts";
-import { LabInfraError, SystemUnderTestError } from "../verdict.ts";
-import { StopWaiting, WaitTimeout } from "../wait.ts";
+import { LabInfraError, SystemUnderTestError } from "../definitions/verdict.ts";
+import { StopWaiting, WaitTimeout } from "../core/wait.ts";
 import type { ModelControl } from "../clients/model.ts";
 import type { GitHttpControl } from "../clients/git.ts";
 import type { McpControl } from "../clients/mcp.ts";
@@ -87,11 +87,11 @@ export class Lab {
   readonly members = new Map<string, Member>();
   operator!: LabOperator;
   images!: ImageSet;
-  /** What the OpenClaw version offers, from its CLI (lab/capabilities.ts). */
+  /** What the OpenClaw version offers, from its CLI (lab/engine/capabilities.ts). */
   capabilities!: Capabilities;
   network = { name: "", id: "", subnet: "" };
   readonly timings: Record<string, number> = {};
-  /** Bring-up's phases and down's, timed, as run.json records them (lab/phases.ts). */
+  /** Bring-up's phases and down's, timed, as run.json records them (lab/definitions/phases.ts). */
   readonly phases = new Phases();
   /** How this lab got its paired state (restored from a snapshot, paired and taken, or paired from scratch), as run.json records it. */
   snapshot: SnapshotRecord | undefined;
@@ -380,7 +380,7 @@ export class Lab {
    * while starting: a starved gateway exits by itself, code 78, its state lease heartbeat timed
    * out at startup). OpenClaw (fail) only when the lab gave it the machine it planned for: with
    * the load per core above what the pace saw plus what the lab itself started beside the
-   * gateway (lab/pace.ts), the lab could not tell whether OpenClaw was slow or starved: unknown,
+   * gateway (lab/core/pace.ts), the lab could not tell whether OpenClaw was slow or starved: unknown,
    * with the load seen.
    */
   #readyBlame(err: unknown, beside: number, loadAtStart: number): unknown {

@@ -5,8 +5,8 @@ import path from "node:path";
 import { GatewayClient, GatewayError } from "../clients/gateway.ts";
 import { loadOrCreateDeviceIdentity } from "../clients/device-identity.ts";
 import * as op from "../clients/operator.ts";
-import { info, stepStatus } from "../log.ts";
-import { StopWaiting, waitFor } from "../wait.ts";
+import { info, stepStatus } from "../core/log.ts";
+import { StopWaiting, waitFor } from "../core/wait.ts";
 
 export interface OperatorHost {
   gatewayUrl: string;

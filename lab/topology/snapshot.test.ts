@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseTopology } from "../spec.ts";
+import { parseTopology } from "../definitions/spec.ts";
 import { SnapshotStore, canonicalJson, captureScript, snapshotKey, snapshotMode, snapshotShape } from "./snapshot.ts";
 
 const operator = { deviceId: "a".repeat(64), publicKeyPem: "-----BEGIN PUBLIC KEY-----\nX\n-----END PUBLIC KEY-----\n" };

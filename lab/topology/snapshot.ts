@@ -12,10 +12,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import type Dockerode from "dockerode";
-import { CACHE } from "../paths.ts";
+import { CACHE } from "../core/paths.ts";
 import { gatewayConfig } from "../members/gateway.ts";
 import { nodeConfig } from "../members/node-host.ts";
-import { nodeAliases, type TopologySpec } from "../spec.ts";
+import { nodeAliases, type TopologySpec } from "../definitions/spec.ts";
 
 /** Bumped whenever what a snapshot holds or how it is restored changes: older snapshots stop matching. */
 export const SNAPSHOT_FORMAT = 1;

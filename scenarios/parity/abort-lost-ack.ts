@@ -32,7 +32,7 @@ import { armHold, isRefused, openSession, refusal } from "../../lab/kits/session
 import { nodeScene } from "../../lab/kits/scene.ts";
 import { uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
-import { pollUntil } from "../../lab/wait.ts";
+import { pollUntil } from "../../lab/core/wait.ts";
 
 /**
  * How long after chat.abort the gateway has for each step (run end, environment stop, worker

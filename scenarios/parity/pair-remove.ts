@@ -36,7 +36,7 @@ import { scene } from "../../lab/kits/scene.ts";
 import { isRefused, openSession } from "../../lab/kits/session.ts";
 import { expectedReply, listEnvironments, uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
-import { pollUntil } from "../../lab/wait.ts";
+import { pollUntil } from "../../lab/core/wait.ts";
 
 /** How long node.list is watched for the node to stop showing as connected (qa-lab: 30 s). */
 const NODE_GONE_S = 30;

@@ -46,7 +46,7 @@ import { normalise } from "../../lab/findings/normalise.ts";
 import { echoAttempt, mcpEvidence, mcpToolsOffered, modelEvidence, waitMcpHealthy, type EchoAttempt } from "../../lab/kits/mcp.ts";
 import { openSession } from "../../lab/kits/session.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
-import { pollUntil } from "../../lab/wait.ts";
+import { pollUntil } from "../../lab/core/wait.ts";
 
 /** From south's return (it answers /healthz again) to a turn that is offered and calls its tool. */
 const RECOVER_S = 30;

@@ -37,12 +37,12 @@ import { memberLogLines } from "../../lab/kits/logs.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
-import { docker } from "../../lab/docker.ts";
+import { docker } from "../../lab/engine/docker.ts";
 import { nodeByAlias, nodeView, sameNode, waitConnected } from "../../lab/kits/nodes.ts";
 import { nodeScene } from "../../lab/kits/scene.ts";
 import type { Lab } from "../../lab/topology/lab.ts";
-import { tapAlias } from "../../lab/spec.ts";
-import { pollUntil, waitFor } from "../../lab/wait.ts";
+import { tapAlias } from "../../lab/definitions/spec.ts";
+import { pollUntil, waitFor } from "../../lab/core/wait.ts";
 
 /** After the tap is back: the node's back-off is at most 30 s, so 60 s is generous. */
 const RECONNECT_BOUND_S = 60;

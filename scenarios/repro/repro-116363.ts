@@ -38,7 +38,7 @@ import crypto from "node:crypto";
 import { faults } from "../../lab/faults/index.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
-import { docker } from "../../lab/docker.ts";
+import { docker } from "../../lab/engine/docker.ts";
 import { controlConn, controlEvents, waitReconnect } from "../../lab/kits/node-wire.ts";
 import { nodeView, sameNode, waitConnected, waitForWorkerHost } from "../../lab/kits/nodes.ts";
 import { refusal } from "../../lab/kits/session.ts";

@@ -51,7 +51,7 @@ import { armHold, isRefused, openSession, refusal, restartGateway, type RunEnd }
 import { scene } from "../../lab/kits/scene.ts";
 import type { ScenarioTimeline } from "../../lab/kits/timeline.ts";
 import { expectedReply, uniqueName } from "../../lab/kits/workers.ts";
-import { pollUntil } from "../../lab/wait.ts";
+import { pollUntil } from "../../lab/core/wait.ts";
 
 /** The new message must be answered within this long of the gateway being ready. */
 const NEXT_S = 60;

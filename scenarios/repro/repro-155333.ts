@@ -39,7 +39,7 @@ import { armHold, isRefused, openSession, refusal, type Refused, type RunEnd } f
 import { nodeScene } from "../../lab/kits/scene.ts";
 import { expectedReply, uniqueName, type Dispatched } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
-import { pollUntil } from "../../lab/wait.ts";
+import { pollUntil } from "../../lab/core/wait.ts";
 
 /** How long the node's bundle install is held at its tap (the worker cannot be ready before). */
 const STALL_S = 15;

@@ -38,13 +38,13 @@ import crypto from "node:crypto";
 import { faults } from "../../lab/faults/index.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
-import { docker } from "../../lab/docker.ts";
+import { docker } from "../../lab/engine/docker.ts";
 import { controlConn, controlEvents, waitReconnect } from "../../lab/kits/node-wire.ts";
 import { nodeByAlias, nodeView, sameNode, waitConnected } from "../../lab/kits/nodes.ts";
 import { refusal } from "../../lab/kits/session.ts";
 import { nodeScene } from "../../lab/kits/scene.ts";
 import type { Lab } from "../../lab/topology/lab.ts";
-import { pollUntil } from "../../lab/wait.ts";
+import { pollUntil } from "../../lab/core/wait.ts";
 
 /** Refused upgrades before the proxy recovers: back-off 1+2+4+8+16 s, the next delay is the 30 s cap. */
 const REFUSALS = 5;

@@ -51,7 +51,7 @@ import { normalise } from "../../lab/findings/normalise.ts";
 import { echoAttempt, mcpEvidence, modelEvidence, toolCallsIn, type EchoAttempt } from "../../lab/kits/mcp.ts";
 import { openSession } from "../../lab/kits/session.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
-import { pollUntil } from "../../lab/wait.ts";
+import { pollUntil } from "../../lab/core/wait.ts";
 
 /** From the drop to a call that works. */
 const RECOVER_S = 30;

@@ -51,7 +51,7 @@
 // it opened no connection for 30 s (no upgrade at its tap; node.list connected: false; container
 // running). The documented restart brought it back in about 7 s (R-82590-remedy passes).
 import { memberLog } from "../../lab/kits/logs.ts";
-import { docker } from "../../lab/docker.ts";
+import { docker } from "../../lab/engine/docker.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import * as op from "../../lab/clients/operator.ts";
@@ -61,7 +61,7 @@ import { nodeScene, type NodeScene } from "../../lab/kits/scene.ts";
 import { refusal } from "../../lab/kits/session.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
 import type { Lab } from "../../lab/topology/lab.ts";
-import { pollUntil, waitFor } from "../../lab/wait.ts";
+import { pollUntil, waitFor } from "../../lab/core/wait.ts";
 
 /** How long after the approval the node must be connected again by itself. */
 const RESUME_S = 30;

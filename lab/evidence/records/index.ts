@@ -3,7 +3,7 @@
 // report's timeline, the evidence checks, the findings' excerpts, the shard merge), and validated
 // where it is read from disk (format.ts). After Jepsen's one history and etcd's report/ shapes:
 // the report and the checks read the same typed records the producers wrote, never a second
-// description of them. This room sits low (the spec's floor, lab/layering.test.ts) and imports
+// description of them. This room sits low (the spec's floor, lab/ci/layering.test.ts) and imports
 // nothing of the lab, so clients, members and faults can all write through it.
 //
 //   transcript.ts   operator transcript entries (lab/clients/gateway.ts)       transcripts/operator.jsonl

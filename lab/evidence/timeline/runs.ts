@@ -8,7 +8,7 @@ import { CheckRow, ScenarioRow } from "../run.ts";
 import type { Board } from "./board.ts";
 import type { Item, ScenarioView, Tone } from "./types.ts";
 
-/** A scenario's verdict.json is its run.json row with its checks (lab/runner.ts): only its bounds are read. */
+/** A scenario's verdict.json is its run.json row with its checks (lab/run/runner.ts): only its bounds are read. */
 const VerdictBounds = ScenarioRow.pick({ startedAt: true, endedAt: true });
 
 export function collectLabs(b: Board): void {

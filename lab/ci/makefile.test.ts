@@ -1,0 +1,47 @@
+// `make lab` exits 2 for any failed recipe (make's own code); the lab's code is reachable all the
+// same: the recipe's last line says it and LAST_EXIT (default .lab/last-exit) keeps it.
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ROOT } from "../core/paths.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "fleetlab-make-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** `make lab` without its set-up prerequisites (-o: taken as done; nothing here needs Docker). */
+function makeLab(vars: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  const args = ["--no-print-directory", "-o", "deps", "-o", "engine", "lab", ...Object.entries(vars).map(([k, v]) => `${k}=${v}`)];
+  return new Promise((resolve) => {
+    execFile("make", args, { cwd: ROOT, env: { ...process.env, MAKEFLAGS: "" } }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe("make lab exit codes", () => {
+  it("an unknown scenario: make exits 2 and the lab's 2 (bad input) is the last line and in LAST_EXIT", { timeout: 60_000 }, async () => {
+    const file = join(dir, "bad-input");
+    const r = await makeLab({ SCENARIOS: "no-such-scenario", LAST_EXIT: file });
+    expect(r.stderr).toMatch(/unknown scenario: no-such-scenario/);
+    expect(r.stdout.trim().split("\n").at(-1)).toBe(`fleetlab: exit 2 (bad input or set-up; kept in ${file})`);
+    expect(readFileSync(file, "utf8").trim()).toBe("2");
+    expect(r.code).toBe(2);
+  });
+
+  for (const [code, meaning, makeCode] of [
+    [0, "every verdict accepted: pass, known finding or fixed?", 0],
+    [1, "a scenario failed", 2],
+    [3, "unknown: the lab could not tell", 2],
+    [130, "interrupted", 2],
+  ] as const) {
+    it(`the run's ${code} (${meaning}) survives make's ${makeCode}`, async () => {
+      const file = join(dir, `code-${code}`);
+      const r = await makeLab({ FLEETLAB_RUN: `sh -c 'exit ${code}'`, LAST_EXIT: file });
+      expect(r.stdout.trim().split("\n").at(-1)).toBe(`fleetlab: exit ${code} (${meaning}; kept in ${file})`);
+      expect(readFileSync(file, "utf8").trim()).toBe(String(code));
+      expect(r.code).toBe(makeCode);
+    });
+  }
+});

@@ -1,0 +1,508 @@
+// fleetlab up | run | down | prune | report | list | images (a library: scenarios/main.ts runs it)
+import fs from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { endEarly, exitWhenClean, interrupted, leftovers, onEarlyEnd, prune, pruneDeadRuns } from "../engine/cleanup.ts";
+import { installEscapeTrap, isWriteFailure, onUnownedEscape, writeFailureText } from "../core/escapes.ts";
+import { applyFlags, setting, settingsTable } from "../definitions/settings.ts";
+import { requireEngine } from "../engine/docker.ts";
+import { Run, checkGivenRunId, newRunId, readRunRecord } from "../evidence/run.ts";
+import { REDACTED } from "../evidence/redact.ts";
+import { NOT_RUN, findRun, reportRows, runProblems, verdictTable } from "../evidence/report.ts";
+import { junitXml } from "../evidence/junit.ts";
+import { writeReportHtml } from "../evidence/report-html.ts";
+import { ensureImages, npmVersions } from "../engine/images.ts";
+import { findingsTable } from "../findings/findings.ts";
+import { LabError, info } from "../core/log.ts";
+import { lanesFromEnv, resolveScenarios, runLanes, sealRun, type ScenarioResult } from "../run/runner.ts";
+import { bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
+import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
+import { RUNS } from "../core/paths.ts";
+import { writeExcerpts } from "../findings/excerpt.ts";
+import { issueCommand } from "../findings/issue-report.ts";
+import { runInNetwork } from "../engine/runner-container.ts";
+import { COSTS_FILE, costsFromRuns, loadCosts, parseShard, selectShard, shardRecord } from "../run/shard.ts";
+import { mergeRuns } from "../evidence/merge.ts";
+import type { Scenario } from "../scenario.ts";
+import { Lab } from "../topology/lab.ts";
+import { mergeSpec, parseTopology, topologyFromEnv, type TopologySpec } from "../definitions/spec.ts";
+import { exitCodeOf, type Verdict } from "../definitions/verdict.ts";
+
+const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fleetlab COMMAND --help)
+
+  run [scenario...]   bring up labs, run scenarios (all when none named), print verdicts
+        --seed N          seed every random choice (default: random, printed)
+        --replay FILE     re-run with the seed and topology of an earlier run.json
+        --shard K/N       run only shard K of N (also SHARD=K/N): split by scenarios/costs.json
+        --in-network      run inside a runner container on the engine DOCKER_HOST names (local
+                          or remote); the run folder is copied back here
+  repro SCENARIO      run one scenario N times; each attempt is reproduced (a bug check short with
+                      its registered signature), new signature, failed otherwise (another check or
+                      a step: never counted as reproduced), not reproduced, or could not tell
+                      (a fresh lab each time unless it shares one)
+        --n N             attempts (default 10)
+        --until           stop at the first attempt that reproduced
+  matrix [scenario...] run the scenarios on each OpenClaw version and print a scenario x version
+                      table (saved as matrix.json in .lab/runs/matrix-<id>/)
+        --versions "A B"  exact versions, newest, or lastN (e.g. last3); also VERSIONS=
+  up                  bring up the standard topology and keep it until Ctrl-C
+  down RUN_ID         remove one run's containers, network and volumes
+  prune [--all]       remove what dead runs left (--all: every lab resource, live runs too)
+  report [RUN_ID]     print the verdict table of a run (default: the newest) and write its
+                      report.html and junit.xml again
+  list                list the scenarios and what each proves
+  merge OUT RUN...    merge shard run folders (or folders of them) into OUT/<version>/ (run.json,
+                      junit.xml, report.html, summary.md) and OUT/summary.md over all versions
+        --shards N        shards each version was split into (a missing one is named)
+        --versions "A B"  versions expected (one no shard came back for is named)
+  excerpt RUN [ID...] keep a trimmed excerpt of each finding the run saw (or those named) in
+                      fixtures/findings/<id>.json, for the record's evidence to point to
+  issue ID | --all    write the markdown bug report of a registered finding for OpenClaw's tracker
+                      (its bug form's fields) to fixtures/findings/reports/<id>.md and print it;
+                      --all: every registered finding
+  costs [RUN...]      refresh scenarios/costs.json (seconds per scenario) from run folders
+  images              build (or find cached) every image and print their tags
+
+Settings (a flag, or its environment variable; make takes the name on the right: make lab NODES=4):
+${settingsTable()}
+
+Exit codes: 0 pass, 1 fail, 2 bad input or setup, 3 unknown (repro: 0 the bug showed at least
+once, 1 it never did and some attempt was judged, 3 no attempt could tell).`;
+
+/**
+ * The CLI is handed the scenarios it can run, as Jepsen's -main hands cli/run! its test:
+ * the entry point is scenarios/main.ts (`npm run fleetlab`), which loads scenarios/index.ts.
+ */
+const TOPOLOGY_FLAGS = ["nodes", "openclaw-version", "topology"];
+
+/** What each command takes, for `fleetlab <command> --help` and the one-line refusals. */
+const COMMANDS: Record<string, { usage: string; options: string[] }> = {
+  run: { usage: "run [scenario...] [--seed N] [--replay FILE] [--shard K/N] [--in-network] [SETTINGS]", options: ["seed", "replay", "shard", "in-network", ...TOPOLOGY_FLAGS, "lanes"] },
+  repro: { usage: "repro SCENARIO [--n N] [--until] [--seed N] [SETTINGS]", options: ["n", "until", "seed", "replay", ...TOPOLOGY_FLAGS] },
+  matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N] [SETTINGS]', options: ["versions", "seed", "nodes", "topology", "lanes"] },
+  up: { usage: "up [--seed N] [SETTINGS]", options: ["seed", "replay", ...TOPOLOGY_FLAGS] },
+  down: { usage: "down RUN_ID", options: [] },
+  prune: { usage: "prune [--all]", options: ["all"] },
+  report: { usage: "report [RUN_ID]", options: [] },
+  list: { usage: "list", options: [] },
+  merge: { usage: 'merge OUT RUN... [--shards N] [--versions "A B"]', options: ["shards", "versions"] },
+  excerpt: { usage: "excerpt RUN [FINDING_ID...]", options: [] },
+  issue: { usage: "issue FINDING_ID | --all", options: ["all"] },
+  costs: { usage: "costs [RUN...]", options: [] },
+  images: { usage: "images", options: [] },
+  help: { usage: "help [command]", options: [] },
+};
+
+/** The usage text's lines about one command (its paragraph of USAGE). */
+export function commandHelp(cmd: string): string {
+  const lines = USAGE.split("\n");
+  const start = lines.findIndex((l) => l.startsWith(`  ${cmd} `) || l === `  ${cmd}`);
+  if (start < 0) return `usage: fleetlab ${COMMANDS[cmd]?.usage ?? cmd}`;
+  let end = start + 1;
+  while (end < lines.length && /^ {6,}\S/.test(lines[end]!)) end++;
+  return [`usage: fleetlab ${COMMANDS[cmd]!.usage}`, "", ...lines.slice(start, end), "", USAGE.slice(USAGE.indexOf("Settings ("))].join("\n");
+}
+
+const ENV_HINT: Record<string, string> = {
+  version: "--openclaw-version 2026.9.6 (FLEETLAB_OPENCLAW_VERSION, make ... OPENCLAW_VERSION=)",
+};
+
+/** Parse argv; a bad option or command is one line naming it and the fix (LabError: exit 2), never a stack trace. */
+export function parseCli(argv: string[]) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: OPTIONS,
+    });
+  } catch (err) {
+    const m = /Unknown option '(-{1,2})([^']+)'/.exec((err as Error).message);
+    const cmd = argv.find((a) => !a.startsWith("-"));
+    if (m) {
+      const hint = ENV_HINT[m[2]!];
+      throw new LabError(`unknown option ${m[1]}${m[2]}${cmd ? ` for '${cmd}'` : ""}${hint ? `: did you mean ${hint}?` : ""}; see 'fleetlab ${cmd && COMMANDS[cmd] ? `${cmd} ` : ""}--help'`);
+    }
+    throw new LabError(`${(err as Error).message.split("\n")[0]}; see 'fleetlab --help'`);
+  }
+  const [cmd] = parsed.positionals;
+  if (cmd && !COMMANDS[cmd]) throw new LabError(`unknown command '${cmd}'; commands: ${Object.keys(COMMANDS).join(", ")} (see 'fleetlab help')`);
+  if (cmd && !parsed.values.help) {
+    const allowed = new Set([...COMMANDS[cmd]!.options, "help"]);
+    const given = Object.keys(parsed.values).filter((k) => !allowed.has(k));
+    if (given.length) throw new LabError(`option --${given[0]} does not apply to '${cmd}' (it takes: ${COMMANDS[cmd]!.options.map((o) => `--${o}`).join(" ") || "no options"}); see 'fleetlab ${cmd} --help'`);
+  }
+  return parsed;
+}
+
+const OPTIONS = {
+  seed: { type: "string" },
+  replay: { type: "string" },
+  all: { type: "boolean" },
+  shard: { type: "string" },
+  n: { type: "string" },
+  until: { type: "boolean" },
+  shards: { type: "string" },
+  versions: { type: "string" },
+  "in-network": { type: "boolean" },
+  nodes: { type: "string" },
+  "openclaw-version": { type: "string" },
+  topology: { type: "string" },
+  lanes: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+export async function main(argv: string[], scenarios: Scenario[]): Promise<number> {
+  const { values, positionals } = parseCli(argv);
+  applyFlags(values); // a flag wins over its environment variable: written there before anything reads it
+  const [cmd, ...rest] = positionals;
+  if (values.help && cmd && cmd !== "help") {
+    process.stdout.write(commandHelp(cmd) + "\n");
+    return 0;
+  }
+  if (values.help || !cmd || cmd === "help") {
+    if (cmd === "help" && rest[0]) {
+      if (!COMMANDS[rest[0]]) throw new LabError(`unknown command '${rest[0]}'; commands: ${Object.keys(COMMANDS).join(", ")}`);
+      process.stdout.write(commandHelp(rest[0]) + "\n");
+      return 0;
+    }
+    process.stdout.write(USAGE + "\n");
+    return cmd || values.help ? 0 : 2;
+  }
+  const handler = HANDLERS[cmd];
+  if (!handler) throw new LabError(`unknown command '${cmd}'; see 'fleetlab help'`);
+  return handler({ rest, values, argv, scenarios });
+}
+
+/** What a command handler is given: its arguments after the command, the parsed options, the whole argv and the scenarios. */
+interface CommandArgs {
+  rest: string[];
+  values: ReturnType<typeof parseCli>["values"];
+  argv: string[];
+  scenarios: Scenario[];
+}
+
+/** The scenarios handed in, with what each proves. */
+function listCommand({ scenarios }: CommandArgs): number {
+  for (const s of scenarios) process.stdout.write(`${s.name.padEnd(20)} [${s.topology}] ${s.proves}\n`);
+  return 0;
+}
+
+/** Run scenarios (all when none are named) in lanes, print the verdicts and findings; exit code by the verdicts. */
+async function runCommand({ rest, values, argv, scenarios }: CommandArgs): Promise<number> {
+  const { spec, seed } = specFor(values.seed, values.replay);
+  let chosen = resolveScenarios(rest, scenarios); // bad names fail before anything is created
+  const shardText = (setting("SHARD") ?? "").trim(); // --shard is written there by applyFlags
+  const shard = shardText ? parseShard(shardText) : undefined; // bad input: exit 2, nothing created
+  const split = shard ? selectShard(chosen, shard) : undefined;
+  if (shard && split) chosen = split.chosen;
+  // Past one machine: the same run in a runner container on the engine DOCKER_HOST names.
+  if (values["in-network"]) return runInNetwork(argv.filter((a, i) => a !== "--in-network" && i !== argv.indexOf("run")));
+  const lanes = lanesFromEnv(); // bad input: exit 2 before anything is created
+  const given = process.env.FLEETLAB_RUN_ID;
+  const run = Run.create({ seed, id: given === undefined ? undefined : checkGivenRunId(given) }); // the runner's launcher names its run
+  if (shard && split) {
+    run.update((r) => void (r.shard = shardRecord(shard, split.plan)));
+    process.stdout.write(`shard ${shard.index}/${shard.total}: ${chosen.length ? chosen.map((s) => s.name).join(" ") : "no scenarios"} (estimated ${split.plan.seconds[shard.index - 1]} s; shards ${split.plan.seconds.join(" / ")} s)\n`);
+  }
+  process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  ${topologyLine(spec, chosen)}\n`);
+  // An early end (a signal, an error of the lab's own) still prints what was decided.
+  const sofar: ScenarioResult[] = [];
+  onEarlyEnd(() => {
+    // Its folder is sealed as a finished run's is (the labs are down by now: their logs are in).
+    try {
+      sealRun(run);
+    } catch (err) {
+      process.stderr.write(`fleetlab: the final redaction pass over ${run.dir} failed: ${(err as Error).message}\n`);
+    }
+    process.stdout.write(`\nverdicts so far (the run ended early; not run: ${chosen.filter((s) => !sofar.some((r) => r.name === s.name)).map((s) => s.name).join(", ") || "-"}):\n${verdictTable(sofar)}\nevidence: ${path.relative(process.cwd(), run.dir) || run.dir}\n`);
+  });
+  const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes, onResult: (r) => sofar.push(r) });
+  process.stdout.write(`\n${verdictTable(results)}\n`);
+  const checks = results.flatMap((r) => r.checks);
+  const labWide = (c: (typeof checks)[number]) => c.scope === "lab" && c.outcome === "known-finding";
+  const shortfalls = findingsTable(checks.filter((c) => c.kind === "shortfall" && !labWide(c)), "findings (what OpenClaw did short of the expectation):");
+  const differs = findingsTable(checks.filter((c) => c.kind === "differs-from-reference" && !labWide(c)), "differs from reference:");
+  for (const t of [shortfalls, differs]) if (t) process.stdout.write(`\n${t}\n`);
+  // Lab-wide known findings (e.g. protocol drift) once for the run, not once per scenario.
+  const wide = new Map<string, string[]>();
+  for (const c of checks.filter(labWide)) wide.set(c.findingId, [...(wide.get(c.findingId) ?? []), c.scenario]);
+  if (wide.size) {
+    process.stdout.write(`\nlab-wide known findings (judged in every scenario's evidence; they leave its verdict alone):\n`);
+    for (const [id, in_] of wide) process.stdout.write(`  KNOWN-FINDING ${id}  [${in_.length} scenario(s)]\n`);
+  }
+  const shown = path.relative(process.cwd(), run.dir) || run.dir;
+  process.stdout.write(`\nevidence: ${shown}\n`);
+  for (const [label, f] of [["report:", "report.html"], ["junit:", "junit.xml"]]) if (fs.existsSync(path.join(run.dir, f!))) process.stdout.write(`${label!.padEnd(9)} ${path.join(shown, f!)}\n`);
+  const code = exitCodeOf(results.map((r) => r.verdict));
+  const again = results.filter((r) => r.verdict !== "pass" && r.verdict !== "n/a").map((r) => r.name);
+  if (code !== 0 || again.length) process.stdout.write(`reproduce with: ${reproduceCommand(spec, run.record.seed, again)}\n`);
+  return code;
+}
+
+/** Run one scenario N times and say per attempt whether the bug showed (lab/commands/repro.ts). */
+async function reproCommand({ rest, values, scenarios }: CommandArgs): Promise<number> {
+  const [name, ...extra] = rest;
+  if (!name || extra.length) throw new LabError(`repro needs exactly one scenario: fleetlab repro SCENARIO --n 20 (make repro NAME=SCENARIO N=20). Known scenarios: ${scenarios.map((x) => x.name).join(", ")}`);
+  const n = values.n === undefined ? 10 : Number(values.n);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new LabError(`--n ${values.n}: must be a whole number of attempts from 1 to 1000 (N=20)`);
+  const [s] = resolveScenarios([name], scenarios);
+  const { spec, seed } = specFor(values.seed, values.replay);
+  const run = Run.create({ seed });
+  process.stdout.write(`fleetlab repro ${s!.name} x${n}${values.until ? " (until the first reproduction)" : ""}  run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  ${topologyLine(spec, [s!])}\n`);
+  const shown = path.relative(process.cwd(), run.dir) || run.dir;
+  const t = await reproLoop(s!, n, {
+    spec: { ...spec, seed: run.record.seed },
+    run,
+    until: values.until,
+    onAttempt: (a) =>
+      process.stdout.write(
+        `attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${a.class.padEnd(16)}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}${a.why ? `\n    ${a.why.slice(0, 300)}` : ""}\n`,
+      ),
+  });
+  process.stdout.write(`\n${s!.name}: ${tallyLine(t)}\nevidence: ${shown}\nagain:    ${makeReproCommand(spec, run.record.seed, s!.name, n, values.until)}\n`);
+  return reproExitCode(t);
+}
+
+/** The scenarios on each OpenClaw version, as a scenario x version table (matrix.json). */
+async function matrixCommand({ rest, values, scenarios }: CommandArgs): Promise<number> {
+  const chosen = resolveScenarios(rest, scenarios);
+  const text = (setting("VERSIONS") ?? "").trim(); // --versions is written there by applyFlags
+  if (!text) throw new LabError(`matrix needs versions: --versions "2026.9.4 2026.9.6" (make matrix VERSIONS=...), newest, or lastN (e.g. last3)`);
+  const published = await npmVersions().catch((e: Error) => {
+    info(`could not ask npm for published versions (${e.message}); exact versions are taken as given`);
+    return undefined;
+  });
+  const versions = resolveVersions(text, published);
+  const { spec, seed } = specFor(values.seed, undefined);
+  await requireEngine();
+  const id = `matrix-${newRunId()}`;
+  const dir = path.join(RUNS, id);
+  const m: MatrixRecord = { id, startedAt: new Date().toISOString(), versions, scenarios: chosen.map((x) => x.name), cells: {}, runs: {} };
+  process.stdout.write(`fleetlab matrix ${id}: ${chosen.length} scenario(s) x ${versions.length} version(s): ${versions.join(", ")}\n`);
+  for (const v of versions) {
+    const t0 = performance.now();
+    const run = Run.create({ seed });
+    process.stdout.write(`\n== openclaw@${v}: run ${run.id}\n`);
+    try {
+      const results = await runLanes(chosen, { ...spec, openclawVersion: v, seed: run.record.seed }, run, { lanes: lanesFromEnv() });
+      // A repro's cell (or any scenario that names its bug checks) says what it showed of the bug.
+      const bugOf = new Map(chosen.map((x) => [x.name, x.name.startsWith("repro-") || x.bug ? bugChecks(x) : []]));
+      for (const r of results) (m.cells[r.name] ??= {})[v] = cellOf(r, run.id, bugOf.get(r.name));
+      m.runs[v] = { run: run.id, seconds: Math.round(performance.now() - t0) / 1000 };
+      process.stdout.write(`${verdictTable(results)}\n`);
+    } catch (err) {
+      if (interrupted()) throw err;
+      m.runs[v] = { run: run.id, error: (err as Error).message, seconds: Math.round(performance.now() - t0) / 1000 };
+      process.stdout.write(`openclaw@${v} could not run: ${(err as Error).message}\n`);
+    }
+    writeMatrix(dir, m);
+  }
+  m.endedAt = new Date().toISOString();
+  const file = writeMatrix(dir, m);
+  process.stdout.write(`\n${matrixTable(m)}\n\nmatrix: ${path.relative(process.cwd(), file) || file}\n`);
+  const all = Object.values(m.cells).flatMap((row) => Object.values(row).map((c) => c.verdict as Verdict));
+  const missing = versions.some((v) => m.runs[v]?.error);
+  return exitCodeOf(all) || (missing ? 3 : 0);
+}
+
+/** Bring the standard topology up and keep it until Ctrl-C (the interrupt handler takes it down). */
+async function upCommand({ values }: CommandArgs): Promise<number> {
+  const { spec, seed } = specFor(values.seed, values.replay);
+  await requireEngine();
+  await pruneDeadRuns();
+  const run = Run.create({ seed });
+  const lab = await Lab.up(spec, run);
+  process.stdout.write(`lab ${lab.id} is up (run ${run.id}; Ctrl-C to take it down)\n  gateway  ${lab.gatewayUrl}  token ${spec.gateway.token}\n`);
+  for (const m of lab.members.values()) process.stdout.write(`  ${m.alias.padEnd(8)} ${m.ip}  container ${m.container.getName().replace(/^\//, "")}\n`);
+  process.stdout.write(`  evidence ${run.dir}\n`);
+  await new Promise<void>(() => {}); // the interrupt handler takes the lab down and exits
+  return 0;
+}
+
+/** Remove one run's containers, network and volumes. */
+async function downCommand({ rest }: CommandArgs): Promise<number> {
+  if (!rest[0]) throw new LabError("down needs a run id (see .lab/runs/ or 'docker ps --filter label=fleetlab.run')");
+  await requireEngine();
+  const r = await prune({ runId: rest[0] });
+  process.stdout.write(`removed ${r.containers} containers, ${r.networks} networks, ${r.volumes} volumes of run ${rest[0]}\n`);
+  return 0;
+}
+
+/** Remove what dead runs left (--all: every lab resource). */
+async function pruneCommand({ values }: CommandArgs): Promise<number> {
+  await requireEngine();
+  const r = await prune({ all: values.all });
+  process.stdout.write(`removed ${r.containers} containers, ${r.networks} networks, ${r.volumes} volumes of ${r.runs.length} run(s)\n`);
+  for (const s of r.stuck) process.stdout.write(`  ${s}\n`);
+  for (const id of r.runs) if ((await leftovers({ run: id })).length) process.stdout.write(`  run ${id}: some resources could not be removed\n`);
+  return 0;
+}
+
+/** Write a run's reports again from its folder and print its verdict table. */
+function reportCommand({ rest }: CommandArgs): number {
+  const { dir, record } = findRun(rest[0]);
+  // Written again from the run folder: junit.xml, and report.html with the evidence as it is now.
+  fs.writeFileSync(path.join(dir, "junit.xml"), junitXml(record));
+  const page = writeReportHtml(dir, record);
+  // run.json was validated by findRun (a corrupt one stops here, exit 3); a partial one is said, and what never ran is "not run".
+  const rows = reportRows(record);
+  process.stdout.write(`run ${record.id}  seed=${record.seed}\n\n${verdictTable(rows)}\n\nevidence: ${dir}\n`);
+  process.stdout.write(`report:   ${page.file} (${(page.bytes / 2 ** 20).toFixed(1)} MiB, ${page.frames.embedded} of ${page.frames.total} frames, built in ${page.ms} ms)\njunit:    ${path.join(dir, "junit.xml")}\n`);
+  for (const p of runProblems(record)) process.stdout.write(`run.json: ${p}\n`);
+  for (const u of record.unexercised ?? []) process.stdout.write(`unexercised finding record ${u.id} [${u.scenario ?? "lab-wide"}]: no check judged it in this run\n`);
+  // A scenario that never ran is never a pass: unknown (3) unless something failed (1).
+  return exitCodeOf(rows.map((r) => (r.verdict === NOT_RUN ? "unknown" : (r.verdict as Verdict))));
+}
+
+/** Merge shard run folders into one run per version. */
+function mergeCommand({ rest, values, scenarios }: CommandArgs): number {
+  const [out, ...dirs] = rest;
+  if (!out) throw new LabError("merge needs an output folder and the shard run folders: fleetlab merge OUT_DIR RUN_DIR...");
+  const shards = values.shards === undefined ? undefined : Number(values.shards);
+  if (shards !== undefined && !(Number.isInteger(shards) && shards > 0)) throw new LabError(`--shards ${values.shards}: must be a positive integer`);
+  const versions = values.versions?.split(/[\s,]+/).filter(Boolean);
+  const m = mergeRuns(out, dirs, { shards, versions });
+  for (const v of m.versions) {
+    process.stdout.write(`openclaw@${v.version}: ${v.dir}\n${verdictTable(v.record.scenarios)}\n`);
+    for (const s of v.record.shards ?? []) if (s.status !== "complete") process.stdout.write(`shard ${s.index}/${s.total} ${s.status}; never ran: ${s.neverRan.join(", ") || "-"}\n`);
+    process.stdout.write("\n");
+  }
+  for (const p of m.problems) process.stdout.write(`problem: ${p}\n`);
+  process.stdout.write(`summary: ${m.summaryFile}\n`);
+  const all = m.versions.flatMap((v) => v.record.scenarios.map((r) => r.verdict));
+  const code = exitCodeOf(all);
+  const notRun = m.versions.some((v) => (v.record.plan ?? []).some((n) => !v.record.scenarios.some((r) => r.name === n)));
+  return code !== 0 ? code : notRun || m.problems.length || !m.versions.length ? 3 : 0;
+}
+
+/** Keep a trimmed excerpt of each finding a run saw, for the records to point to. */
+function excerptCommand({ rest }: CommandArgs): number {
+  const [runArg, ...ids] = rest;
+  if (!runArg) throw new LabError("excerpt needs a run: fleetlab excerpt RUN_ID_OR_FOLDER [FINDING_ID...]");
+  const { dir, record } = findRun(runArg);
+  let written: ReturnType<typeof writeExcerpts>;
+  try {
+    written = writeExcerpts(dir, record, ids);
+  } catch (err) {
+    throw new LabError((err as Error).message);
+  }
+  for (const w of written) process.stdout.write(`${w.id.padEnd(44)} ${path.relative(process.cwd(), w.file)}  ${(w.bytes / 1024).toFixed(1)} KB${w.raw ? "" : "  NO RAW EVIDENCE (no frame or log line carries its signature in that run)"}\n`);
+  process.stdout.write(`${written.length} excerpt(s) from run ${record.id}; point each record's evidence at its file\n`);
+  return 0;
+}
+
+/** Refresh scenarios/costs.json (seconds per scenario) from run folders. */
+function costsCommand({ rest, scenarios }: CommandArgs): number {
+  const runs = (rest.length ? rest : [undefined]).map((id) => findRun(id).record);
+  const known = new Map(scenarios.map((s) => [s.name, s.topology] as const));
+  const before = loadCosts();
+  const after = costsFromRuns(runs, before, (n) => known.get(n));
+  for (const n of Object.keys(after.scenarios)) if (!known.has(n)) delete after.scenarios[n]; // a scenario the suite no longer has
+  fs.writeFileSync(COSTS_FILE, JSON.stringify(after, null, 2) + "\n");
+  for (const s of scenarios) process.stdout.write(`${s.name.padEnd(24)} ${String(before.scenarios[s.name] ?? "-").padStart(7)} -> ${String(after.scenarios[s.name] ?? `${after.defaultSeconds} (default)`).padStart(7)} s\n`);
+  process.stdout.write(`shared lab bring-up ${before.sharedLab.seconds} -> ${after.sharedLab.seconds} s\nwrote ${path.relative(process.cwd(), COSTS_FILE)} from ${runs.map((r) => r.id).join(", ")}\n`);
+  return 0;
+}
+
+/** Build (or find cached) every image and print their tags. */
+async function imagesCommand({ values }: CommandArgs): Promise<number> {
+  await requireEngine();
+  const set = await ensureImages(topologyFromEnv().openclawVersion);
+  for (const i of Object.values(set)) process.stdout.write(`${i.name.padEnd(13)} ${i.tag}  ${i.cached ? "cached" : "built"} ${i.seconds.toFixed(1)} s\n`);
+  return 0;
+}
+
+/** Every command but help, by name. */
+const HANDLERS: Record<string, (c: CommandArgs) => number | Promise<number>> = {
+  list: listCommand,
+  run: runCommand,
+  repro: reproCommand,
+  matrix: matrixCommand,
+  up: upCommand,
+  down: downCommand,
+  prune: pruneCommand,
+  report: reportCommand,
+  merge: mergeCommand,
+  excerpt: excerptCommand,
+  issue: ({ rest, values, scenarios }) => issueCommand(rest, !!values.all, scenarios, (t) => process.stdout.write(t)),
+  costs: costsCommand,
+  images: imagesCommand,
+};
+
+/** The topology the chosen scenarios run on: the standard lab's node count, and each own lab's that differs. */
+export function topologyLine(spec: TopologySpec, chosen: Scenario[]): string {
+  const parts: string[] = [];
+  if (chosen.some((s) => s.topology === "shared")) parts.push(`shared lab nodes=${spec.nodes.count}`);
+  const own = chosen.filter((s) => s.topology === "own").map((s) => ({ s, n: parseTopology(mergeSpec(spec, s.spec ?? {}), `topology of ${s.name}`).nodes.count }));
+  const same = own.filter((o) => o.n === spec.nodes.count);
+  if (same.length) parts.push(`${same.length} own lab(s) nodes=${spec.nodes.count}`);
+  for (const o of own.filter((o) => o.n !== spec.nodes.count)) parts.push(`${o.s.name} nodes=${o.n}`);
+  return parts.join(", ") || `nodes=${spec.nodes.count}`;
+}
+
+/** The environment a run was given (version, nodes, topology), as make variables, so a pasted command runs the same lab. */
+function envArgs(spec: TopologySpec, seed: number): string {
+  const q = (v: string) => (/^[\w.\/:=-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
+  const out = [`SEED=${seed}`, `OPENCLAW_VERSION=${spec.openclawVersion}`];
+  const nodes = setting("NODES");
+  const topology = setting("TOPOLOGY");
+  if (nodes) out.push(`NODES=${q(nodes)}`);
+  if (topology) out.push(`TOPOLOGY=${q(topology)}`);
+  return out.join(" ");
+}
+
+export function reproduceCommand(spec: TopologySpec, seed: number, names: string[]): string {
+  return `make lab ${envArgs(spec, seed)} SCENARIOS="${names.join(" ")}"`;
+}
+
+function makeReproCommand(spec: TopologySpec, seed: number, name: string, n: number, until?: boolean): string {
+  return `make repro NAME=${name} N=${n}${until ? " UNTIL=1" : ""} ${envArgs(spec, seed)}`;
+}
+
+function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?: number } {
+  if (replay) {
+    if (!fs.existsSync(replay)) throw new LabError(`--replay ${replay}: no such file (give the run.json of an earlier run)`);
+    // The replayed run's topology and version are the point of a replay: an override would be silently ignored, so it is refused by name.
+    const overrides = ["NODES", "OPENCLAW_VERSION", "TOPOLOGY"].filter((k) => setting(k));
+    if (overrides.length) throw new LabError(`--replay ${replay} runs that run's own topology and version, so ${overrides.map((k) => `${k}=${setting(k)}`).join(" ")} would be ignored: unset ${overrides.join(", ")} (or drop the replay)`);
+    const rec = readRunRecord(replay);
+    info(`replaying ${replay}: seed ${rec.seed}`);
+    // run.json keeps the gateway token hidden (lab/evidence/run.ts): the replay gets the default one.
+    const topology = structuredClone((rec.topology ?? {}) as { gateway?: { token?: unknown } });
+    if (topology.gateway?.token === REDACTED) delete topology.gateway.token;
+    return { spec: parseTopology(topology, `topology in ${replay}`), seed: rec.seed };
+  }
+  const spec = topologyFromEnv();
+  const seedText = seedArg ?? (spec.seed !== undefined ? String(spec.seed) : undefined);
+  if (seedText !== undefined && !/^\d+$/.test(seedText)) throw new LabError(`--seed ${seedText}: must be a non-negative integer`);
+  return { spec, seed: seedText === undefined ? undefined : Number(seedText) };
+}
+
+/** A write that failed for want of space or disk: the run's evidence cannot be trusted (exit 3). */
+function endOnWriteFailure(err: NodeJS.ErrnoException): void {
+  endEarly(`the lab could not write its evidence (${writeFailureText(err)}): the run cannot be trusted, so it ends as unknown. Free space there (make clean removes old runs and caches) and run again.`, 3);
+}
+
+/** Run the CLI as a process: its exit code, and a clear message for bad input. */
+export function runCli(argv: string[], load: () => Promise<Scenario[]>): void {
+  // An error that escapes a scenario is charged to it (lab/run/runner.ts); one that no scenario owns
+  // is a bug of the lab itself: labs removed, faults healed, the table so far, exit 3 (never 1).
+  installEscapeTrap();
+  onUnownedEscape((e) => (isWriteFailure(e.error) ? endOnWriteFailure(e.error) : endEarly(`an error escaped the lab itself (${e.kind}), a bug of fleetlab's: ${(e.error as Error)?.stack ?? e.error}`, 3)));
+  load()
+    .then((scenarios) => main(argv, scenarios))
+    .then(
+      // Through exitWhenClean: an interrupted run ends only when its teardown has (with 130/143).
+      (code) => exitWhenClean(code),
+      (err: unknown) => {
+        if (err instanceof LabError) {
+          process.stderr.write(`fleetlab: ${err.message}\n`);
+          return exitWhenClean(err.exitCode);
+        }
+        if (isWriteFailure(err)) return endOnWriteFailure(err);
+        if (!interrupted()) process.stderr.write(`fleetlab: ${(err as Error).stack ?? err}\n`);
+        exitWhenClean(3);
+      },
+    );
+}

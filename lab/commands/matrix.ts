@@ -1,0 +1,141 @@
+// The version matrix: the same scenarios on each OpenClaw version, one run per version (its
+// images built once, then cached by version like any other), and a scenario x version table
+// of verdicts with the findings behind each cell, saved as matrix.json. A finding record lists
+// the versions it was observed on, so a row reads where a bug appeared (known finding, with the
+// variant that matched when the record has a signature per version range), where it went away
+// ("fixed?"), and where it had not come yet ("not affected": a version older than every version
+// the record names); a scenario the version cannot host reads "n/a" with why.
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { LabError } from "../core/log.ts";
+import type { ScenarioResult } from "../run/runner.ts";
+import { classify, matchedName } from "./repro.ts";
+
+/** Published release versions (no pre-releases), oldest first, as npm lists them. */
+export function releases(all: string[]): string[] {
+  return all.filter((v) => /^\d+\.\d+\.\d+$/.test(v));
+}
+
+/**
+ * VERSIONS as given: exact versions ("2026.9.4 2026.9.6"), `newest`, or `lastN` (the N newest
+ * releases, oldest first). Every exact version must be published.
+ */
+export function resolveVersions(text: string, published: string[] | undefined): string[] {
+  const words = text.split(/[\s,]+/).filter(Boolean);
+  if (!words.length) throw new LabError(`VERSIONS is empty: give exact versions ("2026.9.4 2026.9.6"), newest, or lastN (e.g. last3)`);
+  const out: string[] = [];
+  for (const w of words) {
+    const last = /^last(\d+)$/.exec(w);
+    if (w === "newest" || last) {
+      if (!published) throw new LabError(`VERSIONS=${w} needs the list of published versions, and npm could not be asked: give exact versions`);
+      const rel = releases(published);
+      const n = last ? Number(last[1]) : 1;
+      if (n < 1) throw new LabError(`VERSIONS=${w}: the count must be at least 1`);
+      out.push(...rel.slice(-n));
+      continue;
+    }
+    if (!/^\d+\.\d+\.\d+([-.][0-9A-Za-z.-]+)?$/.test(w)) throw new LabError(`VERSIONS: '${w}' is not an exact version, newest or lastN (e.g. 2026.9.6, last3)`);
+    if (published && !published.includes(w)) {
+      const rel = releases(published).slice(-5);
+      throw new LabError(`VERSIONS: openclaw@${w} is not published.${rel.length ? ` Recent versions: ${rel.join(", ")}.` : ""}`);
+    }
+    out.push(w);
+  }
+  return [...new Set(out)];
+}
+
+export const MatrixCell = z.object({
+  verdict: z.string(),
+  seconds: z.number(),
+  detail: z.string().optional(),
+  /** Finding ids judged not "pass" in this cell, with their outcome ("known-finding F-x"). */
+  findings: z.array(z.string()),
+  /** The run folder of this version, relative to the matrix folder's parent (.lab/runs). */
+  run: z.string(),
+  evidence: z.string().optional(),
+  /** For a scenario with bug checks (a repro): what the cell showed of the bug (lab/commands/repro.ts classify). */
+  bug: z.object({ class: z.string(), why: z.string().optional() }).optional(),
+  /** Known findings of records with several signatures: finding id -> the variant that matched ("base" or its version range). */
+  variants: z.record(z.string(), z.string()).optional(),
+  /** Findings whose check held on a version older than every version their record names: the bug came later. */
+  notAffected: z.array(z.string()).optional(),
+});
+export const MatrixRecord = z.object({
+  id: z.string(),
+  startedAt: z.string(),
+  endedAt: z.string().optional(),
+  versions: z.array(z.string()),
+  scenarios: z.array(z.string()),
+  /** cells[scenario][version] */
+  cells: z.record(z.string(), z.record(z.string(), MatrixCell)),
+  /** Per version: its run id, or why it did not run. */
+  runs: z.record(z.string(), z.object({ run: z.string().optional(), error: z.string().optional(), seconds: z.number().optional() })),
+});
+export type MatrixRecord = z.infer<typeof MatrixRecord>;
+export type MatrixCell = z.infer<typeof MatrixCell>;
+
+export function cellOf(r: ScenarioResult, runId: string, bug: string[] = []): MatrixCell {
+  const own = r.checks.filter((c) => c.scope !== "lab");
+  const findings = own.filter((c) => c.outcome !== "pass").map((c) => `${c.outcome} ${c.outcome === "known-finding" ? matchedName(c) : c.findingId}`);
+  const shown = bug.length ? classify(r.verdict, r.checks, bug) : undefined;
+  const variants = Object.fromEntries(own.filter((c) => c.outcome === "known-finding" && c.variant).map((c) => [c.findingId, c.variant!]));
+  const notAffected = own.filter((c) => c.notAffected).map((c) => c.findingId);
+  return {
+    verdict: r.verdict,
+    seconds: r.seconds,
+    detail: r.detail,
+    findings,
+    run: runId,
+    evidence: r.evidence,
+    ...(shown ? { bug: shown } : {}),
+    ...(Object.keys(variants).length ? { variants } : {}),
+    ...(notAffected.length ? { notAffected } : {}),
+  };
+}
+
+const SHORT: Record<string, string> = { pass: "pass", fail: "FAIL", unknown: "unknown", "known-finding": "known", "fixed?": "fixed?", "n/a": "n/a" };
+
+/** What a cell shows: its verdict, except a pass whose registered bug had not come yet on that version. */
+export function cellText(c: MatrixCell | undefined): string {
+  if (!c) return "-";
+  if (c.verdict === "pass" && c.notAffected?.length) return "not affected";
+  return SHORT[c.verdict] ?? c.verdict;
+}
+
+/** The scenario x version table for the terminal (and the README); "-" where a version never got to a scenario. */
+export function matrixTable(m: Pick<MatrixRecord, "versions" | "scenarios" | "cells">): string {
+  const w = Math.max(8, ...m.scenarios.map((s) => s.length));
+  const texts = m.scenarios.map((s) => m.versions.map((v) => cellText(m.cells[s]?.[v])));
+  const cw = Math.max(9, ...m.versions.map((v) => v.length), ...texts.flat().map((t) => t.length));
+  const head = `${"scenario".padEnd(w)}  ${m.versions.map((v) => v.padEnd(cw)).join("  ")}`;
+  const lines = [head, `${"-".repeat(w)}  ${m.versions.map(() => "-".repeat(cw)).join("  ")}`];
+  for (const [i, s] of m.scenarios.entries()) lines.push(`${s.padEnd(w)}  ${texts[i]!.map((t) => t.padEnd(cw)).join("  ")}`);
+  const notes: string[] = [];
+  for (const s of m.scenarios) {
+    for (const v of m.versions) {
+      const c = m.cells[s]?.[v];
+      if (!c) continue;
+      if (c.verdict === "pass") {
+        if (c.notAffected?.length) notes.push(`  ${s} @ ${v}: not affected: ${c.notAffected.join(", ")} (older than every version the record names; the check holds)`);
+        continue;
+      }
+      const what = c.findings.length ? c.findings.join(", ") : (c.detail ?? "").split("\n")[0]!.slice(0, 160);
+      notes.push(`  ${s} @ ${v}: ${c.verdict}${what ? `: ${what}` : ""}`);
+    }
+  }
+  lines.push(
+    "",
+    "known = known finding (the registered bug, as registered; [variant R] = the signature registered for versions R); fixed? = a registered finding did not show on a version it names or a newer one; not affected = it did not show on a version older than every version its record names (a regression that came later); n/a = the version lacks what the scenario needs",
+  );
+  if (notes.length) lines.push("", "cells other than pass:", ...notes);
+  return lines.join("\n");
+}
+
+export function writeMatrix(dir: string, m: MatrixRecord): string {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, "matrix.json");
+  fs.writeFileSync(file, JSON.stringify(MatrixRecord.parse(m), null, 2) + "\n");
+  fs.writeFileSync(path.join(dir, "matrix.txt"), matrixTable(m) + "\n");
+  return file;
+}

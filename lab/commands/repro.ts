@@ -1,0 +1,179 @@
+// The reproduction loop (after etcd's `make test-robustness-issue<N>`): one scenario N times.
+// Each attempt is an instance of the scenario (`<name>~03`) with its own evidence folder in one
+// run folder: an own-lab scenario gets a fresh lab every time, a shared-lab one runs every
+// attempt on the same shared lab, as in a full run.
+//
+// "Reproduced" means the bug, nothing else. The scenario names the checks that ARE the bug
+// (Scenario.bug, default: its registered findings); each attempt is one of:
+//   reproduced        a bug check was short with its registered signature, nothing else failed
+//   new signature     a bug check was short with a signature no record has (the observed value
+//                     is shown), nothing else failed
+//   failed otherwise  any other check or step failed (a precondition, unregistered drift, a
+//                     teardown leftover, a time-out): counted apart, never as reproduced
+//   not reproduced    every bug check was judged and held (on a version older than every
+//                     version a bug's record names, "not affected": the bug came later)
+//   could not tell    unknown or n/a, or no bug check was judged at all
+// A record with a signature per version range (FindingRecord.variants) says which one matched:
+// each attempt's `why` and the summary line name it ("R-x [variant >=2026.9.5]").
+import type { Run } from "../evidence/run.ts";
+import type { CheckResult } from "../findings/findings.ts";
+import type { Scenario } from "../scenario.ts";
+import { LabPool, endRun, runScenario, type ScenarioResult } from "../run/runner.ts";
+import type { TopologySpec } from "../definitions/spec.ts";
+import type { Verdict } from "../definitions/verdict.ts";
+
+export type AttemptClass = "reproduced" | "new signature" | "failed otherwise" | "not reproduced" | "could not tell";
+
+/** The checks of a scenario that are its bug. */
+export function bugChecks(s: Pick<Scenario, "bug" | "findings">): string[] {
+  return s.bug ?? (s.findings ?? []).map((f) => f.id);
+}
+
+/** What one attempt showed (see the head of this file). */
+export function classify(verdict: Verdict, checks: CheckResult[], bug: string[]): { class: AttemptClass; why?: string } {
+  if (verdict === "unknown" || verdict === "n/a") return { class: "could not tell" };
+  const own = checks.filter((c) => c.scope !== "lab" || c.outcome === "fail");
+  const isBug = (c: CheckResult) => bug.includes(c.findingId);
+  const otherFail = own.find((c) => !isBug(c) && c.outcome === "fail");
+  const bugJudged = own.filter(isBug);
+  const bugKnown = bugJudged.filter((c) => c.outcome === "known-finding");
+  const bugNew = bugJudged.filter((c) => c.outcome === "fail");
+  if (otherFail) return { class: "failed otherwise", why: `${otherFail.findingId}: ${otherFail.note ?? "failed"}` };
+  if (verdict === "fail" && !bugNew.length) return { class: "failed otherwise", why: "a step failed (see the detail)" };
+  if (bugNew.length) return { class: "new signature", why: bugNew.map((c) => `${c.findingId} observed ${JSON.stringify(c.observed)}`).join("; ") };
+  if (bugKnown.length) return { class: "reproduced", why: bugKnown.map(matchedName).join(", ") };
+  if (!bugJudged.length) return { class: "could not tell", why: `no bug check (${bug.join(", ") || "none named"}) was judged` };
+  const notAffected = bugJudged.filter((c) => c.notAffected);
+  if (notAffected.length) return { class: "not reproduced", why: notAffected.map((c) => c.note ?? `not affected: ${c.findingId}`).join("; ") };
+  return { class: "not reproduced" };
+}
+
+/** A known finding as an attempt names it: its id, and the variant that matched when its record has several signatures. */
+export function matchedName(c: Pick<CheckResult, "findingId" | "variant">): string {
+  return c.variant ? `${c.findingId} [variant ${c.variant}]` : c.findingId;
+}
+
+/** The classes that show the bug. */
+export const reproduced = (c: AttemptClass): boolean => c === "reproduced" || c === "new signature";
+
+export interface Attempt {
+  index: number;
+  verdict: Verdict;
+  class: AttemptClass;
+  /** The known findings among the bug checks, as matchedName() names them (with their variant). */
+  matched?: string[];
+  /** Which bug checks matched, the new signature, or what failed otherwise. */
+  why?: string;
+  seconds: number;
+  evidence: string;
+  detail?: string;
+}
+
+export interface ReproTally {
+  scenario: string;
+  /** Attempts made (fewer than asked when UNTIL stopped at the first reproduction, or the run was cut). */
+  ran: number;
+  asked: number;
+  /** With the registered signature. */
+  reproduced: number;
+  newSignature: number;
+  failedOtherwise: number;
+  notReproduced: number;
+  unknown: number;
+  /** Attempts that showed the bug (registered or new signature), by index. */
+  hits: number[];
+  /** Each registered signature that matched, as matchedName() names it, with its count of attempts. */
+  matched: Record<string, number>;
+}
+
+export function tally(scenario: string, asked: number, attempts: Attempt[]): ReproTally {
+  const n = (c: AttemptClass) => attempts.filter((a) => a.class === c).length;
+  return {
+    scenario,
+    asked,
+    ran: attempts.length,
+    reproduced: n("reproduced"),
+    newSignature: n("new signature"),
+    failedOtherwise: n("failed otherwise"),
+    notReproduced: n("not reproduced"),
+    unknown: n("could not tell"),
+    hits: attempts.filter((a) => reproduced(a.class)).map((a) => a.index),
+    matched: attempts.flatMap((a) => (a.class === "reproduced" ? (a.matched ?? []) : [])).reduce<Record<string, number>>((m, k) => ((m[k] = (m[k] ?? 0) + 1), m), {}),
+  };
+}
+
+/** "reproduced 7/20 (registered signature), new signature 1, failed otherwise 2, not reproduced 9, could not tell 1" */
+export function tallyLine(t: ReproTally): string {
+  const parts = [`reproduced ${t.reproduced}/${t.ran} (registered signature)`];
+  if (t.newSignature) parts.push(`new signature ${t.newSignature}`);
+  if (t.failedOtherwise) parts.push(`failed otherwise ${t.failedOtherwise} (not the bug: a step or another check)`);
+  parts.push(`not reproduced ${t.notReproduced}`);
+  if (t.unknown) parts.push(`could not tell ${t.unknown}`);
+  const cut = t.ran < t.asked ? `; ${t.asked - t.ran} of ${t.asked} not attempted` : "";
+  // Which signature matched, when a record has variants (a plain id says nothing the count does not).
+  const variants = Object.entries(t.matched ?? {}).filter(([k]) => k.includes(" [variant "));
+  const which = variants.length ? `; matched ${variants.map(([k, n]) => `${k} x${n}`).join(", ")}` : "";
+  return parts.join(", ") + cut + which;
+}
+
+/**
+ * Exit code of a loop: 0 the bug showed in at least one attempt (registered or new signature);
+ * 1 it never did and some attempt was judged (not reproduced, or failed otherwise); 3 no attempt
+ * could tell.
+ */
+export function reproExitCode(t: ReproTally): number {
+  if (t.reproduced + t.newSignature > 0) return 0;
+  return t.notReproduced + t.failedOtherwise > 0 ? 1 : 3;
+}
+
+export const attemptName = (s: Scenario, i: number, n: number): string => `${s.name}~${String(i).padStart(String(n).length, "0")}`;
+
+/**
+ * Run `s` up to `n` times (stopping at the first reproduction with `until`), each attempt
+ * reported through `onAttempt` as it ends.
+ */
+export async function reproLoop(
+  s: Scenario,
+  n: number,
+  opts: { spec: TopologySpec; run: Run; until?: boolean; pool?: LabPool; onAttempt?: (a: Attempt, r: ScenarioResult) => void },
+): Promise<ReproTally> {
+  const pool = opts.pool ?? new LabPool(opts.spec, opts.run);
+  const instances = Array.from({ length: n }, (_, k) => ({ ...s, name: attemptName(s, k + 1, n) }));
+  await pool.opts.start(opts.run, opts.spec, instances);
+  opts.run.update((r) => void (r.repro = { scenario: s.name, asked: n, until: !!opts.until }));
+  const attempts: Attempt[] = [];
+  try {
+    for (const [k, inst] of instances.entries()) {
+      if (s.topology === "own") await pool.close();
+      const r = await runScenario(inst, pool);
+      const c = classify(r.verdict, r.checks, bugChecks(s));
+      const matched = r.checks.filter((x) => bugChecks(s).includes(x.findingId) && x.outcome === "known-finding").map(matchedName);
+      const a: Attempt = { index: k + 1, verdict: r.verdict, class: c.class, why: c.why, matched, seconds: r.seconds, evidence: r.evidence, detail: r.detail };
+      attempts.push(a);
+      opts.onAttempt?.(a, r);
+      if (opts.until && reproduced(a.class)) break;
+    }
+  } finally {
+    await pool.close();
+    const t = tally(s.name, n, attempts);
+    opts.run.update((r) => {
+      r.repro = {
+        scenario: s.name,
+        asked: n,
+        until: !!opts.until,
+        ran: t.ran,
+        reproduced: t.reproduced,
+        newSignature: t.newSignature,
+        failedOtherwise: t.failedOtherwise,
+        notReproduced: t.notReproduced,
+        unknown: t.unknown,
+        hits: t.hits,
+        attempts: attempts.map((a) => ({ index: a.index, verdict: a.verdict, class: a.class, ...(a.why ? { why: a.why } : {}) })),
+      };
+      // Stopped at the first reproduction on purpose: the attempts not made are not "not run".
+      if (opts.until && t.hits.length) r.plan = r.scenarios.map((x) => x.name);
+    });
+    endRun(opts.run, pool.opts.labFindings);
+  }
+  return tally(s.name, n, attempts);
+}

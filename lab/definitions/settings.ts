@@ -1,0 +1,59 @@
+// Every setting of a run, in one table: its flag, its environment variable (prefixed, so a stray
+// NODES or SEED in a CI environment changes nothing) and what it does. `make` passes its
+// variables (make lab NODES=4) as the prefixed names; the unprefixed names are still read from
+// the environment, with a notice, so scripts that set them keep working for now.
+
+export interface Setting {
+  /** The make variable and the old environment name. */
+  name: string;
+  /** The environment variable read first. */
+  env: string;
+  /** The CLI flag (commands that take it: run, repro, matrix, up). */
+  flag?: string;
+  what: string;
+}
+
+export const SETTINGS: Setting[] = [
+  { name: "NODES", env: "FLEETLAB_NODES", flag: "nodes", what: "node hosts in the standard topology (default 2)" },
+  { name: "OPENCLAW_VERSION", env: "FLEETLAB_OPENCLAW_VERSION", flag: "openclaw-version", what: "the exact OpenClaw version under test (default the pinned one, lab/definitions/spec.ts)" },
+  { name: "SEED", env: "FLEETLAB_SEED", flag: "seed", what: "the seed of every random choice (default random, printed)" },
+  { name: "TOPOLOGY", env: "FLEETLAB_TOPOLOGY", flag: "topology", what: `topology overrides as JSON, e.g. '{"nodes":{"capacity":1}}'` },
+  { name: "LANES", env: "FLEETLAB_LANES", flag: "lanes", what: "scenarios side by side, 1 to 8 (default 2)" },
+  { name: "SHARD", env: "FLEETLAB_SHARD", flag: "shard", what: "run only shard K of N, K/N" },
+  { name: "VERSIONS", env: "FLEETLAB_VERSIONS", flag: "versions", what: "make matrix: exact versions, newest, or lastN" },
+  { name: "REPROS", env: "FLEETLAB_REPROS", what: "make test: 1 also runs scenarios/repro" },
+];
+
+const noticed = new Set<string>();
+
+/** A setting's value: FLEETLAB_<NAME>, else the unprefixed name (said once per process). Empty counts as unset. */
+export function setting(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const s = SETTINGS.find((x) => x.name === name);
+  if (!s) throw new Error(`no setting ${name}`);
+  const v = env[s.env];
+  if (v !== undefined && v !== "") return v;
+  const old = env[s.name];
+  if (old === undefined || old === "") return undefined;
+  if (env === process.env && !noticed.has(s.name)) {
+    noticed.add(s.name);
+    // A warning, not progress: said even when progress is quiet.
+    process.stderr.write(`fleetlab: ${s.name}=${old} is read from the environment as ${s.env}; set ${s.env} (or make ... ${s.name}=...) instead, the unprefixed name will go\n`);
+  }
+  return old;
+}
+
+/** Flags given on the command line, written to their environment variables before anything reads them. */
+export function applyFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): void {
+  for (const s of SETTINGS) {
+    const v = s.flag ? values[s.flag] : undefined;
+    if (typeof v === "string") env[s.env] = v;
+  }
+}
+
+/** The settings table for help texts and docs. */
+export function settingsTable(): string {
+  const w = Math.max(...SETTINGS.map((s) => `${s.flag ? `--${s.flag}` : ""}`.length));
+  const e = Math.max(...SETTINGS.map((s) => s.env.length));
+  const m = Math.max(...SETTINGS.map((s) => s.name.length)) + 1;
+  return SETTINGS.map((s) => `  ${(s.flag ? `--${s.flag}` : "").padEnd(w)}  ${s.env.padEnd(e)}  ${`${s.name}=`.padEnd(m)}  ${s.what}`).join("\n");
+}

@@ -1,0 +1,202 @@
+// The one description of what runs. Defaults give the standard lab; every override is
+// validated before any container starts, and an error names the field, the value and a fix.
+import { z } from "zod";
+import { LabError } from "../core/log.ts";
+import { setting } from "./settings.ts";
+
+/** The OpenClaw version a run uses unless told otherwise (OPENCLAW_VERSION=...); the nightly reads it from this line. */
+export const DEFAULT_OPENCLAW_VERSION = "2026.9.6";
+
+const name = z.string().regex(/^[a-z][a-z0-9-]{0,30}$/, "must be lower-case letters, digits and dashes, starting with a letter");
+
+export const TopologySpec = z
+  .object({
+    openclawVersion: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+([-.][0-9A-Za-z.-]+)?$/, "must be an exact version such as 2026.9.6 (no ranges or tags)")
+      .default(DEFAULT_OPENCLAW_VERSION),
+    gateway: z
+      .object({
+        alias: name.default("gateway"),
+        port: z.number().int().min(1024).max(65535).default(18789),
+        token: z.string().min(16, "must be at least 16 characters").default("fleetlab-gateway-token-0001"),
+        /**
+         * OpenClaw's tool policy (the `tools` section: `allow`, `alsoAllow`, `deny`, ...) kept in
+         * a file of its own, the host tool policy: written to TOOL_POLICY_FILE
+         * (lab/members/gateway.ts), a root-owned directory outside the gateway's state and the
+         * agent's workspace that the gateway admits as an include root (OPENCLAW_INCLUDE_ROOTS),
+         * and included by the config as `tools.$include`. It stays on the container's filesystem
+         * across restarts, so a scenario can edit it while the gateway runs or before it starts
+         * again. Unset (the default): no policy file.
+         */
+        toolPolicy: z.record(z.string(), z.unknown()).optional(),
+      })
+      .strict()
+      .default({ alias: "gateway", port: 18789, token: "fleetlab-gateway-token-0001" }),
+    nodes: z
+      .object({
+        count: z.number().int().min(0).max(8, "must be at most 8 (each node host needs ~0.6-0.8 GiB)").default(2),
+        capacity: z.number().int().min(1).max(8).default(2),
+        prefix: name.default("node"),
+        /**
+         * "operator": the operator approves each node's device pairing (device.pair.approve)
+         * and node pairing (node.pair.approve), as an admin would. "subnet": the gateway
+         * auto-approves device pairing from the lab subnet (autoApproveCidrs) and the operator
+         * approves node pairing only; faster, because the pinned node host pauses after an
+         * operator device approval until it is restarted.
+         */
+        devicePairing: z.enum(["operator", "subnet"]).default("operator"),
+      })
+      .strict()
+      .default({ count: 2, capacity: 2, prefix: "node", devicePairing: "operator" }),
+    model: z
+      .object({ alias: name.default("model"), port: z.number().int().min(1).max(65535).default(8080), script: name.default("default") })
+      .strict()
+      .default({ alias: "model", port: 8080, script: "default" }),
+    git: z
+      .object({ enabled: z.boolean().default(true), alias: name.default("git"), port: z.number().int().min(1).max(65535).default(8080) })
+      .strict()
+      .default({ enabled: true, alias: "git", port: 8080 }),
+    tap: z
+      .object({
+        /**
+         * A wire tap (docker/faultproxy) in front of the gateway for each node host: the node's
+         * WebSocket, its workers' WebSockets and its HTTP (bundle download, transfers) all pass
+         * it; every frame is recorded and wire faults are injected there.
+         */
+        enabled: z.boolean().default(true),
+        controlPort: z.number().int().min(1).max(65535).default(9099),
+      })
+      .strict()
+      .default({ enabled: true, controlPort: 9099 }),
+    mcp: z
+      .object({
+        /** MCP tool servers, each in its own container, reached by the gateway at http://<name>:<port>/mcp. */
+        servers: z
+          .array(z.object({ name, catalog: name, port: z.number().int().min(1).max(65535).default(8080) }).strict())
+          .max(6)
+          .default([
+            { name: "north", catalog: "north", port: 8080 },
+            { name: "south", catalog: "south", port: 8080 },
+          ]),
+        /**
+         * MCP servers a node host offers (nodeHost.mcp.servers on that node): each in its own
+         * container, reached by the node only; the gateway calls them through the node
+         * (node.invoke mcp.tools.call.v1) and the model sees `<name>_<tool>`.
+         */
+        nodeServers: z
+          .array(z.object({ name, catalog: name, port: z.number().int().min(1).max(65535).default(8080), node: name }).strict())
+          .max(4)
+          .default([]),
+        /**
+         * Tool names the approval plugin parks for the operator, as the model sees them:
+         * `<server>__<tool>` for gateway-side servers, `<server>_<tool>` for node-hosted ones;
+         * `*` wildcards.
+         */
+        approvalTools: z.array(z.string().min(1)).default(["south__write_file"]),
+      })
+      .strict()
+      .default({
+        servers: [
+          { name: "north", catalog: "north", port: 8080 },
+          { name: "south", catalog: "south", port: 8080 },
+        ],
+        nodeServers: [],
+        approvalTools: ["south__write_file"],
+      }),
+    seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  })
+  .strict()
+  .superRefine((spec, ctx) => {
+    const nodes = Array.from({ length: spec.nodes.count }, (_, i) => `${spec.nodes.prefix}-${i + 1}`);
+    spec.mcp.nodeServers.forEach((m, i) => {
+      if (!nodes.includes(m.node)) {
+        ctx.addIssue({ code: "custom", path: ["mcp", "nodeServers", i, "node"], message: `no such node host (this topology has: ${nodes.join(", ") || "none"})` });
+      }
+    });
+  });
+
+export type TopologySpec = z.infer<typeof TopologySpec>;
+export type TopologyInput = z.input<typeof TopologySpec>;
+
+/** Parse a spec, or throw a LabError naming each bad field and its value. */
+export function parseTopology(input: unknown, source = "topology spec"): TopologySpec {
+  const r = TopologySpec.safeParse(input ?? {});
+  if (r.success) return r.data;
+  const lines = r.error.issues.map((i) => {
+    const where = i.path.length ? i.path.join(".") : "(top level)";
+    const value = valueAt(input, i.path);
+    const shown = value === undefined ? "" : ` = ${JSON.stringify(value)}`;
+    const hint = i.code === "unrecognized_keys" ? ` (known fields here: ${knownKeys(i.path).join(", ")})` : "";
+    return `  ${where}${shown}: ${i.message}${hint}`;
+  });
+  throw new LabError(`${source} is invalid:\n${lines.join("\n")}`);
+}
+
+function valueAt(input: unknown, p: PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const k of p) v = v && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  return v;
+}
+
+function knownKeys(p: PropertyKey[]): string[] {
+  let s: z.ZodTypeAny = TopologySpec;
+  for (const k of p) {
+    while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = s.unwrap() as z.ZodTypeAny;
+    if (s instanceof z.ZodObject) s = (s.shape as Record<string, z.ZodTypeAny>)[String(k)];
+  }
+  while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = s.unwrap() as z.ZodTypeAny;
+  return s instanceof z.ZodObject ? Object.keys(s.shape) : [];
+}
+
+/**
+ * Overrides users give from the Makefile/CLI environment: NODES, OPENCLAW_VERSION, SEED,
+ * TOPOLOGY (a JSON spec). Strings are turned into numbers here so a bad value is reported by
+ * the same validation, under the spec's field name.
+ */
+export function topologyFromEnv(env: NodeJS.ProcessEnv = process.env, base: TopologyInput = {}): TopologySpec {
+  let input: Record<string, unknown> = structuredClone(base) as Record<string, unknown>;
+  const topology = setting("TOPOLOGY", env);
+  if (topology) {
+    try {
+      input = { ...input, ...(JSON.parse(topology) as Record<string, unknown>) };
+    } catch (err) {
+      throw new LabError(`TOPOLOGY is not valid JSON (${(err as Error).message}); example: TOPOLOGY='{"nodes":{"count":3}}'`);
+    }
+  }
+  const num = (v: string) => (/^-?\d+$/.test(v.trim()) ? Number(v) : v);
+  const nodes = setting("NODES", env);
+  const version = setting("OPENCLAW_VERSION", env);
+  const seed = setting("SEED", env);
+  if (nodes) input.nodes = { ...(input.nodes as object), count: num(nodes) };
+  if (version) input.openclawVersion = version;
+  if (seed) input.seed = num(seed);
+  return parseTopology(input, "topology spec (from TOPOLOGY/NODES/OPENCLAW_VERSION/SEED)");
+}
+
+/** Every MCP server container of the topology: gateway-side and node-hosted. */
+export function mcpContainers(spec: TopologySpec): { name: string; catalog: string; port: number; node?: string }[] {
+  return [...spec.mcp.servers, ...spec.mcp.nodeServers];
+}
+
+/** The tap a node host connects through (its "gateway address"), when taps are on. */
+export function tapAlias(node: string): string {
+  return `tap-${node}`;
+}
+
+/** Container names inside the lab network (DNS aliases). */
+export function nodeAliases(spec: TopologySpec): string[] {
+  return Array.from({ length: spec.nodes.count }, (_, i) => `${spec.nodes.prefix}-${i + 1}`);
+}
+
+/** A scenario's topology overrides, merged field by field into the run's spec. */
+export function mergeSpec(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = mergeSpec(base[k], v);
+  return out;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

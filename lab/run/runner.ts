@@ -1,0 +1,742 @@
+// Runs the scenarios it is handed (after Jepsen: the test map is passed in; the framework
+// never imports a scenario): resolves names, brings up labs (one shared standard lab for
+// "shared" scenarios, a fresh one for each "own"), runs each to its deadline (a cancelled one
+// is settled before anything is healed), judges it against the findings it registers, runs
+// the evidence checks (lab/checks) over its window, checks after every verdict that the shared
+// lab stayed healthy (replacing it when not) and that every torn-down lab left nothing behind,
+// and records verdicts in run.json. A scenario's run is a sequence of named phases, each timed
+// into run.json (lab/definitions/phases.ts), that gather what it observed; judging is one call
+// (lab/run/judging.ts) over the verdict rule of lab/definitions/verdict.ts (Judgement). How labs come up is the
+// pool's (tests hand in fakes). The CLI and the vitest suite both call it.
+import fs from "node:fs";
+import { finished } from "node:stream/promises";
+import { writeJson } from "../evidence/write.ts";
+import { sealFolder } from "../evidence/redact.ts";
+import { pace, paceLine } from "../core/pace.ts";
+import { junitXml } from "../evidence/junit.ts";
+import { writeReportHtml, type ReportWritten } from "../evidence/report-html.ts";
+import path from "node:path";
+import { interrupted as interruptedRun, pruneDeadRuns } from "../engine/cleanup.ts";
+import { engineTrouble, isEngineApiError, requireEngine } from "../engine/docker.ts";
+import type { PhaseRow, Run } from "../evidence/run.ts";
+import { LabError, info, step } from "../core/log.ts";
+import type { Scenario, ScenarioContext } from "../scenario.ts";
+import { Lab, type LabUpOptions } from "../topology/lab.ts";
+import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "../definitions/spec.ts";
+import { setting } from "../definitions/settings.ts";
+import { judge, type CheckResult, type FindingRecord } from "../findings/findings.ts";
+import { judgeScenario, type Note, type Observed, type PremiseResult } from "./judging.ts";
+import { Phases, STOP } from "../definitions/phases.ts";
+import { evidenceChecks } from "../checks/index.ts";
+import { labFindings } from "../checks/findings.ts";
+import type { EvidenceCheck, ScenarioWindow } from "../checks/types.ts";
+import { LabInfraError, SystemUnderTestError, type Verdict } from "../definitions/verdict.ts";
+import { DeadlineExceeded } from "../core/wait.ts";
+import { isProtocolNeed, probeCapabilities, unmet, type Capabilities } from "../engine/capabilities.ts";
+import { labConfigs } from "../topology/lab.ts";
+import { ensureImages } from "../engine/images.ts";
+import { loadCosts, planShards, type Costs } from "./shard.ts";
+import { StallWatch, stallNote } from "../core/stalls.ts";
+import { describe as describeEscape, isWriteFailure, raise, withEscapes, type Escape } from "../core/escapes.ts";
+
+export interface ScenarioResult {
+  name: string;
+  verdict: Verdict;
+  seconds: number;
+  detail?: string;
+  evidence: string;
+  checks: CheckResult[];
+  startedAt: string;
+  endedAt: string;
+  /** Its phases as they ran, timed (needs, lab, protocol, body, drain, evidence checks, lab after). */
+  phases?: PhaseRow[];
+  /** What its body proved of its premises (ctx.premise). */
+  premises?: PremiseResult[];
+}
+
+/** The scenarios named (all of `known` when none are), in the order they run; bad names fail listing the known ones. */
+export function resolveScenarios(names: string[], known: Scenario[]): Scenario[] {
+  if (!names.length) return runOrder(known);
+  const byName = new Map(known.map((s) => [s.name, s]));
+  const unknown = names.filter((n) => !byName.has(n));
+  if (unknown.length) {
+    throw new LabError(`unknown scenario${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}. Known scenarios: ${known.map((s) => s.name).join(", ")}`);
+  }
+  return runOrder(names.map((n) => byName.get(n)!));
+}
+
+/** Every shared-lab scenario first (on one lab), then each one that needs a lab of its own; within each, by declared order, then name. */
+export function runOrder(list: Scenario[]): Scenario[] {
+  const sorted = [...list].sort((a, b) => (a.order ?? 50) - (b.order ?? 50) || a.name.localeCompare(b.name));
+  return [...sorted.filter((s) => s.topology === "shared"), ...sorted.filter((s) => s.topology === "own")];
+}
+
+/** How the pool brings labs up and what runs after each scenario; the defaults are the real ones (tests hand in fakes). */
+export interface PoolOptions {
+  /** Bring a lab up (default Lab.up). */
+  up?: (spec: TopologySpec, run: Run, name: string, opts?: LabUpOptions) => Promise<Lab>;
+  /** The checks run over every scenario's evidence (default lab/checks). */
+  evidenceChecks?: EvidenceCheck[];
+  /** Lab-wide finding records the evidence checks are judged against besides the scenario's (default lab/checks/findings.ts). */
+  labFindings?: FindingRecord[];
+  /** How long a scenario cancelled at its deadline gets to settle (default 30 s). */
+  settleMs?: number;
+  /** How long one evidence check may take (default 120 s). */
+  evidenceCheckMs?: number;
+  /** The start of a run (default startRun: an engine that answers, the plan, dead runs pruned). */
+  start?: (run: Run, spec: TopologySpec, plan: Scenario[]) => Promise<void>;
+  /** What a version's CLI offers, before any lab is up (default: its images, probed once; lab/engine/capabilities.ts). */
+  capabilities?: (spec: TopologySpec) => Promise<Capabilities>;
+  /** Asked when something failed: why the engine cannot be trusted now, if so (default: a ping, lab/engine/docker.ts). */
+  engineTrouble?: () => Promise<string | undefined>;
+  /** How often engineTrouble is asked while a scenario's body runs (default ENGINE_WATCH_MS). */
+  engineWatchMs?: number;
+}
+
+/** Holds the shared standard lab across scenarios (and across vitest tests), and brings up own labs. */
+export class LabPool {
+  #shared: Lab | undefined;
+  #sharedCount = 0;
+  readonly opts: Required<PoolOptions>;
+  constructor(
+    readonly spec: TopologySpec,
+    readonly run: Run,
+    opts: PoolOptions = {},
+  ) {
+    this.opts = {
+      up: opts.up ?? ((spec, run, name, upOpts) => Lab.up(spec, run, name, upOpts)),
+      evidenceChecks: opts.evidenceChecks ?? evidenceChecks,
+      labFindings: opts.labFindings ?? labFindings,
+      settleMs: opts.settleMs ?? 30_000,
+      evidenceCheckMs: opts.evidenceCheckMs ?? 120_000,
+      start: opts.start ?? startRun,
+      capabilities: opts.capabilities ?? (async (spec) => probeCapabilities((await ensureImages(spec.openclawVersion)).openclaw, labConfigs(spec))),
+      engineTrouble: opts.engineTrouble ?? (() => engineTrouble()),
+      engineWatchMs: opts.engineWatchMs ?? ENGINE_WATCH_MS,
+    };
+  }
+
+  /** The evidence folder name of this pool's shared lab ("shared-lab"; a lane's pool: "shared-lab-lane2"). */
+  sharedName = "shared-lab";
+
+  /** The shared lab; for a scenario that tests pairing itself (`pairing: "fresh"`), one paired from scratch. */
+  async shared(s?: Pick<Scenario, "name" | "pairing">): Promise<Lab> {
+    if (s?.pairing === "fresh" && this.#shared?.snapshot?.path === "restored") await this.replaceShared(`scenario ${s.name} tests pairing itself: it needs a lab paired from scratch`);
+    // A replacement (the first one was unhealthy, or a scenario on it would not settle) gets its own evidence folder.
+    this.#shared ??= await this.opts.up(this.spec, this.run, this.#sharedCount++ ? `${this.sharedName}-${this.#sharedCount}` : this.sharedName, { snapshot: s?.pairing ?? "use" });
+    return this.#shared;
+  }
+
+  /** A fresh lab for a scenario that needs its own: the run's spec with the scenario's overrides. */
+  own(s: Scenario): Promise<Lab> {
+    return this.opts.up(parseTopology(mergeSpec(this.spec, s.spec ?? {})), this.run, `scenarios/${s.name}/lab`, { snapshot: s.pairing ?? "use" });
+  }
+
+  /** Take the shared lab down so the next shared scenario gets a fresh one (nothing left on it can reach that one). */
+  async replaceShared(why: string): Promise<void> {
+    const lab = this.#shared;
+    if (!lab) return;
+    this.#shared = undefined;
+    info(`replacing the shared lab: ${why}`);
+    await lab.down().catch((e: Error) => info(`taking the shared lab down failed: ${e.message}`));
+  }
+
+  async close(): Promise<void> {
+    const lab = this.#shared;
+    this.#shared = undefined;
+    await lab?.down();
+  }
+}
+
+/** How a scenario's body ended: it returned, it threw, an error escaped it (lab/core/escapes.ts), or it ran out of time (and then whether it settled once cancelled). */
+export type BodyEnd =
+  | { kind: "returned" }
+  | { kind: "threw"; error: unknown }
+  | { kind: "escaped"; escape: Escape; settled: boolean }
+  | { kind: "timed-out"; error: DeadlineExceeded; settled: boolean };
+
+/**
+ * Run a scenario's body against its deadline. At the deadline the signal is aborted with a
+ * DeadlineExceeded and the body is given `settleMs` to end (every wait takes the signal, so it
+ * ends at once); only then does the caller heal faults and hand the lab on, so nothing the
+ * cancelled scenario still does can reach the next one. (withDeadline in lab/core/wait.ts rejects at
+ * the deadline while the body runs on; here the runner needs to know when it stopped.)
+ * An error that escapes the body (a promise nobody awaits rejects, a timer throws) ends it the
+ * same way, charged to it: the run goes on. `late` hears escapes after the body ended, until
+ * `close()` (the caller's verdict).
+ */
+export function runBodyScoped(
+  fn: (signal: AbortSignal) => Promise<void>,
+  opts: { timeoutMs: number; settleMs: number; message: string; owner: string; late?: (e: Escape) => void; watch?: (signal: AbortSignal) => Promise<string | undefined> },
+): { end: Promise<BodyEnd>; close: () => void } {
+  const ctl = new AbortController();
+  // The watcher (the engine's health) runs until the first race is decided; what it reports
+  // ends the body like a deadline, as the lab's own failure (LabInfraError: unknown).
+  const watching = new AbortController();
+  const lost = opts.watch
+    ? opts.watch(watching.signal).then((reason) => (reason ? { kind: "lost" as const, reason } : new Promise<never>(() => {})), () => new Promise<never>(() => {}))
+    : new Promise<never>(() => {});
+  let escaped: ((e: Escape) => void) | undefined;
+  const escape = new Promise<Escape>((r) => (escaped = r));
+  let decided = false; // the first race (body, escape, deadline) is over: later escapes are late
+  const scope = withEscapes(
+    opts.owner,
+    (e) => {
+      if (!decided && escaped) {
+        escaped(e);
+        escaped = undefined;
+      } else opts.late?.(e);
+    },
+    () => fn(ctl.signal),
+  );
+  const body: Promise<BodyEnd> = scope.result.then(
+    () => ({ kind: "returned" as const }),
+    (error: unknown) => ({ kind: "threw" as const, error }),
+  );
+  const end = (async (): Promise<BodyEnd> => {
+    const first = await raceTimer(Promise.race([body, escape.then((e) => ({ kind: "escape" as const, e })), lost]), opts.timeoutMs);
+    decided = true;
+    watching.abort();
+    if (first !== undefined && first.kind !== "escape" && first.kind !== "lost") return first;
+    const cause = first?.kind === "escape" ? first.e.error : first?.kind === "lost" ? new LabInfraError(`${first.reason}; the scenario was cancelled there`) : new DeadlineExceeded(opts.message);
+    ctl.abort(cause);
+    const settled = (await raceTimer(body, opts.settleMs)) !== undefined;
+    if (first?.kind === "lost") return { kind: "threw", error: cause };
+    if (first?.kind === "escape") return { kind: "escaped", escape: first.e, settled };
+    return { kind: "timed-out", error: cause as DeadlineExceeded, settled };
+  })();
+  return { end, close: scope.close };
+}
+
+/** runBodyScoped for a caller that needs no late escapes: the body's end. */
+export async function runBody(fn: (signal: AbortSignal) => Promise<void>, timeoutMs: number, settleMs: number, message: string): Promise<BodyEnd> {
+  const r = runBodyScoped(fn, { timeoutMs, settleMs, message, owner: "a scenario body" });
+  try {
+    return await r.end;
+  } finally {
+    r.close();
+  }
+}
+
+/** How often the engine is asked whether it answers while a scenario runs. */
+export const ENGINE_WATCH_MS = 5_000;
+
+/**
+ * While a scenario runs, the engine is pinged every ENGINE_WATCH_MS; two answers missed in a row
+ * (each ping waits 5 s) end the scenario as unknown with the reason, instead of letting it wait
+ * out its own deadlines for containers that no engine runs any more (a killed dockerd was seen
+ * to take 90 s that way). Undefined when the signal aborts first.
+ */
+export async function watchEngine(trouble: () => Promise<string | undefined>, signal: AbortSignal, everyMs = ENGINE_WATCH_MS): Promise<string | undefined> {
+  let missed = 0;
+  while (!signal.aborted) {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, everyMs);
+      signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+    });
+    if (signal.aborted) return undefined;
+    const why = await trouble();
+    if (signal.aborted) return undefined;
+    missed = why ? missed + 1 : 0;
+    if (why && missed >= 2) return `${why}, twice in a row while the scenario ran`;
+  }
+  return undefined;
+}
+
+/** The promise's value, or undefined when `ms` passed first (the timer is cleared either way). */
+async function raceTimer<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Run one scenario as named phases, each timed into run.json (its row's `phases`): needs (what
+ * the version's CLI offers, before any lab), lab (the shared one or its own), protocol (what
+ * the gateway advertises), body (to its deadline; a cancelled one settles first), drain (what
+ * it left, faults first, undone before its lab is judged), evidence checks (over its window),
+ * lab after (an own lab down with nothing left behind, a shared one healthy). The phases only
+ * gather what they observe; judgeScenario (lab/run/judging.ts) turns it into the verdict in one
+ * call. A phase may end the scenario before its body with a verdict (n/a, a lab that could not
+ * come up); drain and lab after run whatever happened once the body began.
+ */
+export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioResult> {
+  const r = new ScenarioRun(s, pool);
+  const needs = s.needs ?? [];
+  try {
+    await r.phases.sequence([
+      { name: "needs", when: () => needs.some((n) => !isProtocolNeed(n)), run: () => r.needs() },
+      { name: "lab", run: () => r.bringLab() },
+      { name: "protocol", when: () => needs.some(isProtocolNeed), run: () => r.protocolNeeds() },
+      { name: "body", run: () => r.body() },
+      { name: "drain", cleanup: true, when: () => r.began, run: () => r.drain() },
+      { name: "evidence checks", run: () => r.evidenceChecks() },
+      { name: "lab after", cleanup: true, when: () => r.began, run: () => r.labAfter() },
+    ]);
+  } catch (err) {
+    r.closeScope(); // bad input (LabError) stops the whole run; nothing is recorded for this scenario
+    throw err;
+  }
+  return r.record();
+}
+
+/** One scenario's run: the state its phases share and what they observed (judged once, in record()). */
+class ScenarioRun {
+  readonly phases = new Phases();
+  readonly run: Run;
+  readonly dir: string;
+  readonly #t0 = performance.now();
+  readonly #startedAt = new Date().toISOString();
+  readonly #stallsFrom = Date.now();
+  /** What the phases observed (lab/run/judging.ts); escapes go to `problems` until the checks are judged, then to `afterwards`. */
+  readonly #seen: Observed;
+  #notes: Note[];
+  lab!: Lab;
+  ctx!: Omit<ScenarioContext, "signal">;
+  #log: fs.WriteStream | undefined;
+  /** The lab's teardown stack before the body: the drain undoes what came after it. */
+  #mark: number | undefined;
+  /** The tap's position before the body (the evidence checks read only what came after it), or why it could not be read. */
+  #tapSince: Record<string, number> | undefined;
+  #tapUnreadable: string | undefined;
+  #windowStart = "";
+  #windowEnd = "";
+  /** A cancelled body that had not settled: its lab is not used again. */
+  #straying = false;
+  /** Ends the scenario's escape scope (what escapes after its verdict is only said). */
+  closeScope = () => {};
+
+  constructor(
+    readonly s: Scenario,
+    readonly pool: LabPool,
+  ) {
+    this.run = pool.run;
+    this.dir = path.join(this.run.dir, "scenarios", s.name);
+    fs.mkdirSync(this.dir, { recursive: true });
+    this.#seen = { problems: [], checks: [], afterwards: [], findings: s.findings ?? [], bodyReturned: false, declared: s.premises ?? [], premises: [] };
+    this.#notes = this.#seen.problems;
+  }
+
+  /** The body began (its lab's teardown mark taken): drain and lab after have something to do. */
+  get began(): boolean {
+    return this.#mark !== undefined;
+  }
+
+  /** It ends here, before its body, with this verdict. */
+  #notRun(verdict: Verdict, why: string): typeof STOP {
+    this.#seen.notRun = { verdict, why };
+    return STOP;
+  }
+
+  /** What the version's CLI lacks of what the scenario needs: n/a at once, before any lab comes up. */
+  async needs(): Promise<void | typeof STOP> {
+    const { s, pool } = this;
+    let caps: Capabilities;
+    try {
+      caps = await pool.opts.capabilities(pool.spec);
+    } catch (err) {
+      if (err instanceof LabError) throw err;
+      return this.#notRun("unknown", `could not learn what openclaw@${pool.spec.openclawVersion} offers: ${(err as Error).message}`);
+    }
+    const lacking = (s.needs ?? []).map((n) => unmet(n, caps)).filter((m): m is string => !!m);
+    if (lacking.length) return this.#notRun("n/a", `openclaw@${pool.spec.openclawVersion}: ${lacking.join("; ")}`);
+  }
+
+  /** The shared lab or one of its own; one that cannot come up is OpenClaw's fail or the lab's unknown. */
+  async bringLab(): Promise<void | typeof STOP> {
+    const { s, pool } = this;
+    try {
+      this.lab = s.topology === "shared" ? await pool.shared(s) : await pool.own(s);
+    } catch (err) {
+      if (err instanceof LabError) throw err; // bad input: stop the whole run with its message
+      // A dead or failing engine is the lab's, whatever it made fail (a container that "exited").
+      const trouble = await pool.opts.engineTrouble();
+      if (trouble || isEngineApiError(err)) return this.#notRun("unknown", `the lab could not come up: ${trouble ?? `the Docker engine refused: ${(err as Error).message}`}`);
+      // OpenClaw not coming up (gateway or node host exited, pairing refused) is a fail; the lab's own parts, unknown.
+      if (err instanceof SystemUnderTestError) return this.#notRun("fail", `OpenClaw did not come up: ${(err as Error).message}`);
+      return this.#notRun("unknown", `the lab could not come up: ${(err as Error).message}`);
+    }
+  }
+
+  /** What the gateway does not advertise of what the scenario needs (its hello-ok): n/a before the body; an own lab goes down. */
+  async protocolNeeds(): Promise<void | typeof STOP> {
+    const { s, lab } = this;
+    const lacking = (s.needs ?? []).map((n) => unmet(n, lab.capabilities, lab.protocol)).filter((m): m is string => !!m);
+    const ends = !lab.protocol
+      ? this.#notRun("unknown", "the gateway's hello-ok (what it offers) was not seen, so the scenario's needs could not be judged")
+      : lacking.length
+        ? this.#notRun("n/a", `openclaw@${lab.spec.openclawVersion}: ${lacking.join("; ")}`)
+        : undefined;
+    if (ends && s.topology === "own") await lab.down().catch(() => {});
+    return ends;
+  }
+
+  /** The body against its deadline, with its log and its checks; how it ended is noted, never thrown. */
+  async body(): Promise<void> {
+    const { s, pool, run, dir, lab } = this;
+    const logFile = path.join(dir, "scenario.log");
+    const log = (this.#log = fs.createWriteStream(logFile));
+    // A full disk: the lab's own error, never a crash (lab/core/escapes.ts); a stream's error names no file.
+    log.on("error", (err: NodeJS.ErrnoException) => raise(Object.assign(err, { path: err.path ?? logFile })));
+    // The signal is the scenario's deadline (runBody, below).
+    const ctx: Omit<ScenarioContext, "signal"> = (this.ctx = {
+      lab,
+      run,
+      dir,
+      file: (rel) => run.file(path.join("scenarios", s.name, rel)),
+      log: (msg) => {
+        // A scenario that would not settle may still log after its verdict: never write after the end.
+        if (!log.writableEnded) log.write(`${new Date().toISOString()} ${msg}\n`);
+        info(`  [${s.name}] ${msg}`);
+      },
+      check: (c) => {
+        const r = judge(s.findings ?? [], { ...c, scenario: s.name, version: lab.spec.openclawVersion });
+        this.#seen.checks.push(r);
+        ctx.log(`check ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
+        return c.holds;
+      },
+      premise: (p) => {
+        // Only a declared premise counts (its meaning is in the scenario's header and the docs).
+        const d = s.premises?.find((x) => x.id === p.id);
+        const r: PremiseResult = d ? { id: p.id, what: d.what, met: p.met, observed: p.observed } : { id: p.id, what: "not declared in the scenario's premises", met: false, observed: p.observed };
+        this.#seen.premises!.push(r);
+        ctx.log(`premise ${r.id}: ${r.met ? "met" : "NOT met"} (${r.what}; observed ${JSON.stringify(p.observed ?? null)})`);
+        return r.met;
+      },
+    });
+
+    this.#windowStart = new Date().toISOString();
+    // The tap's position before the scenario: the evidence checks read only what came after it.
+    try {
+      this.#tapSince = {};
+      if (lab.spec.tap.enabled) for (const alias of nodeAliases(lab.spec)) this.#tapSince[alias] = await lab.tap(alias).seq();
+    } catch (err) {
+      this.#tapSince = undefined;
+      this.#tapUnreadable = (err as Error).message;
+    }
+
+    this.#mark = lab.teardown.mark();
+    const body = runBodyScoped((signal) => s.run({ ...ctx, signal }), {
+      timeoutMs: s.timeoutMs,
+      settleMs: pool.opts.settleMs,
+      message: `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`,
+      owner: `scenario ${s.name}`,
+      late: (e) => this.#charge(e, "after its body ended"),
+      watch: (signal) => watchEngine(pool.opts.engineTrouble, signal, pool.opts.engineWatchMs),
+    });
+    this.closeScope = body.close;
+    const end = await step(`scenario ${s.name}`, () => body.end);
+    this.#seen.bodyReturned = end.kind === "returned";
+    const notSettled = `the scenario had not settled ${pool.opts.settleMs / 1000} s after it was cancelled (its lab is not used again)`;
+    if (end.kind === "threw") {
+      const err = end.error as Error;
+      if (isWriteFailure(err)) raise(err); // the disk, not the scenario: ends the run as the lab's own error
+      // A failure is OpenClaw's only while the engine answers and did not refuse the call itself.
+      const trouble = err instanceof LabInfraError ? undefined : ((await pool.opts.engineTrouble()) ?? (isEngineApiError(err) ? `the Docker engine refused a call: ${err.message}` : undefined));
+      const v = err instanceof LabInfraError || trouble ? "unknown" : "fail";
+      this.#notes.push({ verdict: v, text: trouble ? `${trouble}; the scenario's own failure cannot be told apart: ${err?.message ?? String(err)}` : (err?.message ?? String(err)) });
+      ctx.log(`${v}: ${err?.stack ?? err}`);
+    } else if (end.kind === "escaped") {
+      this.#charge(end.escape, "while it ran");
+      ctx.log(`the scenario was cancelled; ${end.settled ? "it settled" : `it had not settled ${pool.opts.settleMs / 1000} s later`}`);
+      if (!end.settled) this.#stray(notSettled);
+    } else if (end.kind === "timed-out") {
+      this.#notes.push({ verdict: "fail", text: end.error.message });
+      ctx.log(`fail: ${end.error.message}; the signal was aborted, ${end.settled ? "and the scenario settled" : `and it had not settled ${pool.opts.settleMs / 1000} s later`}`);
+      if (!end.settled) this.#stray(notSettled);
+    }
+    this.#windowEnd = new Date().toISOString();
+  }
+
+  /**
+   * An error that escapes the body (lab/core/escapes.ts) is the scenario's, by the usual rule: the
+   * lab's own (LabInfraError) unknown, else fail; one that escapes after the body ended but
+   * before the verdict is added to it.
+   */
+  #charge(e: Escape, when: string): void {
+    const v = e.error instanceof LabInfraError ? "unknown" : "fail";
+    this.#notes.push({ verdict: v, text: `an error escaped the scenario ${when} (${e.kind}, nobody awaited it): ${describeEscape(e.error)}` });
+    this.ctx.log(`${v}: an error escaped the scenario ${when} (${e.kind}): ${(e.error as Error)?.stack ?? e.error}`);
+  }
+
+  #stray(text: string): void {
+    this.#straying = true;
+    this.#notes.push({ verdict: "pass", text }); // said, changing no verdict
+  }
+
+  /** Everything the scenario left (faults first of all) is undone before the lab's state is judged. */
+  async drain(): Promise<void> {
+    const undone = await this.lab.teardown.drain(this.#mark);
+    if (undone.done.length) this.ctx.log(`undone after the scenario: ${undone.done.join(", ")}`);
+    if (undone.failed.length) this.#notes.push({ verdict: "unknown", text: `could not undo: ${undone.failed.map((f) => `${f.name} (${f.error})`).join("; ")}`, after: true });
+  }
+
+  /**
+   * The evidence checks over the scenario's window, judged like its own checks (against its
+   * records and the lab-wide ones); one that throws means the lab could not tell.
+   */
+  async evidenceChecks(): Promise<void> {
+    const { s, pool, lab, dir, ctx } = this;
+    const registry = [...(s.findings ?? []), ...pool.opts.labFindings];
+    if (pool.opts.evidenceChecks.length && !this.#tapSince) {
+      this.#notes.push({ verdict: "unknown", text: `the evidence checks could not run: the wire tap's position before the scenario could not be read (${this.#tapUnreadable})` });
+      return;
+    }
+    if (!this.#tapSince) return;
+    const w: ScenarioWindow = { scenario: s.name, version: lab.spec.openclawVersion, dir, lab, startedAt: this.#windowStart, endedAt: this.#windowEnd, tapSince: this.#tapSince };
+    for (const check of pool.opts.evidenceChecks) {
+      try {
+        const inputs = await raceTimer(check.run(w), pool.opts.evidenceCheckMs);
+        if (!inputs) throw new Error(`no answer within ${pool.opts.evidenceCheckMs / 1000} s`);
+        for (const c of inputs) {
+          const r = judge(registry, { ...c, scenario: s.name, version: lab.spec.openclawVersion });
+          if (pool.opts.labFindings.some((f) => f.id === r.findingId)) {
+            r.scope = "lab";
+            // A lab-wide record shows where the frames that carry it pass (drift in a node-hosted
+            // MCP call shows only in scenarios that make one): absent from one scenario's window
+            // is no sign of a fix. It is judged for the whole run instead (endRun: not seen in
+            // any scenario of a full run -> "fixed?" there).
+            if (r.outcome === "fixed?") Object.assign(r, { outcome: "pass", registered: undefined, note: `lab-wide record not seen in this scenario's window` });
+          }
+          this.#seen.checks.push(r);
+          ctx.log(`evidence check ${check.name}, ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
+        }
+      } catch (err) {
+        this.#notes.push({ verdict: "unknown", text: `evidence check ${check.name} could not tell: ${(err as Error).message}` });
+        ctx.log(`evidence check ${check.name} threw: ${(err as Error).stack ?? err}`);
+      }
+    }
+  }
+
+  /**
+   * The lab after the scenario, whatever its verdict so far: an own lab must leave nothing
+   * behind; a shared lab must be healthy, and one that is not (or that a scenario that would
+   * not settle may still touch) is replaced before the next scenario. Its checks are judged
+   * before this (what it finds counts only for a scenario accepted so far).
+   */
+  async labAfter(): Promise<void> {
+    const { s, pool, lab } = this;
+    this.#notes = this.#seen.afterwards;
+    const after = (verdict: Verdict, text: string) => this.#notes.push({ verdict, text, after: true });
+    if (s.topology === "own") {
+      try {
+        await lab.down();
+        const left = await lab.leftovers();
+        if (left.length) after("fail", `teardown left resources behind: ${left.join(", ")}`);
+      } catch (err) {
+        after("unknown", `could not take the lab down: ${(err as Error).message}`);
+      }
+    } else if (this.#straying) {
+      await pool.replaceShared(`scenario ${s.name} did not settle after it was cancelled`);
+    } else {
+      const sick = await lab.health();
+      if (sick.length) {
+        after("fail", `scenario declared topology "shared" but left the lab unhealthy: ${sick.join("; ")}`);
+        await pool.replaceShared(`scenario ${s.name} left it unhealthy`);
+      }
+    }
+  }
+
+  /** Judge what the phases observed (one call) and record it: findings.json, run.json, verdict.json, the reports. */
+  async record(): Promise<ScenarioResult> {
+    const { s, run, dir } = this;
+    if (this.#log) {
+      // scenario.log complete on disk before the verdict is recorded.
+      this.#log.end();
+      await finished(this.#log).catch(() => {});
+    }
+    const judged = judgeScenario(this.#seen);
+    this.closeScope();
+    const checks = this.#seen.checks;
+    let detail = judged.detail;
+    // A stall of the lab's own process inside the window is said with the verdict (lab/core/stalls.ts).
+    const note = stallNote(StallWatch.get().within(this.#stallsFrom, Date.now()));
+    if (note) detail = detail ? `${detail}; also ${note}` : note;
+    const phases = [...this.phases.rows];
+    const premises = this.#seen.premises?.length ? [...this.#seen.premises] : undefined;
+    const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases, premises };
+    if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
+    run.update((rec) => {
+      (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
+      rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt: r.startedAt, endedAt: r.endedAt, evidence: r.evidence, phases, premises });
+      // A lab-wide record counts as exercised where it was seen, not where it merely held.
+      const seen = checks.filter((c) => !(c.scope === "lab" && c.outcome === "pass"));
+      if (seen.length) rec.exercised = [...new Set([...(rec.exercised ?? []), ...seen.map((c) => c.findingId)])].sort();
+      if (judged.unexercised.length) (rec.unexercised ??= []).push(...judged.unexercised.map((f) => ({ id: f.id, scenario: s.name })));
+    });
+    writeJson(path.join(dir, "verdict.json"), r);
+    writeRunReports(run);
+    info(`scenario ${s.name}: ${r.verdict.toUpperCase()} in ${r.seconds.toFixed(1)} s${detail ? ` (${detail.split("\n")[0]})` : ""}`);
+    return r;
+  }
+}
+
+/** Run these scenarios (already resolved and ordered) one after another and return their results. */
+export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: Run, pool = new LabPool(spec, run)): Promise<ScenarioResult[]> {
+  await pool.opts.start(run, spec, chosen);
+  const results: ScenarioResult[] = [];
+  try {
+    for (const s of runOrder(chosen)) {
+      if (s.topology === "own") await pool.close();
+      results.push(await runScenario(s, pool));
+    }
+  } finally {
+    await pool.close();
+    endRun(run, pool.opts.labFindings);
+  }
+  return results;
+}
+
+/**
+ * How many scenarios run at once (FLEETLAB_LANES, `make lab LANES=2`; default 2). A lane is a
+ * shard inside one process (lab/run/shard.ts splits by measured cost): its scenarios run one after
+ * another on its own labs (its own shared lab when it holds shared scenarios), lanes side by
+ * side. The suite's long scenarios wait out OpenClaw's fixed keepalive (25 s pings, 30 s ticks:
+ * not configurable in 2026.9.6), so two labs at once halve the wall time on two cores. LANES=1
+ * runs everything in one sequence, as a field-bug reproduction in isolation wants.
+ */
+export function lanesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = (setting("LANES", env) ?? "").trim();
+  if (!raw) return DEFAULT_LANES;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 8) throw new LabError(`LANES=${raw}: give a whole number of scenarios to run at once, 1 to 8 (1 runs them one after another; default ${DEFAULT_LANES})`);
+  return n;
+}
+export const DEFAULT_LANES = 2;
+
+/** The lanes of a run: the scenarios of each (in run order) and the estimate the split was made by. */
+export function planLanes(chosen: Scenario[], lanes: number, costs: Costs = loadCosts()): { lanes: Scenario[][]; seconds: number[] } {
+  if (lanes <= 1 || chosen.length <= 1) return { lanes: [runOrder(chosen)], seconds: [] };
+  const plan = planShards(chosen, Math.min(lanes, chosen.length), costs);
+  const byName = new Map(chosen.map((s) => [s.name, s]));
+  const out = plan.shards.map((names) => runOrder(names.map((n) => byName.get(n)!))).filter((l) => l.length);
+  return { lanes: out, seconds: plan.seconds.filter((_, i) => plan.shards[i]!.length) };
+}
+
+/**
+ * Run these scenarios in lanes (see lanesFromEnv): each lane with its own pool, one start and
+ * one end for the run. `onResult` hears each verdict as it comes. With one lane this is
+ * runScenarios. A bad-input error (LabError) in any lane stops the run with its message.
+ */
+export async function runLanes(
+  chosen: Scenario[],
+  spec: TopologySpec,
+  run: Run,
+  opts: { lanes?: number; onResult?: (r: ScenarioResult) => void; pool?: (lane: number) => LabPool } = {},
+): Promise<ScenarioResult[]> {
+  const plan = planLanes(chosen, opts.lanes ?? lanesFromEnv());
+  const pools = plan.lanes.map((_, i) => {
+    const p = opts.pool?.(i) ?? new LabPool(spec, run);
+    if (i > 0) p.sharedName = `shared-lab-lane${i + 1}`;
+    return p;
+  });
+  await pools[0]!.opts.start(run, spec, chosen);
+  if (plan.lanes.length > 1) {
+    run.update((r) => void (r.lanes = { partition: plan.lanes.map((l) => l.map((s) => s.name)), estimatedSeconds: plan.seconds }));
+    info(`${plan.lanes.length} lanes side by side (LANES=1: one after another): ${plan.lanes.map((l, i) => `lane ${i + 1} ~${Math.round(plan.seconds[i] ?? 0)} s: ${l.map((s) => s.name).join(" ")}`).join("; ")}`);
+  }
+  const results: ScenarioResult[] = [];
+  const lane = async (list: Scenario[], pool: LabPool) => {
+    try {
+      for (const s of list) {
+        if (s.topology === "own") await pool.close();
+        const r = await runScenario(s, pool);
+        results.push(r);
+        opts.onResult?.(r);
+      }
+    } finally {
+      await pool.close();
+    }
+  };
+  try {
+    const ends = await Promise.allSettled(plan.lanes.map((l, i) => lane(l, pools[i]!)));
+    const failed = ends.find((e): e is PromiseRejectedResult => e.status === "rejected");
+    if (failed) throw failed.reason;
+  } finally {
+    endRun(run, pools[0]!.opts.labFindings);
+  }
+  const order = new Map(runOrder(chosen).map((s, i) => [s.name, i]));
+  return results.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
+}
+
+/** The start of every run (CLI and vitest alike): an engine that answers, the plan, what dead runs left removed. */
+export async function startRun(run: Run, spec: TopologySpec, plan: Scenario[]): Promise<void> {
+  StallWatch.get(); // from here on, stalls of this process are seen
+  const engine = await requireEngine();
+  // Measured before the run's own labs load the machine: what its bring-up deadlines are scaled by.
+  const machinePace = pace();
+  info(paceLine(machinePace));
+  run.update((r) => {
+    r.engine = engine;
+    r.topology = spec;
+    r.plan = runOrder(plan).map((s) => s.name);
+    r.pace = machinePace;
+  });
+  await pruneDeadRuns();
+  await setUp(spec);
+}
+
+/**
+ * The run's set-up, once, before any lane starts: every image of its OpenClaw version (built
+ * once whoever asks: lab/engine/lock.ts). A set-up that fails ends the run here with its reason
+ * (exit 2: bad input or set-up), never as an unknown verdict per scenario.
+ */
+export async function setUp(spec: TopologySpec): Promise<void> {
+  try {
+    await step(`set-up: images for openclaw@${spec.openclawVersion}`, () => ensureImages(spec.openclawVersion));
+  } catch (err) {
+    if (interruptedRun()) throw err;
+    throw new LabError(`set-up failed before any scenario ran: ${(err as Error).message}`, err instanceof LabError ? err.exitCode : 2);
+  }
+}
+
+/**
+ * The end of every run: its end time, the lab-wide finding records no scenario of the run
+ * judged (said loudly and kept in run.json; the exit code stays the verdicts'), its reports.
+ */
+export function endRun(run: Run, lab: FindingRecord[] = labFindings): void {
+  const ran = run.record.scenarios.length > 0;
+  const judged = new Set(run.record.exercised ?? []);
+  const lost = ran ? lab.filter((f) => !judged.has(f.id)) : [];
+  run.update((r) => {
+    r.endedAt = new Date().toISOString();
+    const known = new Set((r.unexercised ?? []).filter((u) => !u.scenario).map((u) => u.id));
+    const add = lost.filter((f) => !known.has(f.id));
+    if (add.length) (r.unexercised ??= []).push(...add.map((f) => ({ id: f.id })));
+  });
+  for (const u of run.record.unexercised ?? []) {
+    if (u.scenario) info(`unexercised finding record ${u.id} [${u.scenario}]: no check judged it in this run; retire or fix the record or its check`);
+    else info(`lab-wide finding record ${u.id} was not seen in any scenario of this run: fixed? (retire the record) if the run covered what shows it`);
+  }
+  writeRunReports(run);
+  sealRun(run);
+}
+
+/**
+ * The final redaction pass over the run folder (lab/evidence/redact.ts sealFolder): every
+ * credential the run issued or learnt, out of every file, whoever wrote it. At the end of a run
+ * and of a run ended early. Says what it rewrote; a pass that fails is a write failure of the
+ * lab's own (it is raised).
+ */
+export function sealRun(run: Run): void {
+  const sealed = sealFolder(run.dir);
+  info(`credentials sealed out of run folder ${run.id}: ${sealed.files} files read, ${sealed.rewritten.length} rewritten in ${sealed.ms} ms${sealed.rewritten.length ? ` (${sealed.rewritten.slice(0, 5).join(", ")}${sealed.rewritten.length > 5 ? ", ..." : ""})` : ""}`);
+}
+
+/**
+ * The run's reports beside run.json, written after every scenario so a cut run has them too:
+ * junit.xml, and report.html (verdicts, findings, the timeline of every lab; a few hundred ms
+ * for a full run's evidence). A report.html that cannot be built is said, never a failed run.
+ */
+export function writeRunReports(run: Run): ReportWritten | undefined {
+  fs.writeFileSync(path.join(run.dir, "junit.xml"), junitXml(run.record));
+  try {
+    return writeReportHtml(run.dir, run.record);
+  } catch (err) {
+    info(`report.html of run ${run.id} could not be written: ${(err as Error).stack ?? err}`);
+    return undefined;
+  }
+}
