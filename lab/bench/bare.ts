@@ -1,6 +1,12 @@
 // The same OpenClaw gateway and node hosts as bare processes on loopback: the baseline the
 // benchmark compares the containerized topology against (same package, same Node, same
-// config, same operator and approval code).
+// config, same operator and approval code). Either pairing from scratch, or restored from the
+// same snapshot of paired state a restored lab uses (restore(), lab/bench/restore.ts).
+// The configs are the lab's with its container paths moved to this machine's (barePathMap: the
+// approval plugin from the repository's fixtures, the agent's workspace in the member's home);
+// what still differs from the lab: loopback instead of the lab network and no wire taps (nodes
+// reach the gateway directly), the MCP servers, model and git server are not running (the
+// gateway's config names them; nothing in bring-up calls them), and no container around them.
 import { spawn, type ChildProcess, execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -9,8 +15,9 @@ import { promisify } from "node:util";
 import { nodeBinary } from "../engine/images.ts";
 import { gatewayConfig } from "../members/gateway.ts";
 import { nodeConfig } from "../members/node-host.ts";
-import type { TopologySpec } from "../definitions/spec.ts";
+import { nodeAliases, type TopologySpec } from "../definitions/spec.ts";
 import type { OperatorHost } from "../topology/operator.ts";
+import { barePathMap, rewritePaths, rewriteStateDb, tarEntries, unpackInto } from "./restore.ts";
 import { waitFor } from "../core/wait.ts";
 
 const run = promisify(execFile);
@@ -26,6 +33,7 @@ const BASE_ENV = {
 
 export class BareTopology {
   readonly procs = new Map<string, ChildProcess>();
+  /** The members' homes (mode 0700, as mkdtemp makes it: a restored state holds the devices' keys and tokens); removed by down(). */
   readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-bare-"));
   constructor(
     readonly spec: TopologySpec,
@@ -37,11 +45,31 @@ export class BareTopology {
     return `ws://127.0.0.1:${this.port}`;
   }
 
+  home(name: string): string {
+    return path.join(this.dir, name);
+  }
+
+  /**
+   * Put a snapshot's paired state into each member's home before it starts: the archives a
+   * restored lab copies into its state volumes, unpacked here, their container paths rewritten
+   * to this machine's (lab/bench/restore.ts says what the archives bake in). Returns how many
+   * values were rewritten per member and table.
+   */
+  restore(archive: (alias: string) => Buffer): Record<string, Record<string, number>> {
+    const rewritten: Record<string, Record<string, number>> = {};
+    for (const [name, alias] of [["gateway", this.spec.gateway.alias], ...nodeAliases(this.spec).map((a) => [a, a])] as const) {
+      const home = this.home(name);
+      unpackInto(tarEntries(archive(alias)), home);
+      rewritten[name] = rewriteStateDb(path.join(home, ".openclaw", "state", "openclaw.sqlite"), barePathMap(home, this.packageDir));
+    }
+    return rewritten;
+  }
+
   #env(name: string, config: unknown): NodeJS.ProcessEnv {
-    const home = path.join(this.dir, name);
+    const home = this.home(name);
     const state = path.join(home, ".openclaw");
     fs.mkdirSync(state, { recursive: true });
-    fs.writeFileSync(path.join(state, "openclaw.json"), JSON.stringify(config, null, 2));
+    fs.writeFileSync(path.join(state, "openclaw.json"), rewritePaths(JSON.stringify(config, null, 2), barePathMap(home, this.packageDir)));
     return { ...process.env, ...BASE_ENV, HOME: home, OPENCLAW_STATE_DIR: state, OPENCLAW_CONFIG_PATH: path.join(state, "openclaw.json"), OPENCLAW_GATEWAY_TOKEN: this.spec.gateway.token };
   }
 
@@ -51,7 +79,11 @@ export class BareTopology {
 
   #spawn(name: string, args: string[], config: unknown): ChildProcess {
     const log = fs.openSync(path.join(this.dir, `${name}.log`), "a");
-    const p = spawn(nodeBinary().file, [...this.#cli(), ...args], { env: this.#env(name, config), stdio: ["ignore", log, log] });
+    // Its own process group: OpenClaw starts processes of its own (a node host's outlived a
+    // SIGKILL of the one started here by a minute and more), and stop() ends the whole group, as
+    // removing a container ends everything in it.
+    const p = spawn(nodeBinary().file, [...this.#cli(), ...args], { env: this.#env(name, config), stdio: ["ignore", log, log], detached: true });
+    fs.closeSync(log);
     this.procs.set(name, p);
     return p;
   }
@@ -70,7 +102,19 @@ export class BareTopology {
   }
 
   startNode(name: string): void {
-    this.#spawn(name, ["node", "run", "--host", "127.0.0.1", "--port", String(this.port), "--display-name", name, "--session-host"], nodeConfig(this.spec));
+    this.#spawn(name, ["node", "run", "--host", "127.0.0.1", "--port", String(this.port), "--display-name", name, "--session-host"], nodeConfig(this.spec, name));
+  }
+
+  /**
+   * The gateway with the first `beside` node hosts, the rest once it answers /readyz: the lab's
+   * start order (nodesBesideGateway in lab/topology/lab.ts). Resolves when every one is started.
+   */
+  async startInOrder(beside: number): Promise<void> {
+    const names = nodeAliases(this.spec);
+    this.startGateway();
+    for (const n of names.slice(0, beside)) this.startNode(n);
+    await this.waitReady();
+    for (const n of names.slice(beside)) this.startNode(n);
   }
 
   operatorHost(): OperatorHost {
@@ -97,11 +141,17 @@ export class BareTopology {
     return this.procs.get(name)?.pid;
   }
 
+  /** SIGKILL to the member's process group (what it started too), once; resolves when the process started here has exited. */
   async stop(name: string): Promise<void> {
     const p = this.procs.get(name);
-    if (!p || p.exitCode !== null) return;
-    const exited = new Promise((r) => p.once("exit", r));
-    p.kill("SIGKILL");
+    if (!p?.pid) return;
+    this.procs.delete(name);
+    const exited = p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once("exit", r));
+    try {
+      process.kill(-p.pid, "SIGKILL");
+    } catch {
+      // The group is gone already.
+    }
     await exited;
   }
 

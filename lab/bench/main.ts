@@ -3,12 +3,16 @@
 // row: figure, value, baseline (same run), ratio, target (issue 11's goals where it has one).
 //   images     cold build (every image, package already installed) vs warm (all cached)
 //   ready      default topology: gateway ready + every node approved and connected, pairing
-//              from scratch (both device-pairing modes) and restored from a snapshot of paired
-//              state, vs the same gateway and node hosts as bare processes on loopback
+//              from scratch (both device-pairing modes), vs the same gateway and node hosts as
+//              bare processes on loopback, pairing from scratch too
+//   snapshot   default topology (and each shape of BENCH_SCALE) restored from a snapshot of
+//              paired state vs bare processes restored from the same snapshot (bare.ts,
+//              restore.ts), trial by trial in turn, medians of at least 3; and vs pairing
 //   teardown   lab down (logs saved, everything removed) vs killing the bare processes
 //   memory     peak memory per node host, containers vs bare processes
-//   scale      NODES = each of BENCH_SCALE: ready (pairing; snapshot restored) against the bare
-//              gateway's own ready time, peak memory per node host; plotted (bench-scale.png)
+//   scale      NODES = each of BENCH_SCALE: ready pairing from scratch against the bare
+//              gateway's own ready time, the snapshot rows of that shape, peak memory per node
+//              host; plotted (bench-scale.png)
 //   order      on each shape of BENCH_SCALE: the default start order (as many node hosts as
 //              cores beside the gateway, the rest once it answers) and node hosts only after it,
 //              against every member at once (FLEETLAB_START_ORDER=all)
@@ -34,8 +38,11 @@ import { writeJson } from "../evidence/write.ts";
 import { ensureImages, openclawPackage } from "../engine/images.ts";
 import { OPERATOR_DIR, ROOT, STATE } from "../core/paths.ts";
 import type { Scenario } from "../scenario.ts";
-import { Lab, type StartOrder } from "../topology/lab.ts";
-import { LabOperator } from "../topology/operator.ts";
+import { deadline } from "../core/pace.ts";
+import { Lab, nodesBesideGateway, startOrder, type StartOrder } from "../topology/lab.ts";
+import { LabOperator, NotPairedAfterRestore } from "../topology/operator.ts";
+import { SnapshotStore } from "../topology/snapshot.ts";
+import { WaitTimeout } from "../core/wait.ts";
 import { nodeAliases, parseTopology, topologyFromEnv, type TopologySpec } from "../definitions/spec.ts";
 import { BareTopology } from "./bare.ts";
 import { benchFaults, benchRows } from "./faults.ts";
@@ -77,12 +84,39 @@ export interface BenchOptions {
   loadScenarios?: () => Promise<Scenario[]>;
 }
 
-interface SnapshotUp {
-  ready?: number;
-  path: string;
-  reason?: string;
-  /** Ready of the lab that took the snapshot (pairing + capture), when one had to be taken first. */
+/** One shape's snapshot trials: ready (and gateway /readyz) of restored labs and of bare processes restored from the same snapshot, in seconds. */
+export interface SnapshotTrials {
+  lab: number[];
+  bare: number[];
+  labGw: number[];
+  bareGw: number[];
+  /** Ready of the lab that paired and took the snapshot, when there was none yet. */
   takenReady?: number;
+  /** Trials not counted, and why. */
+  notes: string[];
+  /** What restoring rewrote in the bare members' state (values per member and table), from the first bare trial. */
+  rewritten?: Record<string, Record<string, number>>;
+}
+
+/**
+ * The rows of one shape's snapshot trials: the restored lab against bare processes restored from
+ * the same snapshot (medians, with how many trials each), its gateway /readyz the same way, then
+ * against the lab pairing from scratch (`pairing`, same run), and trials not counted.
+ */
+export function snapshotRows(label: string, t: SnapshotTrials, pairing: number, target: string): string[][] {
+  const rows: string[][] = [];
+  const lab = median(t.lab);
+  const bare = median(t.bare);
+  const bareCell = t.bare.length ? `${secs(bare)} bare restored (median of ${t.bare.length})` : "- (bare restored not measured)";
+  if (!t.lab.length) rows.push([`ready, ${label}, snapshot restored`, "not measured", bareCell, "-", target]);
+  else {
+    rows.push([`ready, ${label}, snapshot restored (median of ${t.lab.length})`, secs(lab), bareCell, ratio(lab, bare), target]);
+    rows.push([`  gateway /readyz, ${label}, snapshot restored`, secs(median(t.labGw)), t.bare.length ? `${secs(median(t.bareGw))} bare restored` : "-", ratio(median(t.labGw), median(t.bareGw)), "reported"]);
+    rows.push([`  snapshot path vs pairing path, ${label}`, secs(lab), `${secs(pairing)} lab pairing from scratch, same run`, ratio(lab, pairing), "< 1x"]);
+  }
+  if (t.takenReady !== undefined) rows.push([`  pairing + taking the snapshot, ${label}`, secs(t.takenReady), `${secs(pairing)} lab pairing from scratch, same run`, ratio(t.takenReady, pairing), "reported"]);
+  if (t.notes.length) rows.push([`  not counted, ${label}`, t.notes.join("; "), "-", "-", "-"]);
+  return rows;
 }
 
 export async function runBench(opts: BenchOptions = {}): Promise<{ failed: string[] }> {
@@ -165,10 +199,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
     const bare = new BareTopology(spec, pkg);
     try {
       const t = performance.now();
-      // Same orchestration as the lab: everything started at once, then readiness.
-      bare.startGateway();
-      for (const n of nodeAliases(spec)) bare.startNode(n);
-      await bare.waitReady();
+      // Same orchestration as the lab: its start order, then readiness.
+      await bare.startInOrder(nodesBesideGateway(startOrder(), spec.nodes.count));
       bareGw.push((performance.now() - t) / 1000);
       const op = await LabOperator.connect(bare.operatorHost(), OPERATOR_DIR, path.join(run.dir, `bare-${i}.jsonl`));
       await op.approveNodes(nodeAliases(spec), { timeoutMs: 120_000, host: bare.operatorHost() });
@@ -192,42 +224,58 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
   Object.assign(raw, { labReady, labReadySubnet, bareReady, bareGw, labGw, labDown, bareDown, labMem, bareMem });
   const bareR = median(bareReady);
   const goal1 = `<= ${TARGETS.defaultReadyRatio}x`;
-  row("gateway /readyz, containers", secs(median(labGw)), `${secs(median(bareGw))} bare`, ratio(median(labGw), median(bareGw)), "reported");
-  row("ready, default topology, pairing from scratch (operator approves)", secs(median(labReady)), `${secs(bareR)} bare`, ratio(median(labReady), bareR), goal1);
-  row("ready, default topology, pairing from scratch (subnet auto-approve)", secs(median(labReadySubnet)), `${secs(bareR)} bare`, ratio(median(labReadySubnet), bareR), goal1);
+  row("gateway /readyz, containers, pairing from scratch", secs(median(labGw)), `${secs(median(bareGw))} bare, pairing from scratch`, ratio(median(labGw), median(bareGw)), "reported");
+  row("ready, default topology, pairing from scratch (operator approves)", secs(median(labReady)), `${secs(bareR)} bare, pairing from scratch`, ratio(median(labReady), bareR), goal1);
+  row("ready, default topology, pairing from scratch (subnet auto-approve)", secs(median(labReadySubnet)), `${secs(bareR)} bare, pairing from scratch`, ratio(median(labReadySubnet), bareR), goal1);
 
-  // ---- snapshot of paired state vs pairing, default topology
-  // A lab that fails to come up from a snapshot is a row saying so, not the end of the bench.
-  const snapUp = (s: TopologySpec, name: string): Promise<SnapshotUp> =>
-    snapUpOnce(s, name).catch((err: unknown) => ({ path: "failed", reason: (err as Error).message.split("\n")[0] }));
-  const snapUpOnce = async (s: TopologySpec, name: string): Promise<SnapshotUp> => {
-    const first = await Lab.up(s, run, name, { snapshot: "use" });
-    const rec = first.snapshot;
-    const ready1 = first.timings.ready;
-    await first.down();
-    if (!rec) return { path: "not recorded (this Lab.up keeps no snapshot record)" };
-    if (rec.path === "restored") return { ready: ready1, path: "restored" };
-    if (rec.path === "fresh") return { path: "fresh", reason: rec.reason ?? "paired from scratch" };
-    // Taken just now: the next lab of this shape restores it.
-    const again = await Lab.up(s, run, `${name}-restore`, { snapshot: "use" });
-    const rec2 = again.snapshot;
-    const ready2 = again.timings.ready;
-    await again.down();
-    return rec2?.path === "restored" ? { ready: ready2, path: "restored", takenReady: ready1 } : { path: rec2?.path ?? "?", reason: rec2?.reason ?? "the snapshot just taken was not restored", takenReady: ready1 };
-  };
-  const snapRow = (label: string, su: SnapshotUp, pairing: number, base: number, baseLabel: string, target: string) => {
-    if (su.ready === undefined) {
-      row(`ready, ${label}, snapshot restored`, `not measured: ${su.path}${su.reason ? ` (${su.reason})` : ""}`, `${secs(base)} ${baseLabel}`, "-", target);
-      return;
+  // ---- snapshot of paired state: a restored lab against bare processes restored from the same
+  // snapshot (BareTopology.restore), trial by trial in turn (the lab first in odd trials, the
+  // bare processes first in even ones, so a change in the shared machine's load falls on both).
+  const snapshotTrials = async (s: TopologySpec, name: string, n: number): Promise<SnapshotTrials> => {
+    const r: SnapshotTrials = { lab: [], bare: [], labGw: [], bareGw: [], notes: [] };
+    // A first lab of this shape makes sure there is a snapshot (pairing and taking it when there is none).
+    let key: string | undefined;
+    await part(`${name}: a snapshot of this shape`, async () => {
+      const first = await Lab.up(s, run, name, { snapshot: "use" });
+      const rec = first.snapshot;
+      const ready = first.timings.ready;
+      await first.down();
+      if (!rec) throw new Error("this Lab.up keeps no snapshot record");
+      if (rec.path === "fresh") return void r.notes.push(`no snapshot: ${rec.reason ?? "paired from scratch"}`);
+      if (rec.path === "taken") r.takenReady = ready;
+      key = rec.key;
+    });
+    if (!key) return r;
+    for (let i = 1; i <= n; i++) {
+      for (const side of i % 2 ? (["lab", "bare"] as const) : (["bare", "lab"] as const)) {
+        await part(`${name}: ${side} restored, trial ${i}`, async () => {
+          if (side === "lab") {
+            const lab = await Lab.up(s, run, `${name}-lab-${i}`, { snapshot: "use" });
+            const rec = lab.snapshot;
+            const t = lab.timings;
+            await lab.down();
+            if (rec?.path !== "restored") return void r.notes.push(`lab trial ${i} ${rec?.path ?? "?"}${rec?.reason ? `: ${rec.reason}` : ""}`);
+            r.lab.push(t.ready!);
+            r.labGw.push(t.gatewayReady!);
+            return;
+          }
+          const b = await bareRestoredUp(s, pkg, key!, path.join(run.dir, `${name}-bare-${i}.jsonl`));
+          if (b.ready === undefined) return void r.notes.push(`bare trial ${i}: ${b.reason}`);
+          r.bare.push(b.ready);
+          r.bareGw.push(b.gatewayReady!);
+          if (b.operatorApprovedByCli) r.notes.push(`bare trial ${i}: the restored gateway did not know the operator (approved through its CLI)`);
+          r.rewritten ??= b.rewritten;
+        });
+      }
     }
-    row(`ready, ${label}, snapshot restored`, secs(su.ready), `${secs(base)} ${baseLabel}`, ratio(su.ready, base), target);
-    row(`  snapshot path vs pairing path, ${label}`, secs(su.ready), `${secs(pairing)} pairing, same run`, ratio(su.ready, pairing), "< 1x");
-    if (su.takenReady !== undefined) row(`  pairing + taking the snapshot, ${label}`, secs(su.takenReady), `${secs(pairing)} pairing, same run`, ratio(su.takenReady, pairing), "reported");
+    return r;
   };
+  let bareRestoredR = NaN;
   if (snapshots) {
-    const su = await snapUp(spec, "bench-snapshot"); // never rejects: a failure is its row
-    raw.snapshotDefault = su;
-    snapRow("default topology", su, median(labReady), bareR, "bare", goal1);
+    const st = await snapshotTrials(spec, "bench-snapshot", Math.max(3, trials));
+    raw.snapshotDefault = st;
+    bareRestoredR = median(st.bare);
+    for (const r of snapshotRows("default topology", st, median(labReady), goal1)) row(...(r as [string, string, string, string, string]));
   }
   row("teardown (logs saved, all removed)", secs(median(labDown)), `${secs(median(bareDown))} bare kill`, ratio(median(labDown), median(bareDown)), "< 3 s");
   row("peak memory per node host", `${median(labMem).toFixed(0)} MiB`, `${median(bareMem).toFixed(0)} MiB bare`, ratio(median(labMem), median(bareMem)), "reported");
@@ -247,7 +295,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
       }
     });
     const base = median(bareAlone);
-    const points: (ScalePoint & { snapshot?: SnapshotUp; fresh: number[]; mem: number[] })[] = [];
+    const points: (ScalePoint & { snapshot?: SnapshotTrials; fresh: number[]; mem: number[] })[] = [];
     for (const n of scale) await part(`NODES=${n}`, async () => {
       const s = parseTopology({ ...spec, nodes: { ...spec.nodes, count: n } });
       const fresh: number[] = [];
@@ -258,17 +306,17 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
         for (const m of lab.nodes) mem.push(await containerPeakMiB(m.id));
         await lab.down();
       }
-      const su = snapshots ? await snapUp(s, `bench-scale-${n}-snapshot`) : undefined;
+      const su = snapshots ? await snapshotTrials(s, `bench-scale-${n}-snapshot`, Math.max(3, scaleTrials)) : undefined;
       const sorted = [...mem].sort((a, b) => a - b);
-      points.push({ nodes: n, freshReady: median(fresh), snapshotReady: su?.ready, memMedianMiB: median(mem), memMaxMiB: sorted.at(-1) ?? NaN, snapshot: su, fresh, mem });
-      log(`scale ${n}: ready ${median(fresh)} s (pairing)${su?.ready !== undefined ? `, ${su.ready} s (snapshot)` : ""}, node host memory ${median(mem).toFixed(0)} MiB`);
+      points.push({ nodes: n, freshReady: median(fresh), snapshotReady: su?.lab.length ? median(su.lab) : undefined, memMedianMiB: median(mem), memMaxMiB: sorted.at(-1) ?? NaN, snapshot: su, fresh, mem });
+      log(`scale ${n}: ready ${median(fresh)} s (pairing)${su?.lab.length ? `, ${median(su.lab)} s (snapshot; bare restored ${median(su.bare)} s)` : ""}, node host memory ${median(mem).toFixed(0)} MiB`);
     });
     raw.scale = { bareGatewayAlone: bareAlone, points };
     row("bare gateway alone, /readyz (the scale baseline)", secs(base), `${secs(median(bareGw))} bare gateway beside ${spec.nodes.count} nodes`, ratio(base, median(bareGw)), "reported");
     for (const p of points) {
       const target = p.nodes === 8 ? `<= ${TARGETS.eightNodesReadyRatio}x` : "reported";
       row(`ready, NODES=${p.nodes}, pairing from scratch`, secs(p.freshReady), `${secs(base)} bare gateway alone`, ratio(p.freshReady, base), target);
-      if (p.snapshot) snapRow(`NODES=${p.nodes}`, p.snapshot, p.freshReady, base, "bare gateway alone", target);
+      if (p.snapshot) for (const r of snapshotRows(`NODES=${p.nodes}`, p.snapshot, p.freshReady, target)) row(...(r as [string, string, string, string, string]));
       row(`peak memory per node host, NODES=${p.nodes} (median; largest)`, `${p.memMedianMiB.toFixed(0)} MiB; ${p.memMaxMiB.toFixed(0)} MiB`, `${median(bareMem).toFixed(0)} MiB bare node host`, ratio(p.memMedianMiB, median(bareMem)), "reported");
     }
     // The plot: a self-contained page, screenshotted by headless Chromium.
@@ -345,7 +393,11 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
       `<= ${SUITE_TARGET_S / 60} min`,
     );
     const shared = suite.labs.find((l) => l.name.startsWith("shared-lab"));
-    if (shared) row(`  shared lab bring-up (${shared.snapshot ?? "?"})`, secs(shared.ready), `${secs(bareR)} bare default topology`, ratio(shared.ready, bareR), goal1);
+    if (shared) {
+      // A restored shared lab against bare processes restored the same way, when the bench measured them.
+      const [base, what] = shared.snapshot === "restored" && Number.isFinite(bareRestoredR) ? [bareRestoredR, "bare restored"] : [bareR, "bare, pairing from scratch"];
+      row(`  shared lab bring-up (${shared.snapshot ?? "?"})`, secs(shared.ready), `${secs(base)} ${what}, default topology`, ratio(shared.ready, base), goal1);
+    }
     row(`  report.html read back in Chromium (${suite.reportCheck})`, secs(suite.reportCheckS ?? NaN), `${secs(suite.wallS)} suite`, ratio(suite.reportCheckS ?? NaN, suite.wallS), "reported");
   }
 
@@ -365,6 +417,48 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
   process.stdout.write(out.join("\n") + "\n");
   fs.writeFileSync(run.file("bench.txt"), out.join("\n") + "\n");
   return { failed };
+}
+
+/** How long restored nodes get to connect as paired (RESTORED_PAIRING_MS in lab/topology/lab.ts, scaled by the machine's pace the same way). */
+const RESTORED_PAIRING_MS = 60_000;
+
+interface BareRestoredUp {
+  ready?: number;
+  gatewayReady?: number;
+  reason?: string;
+  operatorApprovedByCli?: boolean;
+  rewritten?: Record<string, Record<string, number>>;
+}
+
+/**
+ * Bare processes restored from snapshot `key`, timed as Lab.up times a restored lab: from before
+ * the snapshot is read until every node host is connected as the paired device it is, through
+ * the same operator code (the lab's operator identity, known to the restored gateway state; the
+ * same approveNodes with `restored`, the same deadline). A node that asks for pairing, or does
+ * not come in time, is a restore that did not hold: no time, the reason instead.
+ */
+async function bareRestoredUp(s: TopologySpec, pkg: string, key: string, transcript: string): Promise<BareRestoredUp> {
+  const bare = new BareTopology(s, pkg);
+  try {
+    const t = performance.now();
+    const found = new SnapshotStore().find(key, [s.gateway.alias, ...nodeAliases(s)]);
+    if (!found) return { reason: `snapshot ${key.slice(0, 8)} is gone (a restore that did not hold removes it)` };
+    const rewritten = bare.restore(found.archive);
+    await bare.startInOrder(nodesBesideGateway(startOrder(), s.nodes.count));
+    const gatewayReady = (performance.now() - t) / 1000;
+    const op = await LabOperator.connect(bare.operatorHost(), OPERATOR_DIR, transcript);
+    try {
+      if (s.nodes.count > 0) await op.approveNodes(nodeAliases(s), { timeoutMs: deadline(RESTORED_PAIRING_MS), host: bare.operatorHost(), restored: true });
+      return { ready: (performance.now() - t) / 1000, gatewayReady, operatorApprovedByCli: op.approvedByCli, rewritten };
+    } catch (err) {
+      if (err instanceof NotPairedAfterRestore || err instanceof WaitTimeout) return { reason: `the restore did not hold: ${(err as Error).message.split("\n")[0]}` };
+      throw err;
+    } finally {
+      await op.close();
+    }
+  } finally {
+    await bare.down();
+  }
 }
 
 /**
