@@ -2,6 +2,7 @@
 // every approval event, chat terminal states, agent lifecycle and tool items. Everything else
 // stays out so the evidence stays readable (the full frame transcript is in lab/transcripts).
 import type { EventFrame, GatewayClient } from "../clients/gateway.ts";
+import type { RecordedEvent } from "../evidence/records/index.ts";
 
 /** A parked call as plugin.approval.requested carries it (lab/kits/approvals.ts waits for one). */
 export interface ApprovalRequested {
@@ -10,11 +11,8 @@ export interface ApprovalRequested {
   request?: { toolName?: string; runId?: string; sessionKey?: string; toolCallId?: string };
 }
 
-export interface Recorded {
-  t: number;
-  event: string;
-  payload: unknown;
-}
+/** One kept event, as events.json holds it: its shape is declared once, in the evidence records. */
+export type Recorded = RecordedEvent;
 
 export class EventLog {
   readonly events: Recorded[] = [];

@@ -4,6 +4,7 @@
 // Nothing here judges; scenarios do.
 import type { McpControl, McpRecord } from "../clients/mcp.ts";
 import { isResponsesCall, type ModelRequest } from "../clients/model.ts";
+import type { SavedMcpServers, SavedModelRequest } from "../evidence/records/index.ts";
 import { writeJson } from "../evidence/write.ts";
 import type { Lab } from "../topology/lab.ts";
 import { labStep } from "../definitions/verdict.ts";
@@ -91,8 +92,8 @@ export function mcpToolsOffered(r: ModelRequest, servers: string[] = []): string
 }
 
 /** Requests, holds and effects of each named MCP server, for evidence. */
-export async function mcpEvidence(lab: Lab, names: string[] = ["north", "south"]): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {};
+export async function mcpEvidence(lab: Lab, names: string[] = ["north", "south"]): Promise<SavedMcpServers> {
+  const out: SavedMcpServers = {};
   for (const n of names) {
     const c: McpControl = lab.mcp(n);
     try {
@@ -105,7 +106,7 @@ export async function mcpEvidence(lab: Lab, names: string[] = ["north", "south"]
 }
 
 /** Model requests in a compact form: who answered, what came out, the tool outputs sent in. */
-export async function modelEvidence(lab: Lab): Promise<unknown[]> {
+export async function modelEvidence(lab: Lab): Promise<SavedModelRequest[]> {
   const reqs = await lab.model.requests();
   return reqs.map((r) => {
     const input = ((r.body as { input?: unknown[] } | undefined)?.input ?? []) as { type?: string; role?: string }[];
