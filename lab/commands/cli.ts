@@ -19,7 +19,7 @@ import { bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
 import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";
-import { issueCommand } from "../findings/issue-report.ts";
+import { issueCommand } from "./issue-report.ts";
 import { runInNetwork } from "../engine/runner-container.ts";
 import { COSTS_FILE, costsFromRuns, loadCosts, parseShard, selectShard, shardRecord } from "../run/shard.ts";
 import { mergeRuns } from "../evidence/merge.ts";

@@ -17,14 +17,14 @@ import path from "node:path";
 import { Redactor } from "../evidence/redact.ts";
 import { readRunRecord, type RunRecord } from "../evidence/run.ts";
 import { LabError } from "../core/log.ts";
-import { MatrixRecord } from "../commands/matrix.ts";
+import { MatrixRecord } from "./matrix.ts";
 import { ROOT, RUNS } from "../core/paths.ts";
-import { tallyLine } from "../commands/repro.ts";
+import { tallyLine } from "./repro.ts";
 import type { Scenario } from "../scenario.ts";
 import { labFindings } from "../checks/findings.ts";
-import { excerptFile, excerptPath, type Excerpt } from "./excerpt.ts";
-import { BASE_VARIANT, matchVariant, namedVersions, type FindingRecord } from "./findings.ts";
-import { compareVersions } from "./versions.ts";
+import { excerptFile, excerptPath, type Excerpt } from "../findings/excerpt.ts";
+import { BASE_VARIANT, matchVariant, namedVersions, type FindingRecord } from "../findings/findings.ts";
+import { compareVersions } from "../findings/versions.ts";
 
 export const REPORTS_DIR = path.join(ROOT, "fixtures", "findings", "reports");
 /** A finding's report file name (its excerpt's, as markdown). */

@@ -4,9 +4,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadScenarios } from "../../scenarios/index.ts";
 import { LabError } from "../core/log.ts";
-import type { MatrixRecord } from "../commands/matrix.ts";
-import type { Excerpt } from "./excerpt.ts";
-import type { FindingRecord } from "./findings.ts";
+import type { MatrixRecord } from "./matrix.ts";
+import type { Excerpt } from "../findings/excerpt.ts";
+import type { FindingRecord } from "../findings/findings.ts";
 import {
   MEASURED,
   REPORTS_DIR,
