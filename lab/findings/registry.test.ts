@@ -21,16 +21,8 @@ const records = [...(await loadScenarios()).flatMap((s) => s.findings ?? []), ..
 const WITHOUT_RAW_EVIDENCE_UNTIL_REGENERATED = [
   "R-137355-restart-next-message",
   "R-137355-sigkill-next-message",
-  "R-155333-abort-before-ready",
-  "R-155333-task-kept",
-  "R-abort-lost-ack-environment-stop",
-  "R-abort-lost-ack-placement-failed",
-  "R-abort-lost-ack-reclaim",
   "R-mcp-catalog-change-redefined",
   "R-mcp-readonly-hint-builtin-gate",
-  "R-mcp-server-lost-turn-error",
-  "R-offline-runner-stop-no-launch",
-  "R-offline-runner-stop-turn-error",
 ];
 
 const excerptOf = (id: string): Excerpt | undefined => {
