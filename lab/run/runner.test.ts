@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { getEventListeners } from "node:events";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -7,7 +8,7 @@ import { Run, readRunRecord } from "../evidence/run.ts";
 import type { EvidenceCheck } from "../checks/types.ts";
 import type { FindingRecord } from "../findings/findings.ts";
 import { LabError } from "../core/log.ts";
-import { LabPool, endRun, lanesFromEnv, planLanes, resolveScenarios, runBody, runLanes, runOrder, runScenario, runScenarios, type PoolOptions } from "./runner.ts";
+import { LabPool, endRun, lanesFromEnv, planLanes, resolveScenarios, runBody, runLanes, runOrder, runScenario, runScenarios, watchEngine, type PoolOptions } from "./runner.ts";
 import { mergeSpec } from "../definitions/spec.ts";
 import { LabInfraError, SystemUnderTestError, defineScenario, type Scenario, type ScenarioContext } from "../scenario.ts";
 import type { Lab } from "../topology/lab.ts";
@@ -503,6 +504,16 @@ describe("an error that escapes a scenario is its verdict, and the run goes on",
     expect(stray.verdict).toBe("unknown");
     expect(stray.detail).toContain("premise P-other not met (not declared in the scenario's premises)");
     expect(readRunRecord(path.join(run.dir, "run.json")).scenarios.find((r) => r.name === "missed")?.premises?.[0]).toMatchObject({ id: "P-fault-acted", met: false });
+  });
+
+  it("the engine watch keeps at most one abort listener on the scenario's signal, however many pings, and ends with it", async () => {
+    const ctl = new AbortController();
+    let pings = 0;
+    let most = 0;
+    const watched = watchEngine(async () => ((most = Math.max(most, getEventListeners(ctl.signal, "abort").length)), ++pings >= 30 && ctl.abort(), undefined), ctl.signal, 1);
+    expect(await watched).toBeUndefined();
+    expect(pings).toBe(30);
+    expect(most).toBeLessThanOrEqual(1);
   });
 
   it("an engine that stops answering while the body runs ends the scenario at once as unknown, naming the engine (a blip is not enough)", async () => {

@@ -31,7 +31,7 @@ import { evidenceChecks } from "../checks/index.ts";
 import { labFindings } from "../checks/findings.ts";
 import type { EvidenceCheck, ScenarioWindow } from "../checks/types.ts";
 import { LabInfraError, SystemUnderTestError, type Verdict } from "../definitions/verdict.ts";
-import { DeadlineExceeded } from "../core/wait.ts";
+import { DeadlineExceeded, sleep } from "../core/wait.ts";
 import { isProtocolNeed, probeCapabilities, unmet, type Capabilities } from "../engine/capabilities.ts";
 import { labConfigs } from "../topology/lab.ts";
 import { ensureImages } from "../engine/images.ts";
@@ -230,11 +230,8 @@ export const ENGINE_WATCH_MS = 5_000;
 export async function watchEngine(trouble: () => Promise<string | undefined>, signal: AbortSignal, everyMs = ENGINE_WATCH_MS): Promise<string | undefined> {
   let missed = 0;
   while (!signal.aborted) {
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, everyMs);
-      signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-    });
-    if (signal.aborted) return undefined;
+    // sleep() takes its abort listener off when it wakes: one per ping would pile up on the signal.
+    if (!(await sleep(everyMs, signal).then(() => true, () => false))) return undefined;
     const why = await trouble();
     if (signal.aborted) return undefined;
     missed = why ? missed + 1 : 0;
