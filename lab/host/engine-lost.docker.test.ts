@@ -40,7 +40,7 @@ async function leftOf(runId: string): Promise<string[]> {
 }
 
 /** `fleetlab <args>` inside engine2's namespace, on engine2; resolves with its exit and output. */
-function lab(args: string[], extra: Record<string, string>, onLine?: (line: string, all: string) => void): Promise<{ code: number | null; output: string }> {
+function lab(args: string[], extra: Record<string, string>, onOutput?: (all: string) => void): Promise<{ code: number | null; output: string }> {
   const pinned = path.join(ROOT, "node_modules", ".bin", "node");
   const node = fs.existsSync(pinned) ? fs.realpathSync(pinned) : process.execPath;
   const child = spawn("ip", ["netns", "exec", NAME, node, "--import", "tsx", "scenarios/main.ts", ...args], {
@@ -49,10 +49,10 @@ function lab(args: string[], extra: Record<string, string>, onLine?: (line: stri
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
+  // The whole output so far, not the chunk: a line may arrive in two chunks.
   const onData = (d: Buffer) => {
-    const from = output.length;
     output += d.toString();
-    for (const line of output.slice(from).split("\n")) if (line) onLine?.(line, output);
+    onOutput?.(output);
   };
   child.stdout.on("data", onData);
   child.stderr.on("data", onData);
@@ -66,9 +66,9 @@ describe.skipIf(!root)("the engine is the lab's", () => {
     try {
       await engine2("start");
       let killedAt = 0;
-      const r = await lab(["run", "smoke"], extra, (line) => {
+      const r = await lab(["run", "smoke"], extra, (all) => {
         // The scenario is under way (its lab is up and paired): the engine dies now.
-        if (!killedAt && /scenario smoke \.\.\./.test(line)) {
+        if (!killedAt && /scenario smoke \.\.\./.test(all)) {
           killedAt = performance.now();
           setTimeout(() => process.kill(dockerdPid(), "SIGKILL"), 2000);
         }
