@@ -88,11 +88,15 @@ export interface Scenario {
 
 export function defineScenario(s: Scenario): Scenario {
   if (s.topology === "shared" && s.spec) throw new Error(`scenario ${s.name}: a shared-topology scenario cannot change the topology`);
-  const ids = (s.findings ?? []).map((f) => f.id);
-  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+  const dup = twice(s.findings ?? []);
   if (dup) throw new Error(`scenario ${s.name}: finding ${dup} is registered twice`);
-  const pids = (s.premises ?? []).map((p) => p.id);
-  const pdup = pids.find((id, i) => pids.indexOf(id) !== i);
+  const pdup = twice(s.premises ?? []);
   if (pdup) throw new Error(`scenario ${s.name}: premise ${pdup} is declared twice`);
   return s;
+}
+
+/** The first id that stands twice in the list, if any. */
+function twice(xs: { id: string }[]): string | undefined {
+  const ids = xs.map((x) => x.id);
+  return ids.find((id, i) => ids.indexOf(id) !== i);
 }
