@@ -61,14 +61,8 @@ export interface CallObserved {
   result: string | null;
 }
 
-/** One call before the one that worked, with its answer. */
-export interface CallBefore {
-  text: string;
-  run: string;
-  serverCalls: number;
-  resultIsError: boolean | null;
-  answer: string | null;
-}
+/** One call before the one that worked: what it showed, its result kept as its answer. */
+export type CallBefore = Omit<CallObserved, "result"> & { text: string; answer: string | null };
 
 /**
  * The calls made before the one that worked (every call when none did), each with its answer:
