@@ -23,6 +23,7 @@ help:
 	@echo "  make lab              the scenarios on the standard topology (first: make lab SCENARIOS=smoke)"
 	@echo "  make test             typecheck + unit tests + the scenario suite (what CI runs)"
 	@echo "  make repro NAME=<scenario> N=10 [UNTIL=1]   one scenario N times: reproduced (the bug) k/N, failed otherwise, ..."
+	@echo "  make repro NAME=<scenario> N=1 AIM_OFF=1    the premise self-test: the fault aimed off its path must read unknown"
 	@echo "  make matrix VERSIONS='2026.9.4 2026.9.6'    scenarios x OpenClaw versions (newest, lastN too)"
 	@echo "  make excerpt RUN=<run id> [IDS='<id>...']   keep each finding's raw evidence from a run in fixtures/findings/"
 	@echo "  make issue ID=<finding id> (or ALL=1)       a bug report for OpenClaw's tracker, in fixtures/findings/reports/"
@@ -55,7 +56,7 @@ help:
 	@echo "  RUNNER=container      run inside a runner container on the engine DOCKER_HOST names"
 	@echo "  REPROS=1              make test also runs scenarios/repro"
 	@echo "  RUN, IDS              make excerpt; ID, ALL: make issue"
-	@echo "  NAME, N, UNTIL        make repro; VERSIONS: make matrix; SHARDS: make nightly-sim; RUNS: make costs; ALL: make prune"
+	@echo "  NAME, N, UNTIL, AIM_OFF  make repro; VERSIONS: make matrix; SHARDS: make nightly-sim; RUNS: make costs; ALL: make prune"
 	@echo "  Environment: docs/reference/cli.md (FLEETLAB_STATE, FLEETLAB_CACHE, FLEETLAB_QUIET, ...)"
 
 # npm packages exactly as the lockfiles say (`npm ci`), installed again only when one changes.
@@ -94,7 +95,7 @@ lab: deps engine
 # could not tell (lab/commands/repro.ts); its own exit code as for make lab: 0 the bug showed at least once,
 # 1 it never did and some attempt was judged, 2 bad input, 3 no attempt could tell.
 repro: deps engine
-	@rc=0; npm run --silent fleetlab -- repro $(NAME) --n $(or $(N),10) $(if $(UNTIL),--until) || rc=$$?; \
+	@rc=0; npm run --silent fleetlab -- repro $(NAME) --n $(or $(N),10) $(if $(UNTIL),--until) $(if $(AIM_OFF),--aim-off) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
 
 # The scenarios on each OpenClaw version (lab/commands/matrix.ts): VERSIONS="2026.9.4 2026.9.6", newest or last3.

@@ -37,6 +37,13 @@ export interface ScenarioContext {
    * the scenario declares (`premises`) must be proven once its body returns.
    */
   premise(p: { id: string; met: boolean; observed?: unknown }): boolean;
+  /**
+   * The premise self-test (`fleetlab repro SCENARIO --aim-off`): aim the fault off the path its
+   * premise needs, as each premise's `aimOff` says. The premise must then be unmet and the verdict
+   * unknown; a scenario that reads pass, fixed? or a finding this way has a premise check that
+   * cannot fail. False in every other run.
+   */
+  aimOff: boolean;
 }
 
 /** What a scenario must have made happen before its verdict counts (lab/run/judging.ts). */
@@ -45,6 +52,11 @@ export interface Premise {
   id: string;
   /** What it means, for a reader: "the tap answered the node's upgrades 502". */
   what: string;
+  /**
+   * How the scenario aims its fault off the path under `--aim-off` (ctx.aimOff), e.g. "the 502 rule
+   * on /fleetlab-aimed-off instead of /": the self-test that shows this premise can be unmet.
+   */
+  aimOff?: string;
 }
 
 export interface Scenario {

@@ -46,6 +46,13 @@ describe("premises are visible and proven in code", () => {
         if (!header.includes(p.id)) missing.push(`${s.name}: ${p.id} not in its header comment`);
         if (!docs.includes(`\`${p.id}\``)) missing.push(`${s.name}: ${p.id} not in docs/reference/scenarios.md`);
         if (idReferences(source, p.id) < 2) missing.push(`${s.name}: ${p.id} declared but no ctx.premise call names it`);
+        // A premise that says how its fault is aimed off: the body reads ctx.aimOff, the header
+        // tells how to run the self-test, and the docs' table names it.
+        if (p.aimOff) {
+          if (!/\baimOff\b[^:]/.test(source.replace(/aimOff: `[^`]*`|aimOff: "[^"]*"/g, ""))) missing.push(`${s.name}: ${p.id} has an aimOff but the body never reads ctx.aimOff`);
+          if (!header.includes("AIM_OFF=1")) missing.push(`${s.name}: ${p.id} has an aimOff but the header does not say how to run the self-test (AIM_OFF=1)`);
+          if (!docs.includes(`\`${p.id}\``) || !docs.split("\n").some((l) => l.includes(`\`${p.id}\``) && l.split("|").length >= 6)) missing.push(`${s.name}: ${p.id} not in the premises table with its aim-off column`);
+        }
       }
     }
     expect(missing).toEqual([]);

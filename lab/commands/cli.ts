@@ -15,7 +15,7 @@ import { ensureImages, npmVersions } from "../engine/images.ts";
 import { findingsTable } from "../findings/findings.ts";
 import { LabError, info } from "../core/log.ts";
 import { lanesFromEnv, resolveScenarios, runLanes, sealRun, type ScenarioResult } from "../run/runner.ts";
-import { bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
+import { aimablePremises, aimOffExitCode, aimOffLine, bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
 import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";
@@ -42,6 +42,9 @@ const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fle
                       (a fresh lab each time unless it shares one)
         --n N             attempts (default 10)
         --until           stop at the first attempt that reproduced
+        --aim-off         the premise self-test: aim the scenario's fault off the path its premise
+                          needs; every attempt must read unknown with that premise unmet (exit 0
+                          only then; AIM_OFF=1)
   matrix [scenario...] run the scenarios on each OpenClaw version and print a scenario x version
                       table (saved as matrix.json in .lab/runs/matrix-<id>/)
         --versions "A B"  exact versions, newest, or lastN (e.g. last3); also VERSIONS=
@@ -78,7 +81,7 @@ const TOPOLOGY_FLAGS = ["nodes", "openclaw-version", "topology"];
 /** What each command takes, for `fleetlab <command> --help` and the one-line refusals. */
 const COMMANDS: Record<string, { usage: string; options: string[] }> = {
   run: { usage: "run [scenario...] [--seed N] [--replay FILE] [--shard K/N] [--in-network] [SETTINGS]", options: ["seed", "replay", "shard", "in-network", ...TOPOLOGY_FLAGS, "lanes"] },
-  repro: { usage: "repro SCENARIO [--n N] [--until] [--seed N] [SETTINGS]", options: ["n", "until", "seed", "replay", ...TOPOLOGY_FLAGS] },
+  repro: { usage: "repro SCENARIO [--n N] [--until] [--aim-off] [--seed N] [SETTINGS]", options: ["n", "until", "aim-off", "seed", "replay", ...TOPOLOGY_FLAGS] },
   matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N] [SETTINGS]', options: ["versions", "seed", "nodes", "topology", "lanes"] },
   up: { usage: "up [--seed N] [SETTINGS]", options: ["seed", "replay", ...TOPOLOGY_FLAGS] },
   down: { usage: "down RUN_ID", options: [] },
@@ -142,6 +145,7 @@ const OPTIONS = {
   shard: { type: "string" },
   n: { type: "string" },
   until: { type: "boolean" },
+  "aim-off": { type: "boolean" },
   shards: { type: "string" },
   versions: { type: "string" },
   "in-network": { type: "boolean" },
@@ -247,21 +251,30 @@ async function reproCommand({ rest, values, scenarios }: CommandArgs): Promise<n
   const n = values.n === undefined ? 10 : Number(values.n);
   if (!Number.isInteger(n) || n < 1 || n > 1000) throw new LabError(`--n ${values.n}: must be a whole number of attempts from 1 to 1000 (N=20)`);
   const [s] = resolveScenarios([name], scenarios);
+  const aimOff = !!values["aim-off"];
+  if (aimOff && !aimablePremises(s!).length) {
+    const can = scenarios.filter((x) => aimablePremises(x).length).map((x) => x.name);
+    throw new LabError(`--aim-off: scenario ${s!.name} declares no premise it can aim its fault off (Premise.aimOff); scenarios that can: ${can.join(", ") || "none"}`);
+  }
+  if (aimOff && values.until) throw new LabError("--aim-off with --until: a premise self-test runs every attempt (drop --until / UNTIL=1)");
   const { spec, seed } = specFor(values.seed, values.replay);
   const run = Run.create({ seed });
-  process.stdout.write(`fleetlab repro ${s!.name} x${n}${values.until ? " (until the first reproduction)" : ""}  run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  ${topologyLine(spec, [s!])}\n`);
+  process.stdout.write(`fleetlab repro ${s!.name} x${n}${values.until ? " (until the first reproduction)" : ""}${aimOff ? ` (premise self-test: fault aimed off for ${aimablePremises(s!).join(", ")})` : ""}  run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  ${topologyLine(spec, [s!])}\n`);
   const shown = path.relative(process.cwd(), run.dir) || run.dir;
   const t = await reproLoop(s!, n, {
     spec: { ...spec, seed: run.record.seed },
     run,
     until: values.until,
+    aimOff,
     onAttempt: (a) =>
       process.stdout.write(
-        `attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${a.class.padEnd(16)}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}${a.why ? `\n    ${a.why.slice(0, 300)}` : ""}\n`,
+        aimOff
+          ? `attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${(a.aimOff?.caught ? "caught the miss" : "NOT CAUGHT").padEnd(16)}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}\n    ${(a.aimOff?.why ?? "").slice(0, 300)}\n`
+          : `attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${a.class.padEnd(16)}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}${a.why ? `\n    ${a.why.slice(0, 300)}` : ""}\n`,
       ),
   });
-  process.stdout.write(`\n${s!.name}: ${tallyLine(t)}\nevidence: ${shown}\nagain:    ${makeReproCommand(spec, run.record.seed, s!.name, n, values.until)}\n`);
-  return reproExitCode(t);
+  process.stdout.write(`\n${s!.name}: ${aimOff ? aimOffLine(t) : tallyLine(t)}\nevidence: ${shown}\nagain:    ${makeReproCommand(spec, run.record.seed, s!.name, n, values.until, aimOff)}\n`);
+  return aimOff ? aimOffExitCode(t) : reproExitCode(t);
 }
 
 /** The scenarios on each OpenClaw version, as a scenario x version table (matrix.json). */
@@ -456,8 +469,8 @@ export function reproduceCommand(spec: TopologySpec, seed: number, names: string
   return `make lab ${envArgs(spec, seed)} SCENARIOS="${names.join(" ")}"`;
 }
 
-function makeReproCommand(spec: TopologySpec, seed: number, name: string, n: number, until?: boolean): string {
-  return `make repro NAME=${name} N=${n}${until ? " UNTIL=1" : ""} ${envArgs(spec, seed)}`;
+function makeReproCommand(spec: TopologySpec, seed: number, name: string, n: number, until?: boolean, aimOff?: boolean): string {
+  return `make repro NAME=${name} N=${n}${until ? " UNTIL=1" : ""}${aimOff ? " AIM_OFF=1" : ""} ${envArgs(spec, seed)}`;
 }
 
 function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?: number } {

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Run, readRunRecord } from "../evidence/run.ts";
-import { bugChecks, classify, reproExitCode, reproLoop, tally, tallyLine, type Attempt, type AttemptClass } from "./repro.ts";
+import { aimOffExitCode, aimOffLine, aimOffOutcome, bugChecks, classify, reproExitCode, reproLoop, tally, tallyLine, type Attempt, type AttemptClass } from "./repro.ts";
 import type { CheckResult, FindingRecord } from "../findings/findings.ts";
 import { LabPool, runOrder } from "../run/runner.ts";
 import { defineScenario, LabInfraError, type Scenario } from "../scenario.ts";
@@ -146,6 +146,69 @@ describe("the loop", () => {
     const rec = readRunRecord(path.join(run.dir, "run.json"));
     expect(rec.plan).toEqual(["race~01", "race~02", "race~03"]);
     expect(rec.scenarios.map((s) => s.name)).toEqual(["race~01", "race~02", "race~03"]);
+  });
+});
+
+describe("the premise self-test (--aim-off): the fault aimed off its path must read unknown", () => {
+  const P = { id: "P-fault-acted", what: "the fault acted on the path", aimOff: "the rule on another path" };
+  /** A repro whose fault is a counter: aimed off, it counts nothing; `honest` false: its premise check ignores the count. */
+  function aimable(honest: boolean): Scenario {
+    return defineScenario({
+      name: "aim",
+      proves: "aim",
+      topology: "own",
+      timeoutMs: 5_000,
+      findings: [F],
+      premises: [P],
+      run: async ({ check, premise, aimOff }) => {
+        const served = aimOff ? 0 : 3;
+        premise({ id: P.id, met: honest ? served > 0 : true, observed: { served } });
+        check({ id: "F-race", expectation: F.expectation, holds: true });
+      },
+    });
+  }
+
+  it("an honest premise check: every attempt unknown with the premise unmet, caught 2/2, exit 0; run.json keeps it", async () => {
+    const { pool: p, run } = pool();
+    const seen: Attempt[] = [];
+    const t = await reproLoop(aimable(true), 2, { spec: p.spec, run, pool: p, aimOff: true, onAttempt: (a) => seen.push(a) });
+    expect(seen.map((a) => [a.verdict, a.aimOff?.caught])).toEqual([
+      ["unknown", true],
+      ["unknown", true],
+    ]);
+    expect(seen[0]!.aimOff!.why).toBe('unknown: P-fault-acted unmet (observed {"served":0})');
+    expect(aimOffLine(t)).toBe("premise self-test (--aim-off): caught the miss 2/2");
+    expect(aimOffExitCode(t)).toBe(0);
+    const rec = readRunRecord(path.join(run.dir, "run.json"));
+    expect(rec.repro).toMatchObject({ aimOff: true, caught: 2, ran: 2 });
+    expect(rec.repro?.attempts?.[0]?.aimOff).toEqual({ caught: true, why: seen[0]!.aimOff!.why });
+  });
+
+  it("a premise check that cannot fail lets the miss through: the attempt reads fixed?, NOT caught, exit 1", async () => {
+    const { pool: p, run } = pool();
+    const t = await reproLoop(aimable(false), 1, { spec: p.spec, run, pool: p, aimOff: true });
+    expect(t.caught).toBe(0);
+    expect(aimOffLine(t)).toContain("caught the miss 0/1 - 1 attempt(s) NOT caught");
+    expect(aimOffExitCode(t)).toBe(1);
+  });
+
+  it("the same scenario without --aim-off runs its fault on the path: the premise is met and the check judged", async () => {
+    const { pool: p, run } = pool();
+    const t = await reproLoop(aimable(true), 1, { spec: p.spec, run, pool: p });
+    expect(t).toMatchObject({ notReproduced: 1, unknown: 0 });
+    expect(t.caught).toBeUndefined();
+  });
+
+  it("unknown for another reason (the lab's own step) is not the premise catching the miss", () => {
+    const r = aimOffOutcome({ verdict: "unknown", detail: "the tap did not answer", premises: [] }, [P.id]);
+    expect(r).toEqual({ caught: false, why: "unknown for another reason (the tap did not answer); P-fault-acted never proven" });
+    expect(aimOffOutcome({ verdict: "unknown", premises: [{ ...P, met: false, observed: { served: 0 } }, { ...P, met: true }] }, [P.id]).caught).toBe(false);
+  });
+
+  it("a scenario with no premise it can aim off is refused before any lab comes up", async () => {
+    const { pool: p, run, state } = pool();
+    await expect(reproLoop(racy("own", () => true), 1, { spec: p.spec, run, pool: p, aimOff: true })).rejects.toThrow("scenario race declares no premise it can aim off");
+    expect(state.ups).toBe(0);
   });
 });
 

@@ -13,12 +13,18 @@
 //   not reproduced    every bug check was judged and held (on a version older than every
 //                     version a bug's record names, "not affected": the bug came later)
 //   could not tell    unknown or n/a, or no bug check was judged at all
+// The premise self-test (`--aim-off`, make repro AIM_OFF=1): the scenario aims its fault off the
+// path its premise needs (each Premise.aimOff says how), so the premise cannot be met. Each attempt
+// is then "caught" (unknown, with an aimed premise unmet) or "not caught" (any other verdict, or
+// unknown for another reason): a premise check that lets a missed fault through is a defect of
+// the scenario. Exit 0 only when every attempt was caught.
 // A record with a signature per version range (FindingRecord.variants) says which one matched:
 // each attempt's `why` and the summary line name it ("R-x [variant >=2026.9.5]").
 import type { Run } from "../evidence/run.ts";
 import type { CheckResult } from "../findings/findings.ts";
 import type { Scenario } from "../scenario.ts";
 import { LabPool, endRun, runScenario, type ScenarioResult } from "../run/runner.ts";
+import type { PremiseResult } from "../run/judging.ts";
 import type { TopologySpec } from "../definitions/spec.ts";
 import type { Verdict } from "../definitions/verdict.ts";
 
@@ -56,6 +62,25 @@ export function matchedName(c: Pick<CheckResult, "findingId" | "variant">): stri
 /** The classes that show the bug. */
 export const reproduced = (c: AttemptClass): boolean => c === "reproduced" || c === "new signature";
 
+/** The premises a scenario can aim off (`--aim-off`): those that say how. */
+export function aimablePremises(s: Pick<Scenario, "premises">): string[] {
+  return (s.premises ?? []).filter((p) => p.aimOff).map((p) => p.id);
+}
+
+/**
+ * Under --aim-off: caught when the verdict is unknown and one of the aimed premises was unmet
+ * (its last proof); anything else is a premise check that let the missed fault through.
+ */
+export function aimOffOutcome(r: { verdict: Verdict; premises?: PremiseResult[]; detail?: string }, aimed: string[]): { caught: boolean; why: string } {
+  const last = new Map<string, PremiseResult>();
+  for (const p of r.premises ?? []) last.set(p.id, p);
+  const unmet = aimed.map((id) => last.get(id)).filter((p): p is PremiseResult => !!p && !p.met);
+  const seen = aimed.map((id) => (last.has(id) ? `${id} ${last.get(id)!.met ? "met" : "unmet"} (observed ${JSON.stringify(last.get(id)!.observed ?? null)})` : `${id} never proven`)).join("; ");
+  if (r.verdict === "unknown" && unmet.length) return { caught: true, why: `unknown: ${unmet.map((p) => `${p.id} unmet (observed ${JSON.stringify(p.observed ?? null)})`).join("; ")}` };
+  if (r.verdict === "unknown") return { caught: false, why: `unknown for another reason (${(r.detail ?? "no detail").slice(0, 200)}); ${seen}` };
+  return { caught: false, why: `read ${r.verdict} although the fault was aimed off: ${seen}` };
+}
+
 export interface Attempt {
   index: number;
   verdict: Verdict;
@@ -67,6 +92,8 @@ export interface Attempt {
   seconds: number;
   evidence: string;
   detail?: string;
+  /** Under --aim-off: whether the premise check caught the miss. */
+  aimOff?: { caught: boolean; why: string };
 }
 
 export interface ReproTally {
@@ -84,6 +111,8 @@ export interface ReproTally {
   hits: number[];
   /** Each registered signature that matched, as matchedName() names it, with its count of attempts. */
   matched: Record<string, number>;
+  /** Under --aim-off: attempts whose premise check caught the miss. */
+  caught?: number;
 }
 
 export function tally(scenario: string, asked: number, attempts: Attempt[]): ReproTally {
@@ -99,7 +128,19 @@ export function tally(scenario: string, asked: number, attempts: Attempt[]): Rep
     unknown: n("could not tell"),
     hits: attempts.filter((a) => reproduced(a.class)).map((a) => a.index),
     matched: attempts.flatMap((a) => (a.class === "reproduced" ? (a.matched ?? []) : [])).reduce<Record<string, number>>((m, k) => ((m[k] = (m[k] ?? 0) + 1), m), {}),
+    ...(attempts.some((a) => a.aimOff) ? { caught: attempts.filter((a) => a.aimOff?.caught).length } : {}),
   };
+}
+
+/** "premise self-test (--aim-off): caught the miss 3/3" */
+export function aimOffLine(t: ReproTally): string {
+  const caught = t.caught ?? 0;
+  return `premise self-test (--aim-off): caught the miss ${caught}/${t.ran}${caught < t.ran ? ` - ${t.ran - caught} attempt(s) NOT caught: a premise check let the missed fault through` : ""}`;
+}
+
+/** Exit code of a premise self-test: 0 every attempt caught the miss, 1 otherwise. */
+export function aimOffExitCode(t: ReproTally): number {
+  return t.ran > 0 && t.caught === t.ran ? 0 : 1;
 }
 
 /** "reproduced 7/20 (registered signature), new signature 1, failed otherwise 2, not reproduced 9, could not tell 1" */
@@ -135,20 +176,22 @@ export const attemptName = (s: Scenario, i: number, n: number): string => `${s.n
 export async function reproLoop(
   s: Scenario,
   n: number,
-  opts: { spec: TopologySpec; run: Run; until?: boolean; pool?: LabPool; onAttempt?: (a: Attempt, r: ScenarioResult) => void },
+  opts: { spec: TopologySpec; run: Run; until?: boolean; aimOff?: boolean; pool?: LabPool; onAttempt?: (a: Attempt, r: ScenarioResult) => void },
 ): Promise<ReproTally> {
+  const aimed = aimablePremises(s);
+  if (opts.aimOff && !aimed.length) throw new Error(`scenario ${s.name} declares no premise it can aim off (Premise.aimOff)`);
   const pool = opts.pool ?? new LabPool(opts.spec, opts.run);
   const instances = Array.from({ length: n }, (_, k) => ({ ...s, name: attemptName(s, k + 1, n) }));
   await pool.opts.start(opts.run, opts.spec, instances);
-  opts.run.update((r) => void (r.repro = { scenario: s.name, asked: n, until: !!opts.until }));
+  opts.run.update((r) => void (r.repro = { scenario: s.name, asked: n, until: !!opts.until, ...(opts.aimOff ? { aimOff: true } : {}) }));
   const attempts: Attempt[] = [];
   try {
     for (const [k, inst] of instances.entries()) {
       if (s.topology === "own") await pool.close();
-      const r = await runScenario(inst, pool);
+      const r = await runScenario(inst, pool, { aimOff: opts.aimOff });
       const c = classify(r.verdict, r.checks, bugChecks(s));
       const matched = r.checks.filter((x) => bugChecks(s).includes(x.findingId) && x.outcome === "known-finding").map(matchedName);
-      const a: Attempt = { index: k + 1, verdict: r.verdict, class: c.class, why: c.why, matched, seconds: r.seconds, evidence: r.evidence, detail: r.detail };
+      const a: Attempt = { index: k + 1, verdict: r.verdict, class: c.class, why: c.why, matched, seconds: r.seconds, evidence: r.evidence, detail: r.detail, ...(opts.aimOff ? { aimOff: aimOffOutcome(r, aimed) } : {}) };
       attempts.push(a);
       opts.onAttempt?.(a, r);
       if (opts.until && reproduced(a.class)) break;
@@ -161,6 +204,7 @@ export async function reproLoop(
         scenario: s.name,
         asked: n,
         until: !!opts.until,
+        ...(opts.aimOff ? { aimOff: true, caught: t.caught ?? 0 } : {}),
         ran: t.ran,
         reproduced: t.reproduced,
         newSignature: t.newSignature,
@@ -168,7 +212,7 @@ export async function reproLoop(
         notReproduced: t.notReproduced,
         unknown: t.unknown,
         hits: t.hits,
-        attempts: attempts.map((a) => ({ index: a.index, verdict: a.verdict, class: a.class, ...(a.why ? { why: a.why } : {}) })),
+        attempts: attempts.map((a) => ({ index: a.index, verdict: a.verdict, class: a.class, ...(a.why ? { why: a.why } : {}), ...(a.aimOff ? { aimOff: a.aimOff } : {}) })),
       };
       // Stopped at the first reproduction on purpose: the attempts not made are not "not run".
       if (opts.until && t.hits.length) r.plan = r.scenarios.map((x) => x.name);

@@ -126,6 +126,9 @@ export const RunRecordSchema = z.strictObject({
       scenario: z.string(),
       asked: z.number().int().positive(),
       until: z.boolean(),
+      /** The premise self-test (`--aim-off`): the fault aimed off its path; `caught` attempts read unknown with an aimed premise unmet. */
+      aimOff: z.boolean().optional(),
+      caught: z.number().int().nonnegative().optional(),
       ran: z.number().int().nonnegative().optional(),
       /** With the registered signature (lab/commands/repro.ts classify). */
       reproduced: z.number().int().nonnegative().optional(),
@@ -142,6 +145,8 @@ export const RunRecordSchema = z.strictObject({
             verdict: z.string(),
             class: z.enum(["reproduced", "new signature", "failed otherwise", "not reproduced", "could not tell"]),
             why: z.string().optional(),
+            /** Under --aim-off: whether the premise check caught the miss, and what it saw. */
+            aimOff: z.object({ caught: z.boolean(), why: z.string() }).optional(),
           }),
         )
         .optional(),

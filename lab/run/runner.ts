@@ -260,8 +260,13 @@ async function raceTimer<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
  * call. A phase may end the scenario before its body with a verdict (n/a, a lab that could not
  * come up); drain and lab after run whatever happened once the body began.
  */
-export async function runScenario(s: Scenario, pool: LabPool): Promise<ScenarioResult> {
-  const r = new ScenarioRun(s, pool);
+/** How one scenario runs: `aimOff` is the premise self-test (ScenarioContext.aimOff). */
+export interface RunOptions {
+  aimOff?: boolean;
+}
+
+export async function runScenario(s: Scenario, pool: LabPool, opts: RunOptions = {}): Promise<ScenarioResult> {
+  const r = new ScenarioRun(s, pool, opts);
   const needs = s.needs ?? [];
   try {
     await r.phases.sequence([
@@ -309,6 +314,7 @@ class ScenarioRun {
   constructor(
     readonly s: Scenario,
     readonly pool: LabPool,
+    readonly opts: RunOptions = {},
   ) {
     this.run = pool.run;
     this.dir = path.join(this.run.dir, "scenarios", s.name);
@@ -383,6 +389,7 @@ class ScenarioRun {
       lab,
       run,
       dir,
+      aimOff: !!this.opts.aimOff,
       file: (rel) => run.file(path.join("scenarios", s.name, rel)),
       log: (msg) => {
         // A scenario that would not settle may still log after its verdict: never write after the end.

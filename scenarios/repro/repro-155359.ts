@@ -18,7 +18,9 @@
 //
 // Premises (proven, else the verdict is unknown): P-155359-writes-delayed: strace counted the
 // gateway's write syscalls it delayed (> 0) on the state path; P-155359-patches-beside-turn: at
-// least one patch ran while the slow turn was in flight.
+// least one patch ran while the slow turn was in flight. Self-test (make repro NAME=repro-155359
+// N=1 AIM_OFF=1): the slow disk on AIM_OFF_PATH (a directory the gateway does not write) instead
+// of its state, so no write is delayed and the verdict must be unknown.
 //
 // Asserts what a user should see: a session patch during (or right after) a slow turn succeeds,
 // perhaps slowly; it is not refused because another write held the database past 5 s.
@@ -32,6 +34,8 @@ const NAME = "repro-155359";
 /** Added to every write syscall under the gateway's state (strace delay_enter). */
 const DELAY_MS = 100;
 const STATE = "/home/lab/.openclaw";
+/** Under --aim-off the slow disk is on a directory of the gateway's container it never writes. */
+const AIM_OFF_PATH = "/var/tmp";
 /** How long patches run beside the slow turn (then it is aborted), and how many follow its end. */
 const WINDOW_S = 110;
 const PATCHES_AFTER = 3;
@@ -67,11 +71,15 @@ export default defineScenario({
   spec: { nodes: { count: 0 }, git: { enabled: false }, mcp: { servers: [] } },
   findings,
   premises: [
-    { id: "P-155359-writes-delayed", what: `the gateway's writes under its state directory were really delayed (${DELAY_MS} ms each, counted by strace) while the patches ran` },
+    {
+      id: "P-155359-writes-delayed",
+      what: `the gateway's writes under its state directory were really delayed (${DELAY_MS} ms each, counted by strace) while the patches ran`,
+      aimOff: `the slow disk on ${AIM_OFF_PATH} instead of ${STATE}`,
+    },
     { id: "P-155359-patches-beside-turn", what: "at least one sessions.patch ran while the slow turn was in flight" },
   ],
   timeoutMs: 240_000,
-  async run({ lab, log, check, premise }) {
+  async run({ lab, log, check, premise, aimOff }) {
     const client = lab.operator.client;
     const s = await openSession(lab);
     let label = 0;
@@ -92,7 +100,7 @@ export default defineScenario({
     if (baseline.refused) throw new LabInfraError(`sessions.patch on healthy storage was refused: ${JSON.stringify(baseline.refused)}`);
     log(`healthy: first turn ${first.ms} ms, sessions.patch ${baseline.ms} ms`);
 
-    const slow = faults.slowDisk(lab, lab.spec.gateway.alias, { path: STATE, delayMs: DELAY_MS });
+    const slow = faults.slowDisk(lab, lab.spec.gateway.alias, { path: aimOff ? AIM_OFF_PATH : STATE, delayMs: DELAY_MS });
     const injected = await labStep("slowing the gateway's state disk", () => slow.inject());
     log(`slow disk in effect: ${JSON.stringify(injected.detail)}`);
     const sinceMs = Date.now();

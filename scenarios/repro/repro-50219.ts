@@ -20,7 +20,9 @@
 // (the cap), connected, same nodeId, no pairing request.
 // Premise (proven, else the verdict is unknown): P-50219-upgrades-refused: the node's own
 // upgrades were answered 502 by the tap (its HTTP exchanges, at least REFUSALS of them) before the
-// heal; without that a reconnect proves nothing about #50219.
+// heal; without that a reconnect proves nothing about #50219. Self-test (make repro
+// NAME=repro-50219 N=1 AIM_OFF=1): the 502 rule on AIM_OFF_PATH instead of "/", so no upgrade is
+// refused and the verdict must be unknown.
 // How this lab reproduces it (own lab: gateway, one node host, its tap; no MCP, no git):
 //   - fault 1: faults.wire.respond 502 on tap-node-1 for HTTP requests on "/" (the node's
 //     control WebSocket upgrade): the tap answers each upgrade itself with "502 Bad Gateway",
@@ -52,6 +54,8 @@ const REFUSALS = 5;
 const REFUSALS_BOUND_S = 75;
 /** After the heal: one capped back-off step (30 s) plus slack. */
 const RECONNECT_BOUND_S = 45;
+/** Under --aim-off the 502 rule waits on a path no member asks for. */
+const AIM_OFF_PATH = "/fleetlab-aimed-off";
 
 // Not reproduced on 2026.9.6 so far: no finding registered.
 const findings: FindingRecord[] = [];
@@ -64,11 +68,15 @@ export default defineScenario({
   needs: [{ method: "node.invoke", why: "the connection is cut at a node.invoke the operator sends" }],
   findings,
   premises: [
-    { id: "P-50219-upgrades-refused", what: `the node's reconnects reached the tap and ${REFUSALS} of its upgrades were answered 502 by the tap's rule before the heal` },
+    {
+      id: "P-50219-upgrades-refused",
+      what: `the node's reconnects reached the tap and ${REFUSALS} of its upgrades were answered 502 by the tap's rule before the heal`,
+      aimOff: `the 502 rule on ${AIM_OFF_PATH} instead of /`,
+    },
   ],
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, check, premise, signal } = ctx;
+    const { lab, log, check, premise, signal, aimOff } = ctx;
     await nodeScene(ctx, {}, async ({ alias, tap, evidence, tl }) => {
       await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
       const before = await nodeView(lab, alias);
@@ -76,7 +84,8 @@ export default defineScenario({
       const since = await tap.seq();
       const conn = await controlConn(tap);
 
-      const bad = faults.wire.respond({ lab, node: alias }, 502, { path: "/" }, { timeline: tl, label: `${alias}: upgrades on / answered 502 by the tap` });
+      const aimed = aimOff ? AIM_OFF_PATH : "/";
+      const bad = faults.wire.respond({ lab, node: alias }, 502, { path: aimed }, { timeline: tl, label: `${alias}: upgrades on ${aimed} answered 502 by the tap` });
       await labStep("adding the 502 rule", () => bad.inject());
       const cut = faults.wire.close({ lab, node: alias }, 1006, {
         match: { path: "/", dir: "gw->node", command: "system.which" },
