@@ -39,6 +39,10 @@ import { pollUntil } from "../lab/core/wait.ts";
 //     allow-once runs the call exactly once, and the turn completes with the server's result".
 //     The original policy bytes are written back, the gateway is SIGKILLed and started again,
 //     and the same approval is looked up (approval.get, plugin.approval.list) and answered.
+//     After each restart approval.get is asked again for up to LOOKUP_S while it refuses (one run
+//     of 2026.9.6 read {status: null} here once: a look-up right after the restart, refused), and
+//     every answer is kept in the evidence; a record is the observation, "not found" only when it
+//     lasted the whole window.
 // OpenClaw also resumes interrupted turns after a restart with a system message; the scripted
 // model answers that message by issuing the same call again, so the scenario also sees whether
 // work resumed after the restart can run the call without a fresh approval
@@ -116,7 +120,8 @@ export default defineScenario({
       const op2 = lab.operator.client;
       const afterLog = (after = new EventLog(op2));
       log(`gateway ready ${first.readyMs} ms after start; operator reconnected`);
-      const underChanged = await lookUp(op2, parked.id);
+      const underChanged = await lookUp(op2, parked.id, signal);
+      if (underChanged.answers.length > 1 || !underChanged.state) log(`approval.get after the first restart: ${JSON.stringify(underChanged.answers)}`);
       const startedWithChangedPolicy = isDeepStrictEqual(underChanged.tools?.deny, CHANGED_POLICY.deny);
       const answer3 = await resolveApproval(op2, parked.id, "allow-once");
       // A refused answer can start nothing: the refusal closes the window. An applied one would
@@ -198,7 +203,8 @@ export default defineScenario({
       const second = await killAndStart(lab, "second restart (original policy)", extra, signal);
       const op3 = lab.operator.client;
       const third = (after = new EventLog(op3));
-      const underOriginal = await lookUp(op3, parked.id);
+      const underOriginal = await lookUp(op3, parked.id, signal);
+      if (underOriginal.answers.length > 1 || !underOriginal.state) log(`approval.get after the second restart: ${JSON.stringify(underOriginal.answers)}`);
       const southBefore = await south.lastSeq();
       const answer5 = await resolveApproval(op3, parked.id, "allow-once");
       // An applied answer runs the call in the original turn: the turn's end closes the window.
@@ -256,18 +262,38 @@ async function killAndStart(lab: Lab, label: string, extra: Record<string, unkno
   return { readyMs, reconnectedAt };
 }
 
-/** What the gateway says about the approval now: its record, whether it is listed as pending, and the tool policy it runs with. */
-async function lookUp(client: GatewayClient, id: string): Promise<{ state: ApprovalState | null; stateError?: string; listed: boolean; listRaw: unknown; tools?: { alsoAllow?: unknown; deny?: unknown } }> {
-  let state: ApprovalState | null = null;
-  let stateError: string | undefined;
-  try {
-    state = await approvalState(client, id);
-  } catch (err) {
-    stateError = (err as Error).message;
-  }
+/** How long a look-up after a restart asks approval.get again while it is refused (storage still starting, or not found). */
+const LOOKUP_S = 5;
+
+/**
+ * What the gateway says about the approval now: its record, whether it is listed as pending, and
+ * the tool policy it runs with. approval.get is asked again for up to LOOKUP_S while it refuses
+ * (UNAVAILABLE while the approval store starts, or not found), every answer kept: a record seen
+ * once is the observation; "not found" counts only when it lasted the whole window.
+ */
+async function lookUp(client: GatewayClient, id: string, signal: AbortSignal): Promise<{ state: ApprovalState | null; stateError?: string; answers: { ms: number; answer: string }[]; listed: boolean; listRaw: unknown; tools?: { alsoAllow?: unknown; deny?: unknown } }> {
+  const answers: { ms: number; answer: string }[] = [];
+  const t0 = Date.now();
+  const got = await pollUntil(
+    `approval.get ${id} answering with a record`,
+    async () => {
+      try {
+        const state = await approvalState(client, id);
+        answers.push({ ms: Date.now() - t0, answer: `found: ${state.status}` });
+        return { state, error: undefined };
+      } catch (err) {
+        const e = err as { code?: string; detailsCode?: string; gatewayMessage?: string; message: string };
+        const error = `${e.code ?? "ERROR"}${e.detailsCode ? `/${e.detailsCode}` : ""}: ${e.gatewayMessage ?? e.message}`;
+        answers.push({ ms: Date.now() - t0, answer: error });
+        return { state: null, error };
+      }
+    },
+    (v) => v.state !== null,
+    { deadlineMs: LOOKUP_S * 1000, intervalMs: 250, signal },
+  );
   const listRaw = await client.request("plugin.approval.list", {}).catch((e: Error) => ({ error: e.message }));
   const config = (await client.request("config.get", {}).catch(() => undefined)) as { config?: { tools?: { alsoAllow?: unknown; deny?: unknown } } } | undefined;
-  return { state, stateError, listed: JSON.stringify(listRaw).includes(JSON.stringify(id)), listRaw, tools: config?.config?.tools };
+  return { state: got.last.state, stateError: got.last.error, answers, listed: JSON.stringify(listRaw).includes(JSON.stringify(id)), listRaw, tools: config?.config?.tools };
 }
 
 function describeAnswer(r: Awaited<ReturnType<typeof resolveApproval>>): string {
