@@ -10,11 +10,11 @@ ifneq ($(filter command line file override,$(origin $(1))),)
 export FLEETLAB_$(1) := $$($(1))
 endif
 endef
-$(foreach v,NODES OPENCLAW_VERSION SEED TOPOLOGY SHARD REPROS LANES VERSIONS,$(eval $(call pass_setting,$(v))))
+$(foreach v,NODES OPENCLAW_VERSION SEED TOPOLOGY SHARD REPROS LANES VERSIONS ROUNDS,$(eval $(call pass_setting,$(v))))
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 
-.PHONY: repro matrix excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
+.PHONY: repro soak matrix excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
 
 help:
 	@echo "fleetlab: an integration lab for the OpenClaw gateway and node hosts (README.md; docs/). make help: this list"
@@ -25,6 +25,7 @@ help:
 	@echo "  make repro NAME=<scenario> N=10 [UNTIL=1]   one scenario N times: reproduced (the bug) k/N, failed otherwise, ..."
 	@echo "  make repro NAME=<scenario> N=1 AIM_OFF=1    the premise self-test: the fault aimed off its path must read unknown"
 	@echo "  make matrix VERSIONS='2026.9.4 2026.9.6'    scenarios x OpenClaw versions (newest, lastN too)"
+	@echo "  make soak ROUNDS=5 [SCENARIOS=...]          the suite R times: a stability table, what moved first"
 	@echo "  make excerpt RUN=<run id> [IDS='<id>...']   keep each finding's raw evidence from a run in fixtures/findings/"
 	@echo "  make issue ID=<finding id> (or ALL=1)       a bug report for OpenClaw's tracker, in fixtures/findings/reports/"
 	@echo "  make bench            set-up, readiness and teardown figures against same-run baselines"
@@ -56,7 +57,7 @@ help:
 	@echo "  RUNNER=container      run inside a runner container on the engine DOCKER_HOST names"
 	@echo "  REPROS=1              make test also runs scenarios/repro"
 	@echo "  RUN, IDS              make excerpt; ID, ALL: make issue"
-	@echo "  NAME, N, UNTIL, AIM_OFF  make repro; VERSIONS: make matrix; SHARDS: make nightly-sim; RUNS: make costs; ALL: make prune"
+	@echo "  NAME, N, UNTIL, AIM_OFF  make repro; VERSIONS: make matrix; ROUNDS, FROM: make soak; SHARDS: make nightly-sim; RUNS: make costs; ALL: make prune"
 	@echo "  Environment: docs/reference/cli.md (FLEETLAB_STATE, FLEETLAB_CACHE, FLEETLAB_QUIET, ...)"
 
 # npm packages exactly as the lockfiles say (`npm ci`), installed again only when one changes.
@@ -96,6 +97,13 @@ lab: deps engine
 # 1 it never did and some attempt was judged, 2 bad input, 3 no attempt could tell.
 repro: deps engine
 	@rc=0; npm run --silent fleetlab -- repro $(NAME) --n $(or $(N),10) $(if $(UNTIL),--until) $(if $(AIM_OFF),--aim-off) || rc=$$?; \
+	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
+
+# The stability run (lab/commands/soak.ts): the suite (or SCENARIOS) ROUNDS times (default 5), each
+# round a normal run; a table per scenario of verdicts, signatures and times in .lab/runs/soak-<id>/.
+# FROM="DIR..." writes the table again from soak folders, run folders or run ids.
+soak: deps engine
+	@rc=0; npm run --silent fleetlab -- soak $(if $(FROM),--from $(FROM),$(SCENARIOS)) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
 
 # The scenarios on each OpenClaw version (lab/commands/matrix.ts): VERSIONS="2026.9.4 2026.9.6", newest or last3.

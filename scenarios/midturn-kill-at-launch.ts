@@ -8,6 +8,7 @@ import { controlEvents, waitReconnect } from "../lab/kits/node-wire.ts";
 import { plantNodeMarker, proveTurnOnNode } from "../lab/kits/proof.ts";
 import { slotsFree, waitConnected, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { nodeScene } from "../lab/kits/scene.ts";
+import { replyOf } from "../lab/kits/session.ts";
 import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
@@ -65,9 +66,10 @@ export default defineScenario({
       const done = await waitRun(lab.operator.client, sent.runId, 120_000);
       const doneMs = Date.now() - tStart;
       const requests = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(message));
-      log(`turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)} ${doneMs} ms after the start call; model requests for it: ${requests.map((r) => r.status).join(",")}`);
+      log(`turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)}${done.status === "ok" && !done.terminalReply ? " (no terminalReply in agent.wait: the reply is read from history)" : ""} ${doneMs} ms after the start call; model requests for it: ${requests.map((r) => r.status).join(",")}`);
       // Two launches on the tap: the one held at the kill and the relaunch after the node came back.
-      const proof = await proveTurnOnNode(lab, { alias, marker, reply: done.terminalReply?.text, tapSince: since, launches: 2, launchAfter: back.seq });
+      const reply = await replyOf(lab.operator.client, s.key, done, sent.runId);
+      const proof = await proveTurnOnNode(lab, { alias, marker, reply, tapSince: since, launches: 2, launchAfter: back.seq });
       log(`proof on ${alias}: ${JSON.stringify(proof.observed)}; launches ${JSON.stringify(proof.evidence.launches.map((l) => [l.seq, l.launchId]))}`);
       check({
         id: "R-kill-at-launch-completes",

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../lab/clients/gateway.ts";
 import { sendChat, waitRun } from "../lab/clients/sessions.ts";
+import { replyOf } from "../lab/kits/session.ts";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
 import { nodeByAlias, nodeView, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
@@ -75,7 +76,7 @@ export default defineScenario({
       log(`${alias} started again (${Math.round(start.totalMs)} ms); connected ${backMs} ms after the start call`);
       const done = await waitRun(lab.operator.client, sent.runId, 120_000);
       const doneMs = Date.now() - tStart;
-      const proof = await proveTurnOnNode(lab, { alias, marker, reply: done.terminalReply?.text, tapSince });
+      const proof = await proveTurnOnNode(lab, { alias, marker, reply: await replyOf(lab.operator.client, placed.key, done, sent.runId), tapSince });
       log(`queued turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)} ${doneMs} ms after the start call; on the node: ${JSON.stringify(proof.observed)}`);
       check({
         id: "R-offline-dispatch-queued-turn",

@@ -16,6 +16,7 @@ import { findingsTable } from "../findings/findings.ts";
 import { LabError, info } from "../core/log.ts";
 import { lanesFromEnv, resolveScenarios, runLanes, sealRun, type ScenarioResult } from "../run/runner.ts";
 import { aimablePremises, aimOffExitCode, aimOffLine, bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
+import { roundFromRunDir, scenarioOf, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
 import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";
@@ -45,6 +46,12 @@ const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fle
         --aim-off         the premise self-test: aim the scenario's fault off the path its premise
                           needs; every attempt must read unknown with that premise unmet (exit 0
                           only then; AIM_OFF=1)
+  soak [scenario...]  the stability run: the suite (or the scenarios named) R rounds, each a normal
+                      run; a table per scenario of its verdicts, each check's signatures and times,
+                      the ones that moved first (soak.json, soak.md, soak.html in .lab/runs/soak-<id>/)
+        --rounds R        rounds (default 5, 1-100); also ROUNDS=; SHARD=K/N applies to each round
+        --from DIR...     the table again from soak folders, run folders or run ids (shards of one
+                          soak on several runners, or last night's rounds beside tonight's)
   matrix [scenario...] run the scenarios on each OpenClaw version and print a scenario x version
                       table (saved as matrix.json in .lab/runs/matrix-<id>/)
         --versions "A B"  exact versions, newest, or lastN (e.g. last3); also VERSIONS=
@@ -82,6 +89,7 @@ const TOPOLOGY_FLAGS = ["nodes", "openclaw-version", "topology"];
 const COMMANDS: Record<string, { usage: string; options: string[] }> = {
   run: { usage: "run [scenario...] [--seed N] [--replay FILE] [--shard K/N] [--in-network] [SETTINGS]", options: ["seed", "replay", "shard", "in-network", ...TOPOLOGY_FLAGS, "lanes"] },
   repro: { usage: "repro SCENARIO [--n N] [--until] [--aim-off] [--seed N] [SETTINGS]", options: ["n", "until", "aim-off", "seed", "replay", ...TOPOLOGY_FLAGS] },
+  soak: { usage: "soak [scenario...] [--rounds R] [--seed N] [SETTINGS] | soak --from DIR...", options: ["rounds", "from", "seed", "shard", ...TOPOLOGY_FLAGS, "lanes"] },
   matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N] [SETTINGS]', options: ["versions", "seed", "nodes", "topology", "lanes"] },
   up: { usage: "up [--seed N] [SETTINGS]", options: ["seed", "replay", ...TOPOLOGY_FLAGS] },
   down: { usage: "down RUN_ID", options: [] },
@@ -146,6 +154,8 @@ const OPTIONS = {
   n: { type: "string" },
   until: { type: "boolean" },
   "aim-off": { type: "boolean" },
+  rounds: { type: "string" },
+  from: { type: "boolean" },
   shards: { type: "string" },
   versions: { type: "string" },
   "in-network": { type: "boolean" },
@@ -319,6 +329,70 @@ async function matrixCommand({ rest, values, scenarios }: CommandArgs): Promise<
   return exitCodeOf(all) || (missing ? 3 : 0);
 }
 
+/** The stability run: the suite R rounds, a table of what moved (lab/commands/soak.ts). */
+async function soakCommand({ rest, values, scenarios }: CommandArgs): Promise<number> {
+  if (values.from) return soakFrom(rest);
+  const text = setting("ROUNDS"); // --rounds is written there by applyFlags
+  const rounds = text === undefined || text === "" ? 5 : Number(text);
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 100) throw new LabError(`--rounds ${text}: must be a whole number of rounds from 1 to 100 (make soak ROUNDS=5)`);
+  let chosen = resolveScenarios(rest, scenarios);
+  const shardText = (setting("SHARD") ?? "").trim();
+  const shard = shardText ? parseShard(shardText) : undefined;
+  const split = shard ? selectShard(chosen, shard) : undefined;
+  if (shard && split) chosen = split.chosen;
+  const lanes = lanesFromEnv();
+  const { spec, seed } = specFor(values.seed, undefined);
+  await requireEngine();
+  const id = `soak-${newRunId()}`;
+  const dir = path.join(RUNS, id);
+  const rec: SoakRecord = { id, startedAt: new Date().toISOString(), version: spec.openclawVersion, asked: rounds, scenarios: chosen.map((x) => x.name), ...(shardText ? { shard: shardText } : {}), rounds: [], table: [] };
+  const seen: SoakRound[] = [];
+  const shown = path.relative(process.cwd(), dir) || dir;
+  process.stdout.write(`fleetlab soak ${id}: ${chosen.length} scenario(s) x ${rounds} round(s), openclaw@${spec.openclawVersion}${shardText ? `, shard ${shardText}` : ""}  ${topologyLine(spec, chosen)}
+`);
+  onEarlyEnd(() => {
+    if (seen.length) process.stdout.write(`\nthe soak ended early, after ${seen.length} of ${rounds} round(s):\n\n${writeSoak(dir, { ...rec, table: soakTable(seen) })}\nsoak: ${shown}\n`);
+  });
+  const verdicts: Verdict[] = [];
+  for (let k = 1; k <= rounds; k++) {
+    const run = Run.create({ seed: k === 1 ? seed : undefined });
+    if (shard && split) run.update((r) => void (r.shard = shardRecord(shard, split.plan)));
+    process.stdout.write(`\n== round ${k}/${rounds}: run ${run.id}  seed=${run.record.seed}\n`);
+    const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes });
+    verdicts.push(...results.map((r) => r.verdict));
+    seen.push({ run: run.id, results });
+    rec.rounds.push(run.id);
+    rec.table = soakTable(seen);
+    writeSoak(dir, rec);
+    process.stdout.write(`${verdictTable(results)}\n`);
+  }
+  rec.endedAt = new Date().toISOString();
+  process.stdout.write(`\n${writeSoak(dir, rec)}\nsoak: ${path.join(shown, "soak.md")} (soak.html beside it)\n`);
+  return exitCodeOf(verdicts) || (rec.table.some((r) => r.moved) ? 1 : 0);
+}
+
+/** The stability table again from soak folders, run folders or run ids (make soak FROM="..."). */
+function soakFrom(args: string[]): number {
+  if (!args.length) throw new LabError("soak --from needs soak folders, run folders or run ids: fleetlab soak --from .lab/runs/soak-<id> .lab/runs/<run id>");
+  const dirs = args.flatMap((a) => {
+    const d = fs.existsSync(a) ? a : path.join(RUNS, a);
+    if (fs.existsSync(path.join(d, "soak.json"))) return (JSON.parse(fs.readFileSync(path.join(d, "soak.json"), "utf8")) as SoakRecord).rounds.map((r) => path.join(RUNS, r));
+    if (fs.existsSync(path.join(d, "run.json"))) return [d];
+    throw new LabError(`soak --from ${a}: neither a soak folder (soak.json) nor a run folder (run.json), in the working directory or in ${RUNS}`);
+  });
+  const rounds = dirs.map((d) => {
+    if (!fs.existsSync(path.join(d, "run.json"))) throw new LabError(`soak --from: round ${d} is gone (no run.json): it was pruned or never copied here`);
+    return roundFromRunDir(d);
+  });
+  const versions = [...new Set(rounds.map((r) => r.version))];
+  if (versions.length > 1) throw new LabError(`soak --from: the rounds ran different OpenClaw versions (${versions.join(", ")}); a stability table compares one version: give the rounds of one`);
+  const id = `soak-${newRunId()}`;
+  const dir = path.join(RUNS, id);
+  const rec: SoakRecord = { id, startedAt: new Date().toISOString(), endedAt: new Date().toISOString(), version: versions[0]!, asked: rounds.length, scenarios: [...new Set(rounds.flatMap((r) => r.results.map((x) => scenarioOf(x.name))))], rounds: rounds.map((r) => r.run), table: soakTable(rounds) };
+  process.stdout.write(`${writeSoak(dir, rec)}\nsoak: ${path.join(path.relative(process.cwd(), dir) || dir, "soak.md")}\n`);
+  return rec.table.some((r) => r.moved) ? 1 : 0;
+}
+
 /** Bring the standard topology up and keep it until Ctrl-C (the interrupt handler takes it down). */
 async function upCommand({ values }: CommandArgs): Promise<number> {
   const { spec, seed } = specFor(values.seed, values.replay);
@@ -432,6 +506,7 @@ const HANDLERS: Record<string, (c: CommandArgs) => number | Promise<number>> = {
   run: runCommand,
   repro: reproCommand,
   matrix: matrixCommand,
+  soak: soakCommand,
   up: upCommand,
   down: downCommand,
   prune: pruneCommand,

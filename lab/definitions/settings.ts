@@ -22,6 +22,7 @@ export const SETTINGS: Setting[] = [
   { name: "SHARD", env: "FLEETLAB_SHARD", flag: "shard", what: "run only shard K of N, K/N" },
   { name: "VERSIONS", env: "FLEETLAB_VERSIONS", flag: "versions", what: "make matrix: exact versions, newest, or lastN" },
   { name: "REPROS", env: "FLEETLAB_REPROS", what: "make test: 1 also runs scenarios/repro" },
+  { name: "ROUNDS", env: "FLEETLAB_ROUNDS", flag: "rounds", what: "make soak: rounds of the suite (default 5)" },
 ];
 
 const noticed = new Set<string>();

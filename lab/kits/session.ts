@@ -156,6 +156,17 @@ export function lastAssistantText(history: HistoryMessage[], runId?: string): st
   return last ? messageText(last.content) : undefined;
 }
 
+/**
+ * The reply of a run that ended ok: agent.wait's terminalReply, else (a version whose wait
+ * carries none, as 2026.9.4 for a node-placed turn) the run's last assistant message in the
+ * session's history. Undefined for a run that did not end ok or said nothing.
+ */
+export async function replyOf(client: GatewayClient, sessionKey: string, end: { runId?: string; status: string; terminalReply?: { text?: string } }, runId = end.runId): Promise<string | undefined> {
+  if (end.status !== "ok") return undefined;
+  if (end.terminalReply?.text !== undefined) return end.terminalReply.text;
+  return lastAssistantText(await chatHistory(client, sessionKey).catch(() => []), runId);
+}
+
 /** sessions.delete {key} (answer or refusal as data). */
 export async function deleteSession(lab: Lab, key: string): Promise<Record<string, unknown> | Refused> {
   return lab.operator.client.request<Record<string, unknown>>("sessions.delete", { key }).catch(refusal);
