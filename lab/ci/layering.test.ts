@@ -26,7 +26,7 @@ const FLOORS: string[][] = [
   ["lab/kits/", "lab/testing/testbed.ts", "lab/testing/server-process.ts"],
   ["lab/run/runner.ts"],
   // The bug report reads matrix.json and repro loops, so it sits beside them, above the other findings modules.
-  ["lab/commands/repro.ts", "lab/commands/matrix.ts", "lab/bench/", "lab/commands/issue-report.ts"],
+  ["lab/commands/repro.ts", "lab/commands/matrix.ts", "lab/commands/soak.ts", "lab/bench/", "lab/commands/issue-report.ts"],
   ["lab/commands/cli.ts"],
   ["lab/testing/", "scenarios/"],
 ];
