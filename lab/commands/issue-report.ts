@@ -119,7 +119,7 @@ export function versionRows(m: Pick<MatrixRecord, "versions" | "cells">, scenari
     const named = (outcome: string) => c.findings.find((f) => f === `${outcome} ${id}` || f.startsWith(`${outcome} ${id} [`));
     const known = named("known-finding");
     if (known) return { version, status: "affected", detail: c.variants?.[id] ? `variant ${c.variants[id]}` : undefined };
-    if (named("fail")) return { version, status: "other signature", detail: "the check fell short with a signature no variant has" };
+    if (named("fail")) return { version, status: "other signature", detail: "the check fell short with a signature no variant had when that matrix ran" };
     if (named("fixed?")) return { version, status: "fixed?" };
     if (c.notAffected?.includes(id)) return { version, status: "not affected" };
     if (c.verdict === "n/a") return { version, status: "n/a", detail: c.detail?.split("\n")[0] };

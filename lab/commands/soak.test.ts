@@ -71,6 +71,7 @@ describe("the stability table", () => {
 
   it("signatures: a held check reads holds; a variant is named", () => {
     expect(signatureOf({ findingId: "C", outcome: "pass" })).toBe("holds");
+    expect(signatureOf({ findingId: "C", outcome: "fixed?" })).toBe("holds (fixed?)");
     expect(signatureOf({ findingId: "C", outcome: "known-finding", variant: ">=2026.9.5", observed: 1 })).toBe("known-finding [variant >=2026.9.5]: 1");
     expect(stableJson({ b: [{ d: 1, c: 2 }], a: null })).toBe('{"a":null,"b":[{"c":2,"d":1}]}');
   });

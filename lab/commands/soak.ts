@@ -63,6 +63,8 @@ export function stableJson(v: unknown): string {
 /** What a check read, as one comparable text: "holds", or its outcome (and variant) with the observed value. */
 export function signatureOf(c: SoakInput["checks"][number]): string {
   if (c.outcome === "pass") return "holds";
+  // A registered finding that did not show: the check held.
+  if (c.outcome === "fixed?") return "holds (fixed?)";
   const variant = c.variant ? ` [variant ${c.variant}]` : "";
   return `${c.outcome}${variant}: ${c.observed === undefined ? "(nothing observed)" : stableJson(c.observed)}`;
 }
@@ -99,7 +101,7 @@ export function soakTable(rounds: SoakRound[]): SoakRow[] {
       }
       return { id, signatures: [...sigs].map(([signature, count]) => ({ signature, count })).sort((a, b) => b.count - a.count) };
     });
-    const secs = seen.map(({ r }) => r.seconds);
+    const secs = seen.map(({ r }) => Math.round(r.seconds * 10) / 10);
     rows.push({
       scenario,
       rounds: seen.length,
