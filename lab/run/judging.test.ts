@@ -48,12 +48,16 @@ describe("judgeScenario: one call from what a scenario observed to its verdict",
     expect(judgeScenario(seen({ findings, checks, bodyReturned: false })).unexercised).toEqual([]);
   });
 
-  it("premises: one not met makes the checks moot (unknown over pass, fixed? and known findings, with what was seen); a fail still leads", () => {
+  it("premises: one not met makes the scenario's checks moot (unknown over pass, fixed?, known findings and a fail, with what was seen); a lab-wide fail still leads", () => {
     const served = { id: "P-502-served", what: "the tap answered the node's upgrades 502" };
     const missed = { ...served, met: false, observed: { refused: 0 } };
     const j = judgeScenario(seen({ declared: [served], premises: [missed], checks: [check("F-a", "fixed?")] }));
-    expect([j.verdict, j.detail]).toEqual(["unknown", 'the lab could not tell: premise P-502-served not met (the tap answered the node\'s upgrades 502): observed {"refused":0}; also fixed? F-a']);
-    expect(judgeScenario(seen({ declared: [served], premises: [missed], checks: [check("E-x", "fail", { note: "n" })] })).verdict).toBe("fail");
+    expect([j.verdict, j.detail]).toEqual(["unknown", 'the lab could not tell: premise P-502-served not met (the tap answered the node\'s upgrades 502): observed {"refused":0}; also moot (premise not met): fixed? F-a']);
+    // The scenario's own check fell short because the fault missed (repro-68187 under --aim-off): moot, unknown.
+    const own = judgeScenario(seen({ declared: [served], premises: [missed], checks: [check("R-recovers", "fail", { note: "n" })] }));
+    expect([own.verdict, own.detail]).toEqual(["unknown", 'the lab could not tell: premise P-502-served not met (the tap answered the node\'s upgrades 502): observed {"refused":0}; also moot (premise not met): fail R-recovers']);
+    // A lab-wide check (protocol schema, at-most-once) does not rest on the premise: its fail leads.
+    expect(judgeScenario(seen({ declared: [served], premises: [missed], checks: [check("E-x", "fail", { note: "n", scope: "lab" })] })).verdict).toBe("fail");
     // Proven again after a retry: the last proof counts.
     expect(judgeScenario(seen({ declared: [served], premises: [missed, { ...served, met: true }], checks: [check("E-ok", "pass")] })).verdict).toBe("pass");
   });

@@ -74,12 +74,20 @@ export function judgeScenario(o: Observed): Judged {
   const j = new Judgement();
   const note = (n: Note) => (n.after ? j.after(n.verdict, n.text) : j.add(n.verdict, n.text));
   o.problems.forEach(note);
-  // A premise not met makes every check moot: unknown, over pass, fixed? and known findings alike.
+  // A premise not met makes the scenario's own checks moot, a fail among them too (a check that
+  // fell short because the fault missed says nothing of OpenClaw: `make repro --aim-off` showed it
+  // on repro-68187): unknown, and what they read is only said. The lab-wide checks (the protocol
+  // schema, at-most-once) do not rest on the scenario's premises: their fail still leads.
   const unmet = premisesUnmet(o);
   if (unmet) j.add("unknown", unmet);
-  const outcome = verdictOf(o.checks);
-  if (outcome === "fail") j.add("fail", o.checks.filter((c) => c.outcome === "fail").map((c) => `${c.findingId}: ${c.note}`).join("; "));
-  else if (outcome !== "pass") j.add(outcome, o.checks.filter((c) => c.outcome !== "pass" && !(c.scope === "lab" && c.outcome === "known-finding")).map((c) => `${c.outcome} ${c.findingId}`).join(", "));
+  const judged = unmet ? o.checks.filter((c) => c.scope === "lab") : o.checks;
+  if (unmet) {
+    const moot = o.checks.filter((c) => c.scope !== "lab" && c.outcome !== "pass");
+    if (moot.length) j.also(`moot (premise not met): ${moot.map((c) => `${c.outcome} ${c.findingId}`).join(", ")}`);
+  }
+  const outcome = verdictOf(judged);
+  if (outcome === "fail") j.add("fail", judged.filter((c) => c.outcome === "fail").map((c) => `${c.findingId}: ${c.note}`).join("; "));
+  else if (outcome !== "pass") j.add(outcome, judged.filter((c) => c.outcome !== "pass" && !(c.scope === "lab" && c.outcome === "known-finding")).map((c) => `${c.outcome} ${c.findingId}`).join(", "));
   o.afterwards.forEach(note);
   return { verdict: j.verdict, detail: j.detail, unexercised: o.bodyReturned ? unexercised(o.findings, o.checks) : [] };
 }
