@@ -58,8 +58,10 @@ const findings: FindingRecord[] = [
         // make matrix 2026.9.4-2026.9.6 (runs 20261201-201122-2269 on 2026.9.4, 20261201-202214-02ea
         // on 2026.9.5): the turn is still not ended 45 s after the loss, but once the node is back
         // the gateway ends it with an error (two chat "error" events before any abort), and the
-        // checks after it then hold. 2026.9.5 also showed the record's own signature (timeout
-        // after the return: matrix-20261201-170345); which one a run gets is not known yet.
+        // checks after it then hold. Both versions also showed the record's own signature
+        // (timeout after the return: 2026.9.4 in the matrix of 2026-11-30, 2026.9.5 in
+        // matrix-20261201-170345); which one a run gets is not known yet, so the base stays
+        // registered for them too. 2026.9.6 has shown only the base.
         versions: ">=2026.9.4 <2026.9.6",
         signature: { within_s: 45, agentWait: "timeout", chatTerminalState: null, runAfterNodeReturned: "error", runAfterNodeReturned_within_s: 20 },
         note: "the lost turn ends with an error once the node is back (not within 45 s of the loss)",
