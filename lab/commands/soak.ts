@@ -155,7 +155,9 @@ export function soakHtml(rows: SoakRow[], about: { rounds: string[]; version: st
   const tr = (r: SoakRow) =>
     `<tr class="${r.moved ? "moved" : ""}"><td>${esc(r.scenario)}</td><td>${r.rounds}</td><td>${esc(verdictText(r.verdicts))}</td><td>${r.moved ? "moved" : "-"}</td><td>${r.seconds.min} / ${r.seconds.median} / ${r.seconds.max}</td></tr>` +
     (r.moved
-      ? `<tr class="detail"><td colspan="5"><ul>${r.checks
+      ? `<tr class="detail"><td colspan="5"><ul>${Object.entries(r.runsByVerdict)
+          .map(([v, runs]) => `<li>${esc(v)}: ${esc(runs.join(", "))}</li>`)
+          .join("")}${r.checks
           .filter((c) => c.signatures.length > 1)
           .map((c) => `<li><code>${esc(c.id)}</code><ul>${c.signatures.map((s) => `<li>${s.count}x <code>${esc(s.signature)}</code></li>`).join("")}</ul></li>`)
           .join("")}</ul></td></tr>`
