@@ -76,8 +76,9 @@ export default defineScenario({
       log(`${alias} started again (${Math.round(start.totalMs)} ms); connected ${backMs} ms after the start call`);
       const done = await waitRun(lab.operator.client, sent.runId, 120_000);
       const doneMs = Date.now() - tStart;
-      const proof = await proveTurnOnNode(lab, { alias, marker, reply: await replyOf(lab.operator.client, placed.key, done, sent.runId), tapSince });
-      log(`queued turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)} ${doneMs} ms after the start call; on the node: ${JSON.stringify(proof.observed)}`);
+      const reply = await replyOf(lab.operator.client, placed.key, done, sent.runId);
+      const proof = await proveTurnOnNode(lab, { alias, marker, reply, tapSince });
+      log(`queued turn: ${done.status} ${JSON.stringify(reply ?? done.error ?? null)} ${doneMs} ms after the start call; on the node: ${JSON.stringify(proof.observed)}`);
       check({
         id: "R-offline-dispatch-queued-turn",
         expectation: "a turn sent to a session placed on a down node is accepted, waits, and completes by itself after the node returns, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)",

@@ -350,12 +350,20 @@ async function soakCommand({ rest, values, scenarios }: CommandArgs): Promise<nu
   const shown = path.relative(process.cwd(), dir) || dir;
   process.stdout.write(`fleetlab soak ${id}: ${chosen.length} scenario(s) x ${rounds} round(s), openclaw@${spec.openclawVersion}${shardText ? `, shard ${shardText}` : ""}  ${topologyLine(spec, chosen)}
 `);
+  let current: Run | undefined;
   onEarlyEnd(() => {
+    // The round in progress is sealed as a finished run's is (its folder may be uploaded as it is).
+    if (current)
+      try {
+        sealRun(current);
+      } catch (err) {
+        process.stderr.write(`fleetlab: the final redaction pass over ${current.dir} failed: ${(err as Error).message}\n`);
+      }
     if (seen.length) process.stdout.write(`\nthe soak ended early, after ${seen.length} of ${rounds} round(s):\n\n${writeSoak(dir, { ...rec, table: soakTable(seen) })}\nsoak: ${shown}\n`);
   });
   const verdicts: Verdict[] = [];
   for (let k = 1; k <= rounds; k++) {
-    const run = Run.create({ seed: k === 1 ? seed : undefined });
+    const run = (current = Run.create({ seed: k === 1 ? seed : undefined }));
     if (shard && split) run.update((r) => void (r.shard = shardRecord(shard, split.plan)));
     process.stdout.write(`\n== round ${k}/${rounds}: run ${run.id}  seed=${run.record.seed}\n`);
     const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes });
@@ -391,7 +399,8 @@ function soakFrom(args: string[]): number {
   const dir = path.join(RUNS, id);
   const rec: SoakRecord = { id, startedAt: new Date().toISOString(), endedAt: new Date().toISOString(), version: versions[0]!, asked: rounds.length, scenarios: [...new Set(rounds.flatMap((r) => r.results.map((x) => scenarioOf(x.name))))], rounds: rounds.map((r) => r.run), table: soakTable(rounds) };
   process.stdout.write(`${writeSoak(dir, rec)}\nsoak: ${path.join(path.relative(process.cwd(), dir) || dir, "soak.md")}\n`);
-  return rec.table.some((r) => r.moved) ? 1 : 0;
+  const verdicts = rounds.flatMap((r) => r.results.map((x) => x.verdict as Verdict));
+  return exitCodeOf(verdicts) || (rec.table.some((r) => r.moved) ? 1 : 0);
 }
 
 /** Bring the standard topology up and keep it until Ctrl-C (the interrupt handler takes it down). */

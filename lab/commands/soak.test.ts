@@ -54,6 +54,19 @@ describe("the stability table", () => {
     expect(partial[0]!.moved).toBe(true);
   });
 
+  it("a lab-wide check known one round and held the next moved with both readings ('holds', not 'not judged')", () => {
+    const rows = soakTable([
+      { run: "a", results: [result("x", "pass", 1, [{ findingId: "F-drift", outcome: "known-finding", observed: { path: "p" }, scope: "lab" }])] },
+      { run: "b", results: [result("x", "pass", 1, [{ findingId: "F-drift", outcome: "pass", scope: "lab" }])] },
+    ]);
+    expect(rows[0]!.checks[0]!.signatures.map((x) => x.signature).sort()).toEqual(['holds', 'known-finding: {"path":"p"}']);
+  });
+
+  it("over shards the header says how many rounds a scenario had, not the run folders", () => {
+    const shards: SoakRound[] = [1, 2].flatMap((k) => [{ run: `s1-r${k}`, results: [result("a", "pass", 1, [])] }, { run: `s2-r${k}`, results: [result("b", "pass", 1, [])] }]);
+    expect(soakMarkdown(soakTable(shards), { rounds: shards.map((r) => r.run), version: "v" }).split("\n")[0]).toBe("# Stability: openclaw@v, 2 round(s) per scenario at most, from 4 run folder(s)");
+  });
+
   it("repro attempts (name~03) count as their scenario; a lab-wide check counts only when it did not pass", () => {
     const rows = soakTable([{ run: "r", results: [result("x~1", "pass", 1, [{ findingId: "P-no-malformed-frame", outcome: "pass", scope: "lab" }]), result("x~2", "pass", 2, [])] }]);
     expect(rows.map((r) => [r.scenario, r.rounds, r.checks.length])).toEqual([["x", 2, 0]]);

@@ -94,7 +94,8 @@ export function soakTable(rounds: SoakRound[]): SoakRow[] {
     const checks = ids.map((id) => {
       const sigs = new Map<string, number>();
       for (const { r } of seen) {
-        const mine = r.checks.filter((c) => c.findingId === id && counted(c));
+        // Every reading of a chosen check counts, a lab-wide one's pass too ("holds", not "not judged").
+        const mine = r.checks.filter((c) => c.findingId === id);
         // A check judged twice in one round (a lab-wide one per member) counts once per distinct reading.
         const texts = mine.length ? [...new Set(mine.map(signatureOf))] : ["not judged"];
         for (const t of texts) sigs.set(t, (sigs.get(t) ?? 0) + 1);
@@ -115,6 +116,12 @@ export function soakTable(rounds: SoakRound[]): SoakRow[] {
   return rows;
 }
 
+/** "5 round(s)", or, over shards (each scenario in some of the run folders), "5 round(s) per scenario, from 20 run folder(s)". */
+function roundsText(rows: SoakRow[], folders: number): string {
+  const most = Math.max(0, ...rows.map((r) => r.rounds));
+  return most === folders ? `${folders} round(s)` : `${most} round(s) per scenario at most, from ${folders} run folder(s)`;
+}
+
 const verdictText = (v: Record<string, number>) =>
   Object.entries(v)
     .sort((a, b) => b[1] - a[1])
@@ -126,7 +133,7 @@ export function soakMarkdown(rows: SoakRow[], about: { rounds: string[]; version
   const moved = rows.filter((r) => r.moved);
   const ordered = [...moved, ...rows.filter((r) => !r.moved)];
   const out = [
-    `# ${about.title ?? "Stability"}: openclaw@${about.version}, ${about.rounds.length} round(s)`,
+    `# ${about.title ?? "Stability"}: openclaw@${about.version}, ${roundsText(rows, about.rounds.length)}`,
     "",
     `${rows.length} scenario(s); ${moved.length ? `**${moved.length} moved** (verdict or a check's signature took more than one value): ${moved.map((r) => r.scenario).join(", ")}` : "none moved: every scenario read the same verdict and the same signatures in every round it ran"}.`,
     "",
@@ -164,7 +171,7 @@ export function soakHtml(rows: SoakRow[], about: { rounds: string[]; version: st
       : "");
   return `<!doctype html><html><head><meta charset="utf-8"><title>fleetlab stability: openclaw@${esc(about.version)}</title>
 <style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}tr.moved td{background:#fff3cd}tr.detail td{background:#fafafa}code{font-size:12px}</style></head><body>
-<h1>Stability: openclaw@${esc(about.version)}, ${about.rounds.length} round(s)</h1>
+<h1>Stability: openclaw@${esc(about.version)}, ${esc(roundsText(rows, about.rounds.length))}</h1>
 <p>${rows.length} scenario(s); ${moved.length ? `<b>${moved.length} moved</b>: ${esc(moved.map((r) => r.scenario).join(", "))}` : "none moved"}.</p>
 <table><tr><th>scenario</th><th>rounds</th><th>verdicts</th><th>moved</th><th>seconds min / median / max</th></tr>${ordered.map(tr).join("")}</table>
 <p>Rounds: ${esc(about.rounds.join(", "))}</p></body></html>\n`;

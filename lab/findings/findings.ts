@@ -74,6 +74,11 @@ export interface CheckResult {
    * the run and leaves the scenario's verdict alone; a fail or "fixed?" still counts.
    */
   scope?: "lab";
+  /**
+   * "evidence": judged by an evidence check over the scenario's window (protocol schema,
+   * at-most-once), not by the scenario's body: it does not rest on the scenario's premises.
+   */
+  source?: "evidence";
 }
 
 /** The label of the record's own signature when it has variants. */

@@ -19,6 +19,7 @@ import { AgentWaitResultSchema, chatHistory, createSession, describeSession, mes
 import type { HeldRequest } from "../clients/model.ts";
 import { isRefused, refusal, type Refused } from "../clients/operator.ts";
 import { faults } from "../faults/index.ts";
+import { LabInfraError } from "../definitions/verdict.ts";
 import type { Lab } from "../topology/lab.ts";
 import { dispatchTo, reclaim, uniqueName, type Dispatched } from "./workers.ts";
 import type { PublishedWorkspace } from "./workspace.ts";
@@ -164,7 +165,10 @@ export function lastAssistantText(history: HistoryMessage[], runId?: string): st
 export async function replyOf(client: GatewayClient, sessionKey: string, end: { runId?: string; status: string; terminalReply?: { text?: string } }, runId = end.runId): Promise<string | undefined> {
   if (end.status !== "ok") return undefined;
   if (end.terminalReply?.text !== undefined) return end.terminalReply.text;
-  return lastAssistantText(await chatHistory(client, sessionKey).catch(() => []), runId);
+  const history = await chatHistory(client, sessionKey).catch((err: Error) => {
+    throw new LabInfraError(`the run ended ok without terminalReply and its history could not be read: ${err.message}`);
+  });
+  return lastAssistantText(history, runId);
 }
 
 /** sessions.delete {key} (answer or refusal as data). */

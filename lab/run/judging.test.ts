@@ -56,8 +56,10 @@ describe("judgeScenario: one call from what a scenario observed to its verdict",
     // The scenario's own check fell short because the fault missed (repro-68187 under --aim-off): moot, unknown.
     const own = judgeScenario(seen({ declared: [served], premises: [missed], checks: [check("R-recovers", "fail", { note: "n" })] }));
     expect([own.verdict, own.detail]).toEqual(["unknown", 'the lab could not tell: premise P-502-served not met (the tap answered the node\'s upgrades 502): observed {"refused":0}; also moot (premise not met): fail R-recovers']);
-    // A lab-wide check (protocol schema, at-most-once) does not rest on the premise: its fail leads.
-    expect(judgeScenario(seen({ declared: [served], premises: [missed], checks: [check("E-x", "fail", { note: "n", scope: "lab" })] })).verdict).toBe("fail");
+    // An evidence check (at-most-once, the protocol schema: no scope, as the runner records it) or
+    // a lab-wide record does not rest on the premise: its fail leads.
+    expect(judgeScenario(seen({ declared: [served], premises: [missed], checks: [check("E-tool-effect-at-most-once", "fail", { note: "n", source: "evidence" })] })).verdict).toBe("fail");
+    expect(judgeScenario(seen({ declared: [served], premises: [missed], checks: [check("F-protocol-drift x", "fail", { note: "n", scope: "lab" })] })).verdict).toBe("fail");
     // Proven again after a retry: the last proof counts.
     expect(judgeScenario(seen({ declared: [served], premises: [missed, { ...served, met: true }], checks: [check("E-ok", "pass")] })).verdict).toBe("pass");
   });

@@ -76,13 +76,15 @@ export function judgeScenario(o: Observed): Judged {
   o.problems.forEach(note);
   // A premise not met makes the scenario's own checks moot, a fail among them too (a check that
   // fell short because the fault missed says nothing of OpenClaw: `make repro --aim-off` showed it
-  // on repro-68187): unknown, and what they read is only said. The lab-wide checks (the protocol
-  // schema, at-most-once) do not rest on the scenario's premises: their fail still leads.
+  // on repro-68187): unknown, and what they read is only said. The evidence checks over its window
+  // (the protocol schema, at-most-once) and lab-wide records do not rest on the scenario's
+  // premises: their fail still leads.
   const unmet = premisesUnmet(o);
   if (unmet) j.add("unknown", unmet);
-  const judged = unmet ? o.checks.filter((c) => c.scope === "lab") : o.checks;
+  const premiseFree = (c: CheckResult) => c.scope === "lab" || c.source === "evidence";
+  const judged = unmet ? o.checks.filter(premiseFree) : o.checks;
   if (unmet) {
-    const moot = o.checks.filter((c) => c.scope !== "lab" && c.outcome !== "pass");
+    const moot = o.checks.filter((c) => !premiseFree(c) && c.outcome !== "pass");
     if (moot.length) j.also(`moot (premise not met): ${moot.map((c) => `${c.outcome} ${c.findingId}`).join(", ")}`);
   }
   const outcome = verdictOf(judged);

@@ -506,6 +506,19 @@ describe("an error that escapes a scenario is its verdict, and the run goes on",
     expect(readRunRecord(path.join(run.dir, "run.json")).scenarios.find((r) => r.name === "missed")?.premises?.[0]).toMatchObject({ id: "P-fault-acted", met: false });
   });
 
+  it("a premise not met: the scenario's own failing check is moot (unknown), an evidence check's fail (at-most-once) still fails it", async () => {
+    const premises = [{ id: "P-fault-acted", what: "the fault acted on the path" }];
+    const body = async ({ premise, check }: ScenarioContext) => (premise({ id: "P-fault-acted", met: false, observed: { hits: 0 } }), void check({ id: "R-recovers", expectation: "e", holds: false, observed: { newSession: false } }));
+    const quiet = fakePool();
+    const own = await runScenario(scenario("own-fail", body, { premises }), quiet.pool);
+    expect(own.verdict).toBe("unknown");
+    expect(own.detail).toContain("also moot (premise not met): fail R-recovers");
+    const dup = fakePool({ evidenceChecks: [{ name: "at-most-once", run: async () => [{ id: "E-tool-effect-at-most-once", expectation: "each call runs at most once", holds: false, observed: { runs: 2 } }] }] });
+    const twice = await runScenario(scenario("ran-twice", body, { premises }), dup.pool);
+    expect(twice.verdict).toBe("fail");
+    expect(twice.checks.find((c) => c.findingId === "E-tool-effect-at-most-once")?.source).toBe("evidence");
+  });
+
   it("the engine watch keeps at most one abort listener on the scenario's signal, however many pings, and ends with it", async () => {
     const ctl = new AbortController();
     let pings = 0;

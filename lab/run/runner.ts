@@ -497,6 +497,7 @@ class ScenarioRun {
         if (!inputs) throw new Error(`no answer within ${pool.opts.evidenceCheckMs / 1000} s`);
         for (const c of inputs) {
           const r = judge(registry, { ...c, scenario: s.name, version: lab.spec.openclawVersion });
+          r.source = "evidence";
           if (pool.opts.labFindings.some((f) => f.id === r.findingId)) {
             r.scope = "lab";
             // A lab-wide record shows where the frames that carry it pass (drift in a node-hosted
