@@ -121,7 +121,15 @@ describe("a report follows OpenClaw's bug form", () => {
       path.join(runs, run, "run.json"),
       JSON.stringify({ id: run, startedAt: "", seed: 1, host: { platform: "linux-x64", cpus: 2, memGiB: 8, node: "v24.1.0" }, engine: { version: "28.1.1", apiVersion: "1.49" }, topology: { openclawVersion: "2026.9.6" }, timings: {}, scenarios: [], repro: { scenario: "repro-155359", asked: 10, until: false, ran: 10, reproduced: 7, newSignature: 0, failedOtherwise: 0, notReproduced: 3, unknown: 0, hits: [] } }),
     );
+    // A newer premise self-test of the same scenario (--aim-off) is no reproduction loop: skipped.
+    const selfTest = "20261201-130000-abcd";
+    fs.mkdirSync(path.join(runs, selfTest));
+    fs.writeFileSync(
+      path.join(runs, selfTest, "run.json"),
+      JSON.stringify({ id: selfTest, startedAt: "", seed: 1, host: { platform: "linux-x64", cpus: 2, memGiB: 8, node: "v24.1.0" }, topology: { openclawVersion: "2026.9.6" }, timings: {}, scenarios: [], repro: { scenario: "repro-155359", asked: 1, until: false, aimOff: true, caught: 1, ran: 1, reproduced: 0, newSignature: 0, failedOtherwise: 0, notReproduced: 0, unknown: 1, hits: [] } }),
+    );
     const text = issueReport(f, { ...excerpt, run }, measure(f, { ...excerpt, run }, runs));
+    expect(text).not.toContain("could not tell 1");
     expect(text).toContain("Regression (worked before, now fails)");
     expect(text).toContain("| 2026.9.5 | affected (variant 2026.9.5) |");
     expect(text).toContain("Affected: 2026.9.5, 2026.9.6. Not affected: 2026.9.4.");

@@ -161,7 +161,8 @@ export function measure(f: RegisteredFinding, excerpt: Excerpt | undefined, runs
     for (const d of newestRuns(runs).filter((d) => !d.startsWith("matrix-"))) {
       const rec = readRecord(path.join(runs, d, "run.json"));
       const r = rec?.repro;
-      if (!rec || r?.scenario !== scenario || r.ran === undefined) continue;
+      // A premise self-test (--aim-off) aims the fault off on purpose: it says nothing of the bug's rate.
+      if (!rec || r?.scenario !== scenario || r.ran === undefined || r.aimOff) continue;
       const t = { scenario, asked: r.asked, ran: r.ran, reproduced: r.reproduced ?? 0, newSignature: r.newSignature ?? 0, failedOtherwise: r.failedOtherwise ?? 0, notReproduced: r.notReproduced ?? 0, unknown: r.unknown ?? 0, hits: r.hits ?? [], matched: {} };
       out.repro = { run: rec.id, version: (rec.topology as { openclawVersion?: string } | undefined)?.openclawVersion ?? "unknown", asked: r.asked, line: tallyLine(t) };
       break;
