@@ -62,6 +62,16 @@ describe("the stability table", () => {
     expect(rows[0]!.checks[0]!.signatures.map((x) => x.signature).sort()).toEqual(['holds', 'known-finding: {"path":"p"}']);
   });
 
+  it("a lab-wide record absent from a round (its field not sent in that window) is no reading: not moved", () => {
+    const drift = { findingId: "F-protocol-drift res connect x", outcome: "known-finding" as const, observed: { path: "x" }, scope: "lab" as const };
+    const rows = soakTable([
+      { run: "a", results: [result("gateway-restart", "pass", 1, [drift])] },
+      { run: "b", results: [result("gateway-restart", "pass", 1, [])] },
+    ]);
+    expect(rows[0]!.checks[0]!.signatures).toEqual([{ signature: 'known-finding: {"path":"x"}', count: 1 }]);
+    expect(rows[0]!.moved).toBe(false);
+  });
+
   it("over shards the header says how many rounds a scenario had, not the run folders", () => {
     const shards: SoakRound[] = [1, 2].flatMap((k) => [{ run: `s1-r${k}`, results: [result("a", "pass", 1, [])] }, { run: `s2-r${k}`, results: [result("b", "pass", 1, [])] }]);
     expect(soakMarkdown(soakTable(shards), { rounds: shards.map((r) => r.run), version: "v" }).split("\n")[0]).toBe("# Stability: openclaw@v, 2 round(s) per scenario at most, from 4 run folder(s)");

@@ -13,7 +13,8 @@
 //
 // Per scenario: how many rounds it ran, its verdict counts, each check's distinct signatures
 // with their counts ("holds" when it held; the outcome and the observed value otherwise; "not
-// judged" for a round that never reached the check), and time min / median / max. A scenario
+// judged" for a round that never reached the check; a lab-wide record absent from a round is no
+// reading: it shows only where frames that carry it pass), and time min / median / max. A scenario
 // "moved" when its verdict or any check's signature took more than one value.
 import fs from "node:fs";
 import path from "node:path";
@@ -91,11 +92,15 @@ export function soakTable(rounds: SoakRound[]): SoakRow[] {
       (runsByVerdict[r.verdict] ??= []).push(run);
     }
     const ids = [...new Set(seen.flatMap(({ r }) => r.checks.filter(counted).map((c) => c.findingId)))];
+    const labWide = new Set(seen.flatMap(({ r }) => r.checks.filter((c) => c.scope === "lab").map((c) => c.findingId)));
     const checks = ids.map((id) => {
       const sigs = new Map<string, number>();
       for (const { r } of seen) {
         // Every reading of a chosen check counts, a lab-wide one's pass too ("holds", not "not judged").
         const mine = r.checks.filter((c) => c.findingId === id);
+        // A lab-wide record is judged only where frames that carry it pass (protocol drift in a
+        // field a health snapshot sends now and then): a round without it is no reading.
+        if (!mine.length && labWide.has(id)) continue;
         // A check judged twice in one round (a lab-wide one per member) counts once per distinct reading.
         const texts = mine.length ? [...new Set(mine.map(signatureOf))] : ["not judged"];
         for (const t of texts) sigs.set(t, (sigs.get(t) ?? 0) + 1);
