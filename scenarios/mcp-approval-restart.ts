@@ -12,6 +12,7 @@ import { saveMcpEvidence, toolCallsIn, toolCallsThrough, watchForCall } from "..
 import { sendTurn, toolResults, type ToolResult } from "../lab/kits/turns.ts";
 import type { Lab } from "../lab/topology/lab.ts";
 import { pollUntil } from "../lab/core/wait.ts";
+import { refusal } from "../lab/clients/operator.ts";
 
 // Points 3 and 5 of the multi-MCP reference (scenarios/mcp-policy.ts has 1, 2 and 4), on the
 // same host tool policy file (spec `gateway.toolPolicy`: OpenClaw's `tools` policy in
@@ -282,8 +283,7 @@ async function lookUp(client: GatewayClient, id: string, signal: AbortSignal): P
         answers.push({ ms: Date.now() - t0, answer: `found: ${state.status}` });
         return { state, error: undefined };
       } catch (err) {
-        const e = err as { code?: string; detailsCode?: string; gatewayMessage?: string; message: string };
-        const error = `${e.code ?? "ERROR"}${e.detailsCode ? `/${e.detailsCode}` : ""}: ${e.gatewayMessage ?? e.message}`;
+        const error = describeAnswer(refusal(err));
         answers.push({ ms: Date.now() - t0, answer: error });
         return { state: null, error };
       }

@@ -22,7 +22,7 @@ import { RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";
 import { issueCommand } from "./issue-report.ts";
 import { runInNetwork } from "../engine/runner-container.ts";
-import { COSTS_FILE, costsFromRuns, loadCosts, parseShard, selectShard, shardRecord } from "../run/shard.ts";
+import { COSTS_FILE, costsFromRuns, loadCosts, parseShard, selectShard, shardRecord, type Shard, type ShardPlan } from "../run/shard.ts";
 import { mergeRuns } from "../evidence/merge.ts";
 import type { Scenario } from "../scenario.ts";
 import { Lab } from "../topology/lab.ts";
@@ -205,30 +205,22 @@ function listCommand({ scenarios }: CommandArgs): number {
 /** Run scenarios (all when none are named) in lanes, print the verdicts and findings; exit code by the verdicts. */
 async function runCommand({ rest, values, argv, scenarios }: CommandArgs): Promise<number> {
   const { spec, seed } = specFor(values.seed, values.replay);
-  let chosen = resolveScenarios(rest, scenarios); // bad names fail before anything is created
-  const shardText = (setting("SHARD") ?? "").trim(); // --shard is written there by applyFlags
-  const shard = shardText ? parseShard(shardText) : undefined; // bad input: exit 2, nothing created
-  const split = shard ? selectShard(chosen, shard) : undefined;
-  if (shard && split) chosen = split.chosen;
+  const { chosen, shard } = shardOf(resolveScenarios(rest, scenarios)); // bad names or SHARD: exit 2, nothing created
   // Past one machine: the same run in a runner container on the engine DOCKER_HOST names.
   if (values["in-network"]) return runInNetwork(argv.filter((a, i) => a !== "--in-network" && i !== argv.indexOf("run")));
   const lanes = lanesFromEnv(); // bad input: exit 2 before anything is created
   const given = process.env.FLEETLAB_RUN_ID;
   const run = Run.create({ seed, id: given === undefined ? undefined : checkGivenRunId(given) }); // the runner's launcher names its run
-  if (shard && split) {
-    run.update((r) => void (r.shard = shardRecord(shard, split.plan)));
-    process.stdout.write(`shard ${shard.index}/${shard.total}: ${chosen.length ? chosen.map((s) => s.name).join(" ") : "no scenarios"} (estimated ${split.plan.seconds[shard.index - 1]} s; shards ${split.plan.seconds.join(" / ")} s)\n`);
+  if (shard) {
+    shard.mark(run);
+    process.stdout.write(`shard ${shard.index}/${shard.total}: ${chosen.length ? chosen.map((s) => s.name).join(" ") : "no scenarios"} (estimated ${shard.plan.seconds[shard.index - 1]} s; shards ${shard.plan.seconds.join(" / ")} s)\n`);
   }
   process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  ${topologyLine(spec, chosen)}\n`);
   // An early end (a signal, an error of the lab's own) still prints what was decided.
   const sofar: ScenarioResult[] = [];
   onEarlyEnd(() => {
     // Its folder is sealed as a finished run's is (the labs are down by now: their logs are in).
-    try {
-      sealRun(run);
-    } catch (err) {
-      process.stderr.write(`fleetlab: the final redaction pass over ${run.dir} failed: ${(err as Error).message}\n`);
-    }
+    sealEarly(run);
     process.stdout.write(`\nverdicts so far (the run ended early; not run: ${chosen.filter((s) => !sofar.some((r) => r.name === s.name)).map((s) => s.name).join(", ") || "-"}):\n${verdictTable(sofar)}\nevidence: ${path.relative(process.cwd(), run.dir) || run.dir}\n`);
   });
   const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes, onResult: (r) => sofar.push(r) });
@@ -276,12 +268,12 @@ async function reproCommand({ rest, values, scenarios }: CommandArgs): Promise<n
     run,
     until: values.until,
     aimOff,
-    onAttempt: (a) =>
-      process.stdout.write(
-        aimOff
-          ? `attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${(a.aimOff?.caught ? "caught the miss" : "NOT CAUGHT").padEnd(16)}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}\n    ${(a.aimOff?.why ?? "").slice(0, 300)}\n`
-          : `attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${a.class.padEnd(16)}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}${a.why ? `\n    ${a.why.slice(0, 300)}` : ""}\n`,
-      ),
+    onAttempt: (a) => {
+      // Under --aim-off an attempt is said by whether its premise check caught the miss.
+      const label = aimOff ? (a.aimOff?.caught ? "caught the miss" : "NOT CAUGHT") : a.class;
+      const why = aimOff ? a.aimOff?.why : a.why;
+      process.stdout.write(`attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${label.padEnd(16)}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}${why ? `\n    ${why.slice(0, 300)}` : ""}\n`);
+    },
   });
   process.stdout.write(`\n${s!.name}: ${aimOff ? aimOffLine(t) : tallyLine(t)}\nevidence: ${shown}\nagain:    ${makeReproCommand(spec, run.record.seed, s!.name, n, values.until, aimOff)}\n`);
   return aimOff ? aimOffExitCode(t) : reproExitCode(t);
@@ -329,42 +321,54 @@ async function matrixCommand({ rest, values, scenarios }: CommandArgs): Promise<
   return exitCodeOf(all) || (missing ? 3 : 0);
 }
 
+/**
+ * SHARD=K/N (--shard is written there by applyFlags): the chosen scenarios of that shard, and the
+ * shard with its plan and a way to record the split in a run; no SHARD: all of them.
+ */
+function shardOf(all: Scenario[]): { chosen: Scenario[]; shard?: Shard & { text: string; plan: ShardPlan; mark: (run: Run) => void } } {
+  const text = (setting("SHARD") ?? "").trim();
+  if (!text) return { chosen: all };
+  const shard = parseShard(text); // bad input: exit 2, nothing created
+  const { chosen, plan } = selectShard(all, shard);
+  return { chosen, shard: { ...shard, text, plan, mark: (run) => run.update((r) => void (r.shard = shardRecord(shard, plan))) } };
+}
+
+/** An early end's redaction pass over a run folder; a failure is said, never thrown (the end goes on). */
+function sealEarly(run: Run): void {
+  try {
+    sealRun(run);
+  } catch (err) {
+    process.stderr.write(`fleetlab: the final redaction pass over ${run.dir} failed: ${(err as Error).message}\n`);
+  }
+}
+
 /** The stability run: the suite R rounds, a table of what moved (lab/commands/soak.ts). */
 async function soakCommand({ rest, values, scenarios }: CommandArgs): Promise<number> {
   if (values.from) return soakFrom(rest);
   const text = setting("ROUNDS"); // --rounds is written there by applyFlags
   const rounds = text === undefined || text === "" ? 5 : Number(text);
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > 100) throw new LabError(`--rounds ${text}: must be a whole number of rounds from 1 to 100 (make soak ROUNDS=5)`);
-  let chosen = resolveScenarios(rest, scenarios);
-  const shardText = (setting("SHARD") ?? "").trim();
-  const shard = shardText ? parseShard(shardText) : undefined;
-  const split = shard ? selectShard(chosen, shard) : undefined;
-  if (shard && split) chosen = split.chosen;
+  const { chosen, shard } = shardOf(resolveScenarios(rest, scenarios));
   const lanes = lanesFromEnv();
   const { spec, seed } = specFor(values.seed, undefined);
   await requireEngine();
   const id = `soak-${newRunId()}`;
   const dir = path.join(RUNS, id);
-  const rec: SoakRecord = { id, startedAt: new Date().toISOString(), version: spec.openclawVersion, asked: rounds, scenarios: chosen.map((x) => x.name), ...(shardText ? { shard: shardText } : {}), rounds: [], table: [] };
+  const rec: SoakRecord = { id, startedAt: new Date().toISOString(), version: spec.openclawVersion, asked: rounds, scenarios: chosen.map((x) => x.name), ...(shard ? { shard: shard.text } : {}), rounds: [], table: [] };
   const seen: SoakRound[] = [];
   const shown = path.relative(process.cwd(), dir) || dir;
-  process.stdout.write(`fleetlab soak ${id}: ${chosen.length} scenario(s) x ${rounds} round(s), openclaw@${spec.openclawVersion}${shardText ? `, shard ${shardText}` : ""}  ${topologyLine(spec, chosen)}
+  process.stdout.write(`fleetlab soak ${id}: ${chosen.length} scenario(s) x ${rounds} round(s), openclaw@${spec.openclawVersion}${shard ? `, shard ${shard.text}` : ""}  ${topologyLine(spec, chosen)}
 `);
   let current: Run | undefined;
   onEarlyEnd(() => {
     // The round in progress is sealed as a finished run's is (its folder may be uploaded as it is).
-    if (current)
-      try {
-        sealRun(current);
-      } catch (err) {
-        process.stderr.write(`fleetlab: the final redaction pass over ${current.dir} failed: ${(err as Error).message}\n`);
-      }
+    if (current) sealEarly(current);
     if (seen.length) process.stdout.write(`\nthe soak ended early, after ${seen.length} of ${rounds} round(s):\n\n${writeSoak(dir, { ...rec, table: soakTable(seen) })}\nsoak: ${shown}\n`);
   });
   const verdicts: Verdict[] = [];
   for (let k = 1; k <= rounds; k++) {
     const run = (current = Run.create({ seed: k === 1 ? seed : undefined }));
-    if (shard && split) run.update((r) => void (r.shard = shardRecord(shard, split.plan)));
+    shard?.mark(run);
     process.stdout.write(`\n== round ${k}/${rounds}: run ${run.id}  seed=${run.record.seed}\n`);
     const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes });
     verdicts.push(...results.map((r) => r.verdict));

@@ -24,7 +24,7 @@ import type { Run } from "../evidence/run.ts";
 import type { CheckResult } from "../findings/findings.ts";
 import type { Scenario } from "../scenario.ts";
 import { LabPool, endRun, runScenario, type ScenarioResult } from "../run/runner.ts";
-import type { PremiseResult } from "../run/judging.ts";
+import { lastProofs, type PremiseResult } from "../run/judging.ts";
 import type { TopologySpec } from "../definitions/spec.ts";
 import type { Verdict } from "../definitions/verdict.ts";
 
@@ -72,8 +72,7 @@ export function aimablePremises(s: Pick<Scenario, "premises">): string[] {
  * (its last proof); anything else is a premise check that let the missed fault through.
  */
 export function aimOffOutcome(r: { verdict: Verdict; premises?: PremiseResult[]; detail?: string }, aimed: string[]): { caught: boolean; why: string } {
-  const last = new Map<string, PremiseResult>();
-  for (const p of r.premises ?? []) last.set(p.id, p);
+  const last = lastProofs(r.premises);
   const unmet = aimed.map((id) => last.get(id)).filter((p): p is PremiseResult => !!p && !p.met);
   const seen = aimed.map((id) => (last.has(id) ? `${id} ${last.get(id)!.met ? "met" : "unmet"} (observed ${JSON.stringify(last.get(id)!.observed ?? null)})` : `${id} never proven`)).join("; ");
   if (r.verdict === "unknown" && unmet.length) return { caught: true, why: `unknown: ${unmet.map((p) => `${p.id} unmet (observed ${JSON.stringify(p.observed ?? null)})`).join("; ")}` };

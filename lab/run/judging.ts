@@ -48,12 +48,16 @@ export interface PremiseResult {
  * last proof, so a scenario may prove it again after a retry.
  */
 export function premisesUnmet(o: Pick<Observed, "declared" | "premises" | "bodyReturned">): string | undefined {
-  const last = new Map<string, PremiseResult>();
-  for (const p of o.premises ?? []) last.set(p.id, p);
+  const last = lastProofs(o.premises);
   const out: string[] = [];
   for (const p of last.values()) if (!p.met) out.push(`premise ${p.id} not met (${p.what}): observed ${JSON.stringify(p.observed ?? null)}`);
   if (o.bodyReturned) for (const d of o.declared ?? []) if (!last.has(d.id)) out.push(`premise ${d.id} was never proven (${d.what})`);
   return out.length ? `the lab could not tell: ${out.join("; ")}` : undefined;
+}
+
+/** Each premise by its last proof (a scenario may prove one again after a retry). */
+export function lastProofs(premises: PremiseResult[] = []): Map<string, PremiseResult> {
+  return new Map(premises.map((p) => [p.id, p]));
 }
 
 export interface Judged {

@@ -250,6 +250,11 @@ async function raceTimer<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   }
 }
 
+/** How one scenario runs: `aimOff` is the premise self-test (ScenarioContext.aimOff). */
+export interface RunOptions {
+  aimOff?: boolean;
+}
+
 /**
  * Run one scenario as named phases, each timed into run.json (its row's `phases`): needs (what
  * the version's CLI offers, before any lab), lab (the shared one or its own), protocol (what
@@ -260,11 +265,6 @@ async function raceTimer<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
  * call. A phase may end the scenario before its body with a verdict (n/a, a lab that could not
  * come up); drain and lab after run whatever happened once the body began.
  */
-/** How one scenario runs: `aimOff` is the premise self-test (ScenarioContext.aimOff). */
-export interface RunOptions {
-  aimOff?: boolean;
-}
-
 export async function runScenario(s: Scenario, pool: LabPool, opts: RunOptions = {}): Promise<ScenarioResult> {
   const r = new ScenarioRun(s, pool, opts);
   const needs = s.needs ?? [];
