@@ -13,7 +13,7 @@
 import net, { type AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { HttpParser, type HttpEvent, type RequestHead, type ResponseHead } from "./http-messages.ts";
-import { FrameError, FrameParser, Inflater, MessageAssembler, OP, closeFrame, parseClose, parseDeflate, type Deflate, type ParsedFrame, type Unit } from "./ws-frames.ts";
+import { FrameError, FrameParser, Inflater, MessageAssembler, OP, closeFrame, parseClose, parseDeflate, textFrame, type Deflate, type ParsedFrame, type Unit } from "./ws-frames.ts";
 import { nowMs, type Recorder, type Unstamped } from "./recorder.ts";
 import type { Decision, Dir, RuleAction, RuleBook, TapRule } from "./rules.ts";
 import type { Frame, FrameAction, GatewayFields, Healed, PerDir, Released, Side, TapConnection } from "./wire.ts";
@@ -499,7 +499,7 @@ class Conn {
           ? "drop"
           : type === "halfOpen" || type === "freeze"
             ? "hold"
-            : type === "notify"
+            : type === "notify" || type === "inject"
               ? "forward"
               : (type as "delay" | "close");
 
@@ -557,10 +557,43 @@ class Conn {
         );
         return;
       }
+      case "inject": {
+        const a = decision.action;
+        if (a.before) this.#inject(decision.rule, a);
+        this.#forward(dir, raw);
+        if (!a.before) this.#inject(decision.rule, a);
+        return;
+      }
       default:
         this.#applyHeld(decision);
         return this.#forward(dir, raw);
     }
+  }
+
+  /** Writes an inject rule's frame to its side (queued in that lane like any frame) and records it. */
+  #inject(rule: TapRule, a: Extract<RuleAction, { type: "inject" }>): void {
+    const dir = dirFrom(other(a.to));
+    const masked = a.to === "gw";
+    const gw = gatewayFields(a.text);
+    // A written request is paired with its answer like any other (replyTo on the res).
+    if (gw.type === "req" && gw.id !== undefined && gw.method) this.reqIds[dir].set(gw.id, gw.method);
+    this.#forward(dir, textFrame(a.text, masked));
+    const len = Buffer.byteLength(a.text);
+    const text = a.text.length > this.proxy.maxText ? a.text.slice(0, this.proxy.maxText) : a.text;
+    this.rec.record("frame", {
+      conn: this.id,
+      path: this.path,
+      dir,
+      opcode: OP.TEXT,
+      fin: true,
+      len,
+      masked,
+      text,
+      ...(text.length < a.text.length ? { truncated: true } : {}),
+      ...gw,
+      action: "inject",
+      rule: rule.id,
+    });
   }
 
   /** The action of `d` is carried out: its firing gets the time (trigger -> acted is the tap's own latency). */

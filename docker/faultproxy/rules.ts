@@ -45,6 +45,16 @@
 //                                  connection still reaches the gateway at TCP level, but no
 //                                  byte passes); with an empty match it takes effect when the
 //                                  rule is added
+//     { inject: { to, text, before? } }
+//                                  write a frame of the tap's own: one text frame with `text` to
+//                                  `to` ("node" | "gw") on the trigger frame's connection, right
+//                                  after the trigger frame (before: true, right before it; both in
+//                                  the trigger's lane order when they go the same way); the
+//                                  trigger frame is forwarded as usual. The written frame is
+//                                  recorded with action "inject" (masked toward the gateway, as a
+//                                  client's are). Its answer, if any, is forwarded like any frame:
+//                                  the other side hears what a real peer would (the gateway answers
+//                                  a node.invoke.result it never asked for {ok:true, ignored:true})
 //   The action may also be written as { type: "delay", ms: 200 } or "halfOpen".
 //   once: the rule is spent after its first firing (it stays listed, active: false).
 // Several rules matching one frame: the oldest active rule decides.
@@ -81,7 +91,11 @@ export type TapAction =
   | { notify: { url: string } }
   | { halfOpen: Record<string, never> }
   | { withholdPong: Record<string, never> }
-  | { freeze: Record<string, never> };
+  | { freeze: Record<string, never> }
+  | { inject: { to: Side; text: string; before?: boolean } };
+
+/** The side of a connection a written frame goes to. */
+export type Side = "node" | "gw";
 
 /** A rule as POST /rules takes it. */
 export interface TapRuleSpec {
@@ -103,7 +117,8 @@ export type RuleAction =
   | { type: "notify"; url: string }
   | { type: "halfOpen" }
   | { type: "withholdPong" }
-  | { type: "freeze" };
+  | { type: "freeze" }
+  | { type: "inject"; to: Side; text: string; before: boolean };
 export type ActionType = RuleAction["type"];
 
 /** A firing: seq of the trigger frame (or rule event for HTTP/immediate rules), its time, its
@@ -153,7 +168,9 @@ export interface Decision {
 export class RuleError extends Error {}
 
 const MATCH_KEYS = new Set(["kind", "dir", "path", "conn", "opcode", "method", "event", "command", "textIncludes"]);
-const ACTIONS = new Set(["delay", "drop", "close", "respond", "notify", "halfOpen", "withholdPong", "freeze"]);
+const ACTIONS = new Set(["delay", "drop", "close", "respond", "notify", "halfOpen", "withholdPong", "freeze", "inject"]);
+/** The largest frame text a rule may write (a rule is a control API body). */
+export const INJECT_MAX_TEXT = 1024 * 1024;
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => !!v && typeof v === "object";
@@ -202,8 +219,16 @@ function normalizeAction(input: unknown): RuleAction {
       if (!Number.isInteger(status) || status < 200 || status > 599 || status === 101) throw new RuleError("action.respond.status must be an HTTP status from 200 to 599 (not 101)");
       return { type, status };
     }
+    case "inject": {
+      const { to, text, before } = params;
+      if (to !== "node" && to !== "gw") throw new RuleError('action.inject.to must be "node" or "gw" (the side that receives the written frame)');
+      if (typeof text !== "string" || text.length === 0) throw new RuleError("action.inject.text must be a non-empty string (the text frame to write)");
+      if (Buffer.byteLength(text) > INJECT_MAX_TEXT) throw new RuleError(`action.inject.text is over ${INJECT_MAX_TEXT} bytes`);
+      if (before !== undefined && typeof before !== "boolean") throw new RuleError("action.inject.before must be true or false");
+      return { type, to, text, before: before === true };
+    }
     default:
-      return { type };
+      return { type: type as "halfOpen" | "withholdPong" | "freeze" };
   }
 }
 
@@ -245,7 +270,7 @@ export class RuleBook {
     if (this.#rules.has(id)) throw new RuleError(`rule "${id}" exists; DELETE /rules/${id} first`);
     const match = normalizeMatch(body.match);
     const action = normalizeAction(body.action);
-    if (match.kind === "http" && (action.type === "drop" || action.type === "withholdPong")) {
+    if (match.kind === "http" && (action.type === "drop" || action.type === "withholdPong" || action.type === "inject")) {
       throw new RuleError(`action ${action.type} applies to WebSocket frames only (match.kind "http")`);
     }
     if (match.kind !== "http" && action.type === "respond") throw new RuleError('action respond applies to HTTP requests only (match.kind "http")');

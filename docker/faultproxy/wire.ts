@@ -3,14 +3,15 @@
 // and reply. The tap builds these; lab/clients/tap.ts reads them through `import type`.
 // The rule format itself is in rules.ts.
 
-import type { ActionType, CloseCode, CloseSide, Dir, RuleAction, RuleMatch, TapRule, TapRuleSpec } from "./rules.ts";
+import type { ActionType, CloseCode, CloseSide, Dir, RuleAction, RuleMatch, Side, TapRule, TapRuleSpec } from "./rules.ts";
 
-export type Side = "node" | "gw";
+export type { Side };
 export type PerDir<T> = Record<Dir, T>;
 
 /** What the tap did with a frame: forwarded, delayed, dropped, replaced by a close, held
- * (half-open / freeze: delivered on heal), or discarded (its connection was closed by a rule). */
-export type FrameAction = "forward" | "delay" | "drop" | "close" | "hold" | "discard";
+ * (half-open / freeze: delivered on heal), or discarded (its connection was closed by a rule);
+ * "inject": a frame the tap itself wrote (an inject rule), not one either side sent. */
+export type FrameAction = "forward" | "delay" | "drop" | "close" | "hold" | "discard" | "inject";
 
 /** Fields of a gateway JSON frame worth indexing ({type:"req",id,method} / {type:"res",id,ok} /
  * {type:"event",event}), as found in a text frame. */

@@ -250,6 +250,25 @@ export function parseClose(payload: Buffer): { code: number; reason: string } {
   return { code: payload.readUInt16BE(0), reason: payload.subarray(2).toString("utf8") };
 }
 
+/** One unfragmented, uncompressed text frame; masked when the tap sends it to the gateway (as a
+ * client must). Uncompressed is valid on a permessage-deflate connection too (RSV1 clear). */
+export function textFrame(text: string, masked: boolean): Buffer {
+  const body = Buffer.from(text, "utf8");
+  const n = body.length;
+  const len = n < 126 ? Buffer.from([(masked ? 0x80 : 0) | n]) : n < 65536 ? Buffer.from([(masked ? 0x80 : 0) | 126, n >> 8, n & 0xff]) : Buffer.concat([Buffer.from([(masked ? 0x80 : 0) | 127]), bigLength(n)]);
+  const head = Buffer.concat([Buffer.from([0x80 | OP.TEXT]), len]);
+  if (!masked) return Buffer.concat([head, body]);
+  const mask = crypto.randomBytes(4);
+  for (let i = 0; i < body.length; i++) body[i] ^= mask[i & 3]!;
+  return Buffer.concat([head, mask, body]);
+}
+
+function bigLength(n: number): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(BigInt(n));
+  return b;
+}
+
 /** A close frame; masked when the tap sends it to the gateway (it speaks as the client there). */
 export function closeFrame(code: number, reason: string, masked: boolean): Buffer {
   const body = Buffer.concat([Buffer.from([code >> 8, code & 0xff]), Buffer.from(reason, "utf8").subarray(0, 123)]);

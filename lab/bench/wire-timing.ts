@@ -18,7 +18,7 @@ import { DOCKER_DIR } from "../core/paths.ts";
 import type { FaultLab } from "../faults/fault.ts";
 import { KillInsideFault } from "../faults/kill-inside.ts";
 import { nowMs } from "../faults/timeline.ts";
-import { wireClose, wireDelay, wireDrop, wireFreeze, wireHalfOpen, wireRespond, wireWithholdPong, type WireFault } from "../faults/wire.ts";
+import { wireClose, wireDelay, wireDrop, wireFreeze, wireHalfOpen, wireInject, wireRespond, wireWithholdPong, type WireFault } from "../faults/wire.ts";
 import { listeningRecord, startServerProcess, type ServerProcess } from "../testing/server-process.ts";
 import { waitFor } from "../core/wait.ts";
 
@@ -48,6 +48,7 @@ export const stat = (xs: number[]): Stat => {
 };
 
 const TRIGGER = "bench.trigger";
+const WRITTEN = JSON.stringify({ type: "event", event: "bench.written", payload: {} });
 const frame = (method: string) => JSON.stringify({ type: "req", id: `${method}-${Math.random().toString(16).slice(2, 8)}`, method, params: {} });
 
 /** The tap program (docker/faultproxy/server.ts) on loopback in front of `upstream`, which it starts listening on a free port. */
@@ -156,6 +157,18 @@ const CASES: Case[] = [
       return { sentAt, seenAt };
     },
     endToEndWhat: "client upgrade request -> client gets the 502",
+  },
+  {
+    label: "wire.inject to the node after the frame",
+    make: (tap) => wireInject.make(tap, "node", WRITTEN, match),
+    trigger: async (w) => {
+      const p = await w.pair();
+      const seen = new Promise<number>((resolve) => p.client.on("message", (d) => d.toString() === WRITTEN && resolve(nowMs())));
+      const sentAt = nowMs();
+      p.client.send(frame(TRIGGER));
+      return { sentAt, seenAt: await seen };
+    },
+    endToEndWhat: "client send -> client receives the frame the tap wrote",
   },
 ];
 

@@ -600,6 +600,59 @@ describe("fault rules", () => {
     if (!bOpen) await once(b, "open");
   });
 
+  it("inject to the node: after the trigger frame the node gets a frame the gateway never sent, recorded as the tap's own", async () => {
+    const { client, server } = await pair("/");
+    const atClient = inbox(client);
+    const atServer = inbox(server);
+    const written = JSON.stringify({ type: "event", event: "node.invoke.request", payload: { id: "tap-inv-1", nodeId: "n1", command: "worker.cancel.v1", paramsJSON: "{}" } });
+    await tap.addRule({ id: "inj", match: { dir: "gw->node", event: "tick" }, action: { inject: { to: "node", text: written } }, once: true });
+    server.send(JSON.stringify({ type: "event", event: "tick", payload: {} }));
+    expect(JSON.parse(await atClient.next()).event).toBe("tick");
+    expect(await atClient.next()).toBe(written);
+    expect((await trigger("inj")).action).toBe("forward");
+    const rec = (await tap.frames({ match: "tap-inv-1" })).find((f) => f.action === "inject")!;
+    expect(rec).toMatchObject({ dir: "gw->node", rule: "inj", masked: false, event: "node.invoke.request", command: "worker.cancel.v1", invokeId: "tap-inv-1", text: written });
+    // The node's answer goes on to the gateway as any frame would (the gateway decides what it makes of it).
+    const answer = JSON.stringify({ type: "req", id: "r-1", method: "node.invoke.result", params: { id: "tap-inv-1", nodeId: "n1", ok: false, error: { code: "STALE" } } });
+    client.send(answer);
+    expect(await atServer.next()).toBe(answer);
+    expect((await tap.frames({ match: "node.invoke.result" })).at(-1)).toMatchObject({ action: "forward", invokeId: "tap-inv-1" });
+  });
+
+  it("inject to the gateway (masked, as a client's frames are) before the trigger; the gateway's answer reaches the node paired to it", async () => {
+    const { client, server } = await pair("/");
+    const atClient = inbox(client);
+    const atServer = inbox(server);
+    const written = JSON.stringify({ type: "req", id: "tap-req-1", method: "node.event", params: { event: "x" } });
+    await tap.addRule({ id: "injgw", match: { dir: "node->gw", textIncludes: "go" }, action: { inject: { to: "gw", text: written, before: true } }, once: true });
+    client.send("go");
+    expect(await atServer.next()).toBe(written);
+    expect(await atServer.next()).toBe("go");
+    const rec = (await tap.frames({ match: "tap-req-1" })).find((f) => f.action === "inject")!;
+    expect(rec).toMatchObject({ dir: "node->gw", masked: true, rule: "injgw", method: "node.event" });
+    server.send(JSON.stringify({ type: "res", id: "tap-req-1", ok: true, payload: {} }));
+    expect(JSON.parse(await atClient.next())).toMatchObject({ type: "res", id: "tap-req-1" });
+    expect((await tap.frames({ match: "tap-req-1" })).at(-1)).toMatchObject({ dir: "gw->node", replyTo: "node.event" });
+  });
+
+  it("inject writes a large frame whole (16-bit and 64-bit length forms)", async () => {
+    const { client } = await pair("/");
+    const atClient = inbox(client);
+    const mid = "m".repeat(70_000);
+    await tap.addRule({ id: "big", match: { dir: "node->gw", textIncludes: "ping-me" }, action: { inject: { to: "node", text: mid } }, once: true });
+    await tap.addRule({ id: "small", match: { dir: "node->gw", textIncludes: "ping-me" }, action: { inject: { to: "node", text: "x".repeat(200) } } });
+    client.send("ping-me");
+    expect((await atClient.next()).length).toBe(70_000);
+    client.send("ping-me");
+    expect((await atClient.next()).length).toBe(200);
+  });
+
+  it("inject is refused where it cannot apply, naming the field", async () => {
+    await expect(tap.addRule({ match: { kind: "http" }, action: { inject: { to: "node", text: "x" } } })).rejects.toThrow(/WebSocket frames only/);
+    await expect(tap.addRule({ action: { inject: { to: "both" as "node", text: "x" } } })).rejects.toThrow(/action\.inject\.to/);
+    await expect(tap.addRule({ action: { inject: { to: "node", text: "" } } })).rejects.toThrow(/action\.inject\.text/);
+  });
+
   it("rejects a malformed rule with the reason", async () => {
     await expect(tap.addRule({ action: { close: { code: 1000 as 1001, side: "node" } } })).rejects.toThrow();
     const res = await fetch(`${tap.baseUrl}/rules`, { method: "POST", body: JSON.stringify({ match: { frobnicate: 1 }, action: { drop: {} } }) });

@@ -34,7 +34,7 @@ describe("fault registry", () => {
     const names = kinds.map((k) => k.name);
     expect(new Set(names).size).toBe(names.length);
     // The kinds the lab shipped with are all there (a new kind adds to this list, needs no edit here).
-    for (const n of ["kill", "stop", "pause", "restart", "disconnect", "partition", "loss", "bandwidth", "wire.delay", "wire.drop", "wire.close", "wire.halfOpen", "wire.withholdPong", "wire.freeze", "wire.respond"]) expect(names).toContain(n);
+    for (const n of ["kill", "stop", "pause", "restart", "disconnect", "partition", "loss", "bandwidth", "wire.delay", "wire.drop", "wire.close", "wire.halfOpen", "wire.withholdPong", "wire.freeze", "wire.respond", "wire.inject"]) expect(names).toContain(n);
     for (const k of kinds) {
       expect(FAMILIES).toContain(k.family);
       expect(k.describe).toMatch(/^\S.{10,200}$/);
@@ -63,7 +63,7 @@ describe("fault registry", () => {
       const maker = name ? (faults as unknown as Record<string, Record<string, unknown>>)[group!]![name] : (faults as unknown as Record<string, unknown>)[group!];
       expect(typeof maker, k.name).toBe("function");
     }
-    expect(Object.keys(faults.wire).sort()).toEqual(["close", "delay", "drop", "freeze", "halfOpen", "respond", "withholdPong"]);
+    expect(Object.keys(faults.wire).sort()).toEqual(["close", "delay", "drop", "freeze", "halfOpen", "inject", "respond", "withholdPong"]);
     expect(Object.keys(faults)).toEqual(expect.arrayContaining(["when", "injectWhen", "timelineOf"]));
     // The makers keep each kind's own signature and fault class.
     expectTypeOf(faults.kill).returns.toEqualTypeOf<KillFault>();

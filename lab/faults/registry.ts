@@ -12,7 +12,7 @@ import { pause } from "./pause.ts";
 import { restart } from "./restart.ts";
 import { slowDisk } from "./slow-disk.ts";
 import { stop } from "./stop.ts";
-import { wireClose, wireDelay, wireDrop, wireFreeze, wireHalfOpen, wireRespond, wireWithholdPong } from "./wire.ts";
+import { wireClose, wireDelay, wireDrop, wireFreeze, wireHalfOpen, wireInject, wireRespond, wireWithholdPong } from "./wire.ts";
 
 export const allFaults = [
   // process: the engine API on the member's container
@@ -35,6 +35,7 @@ export const allFaults = [
   wireWithholdPong,
   wireFreeze,
   wireRespond,
+  wireInject,
 ] as const;
 
 export type RegisteredFault = (typeof allFaults)[number];

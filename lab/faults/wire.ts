@@ -5,7 +5,9 @@
 // which also undoes what it held (half-open connections, a freeze, delayed frames).
 //
 // One class, one kind per tap action: the registry lists wire.delay, wire.drop, wire.close,
-// wire.halfOpen, wire.withholdPong, wire.freeze and wire.respond each as its own entry (below).
+// wire.halfOpen, wire.withholdPong, wire.freeze, wire.respond and wire.inject each as its own
+// entry (below). wire.inject is the one that writes: a frame of the tap's own into a live
+// connection, recorded with action "inject" in the tap transcript.
 import type { TapAction, TapControl, TapMatch, TapRule, TapRuleSpec } from "../clients/tap.ts";
 import type { TeardownStack } from "../topology/teardown.ts";
 import { waitFor, WaitTimeout } from "../core/wait.ts";
@@ -204,4 +206,19 @@ export const wireRespond = defineFault({
   available: needsTap,
   make: respond,
   bench: bench("respond 502 to the upgrade", (bed) => respond(bed.tap, 502, { path: "/" })),
+});
+
+/** Write a frame of the tap's own (`text`, one text frame) to `to` on the connection of the
+ * matching frame, right after it (before: true, right before it); the trigger frame goes on as
+ * usual and the written frame is in the tap transcript with action "inject". Once by default
+ * (one frame); the answer, if the receiver sends one, is forwarded like any frame. */
+const inject = (on: TapHost, to: "node" | "gw", text: string, match: TapMatch, opts: WireOptions & { before?: boolean } = {}) =>
+  new WireFault(on, { match, action: { inject: { to, text, ...(opts.before ? { before: true } : {}) } }, once: opts.once ?? true }, opts);
+export const wireInject = defineFault({
+  name: "wire.inject",
+  family: "wire",
+  describe: "write a frame of the tap's own to the node or the gateway at the matching frame (a stale epoch, a result after revocation, a malformed field)",
+  available: needsTap,
+  make: inject,
+  bench: bench("inject a frame", (bed) => inject(bed.tap, "node", JSON.stringify({ type: "event", event: "fleetlab.bench", payload: {} }), { method: "worker.launch.v1" })),
 });

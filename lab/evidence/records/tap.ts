@@ -12,7 +12,7 @@ import type { SameShape } from "./format.ts";
 const Dir = z.enum(["node->gw", "gw->node"]);
 const PerDir = z.object({ "node->gw": z.number(), "gw->node": z.number() });
 const CloseSide = z.enum(["node", "gw", "both"]);
-const ActionType = z.enum(["delay", "drop", "close", "respond", "notify", "halfOpen", "withholdPong", "freeze"]);
+const ActionType = z.enum(["delay", "drop", "close", "respond", "notify", "halfOpen", "withholdPong", "freeze", "inject"]);
 
 /** A rule's match as the tap stores it (docker/faultproxy/rules.ts RuleMatch). */
 const RuleMatch = z.object({
@@ -37,6 +37,7 @@ const RuleAction = z.discriminatedUnion("type", [
   z.object({ type: z.literal("halfOpen") }),
   z.object({ type: z.literal("withholdPong") }),
   z.object({ type: z.literal("freeze") }),
+  z.object({ type: z.literal("inject"), to: z.enum(["node", "gw"]), text: z.string(), before: z.boolean() }),
 ]);
 
 /** One WebSocket frame. Text and the gateway fields sit on the last frame of a message. */
@@ -58,7 +59,7 @@ export const TapFrame = z.object({
   truncated: z.boolean().optional(),
   decodeError: z.string().optional(),
   close: z.object({ code: z.number(), reason: z.string() }).optional(),
-  action: z.enum(["forward", "delay", "drop", "close", "hold", "discard"]),
+  action: z.enum(["forward", "delay", "drop", "close", "hold", "discard", "inject"]),
   rule: z.string().optional(),
   // The gateway frame's fields, when the text is one (wire.ts GatewayFields).
   type: z.string().optional(),
