@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Frame } from "../clients/tap.ts";
-import { commandOf, invokeParams, launchOf } from "./node-wire.ts";
+import { answerOf, commandOf, invokeParams, launchIdentity, launchOf } from "./node-wire.ts";
 
 // A node.invoke.request as the tap records it (gw->node, the command's params as a JSON string).
 const invoke = (seq: number, command: string, payload: Record<string, unknown>, text?: string): Frame => ({
@@ -67,5 +67,51 @@ describe("launchOf", () => {
   });
   it("leaves the ids unknown when the frame was cut short", () => {
     expect(JSON.stringify(launchOf(invoke(9, "worker.launch.v1", {}, "{cut")))).toBe('{"seq":9,"t":1009}');
+  });
+});
+
+// The node's node.invoke.result as the tap records it (node->gw).
+const result = (seq: number, params: Record<string, unknown>, text?: string): Frame => ({
+  kind: "frame",
+  seq,
+  t: 2_000 + seq,
+  conn: "c1",
+  path: "/",
+  dir: "node->gw",
+  opcode: 1,
+  fin: true,
+  len: 100,
+  masked: true,
+  action: "forward",
+  type: "req",
+  method: "node.invoke.result",
+  invokeId: String(params.id),
+  text: text ?? JSON.stringify({ type: "req", id: `r${seq}`, method: "node.invoke.result", params }),
+});
+
+const identity = { launchId: "l1", planHash: "a".repeat(64), environmentId: "worker:e1", sessionId: "s1", ownerEpoch: 2, placementGeneration: 1, runId: "run-1" };
+
+describe("answerOf", () => {
+  it("parses payloadJSON, keeps ok and error", () => {
+    expect(answerOf(result(3, { id: "i", nodeId: "n", ok: true, payloadJSON: JSON.stringify({ ...identity, state: "running" }) }))).toEqual({ seq: 3, t: 2_003, ok: true, payload: { ...identity, state: "running" }, error: null });
+    expect(answerOf(result(4, { id: "i", nodeId: "n", ok: false, error: { code: "INVALID_REQUEST", message: "stale" } }))).toMatchObject({ ok: false, payload: null, error: { code: "INVALID_REQUEST" } });
+  });
+  it("an answer with no payload (a cancel that found nothing to cancel) reads payload null, not a receipt", () => {
+    expect(answerOf(result(5, { id: "i", nodeId: "n", ok: true, payloadJSON: "null" })).payload).toBeNull();
+    expect(answerOf(result(6, { id: "i", nodeId: "n", ok: true })).payload).toBeNull();
+  });
+  it("a frame cut short leaves every field unknown", () => {
+    expect(answerOf(result(7, { id: "i" }, '{"type":"req","params":{"ok":tr'))).toEqual({ seq: 7, t: 2_007, ok: undefined, payload: null, error: null });
+  });
+});
+
+describe("launchIdentity", () => {
+  it("takes the seven identity fields of a receipt, and nothing else", () => {
+    expect(launchIdentity({ ...identity, state: "running", extra: 1 })).toEqual(identity);
+  });
+  it("is undefined when a field is missing (a cancel without planHash would be refused for its shape, not its epoch)", () => {
+    const { planHash: _, ...partial } = identity;
+    expect(launchIdentity(partial)).toBeUndefined();
+    expect(launchIdentity(null)).toBeUndefined();
   });
 });

@@ -4,7 +4,8 @@
 // in-process node), the node's control connection and its reconnects; and a node whose
 // acknowledgements of worker.cancel.v1 are lost on the wire (qa-lab makes its supervisor's
 // cancel throw; here the node really cancels, only its answer never arrives).
-import { WS_OPCODE, type Frame, type HttpExchange, type TapControl, type TapRecord } from "../clients/tap.ts";
+import crypto from "node:crypto";
+import { WS_OPCODE, type Frame, type HttpExchange, type TapControl, type TapMatch, type TapRecord } from "../clients/tap.ts";
 import { faults, type FaultTimeline, type WireFault } from "../faults/index.ts";
 import type { Lab } from "../topology/lab.ts";
 
@@ -203,4 +204,95 @@ export async function loseCancelAcks(lab: Lab, alias: string, opts: { timeline?:
       for (const d of drops) await d.heal();
     },
   };
+}
+
+// ---- invokes of the lab's own, written toward a node by its tap (wire.inject)
+
+/** A node's answer to one invoke (its node.invoke.result), with the payload parsed. */
+export interface InvokeAnswer {
+  seq: number;
+  t: number;
+  ok: boolean | undefined;
+  /** payload, or payloadJSON parsed (its text when it is not JSON); null when the node sent none. */
+  payload: unknown;
+  error: unknown;
+}
+
+export function answerOf(f: Frame): InvokeAnswer {
+  let params: { ok?: boolean; payload?: unknown; payloadJSON?: unknown; error?: unknown } = {};
+  try {
+    params = (JSON.parse(f.text ?? "{}") as { params?: typeof params }).params ?? {};
+  } catch {
+    /* a truncated frame: fields stay unknown */
+  }
+  let payload = params.payload;
+  if (typeof params.payloadJSON === "string") {
+    try {
+      payload = JSON.parse(params.payloadJSON);
+    } catch {
+      payload = params.payloadJSON;
+    }
+  }
+  return { seq: f.seq, t: f.t, ok: params.ok, payload: payload ?? null, error: params.error ?? null };
+}
+
+/**
+ * The node's receipts for one launch: its answers to the gateway's worker.status.v1 for
+ * `launchId` since `since`, in order. A receipt names the launch's whole identity (launchId,
+ * planHash, environmentId, sessionId, ownerEpoch, placementGeneration, runId) and its state.
+ */
+export async function launchReceipts(lab: Lab, alias: string, launchId: string, since = 0): Promise<(InvokeAnswer & { invokeId: string })[]> {
+  const frames = await lab.tap(alias).frames({ since });
+  const asked = new Set(frames.filter((f) => isInvoke(f) && f.command === "worker.status.v1" && f.invokeId && invokeParams(f)?.launchId === launchId).map((f) => f.invokeId!));
+  return frames.filter((f) => f.dir === "node->gw" && f.method === "node.invoke.result" && f.invokeId && asked.has(f.invokeId)).map((f) => ({ ...answerOf(f), invokeId: f.invokeId! }));
+}
+
+/** The identity fields of a worker launch, as worker.cancel.v1 takes them (the node's receipt names them all). */
+export const LAUNCH_IDENTITY = ["launchId", "planHash", "environmentId", "sessionId", "ownerEpoch", "placementGeneration", "runId"] as const;
+
+export function launchIdentity(receipt: unknown): Record<(typeof LAUNCH_IDENTITY)[number], unknown> | undefined {
+  if (!receipt || typeof receipt !== "object") return undefined;
+  const r = receipt as Record<string, unknown>;
+  if (!LAUNCH_IDENTITY.every((k) => r[k] !== undefined)) return undefined;
+  return Object.fromEntries(LAUNCH_IDENTITY.map((k) => [k, r[k]])) as Record<(typeof LAUNCH_IDENTITY)[number], unknown>;
+}
+
+/** What invokeOnNode did: the frame the tap wrote, and the node's answer (undefined: none within the time). */
+export interface WrittenInvoke {
+  invokeId: string;
+  written: Frame;
+  answer: InvokeAnswer | undefined;
+}
+
+/**
+ * Send `alias` an invoke the gateway never sent: a node.invoke.request with `command` and
+ * `params`, written by the node's tap on its control connection ("/") right after the next
+ * gateway frame that matches `at` (wire.inject), and wait up to `timeoutMs` for the node's
+ * node.invoke.result naming it. The node cannot tell it from the gateway's own; the gateway,
+ * which gets the answer, ignores a result it never asked for. The rule is healed before this
+ * returns (one frame). A rule that never fires, or a frame the tap did not record, is the lab's
+ * own failure (thrown).
+ */
+export async function invokeOnNode(
+  lab: Lab,
+  alias: string,
+  opts: { nodeId: string; command: string; params: unknown; at: Omit<TapMatch, "dir" | "path" | "kind">; timeline?: FaultTimeline; timeoutMs?: number },
+): Promise<WrittenInvoke> {
+  const tap = lab.tap(alias);
+  const timeoutMs = opts.timeoutMs ?? 15_000;
+  const invokeId = `fleetlab-${crypto.randomUUID()}`;
+  const text = JSON.stringify({ type: "event", event: "node.invoke.request", payload: { id: invokeId, nodeId: opts.nodeId, command: opts.command, paramsJSON: JSON.stringify(opts.params), timeoutMs } });
+  const since = await tap.seq();
+  const write = faults.wire.inject({ lab, node: alias }, "node", text, { ...opts.at, dir: "gw->node", path: "/" }, { timeline: opts.timeline, label: `${alias}: ${opts.command} written by the tap` });
+  await write.inject();
+  try {
+    await write.fired(timeoutMs);
+    const written = await tap.waitForFrame((f) => f.action === "inject" && f.invokeId === invokeId, { since, timeoutMs: 5_000, what: `the written ${opts.command} in the tap transcript` });
+    const answered = await tap
+      .waitForFrame((f) => f.dir === "node->gw" && f.method === "node.invoke.result" && f.invokeId === invokeId, { since, timeoutMs, what: `${alias}'s answer to the written ${opts.command}` })
+      .catch(() => undefined);
+    return { invokeId, written, answer: answered && answerOf(answered) };
+  } finally {
+    await write.heal();
+  }
 }

@@ -15,21 +15,23 @@
 //   - P-slot-delete-drops-placement: after sessions.delete, sessions.describe of A shows no placement;
 //   - P-slot-reused: B's turn takes the node's one slot (node.list: 0 of 1 free while it is held)
 //     and worker.launch.v1 carrying B's run reaches node-1's tap after the deletion;
+//   - P-slot-stale-epoch-refused: qa-lab's stale-epoch cancel, by the node itself: a
+//     worker.cancel.v1 naming B's launch (its whole identity, from the node's own receipt) with
+//     ownerEpoch - 1, written toward node-1 by its tap on the node's own connection (wire.inject,
+//     right after a worker.status.v1 poll of the gateway's), is refused by the node: its answer
+//     carries no cancellation, and B's model request is still held after it;
 //   - P-slot-outside-cancel-refused (see below), P-slot-b-completes: B answers from the node (a
-//     file only the node's checkout has, lab/kits/proof.ts) after the cancel attempt, slot free.
+//     file only the node's checkout has, lab/kits/proof.ts) after both cancel attempts, slot free.
 // The stale-epoch cancel: qa-lab calls the node's supervisor in-process. Across containers a
-// worker.cancel.v1 reaches a node only from the gateway, over the node's own WebSocket. The wire
-// tap (docker/faultproxy/) forwards, delays, drops or cuts frames but cannot write one, so no
-// frame with an old ownerEpoch can be injected toward the node today; the gateway itself sends
-// cancels only with the placement's current epoch. What the lab can do is the one outside path
-// the gateway offers into a node's command stream: an operator's node.invoke of worker.cancel.v1
-// with B's launch ids and ownerEpoch - 1. The gateway refuses it before any epoch is read
-// (INVALID_REQUEST "node.invoke does not allow private node controls"): it would refuse a cancel
-// with the CURRENT epoch the same way, so this is not the stale-epoch property and is not checked
-// under its name. The check is what it observes, P-slot-outside-cancel-refused: a private node
-// control sent from outside is refused, never reaches node-1's tap, and B goes on. OUT OF REACH
-// here: qa-lab's stale-epoch refusal by the node itself (it needs a frame with ownerEpoch - 1
-// written toward the node, which the tap cannot do yet).
+// worker.cancel.v1 reaches a node only over its own WebSocket, and the gateway sends cancels only
+// with the placement's current epoch; so the tap writes the frame (the node cannot tell it from
+// the gateway's). Its answer goes on to the gateway, which ignores a result it never asked for
+// ({ok:true, ignored:true}). The other path into a node's command stream is also tried: an
+// operator's node.invoke of worker.cancel.v1 with the same stale identity. The gateway refuses it
+// before any epoch is read (INVALID_REQUEST "node.invoke does not allow private node controls"):
+// it would refuse a cancel with the CURRENT epoch the same way, so that check is what it
+// observes, P-slot-outside-cancel-refused: a private node control sent from outside is refused,
+// never reaches node-1's tap, and B goes on.
 // On 2026.9.6 every check holds (runs 20261130-143641-28a6, 20261130-144418-8f07): the busy turn
 // fails after ~10.4 s ("device worker capacity remained full"); sessions.delete sends the node
 // worker.environment.stop.v1 (kept as evidence).
@@ -39,7 +41,8 @@ import assert from "node:assert/strict";
 import { isResponsesCall } from "../../lab/clients/model.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { defineScenario, labStep } from "../../lab/scenario.ts";
-import { launches, workerCommands } from "../../lab/kits/node-wire.ts";
+import { waitFor } from "../../lab/core/wait.ts";
+import { invokeOnNode, launches, launchIdentity, launchReceipts, workerCommands } from "../../lab/kits/node-wire.ts";
 import { invokeNodeCommand, nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../../lab/kits/nodes.ts";
 import { plantNodeMarker, proveTurnOnNode } from "../../lab/kits/proof.ts";
 import { scene } from "../../lab/kits/scene.ts";
@@ -52,7 +55,7 @@ const BUSY_S = 30;
 
 export default defineScenario({
   name: "native-worker-slot",
-  proves: "qa-lab native-worker-slot: on a one-slot node a second turn fails on capacity; after the session holding the slot is deleted a new session's turn reuses the slot; a cancel with a stale owner epoch does not stop it (from outside: refused at the gateway, never reaches the node)",
+  proves: "qa-lab native-worker-slot: on a one-slot node a second turn fails on capacity; after the session holding the slot is deleted a new session's turn reuses the slot; a cancel with a stale owner epoch, written toward the node on its own connection, is refused by the node and does not stop it (from outside: refused at the gateway, never reaches the node)",
   topology: "own",
   spec: { nodes: { count: 1, capacity: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   needs: [{ method: "sessions.dispatch", why: "the slot belongs to a paired node's worker" }, { method: "sessions.delete" }],
@@ -64,6 +67,7 @@ export default defineScenario({
     assert.equal(host.workerSlots?.total, 1, `${alias}: nodeHost capacity 1 should give one worker slot`);
     const nodeId = host.nodeId;
     const tokens: string[] = [];
+    const heldFor = async (token: string) => (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(token) && r.status === "held").length;
     const modelSaw = async (token: string) => (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(token)).length;
     const atEnd = () => labStep("releasing held model requests", () => lab.model.release()).catch(() => {});
     await scene(ctx, { faults: false, evidence: { node: summarizeNode(host), bounds: { BUSY_S } }, atEnd }, async ({ evidence }) => {
@@ -146,15 +150,40 @@ export default defineScenario({
       });
       evidence.b = { placement: db.placement, slotsWhileHeld: slotsB, launches: launchesB };
 
-      // ---- a cancel with a stale owner epoch (see the header: the one outside path)
+      // ---- a cancel with a stale owner epoch, to the node itself (see the header)
       const launch = launchesB.at(-1);
-      const epoch = launch?.ownerEpoch ?? db.placement.activeOwnerEpoch;
-      assert.ok(launch?.launchId && typeof epoch === "number", `B's worker.launch.v1 names no launchId/ownerEpoch: ${JSON.stringify(launch)}`);
+      assert.ok(launch?.launchId, `B's worker.launch.v1 names no launchId: ${JSON.stringify(launch)}`);
+      const receipt = await labStep(`${alias}'s receipt for B's launch (its answer to a worker.status.v1 poll)`, () =>
+        waitFor("a receipt naming B's whole launch identity", async () => (await launchReceipts(lab, alias, launch.launchId!, sinceB)).map((r) => launchIdentity(r.payload)).findLast(Boolean), { timeoutMs: 20_000, intervalMs: 250, signal }),
+      );
+      const epoch = receipt.ownerEpoch as number;
+      assert.ok(typeof epoch === "number" && epoch >= 1, `B's receipt has no owner epoch above 0 to go below: ${JSON.stringify(receipt)}`);
+      const staleCancel = { ...receipt, ownerEpoch: epoch - 1 };
+      const written = await labStep(`writing worker.cancel.v1 with ownerEpoch ${epoch - 1} toward ${alias} (tap-${alias})`, () =>
+        invokeOnNode(lab, alias, { nodeId, command: "worker.cancel.v1", params: staleCancel, at: { command: "worker.status.v1" } }),
+      );
+      const heldAfterStale = await heldFor(markerB.nonce);
+      const state = (p: unknown) => (p && typeof p === "object" ? ((p as { state?: unknown }).state ?? "no state") : p);
+      log(`stale-epoch cancel written to ${alias} (invoke ${written.invokeId}, tap seq ${written.written.seq}): answer ${JSON.stringify(written.answer ?? "none")}; B's model request still held: ${heldAfterStale}`);
+      check({
+        id: "P-slot-stale-epoch-refused",
+        expectation: "a worker.cancel.v1 for B's running launch with ownerEpoch - 1, reaching the node on its own connection, is refused by the node: it answers, its answer carries no cancellation (no receipt, or an error), and B's model request is still held (qa-lab: the supervisor's cancel returns nothing and the launch stays running)",
+        holds: written.answer !== undefined && (written.answer.ok === false || written.answer.payload === null) && heldAfterStale === 1,
+        observed: normalise({
+          answered: written.answer !== undefined,
+          ok: written.answer?.ok ?? null,
+          payload: written.answer === undefined ? null : state(written.answer.payload),
+          error: (written.answer?.error as { code?: unknown } | null)?.code ?? null,
+          bStillHeld: heldAfterStale === 1,
+        }),
+      });
+      evidence.staleCancel = { params: staleCancel, invokeId: written.invokeId, writtenSeq: written.written.seq, answer: written.answer ?? null, bStillHeld: heldAfterStale };
+
+      // ---- the same stale cancel from outside: an operator's node.invoke (the gateway's one path into a node's commands)
       const sinceCancel = await lab.tap(alias).seq();
-      const staleCancel = { launchId: launch.launchId, environmentId: launch.environmentId, sessionId: launch.sessionId, ownerEpoch: epoch - 1, placementGeneration: launch.placementGeneration, runId: launch.runId };
       const cancelled = await invokeNodeCommand(lab, nodeId, "worker.cancel.v1", staleCancel);
       const cancelsOnWire = (await workerCommands(lab, alias, sinceCancel)).filter((c) => c.command === "worker.cancel.v1").length;
-      const heldStill = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(markerB.nonce) && r.status === "held").length;
+      const heldStill = await heldFor(markerB.nonce);
       log(`stale-epoch cancel (ownerEpoch ${epoch - 1} for ${epoch}) through node.invoke: ${JSON.stringify(cancelled)}; worker.cancel.v1 on the tap: ${cancelsOnWire}; B's model request still held: ${heldStill}`);
 
       await lab.model.release();
@@ -162,7 +191,7 @@ export default defineScenario({
       const proofB = await proveTurnOnNode(lab, { alias, marker: markerB, reply: endB.text, tapSince: sinceB });
       check({
         id: "P-slot-outside-cancel-refused",
-        expectation: "an operator's node.invoke of worker.cancel.v1 (a private node control) for the running launch is refused by the gateway, never reaches the node, and does not stop the launch (the node's own stale-epoch refusal is out of reach: see the header)",
+        expectation: "an operator's node.invoke of worker.cancel.v1 (a private node control) for the running launch is refused by the gateway, never reaches the node, and does not stop the launch",
         holds: isRefused(cancelled) && cancelsOnWire === 0 && heldStill === 1,
         observed: { answer: isRefused(cancelled) ? `${cancelled.code}: ${cancelled.message}` : "accepted", cancelsOnWire, bStillHeld: heldStill === 1 },
       });
