@@ -759,6 +759,54 @@ export class GatewayClient {
     });
   }
 
+  /**
+   * Write `text` on the open socket as it is: a frame the lab makes up (a result nobody asked
+   * for, a stale field, a malformed one). Recorded as sent (a gateway frame by its type, anything
+   * else as an anomaly with its raw text); no answer is awaited (see `on` for what comes back).
+   */
+  sendRaw(text: string): void {
+    const ws = this.#ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) throw new GatewayError("send", "NOT_CONNECTED", `${this.name} has no open socket`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    const f = (parsed && typeof parsed === "object" ? parsed : {}) as { type?: unknown; id?: unknown; method?: unknown; event?: unknown; ok?: unknown };
+    const kind = f.type === "req" ? "req" : f.type === "res" ? "res" : f.type === "event" ? "event" : undefined;
+    const bytes = Buffer.byteLength(text);
+    const note = "written as is by the lab (sendRaw)";
+    if (kind) {
+      this.#record({
+        dir: "out",
+        kind,
+        id: typeof f.id === "string" ? f.id : undefined,
+        method: typeof f.method === "string" ? f.method : undefined,
+        event: typeof f.event === "string" ? f.event : undefined,
+        ok: typeof f.ok === "boolean" ? f.ok : undefined,
+        frame: this.#clean(parsed),
+        bytes,
+        note,
+      });
+    } else {
+      this.#record({ dir: "out", kind: "anomaly", raw: text, bytes, note, anomaly: { reason: parsed === undefined ? "sent by the lab: not JSON" : "sent by the lab: not a gateway frame" } });
+    }
+    ws.send(text);
+  }
+
+  /** Cut the socket with no close frame (the gateway sees 1006, as when a process dies). */
+  async abort(): Promise<void> {
+    const ws = this.#ws;
+    if (!ws) return;
+    this.#stopTickWatch();
+    this.#endedBy ??= "aborted by the lab (no close frame)";
+    if (ws.readyState === WebSocket.CLOSED) return;
+    const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
+    ws.terminate();
+    await closed;
+  }
+
   /** Subscribe to a gateway event ("*" for all). Returns an unsubscribe function. */
   on(event: string, fn: EventListener): () => void {
     let set = this.#listeners.get(event);

@@ -49,6 +49,16 @@ export const TopologySpec = z
       })
       .strict()
       .default({ count: 2, capacity: 2, prefix: "node", devicePairing: "operator" }),
+    /**
+     * Scripted nodes (lab/clients/scripted-node.ts): node clients the scenario drives step by
+     * step from the lab's own process, each through a wire tap of its own (tap-<alias>), so its
+     * frames are in the tap transcript like a real node host's. Not paired at bring-up: a
+     * scenario pairs them when it wants (lab/kits/pairing.ts). Needs tap.enabled.
+     */
+    scripted: z
+      .object({ count: z.number().int().min(0).max(4).default(0), prefix: name.default("scripted") })
+      .strict()
+      .default({ count: 0, prefix: "scripted" }),
     model: z
       .object({ alias: name.default("model"), port: z.number().int().min(1).max(65535).default(8080), script: name.default("default") })
       .strict()
@@ -109,6 +119,12 @@ export const TopologySpec = z
   .strict()
   .superRefine((spec, ctx) => {
     const nodes = Array.from({ length: spec.nodes.count }, (_, i) => `${spec.nodes.prefix}-${i + 1}`);
+    if (spec.scripted.count > 0 && !spec.tap.enabled) {
+      ctx.addIssue({ code: "custom", path: ["scripted", "count"], message: "scripted nodes connect through wire taps: set tap.enabled true (or scripted.count 0)" });
+    }
+    if (spec.scripted.count > 0 && spec.scripted.prefix === spec.nodes.prefix) {
+      ctx.addIssue({ code: "custom", path: ["scripted", "prefix"], message: `must differ from nodes.prefix ("${spec.nodes.prefix}")` });
+    }
     spec.mcp.nodeServers.forEach((m, i) => {
       if (!nodes.includes(m.node)) {
         ctx.addIssue({ code: "custom", path: ["mcp", "nodeServers", i, "node"], message: `no such node host (this topology has: ${nodes.join(", ") || "none"})` });
@@ -187,6 +203,16 @@ export function tapAlias(node: string): string {
 /** Container names inside the lab network (DNS aliases). */
 export function nodeAliases(spec: TopologySpec): string[] {
   return Array.from({ length: spec.nodes.count }, (_, i) => `${spec.nodes.prefix}-${i + 1}`);
+}
+
+/** The scripted nodes' aliases (each also names its tap: tap-<alias>). */
+export function scriptedAliases(spec: TopologySpec): string[] {
+  return Array.from({ length: spec.scripted.count }, (_, i) => `${spec.scripted.prefix}-${i + 1}`);
+}
+
+/** Every alias that has a wire tap of its own: node hosts and scripted nodes. */
+export function tappedAliases(spec: TopologySpec): string[] {
+  return spec.tap.enabled ? [...nodeAliases(spec), ...scriptedAliases(spec)] : [];
 }
 
 /** A scenario's topology overrides, merged field by field into the run's spec. */

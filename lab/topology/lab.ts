@@ -23,7 +23,8 @@ import { McpContainer, mcpControl } from "../members/mcp.ts";
 import { TapContainer, redactTapLog, tapControl } from "../members/tap.ts";
 import { Redactor } from "../evidence/redact.ts";
 import { deadline, loadNow, pace, paceLine } from "../core/pace.ts";
-import { mcpContainers, nodeAliases, tapAlias, type TopologySpec } from "../definitions/spec.ts";
+import { mcpContainers, nodeAliases, scriptedAliases, tapAlias, tappedAliases, type TopologySpec } from "../definitions/spec.ts";
+import { ScriptedNode } from "../clients/scripted-node.ts";
 import { Phases } from "../definitions/phases.ts";
 import { TeardownStack } from "./teardown.ts";
 import { LabOperator, NotPairedAfterRestore, isReadyNode, type OperatorHost } from "./operator.ts";
@@ -158,9 +159,35 @@ export class Lab {
   mcp(name: string): McpControl {
     return mcpControl(this, name);
   }
-  /** The wire tap between a node host and the gateway (frames, HTTP exchanges, fault rules). */
+  /** The wire tap between a node host (or a scripted node) and the gateway (frames, HTTP exchanges, fault rules). */
   tap(node: string): TapControl {
     return tapControl(this, node);
+  }
+
+  readonly #scripted = new Map<string, ScriptedNode>();
+  get #scriptedDir(): string {
+    return path.join(os.tmpdir(), `fleetlab-${this.id}-scripted`);
+  }
+  /**
+   * A scripted node of this lab (spec.scripted): one per alias, with a device identity of its
+   * own (a key made for this lab, kept outside the run folder, which is evidence, and deleted
+   * with the lab), not yet connected (its connect goes through tap-<alias>:
+   * `node.connect(lab.scriptedUrl(alias))`; pairing: lab/kits/pairing.ts). Closed, and its
+   * transcript saved as transcripts/<alias>.jsonl, when the lab goes down.
+   */
+  scripted(alias: string): ScriptedNode {
+    if (!scriptedAliases(this.spec).includes(alias)) throw new Error(`no scripted node '${alias}' in this lab (spec.scripted: ${scriptedAliases(this.spec).join(", ") || "none"})`);
+    let n = this.#scripted.get(alias);
+    if (!n) {
+      const identity = loadOrCreateDeviceIdentity(path.join(this.#scriptedDir, alias, "identity.json"));
+      this.#scripted.set(alias, (n = new ScriptedNode({ name: alias, identity, token: this.spec.gateway.token })));
+    }
+    return n;
+  }
+
+  /** Where a scripted node connects: its own tap, which forwards to the gateway. */
+  scriptedUrl(alias: string): string {
+    return `ws://${this.member(tapAlias(alias)).ip}:${this.spec.gateway.port}/`;
   }
   get git(): GitHttpControl {
     return gitControl(this);
@@ -243,7 +270,7 @@ export class Lab {
       new ModelContainer(ctx),
       ...(spec.git.enabled ? [new GitContainer(ctx)] : []),
       ...mcpContainers(spec).map((m) => new McpContainer(ctx, m)),
-      ...(spec.tap.enabled ? nodeAliases(spec).map((n) => new TapContainer(ctx, n)) : []),
+      ...tappedAliases(spec).map((n) => new TapContainer(ctx, n)),
       new GatewayContainer(ctx),
     ];
     const nodes: MemberContainer[] = nodeAliases(spec).map((n) => new NodeHostContainer(ctx, n));
@@ -524,9 +551,16 @@ export class Lab {
     const undone = await this.teardown.drain();
     for (const f of undone.failed) info(`could not undo '${f.name}': ${f.error}`);
     await this.operator?.close().catch(() => {});
+    for (const [alias, n] of this.#scripted) {
+      await n.closeAll();
+      const entries = n.transcript();
+      fs.mkdirSync(path.join(this.dir, "transcripts"), { recursive: true });
+      if (entries.length) fs.writeFileSync(path.join(this.dir, "transcripts", `${alias}.jsonl`), entries.map((e) => JSON.stringify(e)).join("\n") + "\n");
+    }
+    if (this.#scripted.size) fs.rmSync(this.#scriptedDir, { recursive: true, force: true });
     if (this.spec.tap.enabled) {
       await Promise.all(
-        nodeAliases(this.spec)
+        tappedAliases(this.spec)
           .filter((n) => this.members.has(tapAlias(n)))
           .map((n) =>
             this.tap(n)
