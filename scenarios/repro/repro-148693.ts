@@ -1,0 +1,137 @@
+// Upstream: openclaw/openclaw#148693 "Android stays Connected while node events repeatedly fail
+// with PAIRING_CHANGED (2026.9.4)" (open). Reported on 2026.9.4.
+//
+// Reporter's steps (from the thread): an Android node stays connected; its node.event requests
+// are refused again and again with PAIRING_CHANGED (39 refusals in one connection window of
+// about 24 minutes) while the app and presence still show it Connected. The maintainer's reading:
+// "The PAIRING_CHANGED rejection comes from the pre-dispatch pairing fence in server-methods.ts
+// (authorizeGatewayRequestPreDispatch), which replies retryable:true but leaves the socket open
+// and the node session READY, so nothing ever tells the client to reconnect, and every
+// node.event keeps hitting the same fence. Plan: repro the fence trip with a synthetic node
+// connection."
+//
+// What the user should have seen (asserted here), as the fix describes it: a node connection
+// whose pairing state is no longer current is retired by the gateway (closed, 4001 in the fix),
+// so the node's documented reconnect can run, instead of staying open with every request
+// refused. Bound: within RETIRE_S of the pairing state moving away from connection A, A is either
+// closed by the gateway or still served; it is never left open answering PAIRING_CHANGED
+// (R-148693-stale-connection-retired).
+//
+// Fix: PR openclaw/openclaw#148770 "fix(gateway): retire node connection when pairing changed
+// before dispatch" (open when this was written): settles the captured pairing lease before
+// answering, flips presence and closes the socket (4001). No released version carries it.
+//
+// How this lab reproduces it (the synthetic node connection the thread plans): an own lab with
+// the scripted node (lab/clients/scripted-node.ts) and no node host. The scripted node pairs as
+// an operator pairs a node and keeps connection A open; a node.event on A is answered (the
+// baseline). Then a second connection B with the same device identity is admitted: the gateway
+// now holds B as the node's session, so A's pairing state is no longer current
+// (P-148693-second-connection). A sends a node.event every second for RETIRE_S; each answer, and
+// whether and how the gateway closes A, is kept (on the scripted node's transcript and its tap).
+// `make repro NAME=repro-148693 N=1 AIM_OFF=1` opens no second connection: the premise is unmet
+// and the verdict must be unknown.
+//
+// Outcome on 2026.9.6: reproduced (run 20261202-000732-01b1). Pairing took 150 ms; the baseline
+// node.event was served (handled false, "unsupported_event": the gateway answers an event it does
+// not know); the second connection was admitted; then every node.event on A, one a second for
+// 10 s, was refused UNAVAILABLE "node pairing changed before request dispatch" (details
+// PAIRING_CHANGED, retryable: true), and the gateway never closed A: the report's loop.
+import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
+import { refusal, isRefused } from "../../lab/clients/operator.ts";
+import { normalise } from "../../lab/findings/normalise.ts";
+import { pairScripted } from "../../lab/kits/pairing.ts";
+import { scene } from "../../lab/kits/scene.ts";
+import { sleep } from "../../lab/core/wait.ts";
+
+/** From B's admission: how long A is watched (a node.event a second). */
+const RETIRE_S = 10;
+
+const EXPECTATION = `once a second connection with the same device identity is admitted, the first connection (whose pairing state is no longer current) is, within ${RETIRE_S} s, either closed by the gateway or still served; never left open with its requests refused PAIRING_CHANGED`;
+
+const findings: FindingRecord[] = [
+  {
+    // Reproduced on 2026.9.6 (run 20261202-000732-01b1): after the second connection was
+    // admitted, all 10 node.event requests on connection A were refused UNAVAILABLE
+    // "node pairing changed before request dispatch" (details PAIRING_CHANGED, retryable) and the
+    // gateway never closed A.
+    id: "R-148693-stale-connection-retired",
+    expectation: EXPECTATION,
+    signature: { within_s: RETIRE_S, aClosedByGateway: null, answers: ["UNAVAILABLE/PAIRING_CHANGED retryable"] },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: "fixtures/findings/R-148693-stale-connection-retired.json",
+  },
+];
+
+export default defineScenario({
+  name: "repro-148693",
+  proves: "a node connection whose pairing state is no longer current (a second connection of the same device was admitted) is retired by the gateway, not left open with every request refused PAIRING_CHANGED (openclaw/openclaw#148693)",
+  topology: "own",
+  pairing: "fresh",
+  spec: { nodes: { count: 0 }, scripted: { count: 1 }, mcp: { servers: [] }, git: { enabled: false } },
+  findings,
+  premises: [
+    {
+      id: "P-148693-second-connection",
+      what: "while connection A was open and served, a second connection B with the same device identity was admitted (hello-ok)",
+      aimOff: "no second connection is opened",
+    },
+  ],
+  timeoutMs: 120_000,
+  async run(ctx) {
+    const { lab, log, check, premise, signal, aimOff } = ctx;
+    const alias = "scripted-1";
+    const node = lab.scripted(alias);
+    await scene(ctx, { faults: false, evidence: { nodeId: node.nodeId, bounds: { RETIRE_S } } }, async ({ evidence }) => {
+      const paired = await labStep(`pairing ${alias}`, () => pairScripted(lab, alias, { signal }));
+      const a = node.current!;
+      let aClosed: { code: number; reason: string; afterMs: number } | undefined;
+      let bAdmittedAt = 0;
+      a.onClose((code, reason) => (aClosed ??= { code, reason, afterMs: bAdmittedAt ? Date.now() - bAdmittedAt : -1 }));
+      const event = (n: number) => node.request("node.event", { event: "fleetlab.probe", payloadJSON: JSON.stringify({ n }) }, a).then(
+        (r) => ({ n, ok: true as const, answer: r }),
+        (e: unknown) => ({ n, ...refusal(e), retryable: (e as { retryable?: boolean }).retryable ?? null }),
+      );
+      const baseline = await event(0);
+      log(`${alias} paired (${paired.ms} ms); baseline node.event on A: ${JSON.stringify(baseline)}`);
+      if (isRefused(baseline)) throw new Error(`the paired node's first node.event was refused (${baseline.code}: ${baseline.message}): the state the report starts from was not reached`);
+
+      // ---- a second connection with the same identity
+      let b: { ok: boolean; connId?: string; error?: string } = { ok: false };
+      if (!aimOff) {
+        b = await node.connect(lab.scriptedUrl(alias)).then(
+          ({ hello }) => ({ ok: true, connId: hello.server.connId }),
+          (e: Error) => ({ ok: false, error: e.message }),
+        );
+      }
+      bAdmittedAt = Date.now();
+      premise({ id: "P-148693-second-connection", met: b.ok && !aClosed, observed: { secondAdmitted: b.ok, aOpenWhenAdmitted: !aClosed } });
+      log(`second connection with the same identity: ${JSON.stringify(b)}`);
+
+      // ---- A, watched for RETIRE_S
+      const answers: Awaited<ReturnType<typeof event>>[] = [];
+      for (let n = 1; n <= RETIRE_S && !aClosed && !signal.aborted; n++) {
+        if (a.connected) answers.push(await event(n));
+        await sleep(1_000);
+      }
+      const fenced = answers.filter((x) => isRefused(x) && (x as { detailsCode?: string }).detailsCode === "PAIRING_CHANGED");
+      const served = answers.filter((x) => !isRefused(x));
+      const leftOpenRefused = !aClosed && fenced.length > 0 && served.length === 0;
+      log(`A after B: ${answers.length} node.event(s): ${fenced.length} refused PAIRING_CHANGED, ${served.length} served; A closed: ${JSON.stringify(aClosed ?? null)}`);
+      check({
+        id: "R-148693-stale-connection-retired",
+        expectation: EXPECTATION,
+        holds: !leftOpenRefused,
+        observed: normalise({
+          within_s: RETIRE_S,
+          aClosedByGateway: aClosed ? aClosed.code : null,
+          answers: [...new Set(answers.map((x) => (isRefused(x) ? `${x.code}/${(x as { detailsCode?: string }).detailsCode ?? "-"}${(x as { retryable?: unknown }).retryable === true ? " retryable" : ""}` : "served")))],
+        }),
+      });
+      evidence.baseline = baseline;
+      evidence.second = b;
+      evidence.answers = answers;
+      evidence.aClosed = aClosed ?? null;
+    });
+  },
+});
