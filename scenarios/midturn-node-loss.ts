@@ -58,10 +58,12 @@ const findings: FindingRecord[] = [
         // make matrix 2026.9.4-2026.9.6 (runs 20261201-201122-2269 on 2026.9.4, 20261201-202214-02ea
         // on 2026.9.5): the turn is still not ended 45 s after the loss, but once the node is back
         // the gateway ends it with an error (two chat "error" events before any abort), and the
-        // checks after it then hold. Both versions also showed the record's own signature
-        // (timeout after the return: 2026.9.4 in the matrix of 2026-11-30, 2026.9.5 in
-        // matrix-20261201-170345); which one a run gets is not known yet, so the base stays
-        // registered for them too. 2026.9.6 has shown only the base.
+        // checks after it then hold. The condition is the version: every run since the scenario
+        // waits up to 20 s for the run after the node is back (681c9ea) read this variant on
+        // 2026.9.4 and 2026.9.5 (5 of 5: 20261201-201122, -202214, -204606, -210342, -210551), and
+        // 2026.9.6 only the base. The base's readings on the older versions (2026.9.4 in the matrix
+        // of 2026-11-30, 2026.9.5 in matrix-20261201-170345) came from the 1 s wait before that
+        // commit: the lab's window closed before the gateway ended the run, not OpenClaw varying.
         versions: ">=2026.9.4 <2026.9.6",
         signature: { within_s: 45, agentWait: "timeout", chatTerminalState: null, runAfterNodeReturned: "error", runAfterNodeReturned_within_s: 20 },
         note: "the lost turn ends with an error once the node is back (not within 45 s of the loss)",
