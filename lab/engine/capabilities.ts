@@ -138,22 +138,28 @@ export async function probeCapabilities(image: { tag: string; id: string }, conf
     }
   }
   // Once more if the first probe hangs (seen once in a matrix run on a loaded machine: 90 s with
-  // no end, while the same probe took 3 s before and after).
+  // no end, while the same probe took 3 s before and after), or gives a help text with no
+  // options: seen once on 2026.9.4 while a matrix built images beside running labs, `node run
+  // --help` printed nothing (under a 25 s timeout then, now 60 s), and the scenario read unknown.
   const probe = () => runHelp(image.tag, nodeCfg, gwCfg);
-  const help = await step(`what ${image.tag} offers (its CLI help and config schema, once per image)`, () =>
-    probe().catch((err: Error) => {
+  const read = (help: string): Capabilities => {
+    const [node = "", gateway = "", nodeValid = "", gwValid = ""] = help.split("\n==fleetlab==\n");
+    return { image: image.id, nodeRunOptions: optionsFromHelp(node), gatewayRunOptions: optionsFromHelp(gateway), unknownConfig: { node: unknownKeys(nodeValid), gateway: unknownKeys(gwValid) } };
+  };
+  const readable = (c: Capabilities) => c.nodeRunOptions.length > 0 && c.gatewayRunOptions.length > 0;
+  let help = "";
+  const caps = await step(`what ${image.tag} offers (its CLI help and config schema, once per image)`, async () => {
+    help = await probe().catch((err: Error) => {
       info(`the probe of ${image.tag} did not finish (${err.message}); trying once more`);
       return probe();
-    }),
-  );
-  const [node = "", gateway = "", nodeValid = "", gwValid = ""] = help.split("\n==fleetlab==\n");
-  const caps: Capabilities = {
-    image: image.id,
-    nodeRunOptions: optionsFromHelp(node),
-    gatewayRunOptions: optionsFromHelp(gateway),
-    unknownConfig: { node: unknownKeys(nodeValid), gateway: unknownKeys(gwValid) },
-  };
-  if (!caps.nodeRunOptions.length || !caps.gatewayRunOptions.length) {
+    });
+    const first = read(help);
+    if (readable(first)) return first;
+    info(`the probe of ${image.tag} gave no CLI options (${first.nodeRunOptions.length ? "gateway" : "node"} run --help printed none); trying once more`);
+    help = await probe();
+    return read(help);
+  });
+  if (!readable(caps)) {
     throw new Error(`could not read the options of ${image.tag}'s CLI (openclaw node run --help / gateway run --help); its output began:\n${help.slice(0, 600)}`);
   }
   fs.mkdirSync(DIR, { recursive: true });
@@ -161,13 +167,16 @@ export async function probeCapabilities(image: { tag: string; id: string }, conf
   return caps;
 }
 
+/** The probe container's whole budget: two help texts (60 s each at most) and two config checks (25 s each). */
+const PROBE_WAIT_MS = 180_000;
+
 async function runHelp(tag: string, nodeCfg: string, gwCfg: string): Promise<string> {
   const d = docker();
   const sep = "echo; echo ==fleetlab==";
   const validate = (v: string, f: string) => `printf '%s' "$${v}" > ${f}; OPENCLAW_CONFIG_PATH=${f} timeout 25 openclaw config validate --json 2>&1`;
   const c = await d.createContainer({
     Image: tag,
-    Entrypoint: ["sh", "-c", `timeout 25 openclaw node run --help 2>&1; ${sep}; timeout 25 openclaw gateway run --help 2>&1; ${sep}; ${validate("FL_NODE_CFG", "/tmp/node.json")}; ${sep}; ${validate("FL_GW_CFG", "/tmp/gateway.json")}`],
+    Entrypoint: ["sh", "-c", `timeout 60 openclaw node run --help 2>&1; ${sep}; timeout 60 openclaw gateway run --help 2>&1; ${sep}; ${validate("FL_NODE_CFG", "/tmp/node.json")}; ${sep}; ${validate("FL_GW_CFG", "/tmp/gateway.json")}`],
     Env: ["OPENCLAW_STATE_DIR=/tmp/probe-state", "HOME=/tmp", "NO_COLOR=1", "TERM=dumb", `FL_NODE_CFG=${nodeCfg}`, `FL_GW_CFG=${gwCfg}`],
     // Labelled like a run's own containers: a probe whose process was killed is pruned like them.
     Labels: runLabels(`probe-${process.pid}`, "probe"),
@@ -175,10 +184,10 @@ async function runHelp(tag: string, nodeCfg: string, gwCfg: string): Promise<str
   });
   try {
     await c.start();
-    const waited = await Promise.race([c.wait(), new Promise<undefined>((r) => setTimeout(() => r(undefined), 60_000))]);
+    const waited = await Promise.race([c.wait(), new Promise<undefined>((r) => setTimeout(() => r(undefined), PROBE_WAIT_MS))]);
     if (!waited) {
       const so_far = demux((await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer);
-      throw new Error(`the CLI help and config check of ${tag} did not finish within 60 s (output so far: ${so_far.slice(-300).trim() || "none"})`);
+      throw new Error(`the CLI help and config check of ${tag} did not finish within ${PROBE_WAIT_MS / 1000} s (output so far: ${so_far.slice(-300).trim() || "none"})`);
     }
     const buf = (await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
     return demux(buf) || buf.toString("utf8");
