@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nodeAliases, parseTopology, topologyFromEnv } from "./spec.ts";
+import { nodeAliases, parseTopology, scriptedAliases, tappedAliases, topologyFromEnv } from "./spec.ts";
 
 describe("topology spec", () => {
   it("gives the standard lab by default", () => {
@@ -49,6 +49,15 @@ describe("topology spec", () => {
     expect(() => parseTopology({ nodes: { count: 1 }, mcp: { nodeServers: [{ name: "east", catalog: "north", node: "node-2" }] } })).toThrow(
       'mcp.nodeServers.0.node = "node-2": no such node host (this topology has: node-1)',
     );
+  });
+
+  it("scripted nodes: none by default; they need taps and a prefix of their own, each refusal naming the field", () => {
+    expect(parseTopology({}).scripted).toEqual({ count: 0, prefix: "scripted" });
+    expect(scriptedAliases(parseTopology({ scripted: { count: 2 } }))).toEqual(["scripted-1", "scripted-2"]);
+    expect(tappedAliases(parseTopology({ nodes: { count: 1 }, scripted: { count: 1 } }))).toEqual(["node-1", "scripted-1"]);
+    expect(() => parseTopology({ scripted: { count: 1 }, tap: { enabled: false } })).toThrow(/scripted\.count = 1: scripted nodes connect through wire taps: set tap\.enabled true/);
+    expect(() => parseTopology({ scripted: { count: 1, prefix: "node" } })).toThrow(/scripted\.prefix = "node": must differ from nodes\.prefix/);
+    expect(() => parseTopology({ scripted: { count: 5 } })).toThrow(/scripted\.count = 5/);
   });
 
   it("explains malformed TOPOLOGY JSON", () => {
