@@ -35,7 +35,8 @@
 // node.event was served (handled false, "unsupported_event": the gateway answers an event it does
 // not know); the second connection was admitted; then every node.event on A, one a second for
 // 10 s, was refused UNAVAILABLE "node pairing changed before request dispatch" (details
-// PAIRING_CHANGED, retryable: true), and the gateway never closed A: the report's loop.
+// PAIRING_CHANGED, retryable: true), and the gateway never closed A: the report's loop. The same
+// on 2026.9.4 and 2026.9.5 (matrix-20261202-020542-d80d), and in 4 of 4 soak rounds on 2026.9.6.
 import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { refusal, isRefused } from "../../lab/clients/operator.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
@@ -53,11 +54,11 @@ const findings: FindingRecord[] = [
     // Reproduced on 2026.9.6 (run 20261202-000732-01b1): after the second connection was
     // admitted, all 10 node.event requests on connection A were refused UNAVAILABLE
     // "node pairing changed before request dispatch" (details PAIRING_CHANGED, retryable) and the
-    // gateway never closed A.
+    // gateway never closed A. The same on 2026.9.4 and 2026.9.5 (matrix-20261202-020542-d80d).
     id: "R-148693-stale-connection-retired",
     expectation: EXPECTATION,
     signature: { within_s: RETIRE_S, aClosedByGateway: null, answers: ["UNAVAILABLE/PAIRING_CHANGED retryable"] },
-    versions: ["2026.9.6"],
+    versions: ["2026.9.6", "2026.9.5", "2026.9.4"],
     kind: "shortfall",
     evidence: "fixtures/findings/R-148693-stale-connection-retired.json",
   },
