@@ -352,6 +352,12 @@ function isLoopbackUrl(url: string): boolean {
   }
 }
 
+/** Transcript entries as JSONL (one entry per line), the folder made when missing. */
+export function writeTranscript(file: string, entries: readonly TranscriptEntry[]): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, entries.map((e) => JSON.stringify(e)).join("\n") + (entries.length ? "\n" : ""));
+}
+
 export class GatewayClient {
   readonly name: string;
   readonly #redact: boolean;
@@ -877,9 +883,7 @@ export class GatewayClient {
 
   /** Write the transcript as JSONL (one entry per line); `since` (epoch ms) keeps only what came after. */
   saveTranscript(file: string, opts: { since?: number } = {}): void {
-    const entries = opts.since === undefined ? this.#transcript : this.#transcript.filter((e) => e.t >= opts.since!);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, entries.map((e) => JSON.stringify(e)).join("\n") + (entries.length ? "\n" : ""));
+    writeTranscript(file, opts.since === undefined ? this.#transcript : this.#transcript.filter((e) => e.t >= opts.since!));
   }
 
   /**

@@ -13,7 +13,7 @@
 // device token, runs no MCP servers, answers no command by itself (every answer is the
 // scenario's), and does not reconnect on its own after a close.
 import type { DeviceIdentity } from "./device-identity.ts";
-import { GatewayClient, GatewayError, type ConnectOptions, type HelloOk, type TranscriptEntry } from "./gateway.ts";
+import { GatewayClient, GatewayError, writeTranscript, type ConnectOptions, type HelloOk, type TranscriptEntry } from "./gateway.ts";
 import { waitFor } from "../core/wait.ts";
 
 /** A node.invoke.request the scripted node received (on any of its connections). */
@@ -177,6 +177,11 @@ export class ScriptedNode {
   /** Every connection's transcript entries, in time order. */
   transcript(): TranscriptEntry[] {
     return this.#conns.flatMap((c) => [...c.transcript()]).sort((a, b) => a.t - b.t || a.n - b.n);
+  }
+
+  /** Every connection's transcript as JSONL, in time order (the operator's format). */
+  saveTranscript(file: string): void {
+    writeTranscript(file, this.transcript());
   }
 
   async #received(client: GatewayClient, payload: unknown): Promise<void> {

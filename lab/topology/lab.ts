@@ -553,9 +553,7 @@ export class Lab {
     await this.operator?.close().catch(() => {});
     for (const [alias, n] of this.#scripted) {
       await n.closeAll();
-      const entries = n.transcript();
-      fs.mkdirSync(path.join(this.dir, "transcripts"), { recursive: true });
-      if (entries.length) fs.writeFileSync(path.join(this.dir, "transcripts", `${alias}.jsonl`), entries.map((e) => JSON.stringify(e)).join("\n") + "\n");
+      if (n.transcript().length) n.saveTranscript(path.join(this.dir, "transcripts", `${alias}.jsonl`));
     }
     if (this.#scripted.size) fs.rmSync(this.#scriptedDir, { recursive: true, force: true });
     if (this.spec.tap.enabled) {
