@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Frame } from "../clients/tap.ts";
-import { answerOf, commandOf, invokeParams, launchIdentity, launchOf } from "./node-wire.ts";
+import { answerOf, commandOf, invokeParams, launchIdentity, launchOf, refusedConnectsIn } from "./node-wire.ts";
+import type { HttpExchange } from "../clients/tap.ts";
 
 // A node.invoke.request as the tap records it (gw->node, the command's params as a JSON string).
 const invoke = (seq: number, command: string, payload: Record<string, unknown>, text?: string): Frame => ({
@@ -113,5 +114,22 @@ describe("launchIdentity", () => {
     const { planHash: _, ...partial } = identity;
     expect(launchIdentity(partial)).toBeUndefined();
     expect(launchIdentity(null)).toBeUndefined();
+  });
+});
+
+describe("refusedConnectsIn", () => {
+  const res = (seq: number, ok: boolean, extra: Partial<Frame> = {}): Frame => ({ kind: "frame", seq, t: seq, conn: "c1", path: "/", dir: "gw->node", opcode: 1, fin: true, len: 10, masked: false, action: "forward", type: "res", replyTo: "connect", ok, ...extra });
+  const upgrade = (seq: number, status: number | null): HttpExchange => ({ kind: "http", seq, t: seq, conn: "c2", method: "GET", path: "/", status, reqBytes: 0, resBytes: 0, durationMs: 1, upgrade: "websocket" });
+  it("takes refused connect answers and upgrades answered with an error, in order; not admitted connects, other paths, or other answers", () => {
+    const frames = [
+      res(1, true),
+      res(2, false, { errorCode: "NOT_PAIRED", errorDetailsCode: "PAIRING_REQUIRED" }),
+      res(3, false, { replyTo: "node.event", errorCode: "UNAVAILABLE" }),
+      res(4, false, { path: "/__openclaw__/worker", errorCode: "X" }),
+    ];
+    expect(refusedConnectsIn(frames, [upgrade(5, 502), upgrade(6, 101), upgrade(7, null)])).toEqual([
+      { seq: 2, t: 2, conn: "c1", how: "connect", code: "NOT_PAIRED", detailsCode: "PAIRING_REQUIRED" },
+      { seq: 5, t: 5, conn: "c2", how: "upgrade", status: 502 },
+    ]);
   });
 });

@@ -71,6 +71,32 @@ export async function controlEvents(tap: TapControl, since: number): Promise<Tap
   });
 }
 
+/** A connect the gateway refused on a node's control path, as its tap saw it: an answer to `connect` with ok false, or an upgrade on "/" answered with an error status. */
+export interface RefusedConnect {
+  seq: number;
+  t: number;
+  conn: string;
+  how: "connect" | "upgrade";
+  code?: string;
+  detailsCode?: string;
+  status?: number;
+}
+
+/** The refused connects among a tap's frames and HTTP exchanges, in order. */
+export function refusedConnectsIn(frames: readonly Frame[], http: readonly HttpExchange[]): RefusedConnect[] {
+  const answers: RefusedConnect[] = frames
+    .filter((f) => f.dir === "gw->node" && f.path === "/" && f.replyTo === "connect" && f.ok === false)
+    .map((f) => ({ seq: f.seq, t: f.t, conn: f.conn, how: "connect", ...(f.errorCode ? { code: f.errorCode } : {}), ...(f.errorDetailsCode ? { detailsCode: f.errorDetailsCode } : {}) }));
+  const upgrades: RefusedConnect[] = http.filter((h) => h.path === "/" && h.upgrade && h.status !== null && h.status >= 400).map((h) => ({ seq: h.seq, t: h.t, conn: h.conn, how: "upgrade", status: h.status! }));
+  return [...answers, ...upgrades].sort((a, b) => a.seq - b.seq);
+}
+
+/** The node's connects refused since `since` (a tap seq): what a re-pairing repro counts. */
+export async function refusedConnects(tap: TapControl, since = 0): Promise<RefusedConnect[]> {
+  const [frames, http] = await Promise.all([tap.frames({ since }), tap.http({ since })]);
+  return refusedConnectsIn(frames, http);
+}
+
 // ---- worker commands: node.invoke.request frames of worker.* commands, and their params
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { GatewayClient } from "../clients/gateway.ts";
-import { replyOf } from "./session.ts";
+import { replyOf, Session } from "./session.ts";
+import type { Lab } from "../topology/lab.ts";
 import { LabInfraError } from "../definitions/verdict.ts";
 
 /** A client whose chat.history answers `messages` (and counts the asks). */
@@ -33,5 +34,40 @@ describe("replyOf: the reply of a run that ended ok", () => {
     const { c, asked } = client([assistant("partial", "r1")]);
     expect(await replyOf(c, "s", { runId: "r1", status: "timeout" })).toBeUndefined();
     expect(asked).toEqual([]);
+  });
+});
+
+describe("Session.waitEnd: agent.wait through its early pending and its own timeout", () => {
+  /** A session whose agent.wait answers `answers` in turn (then the last one again), recording each timeoutMs. */
+  function session(answers: Record<string, unknown>[]) {
+    const asked: number[] = [];
+    let i = 0;
+    const request = async (method: string, params: { timeoutMs?: number }) => {
+      if (method !== "agent.wait") return { sessionKey: "s", messages: [] };
+      asked.push(params.timeoutMs ?? -1);
+      return { runId: "r1", ...answers[Math.min(i++, answers.length - 1)] };
+    };
+    const lab = { operator: { client: { request } } } as unknown as Lab;
+    return { s: new Session(lab, "s"), asked };
+  }
+
+  it("waits again after pending and after timeout, until the run ends", async () => {
+    const { s, asked } = session([{ status: "pending" }, { status: "timeout" }, { status: "ok", terminalReply: { text: "done" } }]);
+    const end = await s.waitEnd("r1", 5_000);
+    expect(end).toMatchObject({ status: "ok", text: "done", waits: 3 });
+    expect(asked).toHaveLength(3);
+    expect(asked.every((ms) => ms > 0 && ms <= 5_000)).toBe(true);
+  });
+
+  it("an error ends it at once", async () => {
+    const { s } = session([{ status: "error", error: "boom" }]);
+    expect(await s.waitEnd("r1", 5_000)).toMatchObject({ status: "error", waits: 1 });
+  });
+
+  it("a run still pending at the deadline comes back pending, never as an end", async () => {
+    const { s } = session([{ status: "pending" }]);
+    const end = await s.waitEnd("r1", 300);
+    expect(end.status).toBe("pending");
+    expect(end.ms).toBeGreaterThanOrEqual(300);
   });
 });

@@ -18,7 +18,7 @@ import type { GatewayClient } from "../clients/gateway.ts";
 import { AgentWaitResultSchema, chatHistory, createSession, describeSession, messageText, sendChat, type HistoryMessage, type Placement, type SessionRow } from "../clients/sessions.ts";
 import type { HeldRequest } from "../clients/model.ts";
 import { isRefused, refusal, type Refused } from "../clients/operator.ts";
-import { faults } from "../faults/index.ts";
+import { faults, type FaultTimeline } from "../faults/index.ts";
 import { LabInfraError } from "../definitions/verdict.ts";
 import type { Lab } from "../topology/lab.ts";
 import { dispatchTo, reclaim, uniqueName, type Dispatched } from "./workers.ts";
@@ -64,6 +64,26 @@ export class Session {
     // A node-placed turn's wait may carry no reply text: the last assistant message of the run is it.
     if (r.status === "ok" && text === undefined) text = lastAssistantText(await this.history().catch(() => []), runId);
     return { runId, status: r.status, text, error: r.error, stopReason: r.stopReason, raw: raw as Record<string, unknown>, ms: Math.round(performance.now() - t0) };
+  }
+
+  /**
+   * agent.wait again and again until the run ends (ok or error) or `deadlineMs` has passed:
+   * agent.wait answers "pending" early for a queued run (after a couple of seconds, whatever its
+   * timeoutMs) and "timeout" at its own; both are waited through. Returns the last answer, with
+   * how many waits it took; a run still pending or running at the deadline comes back as such.
+   */
+  async waitEnd(runId: string, deadlineMs: number, opts: { signal?: AbortSignal } = {}): Promise<RunEnd & { waits: number }> {
+    const t0 = performance.now();
+    let waits = 0;
+    for (;;) {
+      const left = deadlineMs - (performance.now() - t0);
+      const end = await this.wait(runId, Math.max(1, Math.round(left)));
+      waits += 1;
+      const done = end.status !== "pending" && end.status !== "timeout";
+      if (done || performance.now() - t0 >= deadlineMs || opts.signal?.aborted) return { ...end, ms: Math.round(performance.now() - t0), waits };
+      // A pending answer comes back at once: do not spin on it.
+      if (end.status === "pending") await new Promise((r) => setTimeout(r, Math.min(500, Math.max(0, deadlineMs - (performance.now() - t0)))));
+    }
   }
 
   /** send() then wait(): one whole turn. */
@@ -148,6 +168,33 @@ export async function restartGateway(lab: Lab, opts: { graceSeconds?: number; ti
   const restartMs = Math.round(performance.now() - t0);
   const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? 120_000 });
   return { restartMs, ...r };
+}
+
+/**
+ * Stop the gateway (SIGTERM, SIGKILL after `graceSeconds`), start the same container again on its
+ * state volume, and reconnect the operator; says whether the stop was graceful (the gateway
+ * exited by itself within the grace: exit code other than 137) and how long each step took.
+ */
+export async function stopStartGateway(lab: Lab, opts: { graceSeconds?: number; timeoutMs?: number; timeline?: FaultTimeline; signal?: AbortSignal } = {}): Promise<{ exitCode: number | null; graceful: boolean; stopMs: number; startMs: number; readyMs: number; connectMs: number }> {
+  const stop = faults.stop(lab, lab.spec.gateway.alias, { timeoutSeconds: opts.graceSeconds ?? 10, timeline: opts.timeline });
+  const stopped = await stop.inject();
+  const started = await stop.heal();
+  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? 120_000, signal: opts.signal });
+  const d = (stopped.detail ?? {}) as { exitCode?: number; graceful?: boolean };
+  return { exitCode: d.exitCode ?? null, graceful: d.graceful === true, stopMs: Math.round(stopped.totalMs), startMs: Math.round(started.totalMs), ...r };
+}
+
+/**
+ * SIGKILL the gateway (no drain, no shutdown), start the same container again on its state
+ * volume, and get the operator back. The container is not removed, so the gateway's state lease
+ * is its own again at start (a new container on the same volume would wait for the lease).
+ */
+export async function killGateway(lab: Lab, opts: { timeoutMs?: number; timeline?: FaultTimeline; signal?: AbortSignal } = {}): Promise<{ killMs: number; startMs: number; readyMs: number; connectMs: number }> {
+  const kill = faults.kill(lab, lab.spec.gateway.alias, { timeline: opts.timeline });
+  const killed = await kill.inject();
+  const started = await kill.heal();
+  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? 120_000, signal: opts.signal });
+  return { killMs: Math.round(killed.totalMs), startMs: Math.round(started.totalMs), ...r };
 }
 
 /** The text of the last assistant message of `runId` (or the last one at all) in a history. */

@@ -48,3 +48,31 @@ export function toolErrorMessage(text: string): string {
   const m = /<<<EXTERNAL_UNTRUSTED_CONTENT[^>]*>>>\n(?:Source: [^\n]*\n)?---\n([\s\S]*?)\n<<<END_EXTERNAL_UNTRUSTED_CONTENT/.exec(error);
   return m ? m[1]! : error;
 }
+
+/** One turn as a repro reads it: its own tool results and replies from the session's history, and the model requests made for it. */
+export interface TurnView {
+  runId: string;
+  /** Tool results of this run only (history messages tagged with its runId). */
+  toolResults: ToolResult[];
+  /** This run's assistant texts, in order. */
+  replies: string[];
+  /** The model requests whose last user message carries `token` (the turn's message, or a marker in it), in order. */
+  modelRequests: { id: string; seq: number; status: string; round?: number; toolNames?: string[]; output: unknown[] }[];
+}
+
+/**
+ * The per-turn view: what one run left in the history and what the model was asked for it. A
+ * history message without a run tag is not counted as this run's (another turn's result must not
+ * be read as this one's).
+ */
+export function turnView(runId: string, token: string, history: HistoryMessage[], requests: readonly { id: string; seq: number; status: string; userText?: string; round?: number; toolNames?: string[]; output: unknown[] }[]): TurnView {
+  const mine = history.filter((m) => m.__openclaw?.runId === runId);
+  return {
+    runId,
+    toolResults: toolResults(mine),
+    replies: mine.filter((m) => m.role === "assistant").map((m) => messageText(m.content)).filter((t) => t.length > 0),
+    modelRequests: requests
+      .filter((r) => (r.userText ?? "").includes(token))
+      .map((r) => ({ id: r.id, seq: r.seq, status: r.status, ...(r.round !== undefined ? { round: r.round } : {}), ...(r.toolNames ? { toolNames: r.toolNames } : {}), output: r.output })),
+  };
+}

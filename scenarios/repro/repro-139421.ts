@@ -1,0 +1,119 @@
+// Upstream: PR openclaw/openclaw#139421 "fix(gateway): reconcile pairing lifecycle after token
+// removal" (merged 2026-09-05; stage 2 of 3 of #135868). Regression target, source tree of
+// early September.
+//
+// What it fixes (its description): "revoking a node token could leave connected clients
+// authorized while worker cleanup was pending, or skip disconnection when that cleanup failed".
+// User impact: "Revoked node connections cannot continue sending authorized work while cleanup
+// waits."
+//
+// What the user should have seen (asserted here): once device.token.revoke of a node's token has
+// answered, nothing that node's open connection sends is served any more, and the gateway closes
+// that connection within CLOSE_S (R-139421-revoked-connection-ends). Observed: how many of the
+// node's requests sent after the revoke answered were served, and whether and when the gateway
+// closed the connection.
+//
+// How this lab gets there: an own lab with the scripted node (lab/clients/scripted-node.ts) and
+// no node host. The scripted node pairs and keeps its connection open, sending a node.event every
+// PACE_MS from before the revoke until the connection ends or CLOSE_S has passed; the operator
+// revokes the node's token (device.token.revoke {deviceId, role: "node"}). The premise
+// P-139421-token-revoked: the revocation took: a new connection of the node with its stored
+// device token only is refused. `make repro NAME=repro-139421 N=1 AIM_OFF=1` revokes the token of
+// another device (a second scripted node) instead: the premise must read unmet.
+// Out of reach: the worker cleanup the fix reorders (the scripted node hosts no worker, so the
+// cleanup has nothing to wait on): the race window here is the gateway's own revocation path.
+//
+// Outcome: not yet run (written 2026-12-02; the next session runs it on 2026.9.4/9.5/9.6).
+import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
+import { refusal, isRefused } from "../../lab/clients/operator.ts";
+import { GatewayError } from "../../lab/clients/gateway.ts";
+import { normalise } from "../../lab/findings/normalise.ts";
+import { pairScripted } from "../../lab/kits/pairing.ts";
+import { scene } from "../../lab/kits/scene.ts";
+import { sleep } from "../../lab/core/wait.ts";
+
+/** From the revoke's answer to the connection closed by the gateway. */
+const CLOSE_S = 5;
+/** One node.event this often on the node's connection. */
+const PACE_MS = 20;
+
+const EXPECTATION = `once device.token.revoke of a node's token has answered, no request the node's open connection sends is served, and the gateway closes that connection within ${CLOSE_S} s`;
+
+const findings: FindingRecord[] = [];
+
+export default defineScenario({
+  name: "repro-139421",
+  proves: "a node connection whose token is revoked is not served after the revocation answers, and is closed (openclaw/openclaw PR #139421)",
+  topology: "own",
+  pairing: "fresh",
+  spec: { nodes: { count: 0 }, scripted: { count: 2 }, mcp: { servers: [] }, git: { enabled: false } },
+  needs: [{ method: "device.token.revoke" }],
+  findings,
+  premises: [
+    {
+      id: "P-139421-token-revoked",
+      what: "the node's token was revoked: a new connection of the node with its stored device token only is refused",
+      aimOff: "the token of another device (scripted-2) is revoked instead",
+    },
+  ],
+  timeoutMs: 120_000,
+  async run(ctx) {
+    const { lab, log, check, premise, signal, aimOff } = ctx;
+    const alias = "scripted-1";
+    const node = lab.scripted(alias);
+    await scene(ctx, { faults: false, evidence: { nodeId: node.nodeId, bounds: { CLOSE_S, PACE_MS } } }, async ({ evidence }) => {
+      await labStep(`pairing ${alias}`, () => pairScripted(lab, alias, { signal }));
+      const other = aimOff ? await labStep("pairing scripted-2", () => pairScripted(lab, "scripted-2", { signal })) : undefined;
+      const a = node.current!;
+      let closed: { code: number; reason: string; t: number } | undefined;
+      a.onClose((code, reason) => (closed ??= { code, reason, t: Date.now() }));
+
+      // ---- the node keeps sending; the operator revokes its token
+      const sent: { n: number; t: number; answeredAt?: number; served?: boolean; code?: string; detailsCode?: string }[] = [];
+      let stop = false;
+      const loop = (async () => {
+        for (let n = 0; !stop && !closed && a.connected; n++) {
+          const r: (typeof sent)[number] = { n, t: Date.now() };
+          sent.push(r);
+          node.request("node.event", { event: "fleetlab.probe", payloadJSON: JSON.stringify({ n }) }, a).then(
+            () => Object.assign(r, { answeredAt: Date.now(), served: true }),
+            (e: unknown) => Object.assign(r, { answeredAt: Date.now(), served: false, code: refusal(e).code, detailsCode: refusal(e).detailsCode }),
+          );
+          await sleep(PACE_MS);
+        }
+      })();
+      await sleep(500);
+      const target = other?.nodeId ?? node.nodeId;
+      const revoked = await lab.operator.client.request<Record<string, unknown>>("device.token.revoke", { deviceId: target, role: "node" }).catch(refusal);
+      const revokedAt = Date.now();
+      log(`device.token.revoke ${aimOff ? "(aimed off: scripted-2's token)" : ""}: ${JSON.stringify(revoked)}`);
+      if (isRefused(revoked)) throw new Error(`device.token.revoke was refused (${revoked.code}: ${revoked.message})`);
+      while (!closed && Date.now() - revokedAt < CLOSE_S * 1000 && !signal.aborted) await sleep(50);
+      stop = true;
+      await loop;
+      await sleep(500); // the last answers
+
+      // ---- the premise: the token no longer admits a connection
+      const again = await node.connect(lab.scriptedUrl(alias), { deviceToken: "only" }).then(
+        () => undefined,
+        (e: unknown) => (e instanceof GatewayError ? { code: e.code, detailsCode: e.detailsCode ?? null } : Promise.reject(e)),
+      );
+      premise({ id: "P-139421-token-revoked", met: again !== undefined, observed: { reconnectWithStoredToken: again ?? "admitted" } });
+
+      const after = sent.filter((r) => r.t >= revokedAt);
+      const servedAfter = after.filter((r) => r.served === true);
+      const closedWithin = closed ? closed.t - revokedAt <= CLOSE_S * 1000 : false;
+      log(`requests: ${sent.length} sent, ${after.length} after the revoke answered, ${servedAfter.length} of them served; connection closed: ${closed ? `${closed.code} ${closed.t - revokedAt} ms after` : "no"}`);
+      check({
+        id: "R-139421-revoked-connection-ends",
+        expectation: EXPECTATION,
+        holds: servedAfter.length === 0 && closedWithin,
+        observed: normalise({ within_s: CLOSE_S, servedAfterRevoke: servedAfter.length, closedByGateway: closed ? closed.code : null, closedWithin }),
+      });
+      evidence.revoke = { answer: revoked, target, aimedOff: aimOff };
+      evidence.requests = sent;
+      evidence.closed = closed ?? null;
+      evidence.reconnect = again ?? "admitted";
+    });
+  },
+});
