@@ -181,7 +181,7 @@ describe("the premise self-test (--aim-off): the fault aimed off its path must r
     expect(aimOffExitCode(t)).toBe(0);
     const rec = readRunRecord(path.join(run.dir, "run.json"));
     expect(rec.repro).toMatchObject({ aimOff: true, caught: 2, ran: 2 });
-    expect(rec.repro?.attempts?.[0]?.aimOff).toEqual({ caught: true, why: seen[0]!.aimOff!.why });
+    expect(rec.repro?.attempts?.[0]?.aimOff).toEqual({ caught: true, outcome: "caught", why: seen[0]!.aimOff!.why });
   });
 
   it("a premise check that cannot fail lets the miss through: the attempt reads fixed?, NOT caught, exit 1", async () => {
@@ -201,8 +201,18 @@ describe("the premise self-test (--aim-off): the fault aimed off its path must r
 
   it("unknown for another reason (the lab's own step) is not the premise catching the miss", () => {
     const r = aimOffOutcome({ verdict: "unknown", detail: "the tap did not answer", premises: [] }, [P.id]);
-    expect(r).toEqual({ caught: false, why: "unknown for another reason (the tap did not answer); P-fault-acted never proven" });
-    expect(aimOffOutcome({ verdict: "unknown", premises: [{ ...P, met: false, observed: { served: 0 } }, { ...P, met: true }] }, [P.id]).caught).toBe(false);
+    expect(r).toEqual({ caught: false, outcome: "could not tell", why: "unknown before the premise was judged (the tap did not answer); P-fault-acted never proven" });
+    expect(aimOffOutcome({ verdict: "unknown", premises: [{ ...P, met: false, observed: { served: 0 } }, { ...P, met: true }] }, [P.id])).toMatchObject({ caught: false, outcome: "let through" });
+  });
+
+  it("an attempt that ended before the premise was judged is 'could not tell', not 'NOT caught': exit 3 when no attempt let the miss through", () => {
+    const base = { scenario: "s", asked: 2, ran: 2, reproduced: 0, newSignature: 0, failedOtherwise: 0, notReproduced: 0, unknown: 2, hits: [], matched: {} };
+    const untold = { ...base, caught: 1, letThrough: 0, couldNotTell: 1 };
+    expect(aimOffLine(untold)).toBe("premise self-test (--aim-off): caught the miss 1/2 - 1 attempt(s) could not tell (ended before the premise was judged: the lab, a member or a step failed first; run again)");
+    expect(aimOffLine(untold)).not.toContain("NOT caught");
+    expect(aimOffExitCode(untold)).toBe(3);
+    expect(aimOffExitCode({ ...base, caught: 0, letThrough: 1, couldNotTell: 1 })).toBe(1);
+    expect(aimOffExitCode({ ...base, caught: 2, letThrough: 0, couldNotTell: 0 })).toBe(0);
   });
 
   it("a scenario with no premise it can aim off is refused before any lab comes up", async () => {

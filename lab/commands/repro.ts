@@ -15,9 +15,12 @@
 //   could not tell    unknown or n/a, or no bug check was judged at all
 // The premise self-test (`--aim-off`, make repro AIM_OFF=1): the scenario aims its fault off the
 // path its premise needs (each Premise.aimOff says how), so the premise cannot be met. Each attempt
-// is then "caught" (unknown, with an aimed premise unmet) or "not caught" (any other verdict, or
-// unknown for another reason): a premise check that lets a missed fault through is a defect of
-// the scenario. Exit 0 only when every attempt was caught.
+// is then "caught" (unknown, with an aimed premise unmet), "let through" (an aimed premise read
+// met, or the verdict was judged anyway: a premise check that lets a missed fault through is a
+// defect of the scenario) or "could not tell" (unknown before any aimed premise was proven: the
+// lab, a member or a step failed first, so the attempt says nothing of the premise check).
+// Exit 0 only when every attempt was caught, 1 when one was let through, 3 when none was let
+// through but some could not tell.
 // A record with a signature per version range (FindingRecord.variants) says which one matched:
 // each attempt's `why` and the summary line name it ("R-x [variant >=2026.9.5]").
 import type { Run } from "../evidence/run.ts";
@@ -67,17 +70,23 @@ export function aimablePremises(s: Pick<Scenario, "premises">): string[] {
   return (s.premises ?? []).filter((p) => p.aimOff).map((p) => p.id);
 }
 
+/** What one --aim-off attempt says of the scenario's premise check. */
+export type AimOffClass = "caught" | "let through" | "could not tell";
+
 /**
  * Under --aim-off: caught when the verdict is unknown and one of the aimed premises was unmet
- * (its last proof); anything else is a premise check that let the missed fault through.
+ * (its last proof); could not tell when the verdict is unknown and no aimed premise was proven
+ * at all (the attempt ended before the check ran); anything else is a premise check that let the
+ * missed fault through.
  */
-export function aimOffOutcome(r: { verdict: Verdict; premises?: PremiseResult[]; detail?: string }, aimed: string[]): { caught: boolean; why: string } {
+export function aimOffOutcome(r: { verdict: Verdict; premises?: PremiseResult[]; detail?: string }, aimed: string[]): { caught: boolean; outcome: AimOffClass; why: string } {
   const last = lastProofs(r.premises);
   const unmet = aimed.map((id) => last.get(id)).filter((p): p is PremiseResult => !!p && !p.met);
   const seen = aimed.map((id) => (last.has(id) ? `${id} ${last.get(id)!.met ? "met" : "unmet"} (observed ${JSON.stringify(last.get(id)!.observed ?? null)})` : `${id} never proven`)).join("; ");
-  if (r.verdict === "unknown" && unmet.length) return { caught: true, why: `unknown: ${unmet.map((p) => `${p.id} unmet (observed ${JSON.stringify(p.observed ?? null)})`).join("; ")}` };
-  if (r.verdict === "unknown") return { caught: false, why: `unknown for another reason (${(r.detail ?? "no detail").slice(0, 200)}); ${seen}` };
-  return { caught: false, why: `read ${r.verdict} although the fault was aimed off: ${seen}` };
+  if (r.verdict === "unknown" && unmet.length) return { caught: true, outcome: "caught", why: `unknown: ${unmet.map((p) => `${p.id} unmet (observed ${JSON.stringify(p.observed ?? null)})`).join("; ")}` };
+  if (r.verdict === "unknown" && !aimed.some((id) => last.has(id))) return { caught: false, outcome: "could not tell", why: `unknown before the premise was judged (${(r.detail ?? "no detail").slice(0, 200)}); ${seen}` };
+  if (r.verdict === "unknown") return { caught: false, outcome: "let through", why: `unknown for another reason (${(r.detail ?? "no detail").slice(0, 200)}); ${seen}` };
+  return { caught: false, outcome: "let through", why: `read ${r.verdict} although the fault was aimed off: ${seen}` };
 }
 
 export interface Attempt {
@@ -92,7 +101,7 @@ export interface Attempt {
   evidence: string;
   detail?: string;
   /** Under --aim-off: whether the premise check caught the miss. */
-  aimOff?: { caught: boolean; why: string };
+  aimOff?: { caught: boolean; outcome: AimOffClass; why: string };
 }
 
 export interface ReproTally {
@@ -112,6 +121,10 @@ export interface ReproTally {
   matched: Record<string, number>;
   /** Under --aim-off: attempts whose premise check caught the miss. */
   caught?: number;
+  /** Under --aim-off: attempts whose premise check let the miss through. */
+  letThrough?: number;
+  /** Under --aim-off: attempts that ended before any aimed premise was proven. */
+  couldNotTell?: number;
 }
 
 export function tally(scenario: string, asked: number, attempts: Attempt[]): ReproTally {
@@ -127,19 +140,32 @@ export function tally(scenario: string, asked: number, attempts: Attempt[]): Rep
     unknown: n("could not tell"),
     hits: attempts.filter((a) => reproduced(a.class)).map((a) => a.index),
     matched: attempts.flatMap((a) => (a.class === "reproduced" ? (a.matched ?? []) : [])).reduce<Record<string, number>>((m, k) => ((m[k] = (m[k] ?? 0) + 1), m), {}),
-    ...(attempts.some((a) => a.aimOff) ? { caught: attempts.filter((a) => a.aimOff?.caught).length } : {}),
+    ...(attempts.some((a) => a.aimOff)
+      ? {
+          caught: attempts.filter((a) => a.aimOff?.outcome === "caught").length,
+          letThrough: attempts.filter((a) => a.aimOff?.outcome === "let through").length,
+          couldNotTell: attempts.filter((a) => a.aimOff?.outcome === "could not tell").length,
+        }
+      : {}),
   };
 }
 
 /** "premise self-test (--aim-off): caught the miss 3/3" */
 export function aimOffLine(t: ReproTally): string {
   const caught = t.caught ?? 0;
-  return `premise self-test (--aim-off): caught the miss ${caught}/${t.ran}${caught < t.ran ? ` - ${t.ran - caught} attempt(s) NOT caught: a premise check let the missed fault through` : ""}`;
+  const through = t.letThrough ?? 0;
+  const untold = t.couldNotTell ?? 0;
+  return (
+    `premise self-test (--aim-off): caught the miss ${caught}/${t.ran}` +
+    (through ? ` - ${through} attempt(s) NOT caught: a premise check let the missed fault through` : "") +
+    (untold ? ` - ${untold} attempt(s) could not tell (ended before the premise was judged: the lab, a member or a step failed first; run again)` : "")
+  );
 }
 
-/** Exit code of a premise self-test: 0 every attempt caught the miss, 1 otherwise. */
+/** Exit code of a premise self-test: 0 every attempt caught the miss, 1 one was let through, 3 none was but some could not tell. */
 export function aimOffExitCode(t: ReproTally): number {
-  return t.ran > 0 && t.caught === t.ran ? 0 : 1;
+  if (t.ran > 0 && t.caught === t.ran) return 0;
+  return (t.letThrough ?? 0) > 0 || t.ran === 0 ? 1 : 3;
 }
 
 /** "reproduced 7/20 (registered signature), new signature 1, failed otherwise 2, not reproduced 9, could not tell 1" */
@@ -203,7 +229,7 @@ export async function reproLoop(
         scenario: s.name,
         asked: n,
         until: !!opts.until,
-        ...(opts.aimOff ? { aimOff: true, caught: t.caught ?? 0 } : {}),
+        ...(opts.aimOff ? { aimOff: true, caught: t.caught ?? 0, letThrough: t.letThrough ?? 0, couldNotTell: t.couldNotTell ?? 0 } : {}),
         ran: t.ran,
         reproduced: t.reproduced,
         newSignature: t.newSignature,

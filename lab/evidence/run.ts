@@ -129,6 +129,8 @@ export const RunRecordSchema = z.strictObject({
       /** The premise self-test (`--aim-off`): the fault aimed off its path; `caught` attempts read unknown with an aimed premise unmet. */
       aimOff: z.boolean().optional(),
       caught: z.number().int().nonnegative().optional(),
+      letThrough: z.number().int().nonnegative().optional(),
+      couldNotTell: z.number().int().nonnegative().optional(),
       ran: z.number().int().nonnegative().optional(),
       /** With the registered signature (lab/commands/repro.ts classify). */
       reproduced: z.number().int().nonnegative().optional(),
@@ -146,7 +148,7 @@ export const RunRecordSchema = z.strictObject({
             class: z.enum(["reproduced", "new signature", "failed otherwise", "not reproduced", "could not tell"]),
             why: z.string().optional(),
             /** Under --aim-off: whether the premise check caught the miss, and what it saw. */
-            aimOff: z.object({ caught: z.boolean(), why: z.string() }).optional(),
+            aimOff: z.object({ caught: z.boolean(), outcome: z.enum(["caught", "let through", "could not tell"]).optional(), why: z.string() }).optional(),
           }),
         )
         .optional(),
