@@ -434,7 +434,7 @@ async function downCommand({ rest }: CommandArgs): Promise<number> {
 async function pruneCommand({ values }: CommandArgs): Promise<number> {
   await requireEngine();
   const r = await prune({ all: values.all });
-  process.stdout.write(`removed ${r.containers} containers, ${r.networks} networks, ${r.volumes} volumes of ${r.runs.length} run(s)\n`);
+  process.stdout.write(`removed ${r.containers} containers, ${r.networks} networks, ${r.volumes} volumes of ${r.runs.length} run(s), ${r.folders ?? 0} scripted node identity folder(s)\n`);
   for (const s of r.stuck) process.stdout.write(`  ${s}\n`);
   for (const id of r.runs) if ((await leftovers({ run: id })).length) process.stdout.write(`  run ${id}: some resources could not be removed\n`);
   return 0;

@@ -1,11 +1,14 @@
 // Clean-up that cannot be poisoned: an interrupt's teardown is never cut short by another exit,
 // a SIGKILLed (zombie) or pid-reused owner reads as dead, and a network with stale endpoints
 // is force-disconnected and retried, or named in one line with the fix.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ENGINE_RESTART_FIX, ownerAlive, procStat, removeNetwork, type RemovableNetwork } from "./cleanup.ts";
+import { claimFolder, ENGINE_RESTART_FIX, ownerAlive, procStat, pruneScriptedFolders, removeNetwork, type RemovableNetwork } from "./cleanup.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -44,6 +47,32 @@ describe("owner liveness", () => {
   it("reads state and start time after a command name holding ') '", () => {
     const st = procStat(1, fileURLToPath(new URL("../testing/proc-fixture", import.meta.url)));
     expect(st).toEqual({ state: "S", start: 4242 });
+  });
+});
+
+describe("scripted nodes' identity folders", () => {
+  it("removes a dead owner's folder and an old ownerless one; keeps this process's, a young ownerless one and other names", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-prune-test-"));
+    try {
+      const mine = path.join(root, "fleetlab-run1-1-scripted");
+      claimFolder(mine);
+      const dead = path.join(root, "fleetlab-run2-1-scripted");
+      fs.mkdirSync(dead);
+      fs.writeFileSync(path.join(dead, "owner.json"), JSON.stringify({ pid: 999_999_999, host: os.hostname() }));
+      const young = path.join(root, "fleetlab-run3-1-scripted");
+      fs.mkdirSync(young);
+      const old = path.join(root, "fleetlab-run4-1-scripted");
+      fs.mkdirSync(old);
+      fs.utimesSync(old, new Date(Date.now() - 2 * 3_600_000), new Date(Date.now() - 2 * 3_600_000));
+      const other = path.join(root, "something-else");
+      fs.mkdirSync(other);
+      expect(pruneScriptedFolders({ root })).toBe(2);
+      expect(fs.readdirSync(root).sort()).toEqual(["fleetlab-run1-1-scripted", "fleetlab-run3-1-scripted", "something-else"]);
+      expect(pruneScriptedFolders({ root, all: true })).toBe(2);
+      expect(fs.readdirSync(root)).toEqual(["something-else"]);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 

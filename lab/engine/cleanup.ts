@@ -200,6 +200,8 @@ export interface PruneResult {
   containers: number;
   networks: number;
   volumes: number;
+  /** Scripted nodes' identity folders of dead runs removed from the system temp folder. */
+  folders?: number;
   /** What could not be removed, one line each with the fix (the run goes on). */
   stuck: string[];
 }
@@ -275,6 +277,7 @@ export async function prune(opts: { runId?: string; all?: boolean } = {}): Promi
     if (opts.runId || opts.all || deadHere) doomed.add(run);
   }
   const res: PruneResult = { runs: [...doomed], containers: 0, networks: 0, volumes: 0, stuck: [] };
+  if (!opts.runId) res.folders = pruneScriptedFolders({ all: opts.all });
   if (!doomed.size) return res;
   const inRun = (l: Record<string, string> | undefined) => !!l && doomed.has(l[LABEL_RUN]);
   // Helper containers (fault injectors) first, so faults they hold go with them.
@@ -317,6 +320,48 @@ export async function prune(opts: { runId?: string; all?: boolean } = {}): Promi
   return res;
 }
 
+/** The file in a scripted node's identity folder that names the process owning it. */
+export const OWNER_FILE = "owner.json";
+
+/** Write `dir`/owner.json: this process (pid and start time), so a later prune can tell it is dead. */
+export function claimFolder(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(`${dir}/${OWNER_FILE}`, JSON.stringify({ pid: process.pid, start: procStat(process.pid)?.start, host: os.hostname() }));
+}
+
+/**
+ * Remove the scripted nodes' identity folders (`fleetlab-<lab>-scripted` in the system temp
+ * folder, lab/topology/lab.ts) whose owning process is gone (every one with `all`): a run killed
+ * outright leaves its throwaway keys there. A folder without a readable owner file is the
+ * owner's only while it is young (an hour): it may be in the middle of being made.
+ */
+export function pruneScriptedFolders(opts: { all?: boolean; root?: string; procRoot?: string; now?: number } = {}): number {
+  const root = opts.root ?? os.tmpdir();
+  let removed = 0;
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(root).filter((n) => /^fleetlab-.+-scripted$/.test(n));
+  } catch {
+    return 0;
+  }
+  for (const n of names) {
+    const dir = `${root}/${n}`;
+    let dead = !!opts.all;
+    if (!dead) {
+      try {
+        const o = JSON.parse(fs.readFileSync(`${dir}/${OWNER_FILE}`, "utf8")) as { pid?: number; start?: number; host?: string };
+        dead = o.host === os.hostname() && o.pid !== process.pid && (!o.pid || !ownerAlive(o.pid, o.start, opts.procRoot));
+      } catch {
+        dead = (opts.now ?? Date.now()) - (fs.statSync(dir, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) > 3_600_000;
+      }
+    }
+    if (!dead) continue;
+    fs.rmSync(dir, { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}
+
 /** Everything still labelled for a run (empty when clean-up was complete). */
 export async function leftovers(of: { run?: string; lab?: string }): Promise<string[]> {
   const d = docker();
@@ -342,6 +387,7 @@ export async function pruneDeadRuns(): Promise<void> {
     return;
   }
   if (r.runs.length) info(`removed leftovers of ${r.runs.length} dead run(s): ${r.containers} containers, ${r.networks} networks, ${r.volumes} volumes`);
+  if (r.folders) info(`removed ${r.folders} scripted node identity folder(s) of dead runs from the system temp folder`);
   for (const s of r.stuck) info(`fleetlab: ${s}`);
 }
 

@@ -5,7 +5,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { docker } from "../engine/docker.ts";
-import { interrupted, onInterrupt, leftovers, removeNetwork } from "../engine/cleanup.ts";
+import { claimFolder, interrupted, onInterrupt, leftovers, OWNER_FILE, removeNetwork } from "../engine/cleanup.ts";
 import { joinLabNetwork, leaveLabNetwork } from "../engine/runner-container.ts";
 import { ensureImages, type ImageSet } from "../engine/images.ts";
 import { probeCapabilities, type Capabilities, type Protocol } from "../engine/capabilities.ts";
@@ -179,6 +179,7 @@ export class Lab {
     if (!scriptedAliases(this.spec).includes(alias)) throw new Error(`no scripted node '${alias}' in this lab (spec.scripted: ${scriptedAliases(this.spec).join(", ") || "none"})`);
     let n = this.#scripted.get(alias);
     if (!n) {
+      if (!fs.existsSync(path.join(this.#scriptedDir, OWNER_FILE))) claimFolder(this.#scriptedDir);
       const identity = loadOrCreateDeviceIdentity(path.join(this.#scriptedDir, alias, "identity.json"));
       this.#scripted.set(alias, (n = new ScriptedNode({ name: alias, identity, token: this.spec.gateway.token })));
     }
