@@ -32,7 +32,13 @@
 // Out of reach: cron runs and a stdio server (the lab's servers are Streamable HTTP, reached by
 // a gateway turn); the cause is the bound, not the transport or the caller.
 //
-// Outcome: not yet run on Docker (written 2026-12-02).
+// Outcome (2026.9.6, 2026-12-02, machine load 17-22 on 2 cores from parallel labs; no clean run
+// yet): run 20261202-030200-f0b4 (before north's control was in the premise): the gateway cut
+// BOTH listings, "MCP tool listing timed out after 1500ms" for north too, although north answered
+// 1208 ms after its request arrived, and the model was offered no MCP tool. Run
+// 20261202-031115-9242: the premise read unmet (north cut as well, south's request reached it
+// late) -> unknown, as it should under that load. Needs a run on a quiet machine before a finding
+// is registered.
 import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { waitRun } from "../../lab/clients/sessions.ts";
 import { isResponsesCall } from "../../lab/clients/model.ts";
