@@ -20,7 +20,8 @@
 // Records: every JSON-RPC message received on /mcp (kind "rpc": rpcMethod, rpcId, tool + args for
 // tools/call, params otherwise), GET/DELETE and rejected requests (kind "http"), and what the
 // server did (kind "event": session-created, session-closed, session-expired, sse-open,
-// sse-closed, call-held, call-released, call-cancelled, list-changed-sent, effect). Each
+// sse-closed, call-held, call-released, call-cancelled, list-changed-sent, effect,
+// initialize-delayed, list-delayed). Each
 // carries seq, time, httpMethod, sessionId. Kept in memory and printed to stdout as JSONL.
 //
 // Control API (JSON):
@@ -33,7 +34,9 @@
 //   GET  /_control/catalog                the tools now served
 //   POST /_control/catalog {tools:[...]}  replace the catalog; notifications/tools/list_changed
 //                                         goes to every session
-//   POST /_control/slow-discovery {ms}    delay every tools/list answer by ms (0 = off)
+//   POST /_control/slow-discovery {ms}    delay every tools/list answer by ms (0 = off); each delayed
+//                                         answer is recorded (event list-delayed: ms, rpcId, reason
+//                                         answered, or cancelled when the client gave up first)
 //   POST /_control/slow-initialize {ms}   delay every new session's initialize answer by ms (0 = off),
 //                                         as a server that is up but slow to accept a client
 //   POST /_control/hold {tool, count=1}   the next `count` calls of that tool are held until released
@@ -239,7 +242,13 @@ function listTools() {
 function makeServer() {
   const server = new Server({ name: `fleetlab-${NAME}`, version: VERSION }, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => {
-    if (slowDiscoveryMs > 0) await sleep(slowDiscoveryMs, extra.signal);
+    if (slowDiscoveryMs > 0) {
+      const ms = slowDiscoveryMs;
+      await sleep(ms, extra.signal);
+      // Recorded when the delay ends, so the log says this answer really waited (its time minus
+      // the tools/list record's is how long), and whether the client cancelled it first.
+      record({ kind: "event", event: "list-delayed", ms, sessionId: extra.sessionId ?? null, rpcId: extra.requestId, reason: extra.signal.aborted ? "cancelled" : "answered" });
+    }
     return { tools: listTools() };
   });
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => callTool(req.params, extra));

@@ -19,7 +19,8 @@ export type McpEventName =
   | "list-changed-sent"
   | "list-changed-failed"
   | "effect"
-  | "initialize-delayed";
+  | "initialize-delayed"
+  | "list-delayed";
 
 /** One thing the server received or did. kind "rpc": a JSON-RPC message on /mcp; "http": GET/DELETE
  * and rejected requests; "event": what the server did (session-created, call-held, ...). */
@@ -43,14 +44,15 @@ export interface McpRecord {
   event?: McpEventName;
   httpStatus?: number;
   holdId?: string;
-  /** rejected: why ("no session id"); call-cancelled: "notifications/cancelled" or "connection-closed". */
+  /** rejected: why ("no session id"); call-cancelled: "notifications/cancelled" or "connection-closed";
+   * list-delayed: "answered", or "cancelled" (the client cancelled or went away before the delay ran out). */
   reason?: string;
   /** rejected by the Host check: the Host header. */
   host?: string | null;
   /** session-created. */
   clientInfo?: unknown;
   protocolVersion?: unknown;
-  /** initialize-delayed. */
+  /** initialize-delayed, list-delayed: the delay set by the control API. */
   ms?: number;
   /** list-changed-sent: whether the session had its GET stream open. */
   sseOpen?: boolean;
@@ -124,7 +126,7 @@ export interface McpControlApi {
   "GET /_control/catalog": { reply: { tools: CatalogTool[] } };
   /** Replace the catalog; notifications/tools/list_changed goes to every session. */
   "POST /_control/catalog": { body: { tools: CatalogToolSpec[] }; reply: { ok: true; tools: string[]; notified: string[] } };
-  /** Delay every tools/list answer by ms (0 = off). */
+  /** Delay every tools/list answer by ms (0 = off); each delayed answer is recorded (list-delayed). */
   "POST /_control/slow-discovery": { body: { ms: number }; reply: { ok: true; ms: number } };
   /** Delay every new session's initialize answer by ms (0 = off), as a server that is up but
    * slow to accept a client. */

@@ -246,12 +246,20 @@ describe("catalog and discovery", () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["example_echo"]);
   });
 
-  it("slow discovery delays tools/list answers, and only those", async () => {
-    const { client } = await connect(south);
+  it("slow discovery delays tools/list answers, and only those, and records each delayed answer", async () => {
+    const { client, transport } = await connect(south);
     await south.control.slowDiscovery(800);
+    const since = await south.control.lastSeq();
     let t0 = Date.now();
     await client.listTools();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(750);
+    const list = await south.control.waitForRequest(isRpc("tools/list"), 1_000, { since });
+    const delayed = await south.control.waitForRequest(isEvent("list-delayed"), 1_000, { since });
+    expect(delayed).toMatchObject({ ms: 800, reason: "answered", sessionId: transport.sessionId, rpcId: list.rpcId });
+    expect(Date.parse(delayed.time) - Date.parse(list.time)).toBeGreaterThanOrEqual(750);
+    // A listing the client gives up on first is recorded as cancelled.
+    await expect(client.listTools(undefined, { timeout: 200 })).rejects.toThrow(/timed out/i);
+    expect(await south.control.waitForRequest((r) => isEvent("list-delayed")(r) && r.reason === "cancelled", 1_000, { since })).toMatchObject({ ms: 800 });
     t0 = Date.now();
     await client.callTool({ name: "example_echo", arguments: { text: "quick" } });
     expect(Date.now() - t0).toBeLessThan(500);

@@ -26,6 +26,7 @@ const McpEventName = z.enum([
   "list-changed-failed",
   "effect",
   "initialize-delayed",
+  "list-delayed",
 ]);
 const RpcId = z.union([z.string(), z.number()]);
 
