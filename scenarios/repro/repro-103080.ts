@@ -1,0 +1,237 @@
+// Upstream: two issues closed by one fix, PR openclaw/openclaw#103093 "fix(nodes): keep Gateway
+// connections healthy and consistent" (merged 2026-07-09; "Closes #103079, Closes #103080").
+// - openclaw/openclaw#103079 "[Bug]: Node invoke timeout semantics diverge across Gateway and
+//   node" (closed; reported on main 8656c3b357f6): "Invoke a node command with `timeoutMs: 0`.
+//   Observe the Gateway reject immediately while the node continues running the command."
+//   Expected there: "The Gateway resolves one timeout value and uses it on both sides. Zero
+//   disables the deadline, matching the Swift and TypeScript node implementations; oversized
+//   values are clamped before dispatch." Actual: "The Gateway creates `setTimeout(..., 0)` for
+//   zero and forwards the original oversized value even when its own timer is clamped."
+// - openclaw/openclaw#103080: its own thread is not in the issue corpus this lab searches; the
+//   fix's description names the other node-connection fault it closes: "Gateway-connected nodes
+//   could remain falsely online after a missed WebSocket pong". The fix: "The existing 25-second
+//   protocol ping now terminates a peer after one missed pong and lets the normal close path
+//   release node state." (The rest of the PR, managed node-service installs, is out of a lab's
+//   reach.) This scenario was asked for as "repro-103080" with #103080 as the timeoutMs-0 report;
+//   the tracker has that report as #103079, so the checks below are named for what they judge.
+//
+// What the user should see (asserted here), as the issue and the fix describe it:
+// - R-103079-zero-timeout-no-deadline: a node.invoke with timeoutMs 0 is neither refused at once
+//   nor cut by a default bound: it reaches the node with no deadline (timeoutMs 0 or none: one
+//   value on both sides), stays open while the node withholds its answer (HOLD_S, longer than the
+//   gateway's 30 s default invoke timeout), and ends with the node's answer, unchanged, within
+//   ANSWER_S of the node sending it. "Hangs while the node works" is the fixed behaviour; the
+//   verdict still comes from an answer the operator was seen to receive, never from a wait that
+//   ended with nothing.
+// - R-103079-oversized-timeout-clamped: a node.invoke whose timeoutMs is above Node's timer range
+//   (OVERSIZED_MS) reaches the node clamped to a timer-safe value (at most 2147483647 ms: what the
+//   node's setTimeout can hold), and the node's answer comes back; or the gateway refuses it
+//   before dispatch. Never the raw value to the node, whose timer would fire at once.
+// - R-103093-missed-pong-offline: once the node's pongs stop arriving (dropped at its tap, while
+//   its other frames flow), the gateway ends the connection and node.list shows the node
+//   disconnected (still paired) within PONG_BOUND_S (one 25 s ping to miss, its 25 s pong window,
+//   and the next 25 s tick at the latest, plus slack), not connected forever.
+//
+// How this lab reproduces it: an own lab with the scripted node (lab/clients/scripted-node.ts)
+// and no node host; the scripted node pairs as an operator pairs a node. The operator invokes
+// system.notify with timeoutMs 0; the scripted node withholds its answer for HOLD_S, then answers.
+// Premise P-103079-invoke-withheld: the invoke reached the node (node.invoke.request on its tap
+// and in its own record) and the node withheld its answer through HOLD_S. Then system.which with
+// timeoutMs OVERSIZED_MS, answered at once. Then a wire rule on the scripted node's tap drops
+// every pong the node sends (faults.wire.withholdPong; its ws client answers every ping, and the
+// tap drops the answer). Premise P-103093-pongs-withheld: the gateway pinged the connection and
+// the tap dropped at least one of the node's pongs, and the scripted node itself never closed the
+// connection. `make repro NAME=repro-103080 N=1 AIM_OFF=1` has the node answer the invoke at once
+// and the pong rule drop the gateway's pongs (which it never sends) instead: both premises must
+// read unmet and the verdict unknown.
+//
+// Read in the package (not a run): 2026.9.4, 2026.9.5 and 2026.9.6 carry the fix's two gateway
+// halves (timeoutMs 0 arms no deadline; a missed pong terminates the socket), so the first and
+// last checks are expected to hold; an oversized timeoutMs is carried as an absolute deadline and
+// sent to the node as the remaining time, unclamped (node.invoke.request timeoutMs ~3e9).
+// Outcome: not yet run (written 2026-12-02; the lead runs it on 2026.9.4/9.5/9.6).
+import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
+import { refusal, isRefused, type Refused } from "../../lab/clients/operator.ts";
+import { WS_OPCODE } from "../../lab/clients/tap.ts";
+import { faults } from "../../lab/faults/index.ts";
+import { normalise } from "../../lab/findings/normalise.ts";
+import { nodeEntry, pairScripted } from "../../lab/kits/pairing.ts";
+import { answerOf } from "../../lab/kits/node-wire.ts";
+import { memberLog } from "../../lab/kits/logs.ts";
+import { scene } from "../../lab/kits/scene.ts";
+import { pollUntil } from "../../lab/core/wait.ts";
+
+/** How long the node withholds the timeoutMs-0 invoke: past the gateway's 30 s default invoke timeout. */
+const HOLD_S = 40;
+/** From the node's late answer to the operator holding it. */
+const ANSWER_S = 10;
+/** Above Node's timer range (2^31-1 ms): a setTimeout given this fires after 1 ms. */
+const OVERSIZED_MS = 3_000_000_000;
+/** The longest timeout a Node.js timer holds. */
+const TIMER_MAX_MS = 2_147_483_647;
+/** From the pong rule in effect to the node shown disconnected: up to 25 + 25 + 25 s on 2026.9.6, with slack. */
+const PONG_BOUND_S = 90;
+
+const ZERO = "R-103079-zero-timeout-no-deadline";
+const OVERSIZED = "R-103079-oversized-timeout-clamped";
+const PONG = "R-103093-missed-pong-offline";
+
+const findings: FindingRecord[] = [];
+
+/** An operator's node.invoke as it went: open until settled, then its answer or refusal, and when. */
+interface Call {
+  sentAt: number;
+  settled?: { at: number; answer: Record<string, unknown> | Refused };
+}
+
+/** The payload an answered node.invoke carries (payload, or payloadJSON parsed). */
+function payloadOf(r: Record<string, unknown>): unknown {
+  return r.payload ?? (typeof r.payloadJSON === "string" ? JSON.parse(r.payloadJSON) : undefined);
+}
+
+/** "CODE/DETAILS" of a refusal, for a signature. */
+const refusedAs = (r: Refused) => `${r.code}/${r.detailsCode ?? "-"}`;
+
+export default defineScenario({
+  name: "repro-103080",
+  proves: "a node.invoke with timeoutMs 0 has no deadline on either side and ends with the node's late answer; an oversized timeoutMs reaches the node timer-safe; a node that misses pongs is shown offline (openclaw/openclaw#103079, #103080, fix PR #103093)",
+  topology: "own",
+  pairing: "fresh",
+  spec: { nodes: { count: 0 }, scripted: { count: 1 }, mcp: { servers: [] }, git: { enabled: false } },
+  findings,
+  bug: [ZERO, OVERSIZED, PONG],
+  premises: [
+    {
+      id: "P-103079-invoke-withheld",
+      what: `the timeoutMs-0 invoke reached the scripted node (node.invoke.request on its tap and in its own record) and the node withheld its answer through ${HOLD_S} s`,
+      aimOff: "the scripted node answers the invoke at once",
+    },
+    {
+      id: "P-103093-pongs-withheld",
+      what: "the gateway pinged the scripted node's connection and the tap dropped at least one of the node's pongs; the scripted node itself never closed that connection",
+      aimOff: "the pong rule drops the gateway's pongs (gw->node), which it never sends, instead of the node's",
+    },
+  ],
+  timeoutMs: 300_000,
+  async run(ctx) {
+    const { lab, log, check, premise, signal, aimOff } = ctx;
+    const alias = "scripted-1";
+    const node = lab.scripted(alias);
+    const tap = lab.tap(alias);
+    const operator = lab.operator.client;
+    await scene(ctx, { evidence: { nodeId: node.nodeId, bounds: { HOLD_S, ANSWER_S, OVERSIZED_MS, PONG_BOUND_S } } }, async ({ evidence, tl }) => {
+      const paired = await labStep(`pairing ${alias}`, () => pairScripted(lab, alias, { signal }));
+      log(`${alias} paired in ${paired.ms} ms`);
+
+      // ---- timeoutMs 0, the node withholding its answer
+      const late = { fleetlab: "late answer", heldS: HOLD_S };
+      node.answerWith("system.notify", aimOff ? { ok: true, payload: late } : "withhold");
+      const since = await tap.seq();
+      const zero: Call = { sentAt: Date.now() };
+      // The handler is attached at once (an unhandled rejection would end the process) and the
+      // call is not awaited: its end is observed through `zero`, to the bounds below. The lab's own
+      // request timeout sits past them all, so what ends the call within them is the gateway.
+      void operator
+        .request<Record<string, unknown>>("node.invoke", { nodeId: node.nodeId, command: "system.notify", params: { title: "fleetlab", body: "timeoutMs 0" }, idempotencyKey: crypto.randomUUID(), timeoutMs: 0 }, { timeoutMs: (HOLD_S + ANSWER_S + 30) * 1000 })
+        .catch(refusal)
+        .then((answer) => (zero.settled = { at: Date.now(), answer }));
+      const held = await pollUntil(`node.invoke (timeoutMs 0) still open for ${HOLD_S} s`, () => zero.settled, (s) => s !== undefined, { deadlineMs: HOLD_S * 1000, from: zero.sentAt, intervalMs: 250, signal });
+      const endedDuringHold = held.held ? zero.settled : undefined;
+      const received = node.invokes().find((i) => i.command === "system.notify");
+      const request = (await tap.frames({ since })).find((f) => f.dir === "gw->node" && f.event === "node.invoke.request" && f.command === "system.notify");
+      const withheldThroughHold = received?.outcome === "withheld";
+      log(`node.invoke system.notify timeoutMs 0: ${endedDuringHold ? `ended after ${endedDuringHold.at - zero.sentAt} ms: ${JSON.stringify(endedDuringHold.answer)}` : `still open after ${HOLD_S} s`}; node got it: ${received ? `yes (timeoutMs ${received.timeoutMs ?? "none"}, ${received.outcome})` : "no"}; on the tap: ${request ? `#${request.seq}` : "none"}`);
+      premise({ id: "P-103079-invoke-withheld", met: !!request && !!received && withheldThroughHold, observed: { onTap: !!request, nodeGotIt: !!received, nodeOutcome: received?.outcome ?? null } });
+
+      // The node answers now, late; the operator must get exactly that answer.
+      let ackToNode: unknown = null;
+      const answeredAt = Date.now();
+      if (received && withheldThroughHold) {
+        ackToNode = await node.answer(received, { ok: true, payload: late }).catch(refusal);
+      }
+      const after = await pollUntil(`the operator's node.invoke ends within ${ANSWER_S} s of the node's answer`, () => zero.settled, (s) => s !== undefined, { deadlineMs: ANSWER_S * 1000, from: answeredAt, intervalMs: 100, signal });
+      const final = after.held ? zero.settled! : undefined;
+      const got = final && !isRefused(final.answer) ? payloadOf(final.answer) : undefined;
+      const result = (await tap.frames({ since })).find((f) => f.dir === "node->gw" && f.method === "node.invoke.result" && f.invokeId === received?.id);
+      const nodeTimeout = received?.timeoutMs;
+      log(`after the node's answer (gateway ack ${JSON.stringify(ackToNode)}; result on the tap: ${result ? `#${result.seq}` : "none"}): ${final ? `${JSON.stringify(final.answer)} ${final.at - answeredAt} ms later` : `the operator's call still open ${ANSWER_S} s later`}`);
+      check({
+        id: ZERO,
+        expectation: `a node.invoke with timeoutMs 0 reaches the node with no deadline (timeoutMs 0 or none), is neither refused at once nor cut by a default bound while the node withholds its answer for ${HOLD_S} s, and ends with the node's answer, unchanged, within ${ANSWER_S} s of the node sending it`,
+        holds: !endedDuringHold && (nodeTimeout === undefined || nodeTimeout === 0) && !!final && JSON.stringify(got) === JSON.stringify(late),
+        observed: normalise({
+          hold_s: HOLD_S,
+          within_s: ANSWER_S,
+          nodeGotDeadline: nodeTimeout === undefined || nodeTimeout === 0 ? "none" : "a deadline",
+          duringHold: endedDuringHold ? (isRefused(endedDuringHold.answer) ? refusedAs(endedDuringHold.answer) : "a result") : "open",
+          afterAnswer: endedDuringHold ? "ended before" : !final ? "open" : isRefused(final.answer) ? refusedAs(final.answer) : JSON.stringify(got) === JSON.stringify(late) ? "the node's answer" : "another answer",
+          ackIgnored: (ackToNode as { ignored?: unknown } | null)?.ignored === true,
+        }),
+      });
+      evidence.zero = { sentAt: zero.sentAt, endedDuringHold: endedDuringHold ?? null, node: received ?? null, requestSeq: request?.seq ?? null, ackToNode, answeredAt, final: final ?? null, resultSeq: result?.seq ?? null };
+
+      // ---- an oversized timeoutMs, answered at once
+      const answer = { path: "/usr/bin/git", fleetlab: "oversized" };
+      node.answerWith("system.which", { ok: true, payload: answer });
+      const since2 = await tap.seq();
+      const big = await operator
+        .request<Record<string, unknown>>("node.invoke", { nodeId: node.nodeId, command: "system.which", params: { bins: ["git"] }, idempotencyKey: crypto.randomUUID(), timeoutMs: OVERSIZED_MS }, { timeoutMs: 20_000 })
+        .catch(refusal);
+      const bigReceived = node.invokes().find((i) => i.command === "system.which");
+      const bigRequest = (await tap.frames({ since: since2 })).find((f) => f.dir === "gw->node" && f.event === "node.invoke.request" && f.command === "system.which");
+      const bigResult = (await tap.frames({ since: since2 })).find((f) => f.dir === "node->gw" && f.method === "node.invoke.result" && f.invokeId === bigReceived?.id);
+      const sent = bigReceived?.timeoutMs;
+      const timerSafe = sent !== undefined && sent > 0 && sent <= TIMER_MAX_MS;
+      const refusedBeforeDispatch = !bigReceived && isRefused(big) && big.code === "INVALID_REQUEST";
+      const bigGot = isRefused(big) ? undefined : payloadOf(big);
+      log(`node.invoke system.which timeoutMs ${OVERSIZED_MS}: ${JSON.stringify(big)}; the node got timeoutMs ${sent ?? "none"} (request on the tap: ${bigRequest ? `#${bigRequest.seq}` : "none"}, result: ${bigResult ? `#${bigResult.seq} ${JSON.stringify(answerOf(bigResult).payload)}` : "none"})`);
+      check({
+        id: OVERSIZED,
+        expectation: `a node.invoke with timeoutMs ${OVERSIZED_MS} (above Node's timer range) reaches the node with a timer-safe timeoutMs (1..${TIMER_MAX_MS}) and the node's answer comes back, or is refused before dispatch; never sent to the node unclamped`,
+        holds: refusedBeforeDispatch || (timerSafe && JSON.stringify(bigGot) === JSON.stringify(answer)),
+        observed: normalise({
+          nodeGot: !bigReceived ? "nothing" : sent === undefined ? "no timeout" : sent > TIMER_MAX_MS ? "above the timer range" : sent <= 0 ? "zero" : "timer-safe",
+          operatorGot: isRefused(big) ? refusedAs(big) : JSON.stringify(bigGot) === JSON.stringify(answer) ? "the node's answer" : "another answer",
+        }),
+      });
+      evidence.oversized = { asked: OVERSIZED_MS, node: bigReceived ?? null, requestSeq: bigRequest?.seq ?? null, operatorGot: big };
+
+      // ---- the node's pongs stop arriving
+      const conn = node.current;
+      if (!conn) throw new Error(`${alias} has no open connection before the pong check: the state the fix's second half starts from was not reached`);
+      let closed: { code: number; reason: string; at: number } | undefined;
+      conn.onClose((code, reason) => (closed ??= { code, reason, at: Date.now() }));
+      const since3 = await tap.seq();
+      const dir = aimOff ? "gw->node" : "node->gw";
+      const pongs = faults.wire.withholdPong({ lab, node: alias }, dir, {}, { timeline: tl, label: `${alias}: ${dir} pongs dropped at the tap` });
+      await labStep("arming the pong rule at the tap", () => pongs.inject());
+      const armedAt = Date.now();
+      const offline = await pollUntil(`${alias} shown disconnected in node.list`, () => nodeEntry(lab, node.nodeId), (e) => !!e && !e.connected, { deadlineMs: PONG_BOUND_S * 1000, from: armedAt, intervalMs: 500, signal });
+      // The node's side of the end arrives through the tap a moment after the gateway's: wait for it (bounded).
+      if (offline.held) await pollUntil(`${alias}'s connection closed`, () => closed, (c) => c !== undefined, { deadlineMs: 5_000, intervalMs: 50, signal });
+      const rule = await tap.rule(pongs.ruleId);
+      await pongs.heal();
+      const wire = await tap.frames({ since: since3 });
+      const pings = wire.filter((f) => f.dir === "gw->node" && f.opcode === WS_OPCODE.ping);
+      const dropped = wire.filter((f) => f.dir === dir && f.opcode === WS_OPCODE.pong && f.action === "drop");
+      const nodeClosed = wire.some((f) => f.dir === "node->gw" && f.opcode === WS_OPCODE.close);
+      const gwCloseFrame = wire.find((f) => f.dir === "gw->node" && f.opcode === WS_OPCODE.close);
+      const heartbeat = (await memberLog(lab, lab.spec.gateway.alias, armedAt - 1_000).catch(() => [])).filter((l) => /heartbeat/i.test(l.line)).map((l) => `${new Date(l.at).toISOString()} ${l.line}`);
+      premise({ id: "P-103093-pongs-withheld", met: pings.length > 0 && dropped.length > 0 && !!rule?.firstFired && !nodeClosed, observed: { pings: pings.length > 0, pongsDropped: dropped.length > 0, nodeClosedItself: nodeClosed } });
+      const entry = offline.last;
+      log(`pongs ${dir} dropped at the tap from ${new Date(armedAt).toISOString()}: ${pings.length} ping(s), ${dropped.length} pong(s) dropped; node.list ${offline.held ? `shows ${alias} disconnected ${offline.ms} ms after` : `still shows ${alias} connected after ${PONG_BOUND_S} s`}; the connection ${closed ? `closed (${closed.code}${closed.reason ? ` ${closed.reason}` : ""}) ${closed.at - armedAt} ms after, ${gwCloseFrame ? "with" : "without"} a close frame from the gateway` : "still open"}; gateway log: ${heartbeat.join(" | ") || "no heartbeat line"}`);
+      check({
+        id: PONG,
+        expectation: `once the node's pongs stop arriving (its other frames flowing), the gateway ends the connection and node.list shows the node disconnected, still paired, within ${PONG_BOUND_S} s`,
+        holds: offline.held && !!closed && !nodeClosed && entry?.paired === true,
+        observed: normalise({
+          within_s: PONG_BOUND_S,
+          shownDisconnected: offline.held,
+          connection: closed ? (nodeClosed ? "closed by the node" : "ended by the gateway") : "open",
+          paired: entry?.paired ?? null,
+        }),
+      });
+      evidence.pong = { dir, armedAt, rule: rule ?? null, pings: pings.map((f) => f.seq), droppedPongs: dropped.map((f) => f.seq), closed: closed ?? null, gwCloseFrame: gwCloseFrame?.close ?? null, shownDisconnectedMs: offline.held ? offline.ms : null, entry: entry ?? null, gatewayLog: heartbeat };
+    });
+  },
+});
