@@ -1,0 +1,305 @@
+// Upstream: openclaw/openclaw#144922 "Agent sessions aborted at ~82 s by internal watchdog when a
+// model call is in flight, then silently re-dispatched — duplicate side effects (duplicate message
+// delivery)" (opened 2026-09-11 by rogerallen1, open; labels needs-info, no-new-fix-pr; reported
+// on 2026.9.4, a Pi 5 gateway with a llama.cpp host on the LAN).
+//
+// Reporter's steps and symptom: a cron "run once" trigger runs a Lobster pipeline whose step calls
+// `openclaw agent --agent ai-news --session-key ... --thinking off --timeout 3600 --message-file ...`
+// once. Four agent sessions appeared; two were aborted after almost exactly 82 s with "This
+// operation was aborted" (despite --timeout 3600) while a model call was in flight, beside
+// gateway-side MCP cancellation entries, and new sessions materialised in their place; two
+// completed, so the user got the same Telegram report twice. Slow local model: first token after
+// more than ~60 s.
+//
+// What the thread says since (as far as the stored copy reads): a follow-up on 2026-09-15 (a
+// second pipeline, 2026.9.4, a duplicate render session); then on 2026-09-17 the reporter's
+// "corrected root cause": for the 15 Sep run "no watchdog abort, no silent re-dispatch": the
+// Lobster tool returned only its last step's output, and the agent re-ran the delivery steps
+// itself. The thread names no timer behind the 82 s and links no fix.
+//
+// The watchdog on the path this lab reaches (read in the 2026.9.4 and 2026.9.6 packages, the same
+// code in both): the gateway's embedded agent run wraps each model request in the LLM idle /
+// first-event watchdog (streamWithIdleTimeout, src/agents/embedded-agent-runner/run/
+// llm-idle-timeout.ts; docs/concepts/agent-loop.md "Model idle timeout": cloud 120 s, self-hosted
+// 300 s). A run timeout (the agent method's `timeout`, as --timeout 3600) only caps it:
+// min(3600 s, 120 s). Cron-triggered runs with a run timeout cap it at 60 s; loopback/private
+// base URLs turn it off. The lab's provider ("lab" at http://model:8080/v1: a bare host name, not a
+// self-hosted provider id) is in the cloud class: BOUND_S = 120 s, and its timer aborts the request
+// with "LLM idle timeout (120s): no response from model". After such a timeout following a tool
+// whose result is recorded, the run may continue with a text-only pass (docs/concepts/retry.md of
+// 2026.9.5 and 2026.9.6: "Completed actions are not resubmitted"; the code, in 2026.9.4 too, gates
+// it on the provider and model); a replay of the prompt is refused after a side-effecting tool
+// (isCurrentAttemptReplaySafe: an MCP tool is never replay-safe). Not pinned: where 82 s
+// comes from. One candidate in that code: the first arm of the watchdog after a tool is shortened
+// by the time since the run's last tool activity, so a model call started late after a tool gets
+// less than 120 s; the lab's follow-up request starts right after the tool, so it gets ~120 s.
+// Out of reach: the Lobster plugin and cron (the lab drives the gateway's `agent` method, the
+// path `openclaw agent` takes, on the gateway), the CLI-side re-run (the CLI's embedded fallback
+// was removed in openclaw#112074, July 2026, before 2026.9.4), and concurrent sessions (the
+// watchdog is per run).
+//
+// What the user should have seen (asserted here): one message whose turn calls a side-effecting
+// tool once gets no second dispatch when the model's next first token comes after the watchdog's
+// bound: north's own request log shows the write at most once (R-144922-effect-once, the bug),
+// and the turn ends within END_GRACE_S of the hold, either completed with a reply or with a
+// visible error, in one run, not re-run silently (R-144922-turn-ends-visibly).
+// The lab-wide at-most-once check cannot see this bug by itself: it allows one effect per
+// function_call the model emitted, and a turn re-run from its prompt makes the scripted model
+// emit the call again (a new call id, a new intent). The count here is per user message.
+//
+// How this lab reproduces it: an own lab with one gateway-side MCP server (north, catalog
+// north-write: write_file {path, content} writes into the server's temp dir and says it writes;
+// no approval gate), no node host, no git. One `agent` request (timeout 3600) carries a token;
+// the scripted model answers its first request with one north__write_file call and delays the
+// first byte of the follow-up request (the one carrying the tool's result) by HOLD_S = 130 s, once;
+// a later request for the same message (a continuation or a replay) is answered at once.
+//
+// Premises (proven, else the verdict is unknown):
+//  - P-144922-effect-before-hold: the write reached north (its request log) before the follow-up
+//    request arrived at the model, so there is a side effect a re-dispatch could repeat.
+//  - P-144922-held-past-bound: the model server's own record of the follow-up request says it sent
+//    nothing before the gateway gave up on it, or first answered no earlier than BOUND_S - SLACK_S
+//    after it arrived. Self-test (make repro NAME=repro-144922 N=1 AIM_OFF=1): the follow-up is
+//    delayed AIM_OFF_HOLD_S = 3 s, answered long before the bound: the premise must read unmet.
+//
+// Outcome: not yet run (written 2026-12-02). A run takes about 3 min: the lab ~30 s, the hold
+// BOUND_S or HOLD_S, the rest a few seconds.
+import crypto from "node:crypto";
+import { EventLog } from "../../lab/kits/events.ts";
+import { gatewayLog } from "../../lab/kits/gateway-config.ts";
+import { mcpEvidence, modelEvidence, toolCallsIn } from "../../lab/kits/mcp.ts";
+import { scene } from "../../lab/kits/scene.ts";
+import { openSession, refusal, z, type Refused, type RunEnd } from "../../lab/kits/session.ts";
+import { isResponsesCall, ModelControlError, type ModelRequest } from "../../lab/clients/model.ts";
+import type { GatewayClient } from "../../lab/clients/gateway.ts";
+import type { McpRecord } from "../../lab/clients/mcp.ts";
+import { writeJson } from "../../lab/evidence/write.ts";
+import { normalise } from "../../lab/findings/normalise.ts";
+import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
+import { waitFor } from "../../lab/core/wait.ts";
+
+/** OpenClaw's model idle watchdog for a cloud-class provider (DEFAULT_LLM_IDLE_TIMEOUT_MS), as the lab's provider is classed. */
+const BOUND_S = 120;
+/** The follow-up request's first byte comes this long after it arrived: past the bound. */
+const HOLD_S = 130;
+/** Under AIM_OFF=1: long before the bound. */
+const AIM_OFF_HOLD_S = 3;
+/** A follow-up answered this much before the bound still counts as held past it (the gateway's timer starts before the request reaches the model). */
+const SLACK_S = 5;
+/** From the send to the follow-up request at the model (the first turn of a fresh gateway connects its MCP servers first: 24 s seen on a loaded machine). */
+const REACH_S = 90;
+/** After the hold, the run has ended. */
+const END_GRACE_S = 30;
+/** The agent request's run timeout, as the reporter's --timeout 3600. */
+const RUN_TIMEOUT_S = 3600;
+
+const EFFECT_ONCE = "R-144922-effect-once";
+const TURN_ENDS = "R-144922-turn-ends-visibly";
+const EXPECTATION_EFFECT_ONCE = `one message whose turn calls a side-effecting MCP tool once, with the model's next first token ${HOLD_S} s late (past the ${BOUND_S} s model watchdog): the tool call reaches its server at most once (no second dispatch of the turn)`;
+const EXPECTATION_TURN_ENDS = `that turn ends within ${END_GRACE_S} s after the held first token, in one run: completed with a reply, or with an error the user sees (not re-run silently, not left hanging)`;
+
+const findings: FindingRecord[] = [];
+
+export default defineScenario({
+  name: "repro-144922",
+  proves: "a turn whose side-effecting tool ran once, and whose next model first token comes after the model watchdog's bound, is not dispatched again (the effect at most once) and ends completed or with a visible error (openclaw/openclaw#144922)",
+  topology: "own",
+  spec: { nodes: { count: 0 }, git: { enabled: false }, mcp: { servers: [{ name: "north", catalog: "north-write", port: 8080 }], approvalTools: [] } },
+  findings,
+  bug: [EFFECT_ONCE],
+  premises: [
+    { id: "P-144922-effect-before-hold", what: "the write reached north (its request log) before the follow-up model request arrived" },
+    {
+      id: "P-144922-held-past-bound",
+      what: `the model server sent nothing of the follow-up request before the gateway gave up on it, or first answered it no earlier than ${BOUND_S - SLACK_S} s after it arrived`,
+      aimOff: `the follow-up is delayed ${AIM_OFF_HOLD_S} s instead of ${HOLD_S} s`,
+    },
+  ],
+  timeoutMs: 330_000,
+  async run(ctx) {
+    const { lab, log, file, check, premise, signal, aimOff } = ctx;
+    const client = lab.operator.client;
+    const north = lab.mcp("north");
+    const holdS = aimOff ? AIM_OFF_HOLD_S : HOLD_S;
+    const token = `tok-${crypto.randomBytes(4).toString("hex")}`;
+    const path = `r144922/${token}.txt`;
+    const events = new EventLog(client);
+    const atEnd = async () => {
+      events.stop();
+      writeJson(file("events.json"), events.events);
+      writeJson(file("mcp-servers.json"), await mcpEvidence(lab, ["north"]));
+      writeJson(file("model-requests.json"), await modelEvidence(lab).catch((e: Error) => ({ unreachable: e.message })));
+    };
+    await scene(ctx, { faults: false, atEnd, evidence: { token, bounds: { BOUND_S, HOLD_S: holdS, SLACK_S, REACH_S, END_GRACE_S, RUN_TIMEOUT_S } } }, async ({ evidence }) => {
+      // The write once; the follow-up's first byte late, once; anything later for this message at once.
+      await labStep("scripting the model", () =>
+        lab.model.setScript([
+          { id: "r144922-late-first-token", match: { contains: token, round: 1 }, times: 1, reply: [{ delayMs: holdS * 1000 }, { text: "fleetlab-ok: report written: {{toolOutput}}" }] },
+          { id: "r144922-write", match: { contains: token }, rounds: [[{ toolCall: { name: "north__write_file", arguments: { path, content: token } } }], [{ text: "fleetlab-ok: report written: {{toolOutput}}" }]] },
+        ]),
+      );
+      const s = await openSession(lab);
+      const northSince = await labStep("reading north's records", () => north.lastSeq());
+
+      // ---- the turn, as `openclaw agent --session-key ... --timeout 3600` sends it
+      const sentAt = Date.now();
+      const agent = startAgent(client, { message: `Write today's report once with north__write_file (fleetlab ${token}).`, sessionKey: s.key, idempotencyKey: crypto.randomUUID(), timeout: RUN_TIMEOUT_S }, (REACH_S + holdS + END_GRACE_S + 15) * 1000);
+      const runId = await waitFor("the agent request accepted (its run id) or answered", () => agent.runId ?? (agent.settled ? "none" : undefined), { timeoutMs: 30_000, intervalMs: 50, signal });
+      if (runId === "none") throw new Error(`the gateway did not accept the agent request: ${JSON.stringify(await agent.final)}`);
+      log(`agent run ${runId} in ${s.key} (token ${token}, follow-up delayed ${holdS} s)`);
+
+      // ---- the follow-up request (carrying the write's result) reaches the model and is held
+      const followUp = await lab.model
+        .waitForRequest((r) => isResponsesCall(r) && (r.userText ?? "").includes(token) && r.round === 1, REACH_S * 1000, { signal })
+        .catch((err: unknown) => {
+          if (err instanceof ModelControlError) return undefined;
+          throw err;
+        });
+      const writesBefore = writesOf(await labStep("reading north's records", () => north.requests({ since: northSince })), token);
+      premise({
+        id: "P-144922-effect-before-hold",
+        met: !!followUp && writesBefore.length > 0 && Date.parse(writesBefore[0]!.time) <= Date.parse(followUp.time),
+        observed: { followUpArrived: !!followUp, writesBeforeFollowUp: writesBefore.length },
+      });
+      if (followUp) log(`follow-up ${followUp.id} arrived ${Math.round((Date.parse(followUp.time) - sentAt) / 100) / 10} s after the send; north saw ${writesBefore.length} write(s)`);
+
+      // ---- the run's end, to a deadline past the hold
+      const end: RunEnd & { waits?: number } = await s.waitEnd(runId, followUp ? (holdS + END_GRACE_S) * 1000 : 1_000, { signal });
+      const ended = end.status === "ok" || end.status === "error";
+      if (!ended) log(`run ${runId} had not ended at the deadline (${end.status}): aborting it so its final answer comes: ${JSON.stringify(await s.abortSession({ runId }))}`);
+      const final = await agent.final;
+      log(`run ${runId} ended ${end.status} after ${Math.round((Date.now() - sentAt) / 1000)} s; agent final: ${JSON.stringify(final).slice(0, 300)}`);
+
+      // ---- what the model server, north and the gateway recorded
+      const requests = await labStep("reading the model's requests", () => lab.model.requests());
+      const mine = requests.filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(token));
+      const held = followUp ? requests.find((r) => r.id === followUp.id) : undefined;
+      const later = followUp ? requests.filter((r) => isResponsesCall(r) && r.seq > followUp.seq) : [];
+      const writes = writesOf(await labStep("reading north's records", () => north.requests({ since: northSince })), token);
+      const silence = held ? silenceOf(held) : undefined;
+      const watchdog = held?.status === "aborted" ? "fired" : "not fired";
+      const gatewaySaid = (await gatewayLog(lab, sentAt).catch(() => []))
+        .map((l) => l.line)
+        .filter((l) => /idle timeout|no response from model|first.event|operation was aborted|continu|retry|failover|timed out/i.test(l));
+      for (const l of gatewaySaid.slice(0, 15)) log(`gateway: ${l}`);
+      // Runs the operator saw start for this session: a re-run as a new run shows here (a re-run
+      // inside the run shows as a second write); none seen (events without sessionKey) is not a second run.
+      const runs = runsOf(events, s.key);
+      Object.assign(evidence, {
+        runId,
+        sessionKey: s.key,
+        end: { status: end.status, text: end.text, error: end.error, stopReason: end.stopReason, waits: end.waits },
+        final,
+        chat: events.chatOutcome(runId) ?? null,
+        runs,
+        followUp: held ? { id: held.id, status: held.status, time: held.time, endedAt: held.endedAt, events: held.events, silence } : null,
+        later: later.map((r) => ({ id: r.id, status: r.status, round: r.round, rule: r.rule, userText: r.userText?.slice(0, 200), output: r.output })),
+        modelRequestsForMessage: mine.map((r) => ({ id: r.id, round: r.round, status: r.status, rule: r.rule })),
+        writes: writes.map((w) => ({ seq: w.seq, time: w.time, rpcId: w.rpcId, sessionId: w.sessionId })),
+        cancels: (await north.requests({ since: northSince }).catch(() => [])).filter((r) => r.rpcMethod === "notifications/cancelled").length,
+        gatewaySaid,
+      });
+      log(`follow-up record: ${JSON.stringify(evidence.followUp)}; requests after it: ${later.length}; writes at north: ${writes.length}; runs: ${runs.length}`);
+
+      premise({
+        id: "P-144922-held-past-bound",
+        met: !!silence && (!silence.answered || silence.ms >= (BOUND_S - SLACK_S) * 1000),
+        observed: silence ? { status: held!.status, answered: silence.answered, silentFor_s: Math.round(silence.ms / 1000), bound_s: BOUND_S } : { followUp: "none" },
+      });
+
+      // ---- the checks
+      check({
+        id: EFFECT_ONCE,
+        expectation: EXPECTATION_EFFECT_ONCE,
+        holds: writes.length <= 1,
+        observed: normalise({ bound_s: BOUND_S, hold_s: holdS, writes: writes.length, firstRequests: mine.filter((r) => r.round === 0).length }),
+      });
+      const visible = visibleEnd(end, final, events, runId);
+      check({
+        id: TURN_ENDS,
+        expectation: EXPECTATION_TURN_ENDS,
+        holds: ended && visible.kind !== "silent" && runs.length <= 1,
+        observed: normalise({ within_s: END_GRACE_S, watchdog, status: end.status, end: ended ? visible.kind : "not ended", error: visible.error?.split(token).join("<token>") ?? null, runs: runs.length, continued: later.length > 0 }),
+      });
+    });
+  },
+});
+
+/** The `agent` request (expectFinal): its run id once accepted, and its final answer or refusal as data. */
+function startAgent(client: GatewayClient, params: Record<string, unknown>, timeoutMs: number) {
+  const state: { runId?: string; settled: boolean; final: Promise<FinalAnswer> } = { settled: false, final: Promise.resolve({ kind: "none" }) };
+  state.final = client
+    .request("agent", params, {
+      expectFinal: true,
+      timeoutMs,
+      onAccepted: (p) => {
+        state.runId = z.looseObject({ runId: z.string().min(1) }).safeParse(p).data?.runId;
+      },
+    })
+    .then(
+      (payload): FinalAnswer => {
+        const f = AgentFinalSchema.safeParse(payload);
+        if (!f.success) return { kind: "answer", status: "unreadable", raw: payload };
+        const texts = (f.data.result?.payloads ?? []).map((x) => x.text ?? "").filter((t) => t.length > 0);
+        return { kind: "answer", status: f.data.status, summary: f.data.summary, texts };
+      },
+      (err: unknown): FinalAnswer => ({ kind: "refused", ...refusal(err) }),
+    )
+    .finally(() => {
+      state.settled = true;
+    });
+  return state;
+}
+
+const AgentFinalSchema = z.looseObject({
+  runId: z.string().optional(),
+  status: z.string(),
+  summary: z.string().optional(),
+  result: z.looseObject({ payloads: z.array(z.looseObject({ text: z.string().optional() })).optional() }).optional(),
+});
+
+/** What the `agent` request finally answered: the run's final payload, a refusal, or nothing (still open). */
+type FinalAnswer = { kind: "answer"; status: string; summary?: string; texts?: string[]; raw?: unknown } | ({ kind: "refused" } & Refused) | { kind: "none" };
+
+/** north's tools/call of write_file for this message's token, oldest first. */
+function writesOf(records: McpRecord[], token: string): McpRecord[] {
+  return toolCallsIn(records, "write_file")
+    .filter((r) => (r.args as { content?: unknown } | undefined)?.content === token)
+    .sort((a, b) => a.seq - b.seq);
+}
+
+/** How long the model server kept the request silent: until its first byte (it answered) or until the client left or now. */
+function silenceOf(r: ModelRequest): { answered: boolean; ms: number } {
+  // The follow-up's steps are a delay, then one short text: its first byte and its end are the same moment.
+  const answered = r.status === "completed" || r.events > 0;
+  return { answered, ms: (r.endedAt ? Date.parse(r.endedAt) : Date.now()) - Date.parse(r.time) };
+}
+
+/** The distinct runs the operator saw start in this session (agent lifecycle events). */
+function runsOf(events: EventLog, sessionKey: string): string[] {
+  const ids = events.events
+    .filter((e) => e.event === "agent")
+    .map((e) => e.payload as { runId?: string; stream?: string; sessionKey?: string })
+    .filter((p) => p.stream === "lifecycle" && p.sessionKey === sessionKey && typeof p.runId === "string")
+    .map((p) => p.runId!);
+  return [...new Set(ids)];
+}
+
+/**
+ * What the user was shown at the end: "completed" (ok with a reply), "error" (ended with an error
+ * message: agent.wait's, the agent request's final answer or refusal, or the chat error event's),
+ * or "silent" (ended without either, or not ended).
+ */
+function visibleEnd(end: RunEnd, final: FinalAnswer, events: EventLog, runId: string): { kind: "completed" | "error" | "silent"; error?: string } {
+  const finalTexts = final.kind === "answer" ? (final.texts ?? []) : [];
+  if (end.status === "ok" && ((end.text ?? "").trim() || finalTexts.length)) return { kind: "completed" };
+  if (end.status !== "error") return { kind: "silent" };
+  const chatError = events.events
+    .filter((e) => e.event === "chat" && (e.payload as { runId?: string; state?: string }).runId === runId && (e.payload as { state?: string }).state === "error")
+    .map((e) => (e.payload as { errorMessage?: unknown }).errorMessage)
+    .find((m): m is string => typeof m === "string" && m.length > 0);
+  const waitError = typeof end.error === "string" ? end.error : end.error ? JSON.stringify(end.error) : undefined;
+  const finalError = final.kind === "refused" ? final.message : final.kind === "answer" ? final.summary : undefined;
+  const error = [waitError, finalError, chatError].find((m) => m && m.trim());
+  return error ? { kind: "error", error: error.slice(0, 200) } : { kind: "silent" };
+}
