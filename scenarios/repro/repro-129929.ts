@@ -54,7 +54,18 @@
 // node refused by name, nothing placed or run on the gateway) and records the environments.list
 // row the picker reads for the node in each state.
 //
-// Outcome: see the report of the run that added this file (not yet run when first written).
+// Outcome: not reproduced on 2026.9.6 (run 20261202-031449-24702a61dc2867a4, PASS, 229 s with
+// the lab's bring-up on a loaded machine). Full (node.list: connected, 0 of 1 slots free; its
+// environments.list row "available" with workerSlots 0/1): dispatch of C refused at once,
+// INVALID_REQUEST "device worker is at capacity (all worker slots in use): <nodeId>; ...", C not
+// placed; B's turn: the gateway sent worker.launch.v1 to the node, which answered 10 s later
+// WORKER_CAPACITY_EXHAUSTED "node worker capacity remained full for 10000 ms", and the run ended
+// error "device worker capacity remained full" after 10-20 s, with no model request carrying its
+// token (it ran nowhere, the gateway included). Offline (killed; node.list disconnected 256 ms
+// after the kill; its environments.list row "unavailable"): dispatch of C refused "device worker
+// node is not connected: <nodeId>; reconnect it before retrying", C not placed; B's turn was
+// accepted and ran nowhere for 8 s (no model request), then, once node-1 was started again, ran
+// on it: it read the node-only file ("written only on node-1"), one worker.launch.v1 on its tap.
 import { defineScenario, type ScenarioContext } from "../../lab/scenario.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
@@ -90,7 +101,7 @@ export default defineScenario({
     { id: "P-129929-full", what: "node-1 was connected with no free worker slot (node.list) when C was dispatched and when B's turn ended", aimOff: "no turn holds node-1's one slot" },
     { id: "P-129929-offline", what: "node-1 was not connected (node.list; the kill in effect) when C was dispatched and at the end of B's down window", aimOff: "node-1 is not killed: it stays online" },
   ],
-  timeoutMs: 300_000,
+  timeoutMs: 360_000,
   async run(ctx) {
     const { lab, log, check, premise, signal, aimOff } = ctx;
     await nodeScene(ctx, {}, async ({ alias, evidence, tl }) => {
@@ -148,7 +159,8 @@ export default defineScenario({
       await waitForNode(lab, alias, "its worker slot free", slotsFree, { signal });
 
       // ---- 2. offline: node-1 SIGKILLed (container and state volume kept)
-      const markB2 = await plantNodeMarker(lab, alias, db.placement, { note: "sent while the node is down" });
+      // B's current placement: a turn that ran (under the aim-off) may have moved its checkout.
+      const markB2 = await plantNodeMarker(lab, alias, (await b.placement()) ?? db.placement, { note: "sent while the node is down" });
       const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
       if (!aimOff) log(`${alias} killed; node.list disconnected ${Math.round((await kill.inject()).totalMs)} ms after the kill call`);
       const downBefore = await nodeByAlias(lab, alias);
