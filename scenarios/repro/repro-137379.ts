@@ -32,13 +32,11 @@
 // Out of reach: cron runs and a stdio server (the lab's servers are Streamable HTTP, reached by
 // a gateway turn); the issue's cause is the bound, not the transport or the caller.
 //
-// Outcome (2026.9.6, 2026-12-02, machine load 17-22 on 2 cores from parallel labs; no clean run
-// yet): run 20261202-030200-f0b4 (before north's control was in the premise): the gateway cut
-// BOTH listings, "MCP tool listing timed out after 1500ms" for north too, although north answered
-// 1208 ms after its request arrived, and the model was offered no MCP tool. Run
-// 20261202-031115-9242: the premise read unmet (north cut as well, south's request reached it
-// late) -> unknown, as it should under that load. Needs a run on a quiet machine before a finding
-// is registered.
+// Outcome on 2026.9.6: reproduced (run 20261202-032958-7d7a, load 6 on 2 cores): north's
+// listing, answered after 1.2 s, was taken; south's was cut after 1485 ms ("MCP tool listing timed
+// out after 1500ms") and the model was offered north's tool only. Under load 17-22 (parallel labs)
+// the gateway cut north's 1.2 s listing too (run 20261202-030200-f0b4); with north's control in
+// the premise such a run reads unknown (20261202-031115-9242), not the bug.
 import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { waitRun } from "../../lab/clients/sessions.ts";
 import { isResponsesCall } from "../../lab/clients/model.ts";
@@ -61,7 +59,19 @@ const TOKEN = "fleetlab-137379";
 
 const EXPECTATION = `both MCP servers' tools are offered to the model when their tools/list answers take ${NORTH_LIST_MS / 1000} s and ${SOUTH_LIST_MS / 1000} s (not cut at ${LIST_BOUND_MS} ms)`;
 
-const findings: FindingRecord[] = [];
+const findings: FindingRecord[] = [
+  {
+    // Reproduced on 2026.9.6 (run 20261202-032958-7d7a, a quiet machine): north's listing answered
+    // after 1.2 s was taken; south's was cut by the gateway after 1485 ms ("MCP tool listing timed
+    // out after 1500ms" in its log) and the model was offered north's tool only; the turn ended ok.
+    id: "R-137379-both-offered",
+    expectation: EXPECTATION,
+    signature: { northList_s: 1.2, southList_s: 1.6, mcpToolsOffered: ["north__example_echo"], southListCancelled: "Error: MCP tool listing timed out after 1500ms", run: "ok" },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: "fixtures/findings/R-137379-both-offered.json",
+  },
+];
 
 /** A server's delayed listings since `since`, each with how long it was held (from its tools/list record to the delay's end). */
 function delayedLists(records: McpRecord[]): { ms: number | undefined; outcome: string | undefined; heldMs: number | null }[] {
