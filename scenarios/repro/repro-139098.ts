@@ -30,7 +30,16 @@
 // Out of reach: the reporter's Windows service and announce delivery (delivery none here: no chat
 // channel in the lab); the "identity changed" guard itself is read only through its RPC answer.
 //
-// Outcome: see the header's last lines, written after the run on Docker.
+// Outcome on 2026.9.6 (2026-12-02): not reproduced (pass), run 20261202-030225-2e92355fab20a2d6.
+// Both runs wrote the reporter's row while in flight: worker_session_placements {session_key
+// agent:main:cron:<jobId>:run:<sessionId>, state local}. delete-after-run: the job's clean-up then
+// removed the job, its session and that row (nothing left to delete). keep-session: after the run
+// the base session was listed and the run-alias row (state local) was still there, the reporter's
+// exact state; sessions.delete on the base key answered ok {deleted: true} and the row was gone at
+// the next read. The guard in 2026.9.6 accepts the cron base/run relationship (PR #138322).
+// Premise self-test: caught the miss 1/1 (run 20261202-031003-84f268159b7dd08b). On a machine
+// under heavy load (load average ~20 on 2 cores) the run's model request came ~2 min after the
+// job was due and sessions.list once took over 30 s: hence the generous bounds.
 import { defineScenario, type FindingRecord } from "../../lab/scenario.ts";
 import { refusal, isRefused, type Refused } from "../../lab/clients/operator.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
