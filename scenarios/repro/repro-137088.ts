@@ -32,7 +32,8 @@
 // and sessions.describe showed local. environments.destroy {force} answered ok, yet its own answer
 // and environments.list 10 s later still show the environment `attached` to the (now local)
 // session with tunnelStatus `stopped`, as qa-lab's pair-remove expects when remote extinction
-// cannot be proven: observed, not asserted. Not yet run in this final form; aim-off not yet run.
+// cannot be proven: observed, not asserted. This form: PASS, run 20261202-032755-5945fae481823609
+// (both checks hold; the new lab-wide drift record reads known).
 import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
