@@ -1,0 +1,169 @@
+// Upstream: PR openclaw/openclaw#137088 "fix(gateway): let operators abandon a worker placement
+// whose paired device is offline" (merged 2026-09-03). Regression target. Follows PR #126284
+// ("recover offline device placements": Continue on Gateway) and precedes #146012 (abandonment
+// with a pending workspace result, open).
+//
+// What it fixes (its description): a session placed on a paired device whose node went away for
+// good could not be recovered by any documented operator action. Continue on Gateway (sessions.move
+// to the gateway with abandonSource) failed with "device worker node is not connected with the
+// supervisor dialect", left the placement failed with the forced-teardown fence recorded, and then
+// refused to run again because the placement was no longer active; environments.destroy with force
+// and sessions.dispatch failed likewise. The fix carries an operator-abandon stop reason to the
+// tunnel, under which an unreachable device node is tolerated after the placement fence.
+//
+// What the user should have seen (asserted): R-137088-abandon-offline-device: with the session's
+// paired device gone (its node host killed, never back) and the placement active with runner
+// offline, sessions.move {target: gateway, abandonSource: true} with the exact source answers ok
+// with the placement local, and sessions.describe afterwards shows it local (not failed).
+// R-137088-destroy-force: then environments.destroy {environmentId, force: true} of the
+// environment the device held answers ok (the PR: it "failed the same way" before the fix).
+//
+// How this lab gets there: an own lab with one real node host (node-1). A worker session on a
+// published workspace is dispatched to node-1 (placement active); node-1's container is SIGKILLed
+// and stays down until the lab's teardown. Premise P-137088-runner-offline (from sessions.describe
+// on the wire): the placement is still active on node-1's device with runner status offline.
+// Aimed off (AIM_OFF=1): node-1 is not killed: the runner stays available, the premise unmet.
+// Not covered: sessions.dispatch after the abandonment, and removing the device's pairing
+// (device.pair.remove) before the move.
+//
+// Outcome on 2026.9.6 (2026-12-02, runs 20261202-031917-5fa7 and 20261202-032310-1137, the last
+// with an earlier version of the destroy check): not reproduced. The runner read offline at once
+// after the kill; sessions.move {gateway, abandonSource} answered ok {placement: local} in ~0.1 s
+// and sessions.describe showed local. environments.destroy {force} answered ok, yet its own answer
+// and environments.list 10 s later still show the environment `attached` to the (now local)
+// session with tunnelStatus `stopped`, as qa-lab's pair-remove expects when remote extinction
+// cannot be proven: observed, not asserted. This form: PASS, run 20261202-032755-5945fae481823609
+// (both checks hold; the new lab-wide drift record reads known).
+import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
+import { faults } from "../../lab/faults/index.ts";
+import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
+import { nodeByAlias, waitForWorkerHost } from "../../lab/kits/nodes.ts";
+import { nodeScene } from "../../lab/kits/scene.ts";
+import { refusal, isRefused } from "../../lab/kits/session.ts";
+import { createWorkerSession, dispatchTo, listEnvironments, placementOf, uniqueName } from "../../lab/kits/workers.ts";
+import { publishWorkspace } from "../../lab/kits/workspace.ts";
+import { pollUntil } from "../../lab/core/wait.ts";
+
+const NAME = "repro-137088";
+/** For the gateway to read the killed node's runner offline. */
+const OFFLINE_S = 60;
+/** From the move's answer to the placement read local and the environment detached. */
+const SETTLE_S = 10;
+
+const EXPECTATION =
+  "with a session's paired device gone (runner offline, placement active), sessions.move to the gateway with abandonSource answers ok with the placement local, and sessions.describe shows it local afterwards";
+const DESTROY_EXPECTATION = "after the abandonment, environments.destroy {force} of the environment the gone device held answers ok (before the fix it failed like the move)";
+
+const findings: FindingRecord[] = [];
+
+export default defineScenario({
+  name: NAME,
+  proves: "openclaw PR #137088: an operator can abandon a placement whose paired device is gone (Continue on Gateway: sessions.move abandonSource)",
+  topology: "own",
+  spec: { nodes: { count: 1 }, mcp: { servers: [] } },
+  needs: [{ method: "sessions.move" }, { method: "sessions.dispatch" }],
+  bug: ["R-137088-abandon-offline-device", "R-137088-destroy-force"],
+  findings,
+  premises: [
+    {
+      id: "P-137088-runner-offline",
+      what: "before the move, sessions.describe shows the session's placement active on node-1's device with runner status offline",
+      aimOff: "node-1 is not killed: its runner stays available",
+    },
+  ],
+  timeoutMs: 300_000,
+  async run(ctx) {
+    const { lab, log, check, premise, aimOff, signal } = ctx;
+    await nodeScene(ctx, { evidence: { bounds: { OFFLINE_S, SETTLE_S } } }, async ({ alias, evidence, tl }) => {
+      // The set-up is the lab's own (a refusal or a timeout here, seen under heavy load, is unknown, not a fail).
+      await labStep(`${alias} offering its worker slots`, () => waitForWorkerHost(lab, alias, { signal }));
+      const ws = await labStep("publishing the workspace", () => publishWorkspace(lab, { repo: uniqueName(NAME) }));
+      const key = (await labStep("creating the worker session", () => createWorkerSession(lab, ws))).key;
+      const d = await labStep(`dispatching the session to ${alias}`, () => dispatchTo(lab, key, alias));
+      const nodeId = (await nodeByAlias(lab, alias)).nodeId;
+      log(`dispatched ${key} to ${alias}: placement ${JSON.stringify(d.placement)}`);
+      evidence.dispatched = d.placement;
+
+      // ---- the device gone for good: its node host killed, not started again before the teardown
+      if (!aimOff) {
+        const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
+        await kill.inject();
+        log(`${alias} SIGKILLed (stays down)`);
+      }
+      const offline = await pollUntil(
+        "the placement's runner offline",
+        () => placementOf(lab, key),
+        (p) => p?.state === "active" && p.runner?.status === "offline",
+        { deadlineMs: (aimOff ? 5 : OFFLINE_S) * 1000, signal },
+      );
+      const source = offline.last;
+      log(`before the move: placement ${JSON.stringify(source)}`);
+      evidence.beforeMove = source ?? null;
+      premise({
+        id: "P-137088-runner-offline",
+        met: offline.held && source?.runner?.deviceId === nodeId,
+        observed: { state: source?.state ?? null, runner: source?.runner?.status ?? null, onNode: source?.runner?.deviceId === nodeId },
+      });
+
+      // ---- Continue on Gateway: the exact source, abandoned
+      const moved = await lab.operator.client
+        .request<Record<string, unknown>>(
+          "sessions.move",
+          {
+            key,
+            expected: { generation: source?.generation ?? d.placement.generation, environmentId: source?.environmentId ?? d.placement.environmentId, ownerEpoch: source?.activeOwnerEpoch ?? d.placement.activeOwnerEpoch },
+            target: { kind: "gateway" },
+            abandonSource: true,
+          },
+          { timeoutMs: 90_000 },
+        )
+        .catch(refusal);
+      log(`sessions.move {gateway, abandonSource} -> ${JSON.stringify(moved)}`);
+      evidence.move = moved;
+      const envId = source?.environmentId ?? d.placement.environmentId;
+      const after = await pollUntil("the placement local", () => placementOf(lab, key), (v) => v?.state === "local", { deadlineMs: SETTLE_S * 1000, signal });
+      const envAfterMove = (await listEnvironments(lab)).find((e) => e.id === envId);
+      log(`afterwards: placement ${JSON.stringify(after.last)}; environment ${JSON.stringify(envAfterMove ?? null)}`);
+      evidence.afterMove = { placement: after.last, environment: envAfterMove ?? null };
+      const refused = isRefused(moved) ? moved : undefined;
+      const movedState = refused ? undefined : ((moved as Record<string, unknown>).placement as { state?: string } | undefined)?.state;
+      const p = after.last;
+      check({
+        id: "R-137088-abandon-offline-device",
+        expectation: EXPECTATION,
+        holds: !refused && movedState === "local" && after.held,
+        observed: normalise({
+          within_s: SETTLE_S,
+          move: refused ? { code: refused.code, message: normaliseText(refused.message.replaceAll(nodeId, "<nodeId>")) } : { placement: movedState ?? null },
+          placementAfter: p ? { state: p.state, ...(p.recoveryError ? { recoveryError: normaliseText(p.recoveryError.replaceAll(nodeId, "<nodeId>")) } : {}) } : null,
+        }),
+      });
+
+      // ---- the admin's last resort on the environment the gone device held: environments.destroy {force}
+      const destroyed = envId
+        ? await lab.operator.client.request<Record<string, unknown>>("environments.destroy", { environmentId: envId, force: true }, { timeoutMs: 90_000 }).catch(refusal)
+        : refusal(new Error("no environment id"));
+      log(`environments.destroy {force} ${envId} -> ${JSON.stringify(destroyed)}`);
+      const envAfter = await pollUntil(
+        "the environment no longer attached to the session",
+        async () => (await listEnvironments(lab)).find((e) => e.id === envId),
+        (e) => !(e?.worker?.attachedSessionIds ?? []).length,
+        { deadlineMs: SETTLE_S * 1000, signal },
+      );
+      log(`environment afterwards: ${JSON.stringify(envAfter.last ?? "not listed")}`);
+      evidence.destroy = { answer: destroyed, environmentAfter: envAfter.last ?? null };
+      const destroyRefused = isRefused(destroyed) ? destroyed : undefined;
+      const e = envAfter.last;
+      check({
+        id: "R-137088-destroy-force",
+        expectation: DESTROY_EXPECTATION,
+        holds: !destroyRefused, // what the environment shows afterwards is observed, not asserted: see the header
+        observed: normalise({
+          within_s: SETTLE_S,
+          destroy: destroyRefused ? { code: destroyRefused.code, message: normaliseText(destroyRefused.message.replaceAll(nodeId, "<nodeId>")) } : "ok",
+          environmentAfter: e ? { status: e.status, worker: e.worker ? { state: e.worker.state, tunnelStatus: e.worker.tunnelStatus, attached: e.worker.attachedSessionIds.length } : null } : "not listed",
+        }),
+      });
+    });
+  },
+});
