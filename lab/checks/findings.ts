@@ -38,6 +38,6 @@ export const labFindings: FindingRecord[] = [
   drift("event node.invoke.request", "sessionKey"),
   // Worker environments listed by environments.list (scenarios/parity/pair-remove.ts, run 20261130-152637-acd8).
   drift("res environments.list", "environments[].worker.profileId"),
-  // The same field in environments.destroy's answer (repro-137088, run 20261202-032310-1137; excerpt not yet kept).
+  // The same field in environments.destroy's answer (repro-137088, run 20261202-032755-5945).
   drift("res environments.destroy", "worker.profileId"),
 ];
