@@ -31,7 +31,7 @@ describe("the CLI refuses bad input in one line, exit 2, before a run folder exi
     [["run", "no-such-scenario"], {}, /^fleetlab: unknown scenario: no-such-scenario\. Known scenarios: /],
     [["soak", "smoke", "--rounds", "0"], {}, /^fleetlab: --rounds 0: must be a whole number of rounds from 1 to 100 \(make soak ROUNDS=5\)/],
     [["soak", "--from", "no-such-run"], {}, /^fleetlab: soak --from no-such-run: neither a soak folder \(soak\.json\) nor a run folder/],
-    [["repro", "smoke", "--aim-off", "--n", "1"], {}, /^fleetlab: --aim-off: scenario smoke declares no premise it can aim its fault off \(Premise\.aimOff\); scenarios that can: repro-139421, repro-148693, repro-155359, repro-50219, repro-68187/],
+    [["repro", "smoke", "--aim-off", "--n", "1"], {}, /^fleetlab: --aim-off: scenario smoke declares no premise it can aim its fault off \(Premise\.aimOff\); scenarios that can: repro-138564, repro-139421, repro-148693, repro-155359, repro-50219, repro-68187/],
   ] as [string[], Record<string, string>, RegExp][]) {
     it(`${Object.entries(env).map(([k, v]) => `${k}=${v} `).join("")}fleetlab ${args.join(" ")}`, { timeout: 60_000 }, async () => {
       const r = await cli(args, env);
