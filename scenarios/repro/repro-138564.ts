@@ -56,7 +56,8 @@
 // (exit 137 after the 10 s grace: the drain waits on the held turn). agent.wait of a run id from
 // before the restart answers "timeout" whatever became of the run (also for the answered followup
 // of the aim-off), so it is kept as evidence, not judged. The self-test (run
-// 20261202-032522-c99a): caught the miss 1/1 (the followup answered before each restart).
+// 20261202-032522-c99a): caught the miss 1/1 (the followup answered before each restart). Again
+// on 2026.9.6 with the findings registered (run 20261202-033210-9687): known finding both ways, 372 s.
 import { isResponsesCall, type ModelRequest } from "../../lab/clients/model.ts";
 import { messageText, type PendingInput } from "../../lab/clients/sessions.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
@@ -183,7 +184,7 @@ async function variant(ctx: ScenarioContext, tl: ScenarioTimeline, kind: Kind): 
   log(`[${kind}] gateway back: ${JSON.stringify(restart)}`);
 
   const seenBefore = carrying(beforeRestart, token).map((r) => r.id);
-  const premise = { met: !isRefused(accepted) && heldStill && seenBefore.length === 0, observed: { accepted: accepted.status, firstHeldAtRestart: heldStill, followupModelRequestsBefore: seenBefore.length, pendingBefore: queued.last?.state ?? null } };
+  const premise = { met: heldStill && seenBefore.length === 0, observed: { accepted: accepted.status, firstHeldAtRestart: heldStill, followupModelRequestsBefore: seenBefore.length, pendingBefore: queued.last?.state ?? null } };
 
   // ---- after the restart: is the followup answered?
   const answered = await pollUntil(
