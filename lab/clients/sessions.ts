@@ -104,9 +104,15 @@ export async function reclaimSession(client: GatewayClient, key: string, timeout
 
 export const ChatSendResultSchema = z.looseObject({ runId: z.string().min(1), status: z.string() });
 
-/** chat.send: the gateway admits the turn (`status: "started"`) and answers at once. */
-export async function sendChat(client: GatewayClient, sessionKey: string, message: string, idempotencyKey: string = crypto.randomUUID()): Promise<z.infer<typeof ChatSendResultSchema>> {
-  return call(client, "chat.send", { sessionKey, message, idempotencyKey }, ChatSendResultSchema);
+/** What chat.send does with a message that arrives while the session already runs a turn (docs/concepts/queue.md). */
+export type QueueMode = "steer" | "followup" | "collect" | "interrupt";
+
+/**
+ * chat.send: the gateway admits the turn (`status: "started"`) and answers at once. `queueMode`
+ * overrides the session's queue mode for this message only (without it, the stored mode: steer).
+ */
+export async function sendChat(client: GatewayClient, sessionKey: string, message: string, idempotencyKey: string = crypto.randomUUID(), opts: { queueMode?: QueueMode } = {}): Promise<z.infer<typeof ChatSendResultSchema>> {
+  return call(client, "chat.send", { sessionKey, message, idempotencyKey, ...(opts.queueMode ? { queueMode: opts.queueMode } : {}) }, ChatSendResultSchema);
 }
 
 export const AgentWaitResultSchema = z.looseObject({
@@ -146,6 +152,21 @@ export type HistoryMessage = z.infer<typeof ChatHistorySchema>["messages"][numbe
 
 export async function chatHistory(client: GatewayClient, sessionKey: string, limit = 50): Promise<HistoryMessage[]> {
   return (await call(client, "chat.history", { sessionKey, limit }, ChatHistorySchema)).messages;
+}
+
+/**
+ * Accepted input not (yet) in the transcript, as chat.history lists it beside the messages
+ * (`pendingInputs`, 2026.9.x): a followup queued behind a running turn is `queued` until its turn
+ * takes it; after a gateway restart, input that never reached the transcript is `interrupted`
+ * (docs/concepts/queue.md "Input durability": kept, never run by itself, resent by the client).
+ */
+export const PendingInputSchema = z.looseObject({ id: z.string(), state: z.string(), runId: z.string().optional(), acceptedAt: z.unknown().optional(), message: z.unknown().optional() });
+export type PendingInput = z.infer<typeof PendingInputSchema>;
+const ChatPendingSchema = z.looseObject({ pendingInputs: z.looseObject({ items: z.array(PendingInputSchema), total: z.number().optional() }).optional() });
+
+/** The session's pending inputs from chat.history (none when the version lists none). */
+export async function chatPendingInputs(client: GatewayClient, sessionKey: string, limit = 50): Promise<PendingInput[]> {
+  return (await call(client, "chat.history", { sessionKey, limit }, ChatPendingSchema)).pendingInputs?.items ?? [];
 }
 
 /** Text of a chat.history message: a plain string or the text parts of a content array. */

@@ -15,10 +15,11 @@
 import crypto from "node:crypto";
 import { z } from "zod";
 import type { GatewayClient } from "../clients/gateway.ts";
-import { AgentWaitResultSchema, chatHistory, createSession, describeSession, messageText, sendChat, type HistoryMessage, type Placement, type SessionRow } from "../clients/sessions.ts";
+import { AgentWaitResultSchema, chatHistory, chatPendingInputs, createSession, describeSession, messageText, sendChat, type HistoryMessage, type PendingInput, type Placement, type QueueMode, type SessionRow } from "../clients/sessions.ts";
 import type { HeldRequest } from "../clients/model.ts";
 import { isRefused, refusal, type Refused } from "../clients/operator.ts";
 import { faults, type FaultTimeline } from "../faults/index.ts";
+import { deadline } from "../core/pace.ts";
 import { LabInfraError } from "../definitions/verdict.ts";
 import type { Lab } from "../topology/lab.ts";
 import { dispatchTo, reclaim, uniqueName, type Dispatched } from "./workers.ts";
@@ -48,10 +49,13 @@ export class Session {
     return this.lab.operator.client;
   }
 
-  /** chat.send: the turn is admitted (`runId`) and runs on; wait() for its end. */
-  async send(message: string, opts: { idempotencyKey?: string } = {}): Promise<{ runId: string; status: string; sentAt: number }> {
+  /**
+   * chat.send: the turn is admitted (`runId`) and runs on; wait() for its end. `queueMode`
+   * ("followup": queue it behind a running turn instead of steering that turn) for this message only.
+   */
+  async send(message: string, opts: { idempotencyKey?: string; queueMode?: QueueMode } = {}): Promise<{ runId: string; status: string; sentAt: number }> {
     const sentAt = Date.now();
-    const r = await sendChat(this.client, this.key, message, opts.idempotencyKey ?? crypto.randomUUID());
+    const r = await sendChat(this.client, this.key, message, opts.idempotencyKey ?? crypto.randomUUID(), { queueMode: opts.queueMode });
     return { runId: r.runId, status: r.status, sentAt };
   }
 
@@ -104,6 +108,11 @@ export class Session {
 
   history(limit = 50): Promise<HistoryMessage[]> {
     return chatHistory(this.client, this.key, limit);
+  }
+
+  /** Accepted input not yet in the transcript (chat.history's pendingInputs): queued, interrupted or cancelled. */
+  pendingInputs(): Promise<PendingInput[]> {
+    return chatPendingInputs(this.client, this.key);
   }
 
   describe(): Promise<SessionRow> {
@@ -160,13 +169,14 @@ export async function armHold(lab: Lab, token: string): Promise<void> {
 /**
  * Restart the gateway container (docker restart: SIGTERM, then SIGKILL after `graceSeconds`)
  * and reconnect the operator; how long each took. Sessions keep their keys: the same Session
- * objects work afterwards.
+ * objects work afterwards. The wait for the gateway's /readyz is a bring-up, paced as the lab's
+ * own (lab/core/pace.ts): on a loaded 2-core machine a start took 176 s where it takes 12.
  */
 export async function restartGateway(lab: Lab, opts: { graceSeconds?: number; timeoutMs?: number } = {}): Promise<{ restartMs: number; readyMs: number; connectMs: number }> {
   const t0 = performance.now();
   await faults.restart(lab, lab.spec.gateway.alias, { timeoutSeconds: opts.graceSeconds ?? 10, timeoutMs: 60_000 }).inject();
   const restartMs = Math.round(performance.now() - t0);
-  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? 120_000 });
+  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? deadline(120_000) });
   return { restartMs, ...r };
 }
 
@@ -179,7 +189,7 @@ export async function stopStartGateway(lab: Lab, opts: { graceSeconds?: number; 
   const stop = faults.stop(lab, lab.spec.gateway.alias, { timeoutSeconds: opts.graceSeconds ?? 10, timeline: opts.timeline });
   const stopped = await stop.inject();
   const started = await stop.heal();
-  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? 120_000, signal: opts.signal });
+  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? deadline(120_000), signal: opts.signal });
   const d = (stopped.detail ?? {}) as { exitCode?: number; graceful?: boolean };
   return { exitCode: d.exitCode ?? null, graceful: d.graceful === true, stopMs: Math.round(stopped.totalMs), startMs: Math.round(started.totalMs), ...r };
 }
@@ -193,7 +203,7 @@ export async function killGateway(lab: Lab, opts: { timeoutMs?: number; timeline
   const kill = faults.kill(lab, lab.spec.gateway.alias, { timeline: opts.timeline });
   const killed = await kill.inject();
   const started = await kill.heal();
-  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? 120_000, signal: opts.signal });
+  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? deadline(120_000), signal: opts.signal });
   return { killMs: Math.round(killed.totalMs), startMs: Math.round(started.totalMs), ...r };
 }
 
