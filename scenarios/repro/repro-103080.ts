@@ -88,7 +88,7 @@ const findings: FindingRecord[] = [
     id: OVERSIZED,
     expectation: OVERSIZED_EXPECTATION,
     signature: { nodeGot: "above the timer range", operatorGot: "the node's answer" },
-    versions: ["2026.9.6"],
+    versions: ["2026.9.6", "2026.9.5", "2026.9.4"],
     kind: "shortfall",
     evidence: "fixtures/findings/R-103079-oversized-timeout-clamped.json",
   },

@@ -67,7 +67,7 @@ const findings: FindingRecord[] = [
     id: "R-137379-both-offered",
     expectation: EXPECTATION,
     signature: { northList_s: 1.2, southList_s: 1.6, mcpToolsOffered: ["north__example_echo"], southListCancelled: "Error: MCP tool listing timed out after 1500ms", run: "ok" },
-    versions: ["2026.9.6"],
+    versions: ["2026.9.6", "2026.9.5", "2026.9.4"],
     kind: "shortfall",
     evidence: "fixtures/findings/R-137379-both-offered.json",
   },

@@ -233,6 +233,18 @@ export default defineScenario({
         { from: tReq, deadlineMs: tickWatchMs + 20_000, intervalMs: SAMPLE_MS, signal },
       );
       if (Date.now() < tick + KEEPALIVE_MS - 1_000) early.abort();
+      // The operator's refusal can come before the node's side of the connection has closed (the
+      // gateway drops its socket to the tap; the tap then closes toward the node): a window that
+      // ended on the refusal waits up to 5 s for that close, so the close is read, not raced (a
+      // 2026.9.4 matrix run judged before it and read "not closed").
+      if (answered !== undefined && isRefused(answered) && !closed) {
+        await pollUntil(
+          "the node's side of the connection closed after the operator's refusal",
+          async () => ({ closed: !!closed, tapState: (await tap.connections()).find((x) => x.conn === conn)?.state ?? "gone" }),
+          (v) => v.closed || v.tapState === "closed" || v.tapState === "gone",
+          { deadlineMs: 5_000, intervalMs: 100, signal },
+        ).catch(() => undefined);
+      }
       const healed = await labStep(`removing the limit on ${limited}`, () => limit.heal());
       evidence.fault = { inject: injected.detail, heal: healed.detail };
 
