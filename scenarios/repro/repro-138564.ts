@@ -89,7 +89,17 @@ const interrupted = (kind: Kind): FindingRecord => ({
   id: `R-138564-${kind}-queued-answered`,
   expectation: expectation(kind),
   signature: { within_s: ANSWER_S, answered: false, askedAsPrompt: false, onlyAsContext: false, pendingInput: "interrupted" },
-  versions: ["2026.9.6"],
+  versions: ["2026.9.6", "2026.9.5", "2026.9.4"],
+  variants: [
+    {
+      // matrix of 2026-12-02 (run 20261202-034151-b458 on 2026.9.4): the same loss, but 2026.9.4's
+      // chat.history lists no pending input at all (none before the restart either, where 2026.9.5
+      // and 2026.9.6 list the followup as queued): nothing tells the user it was lost.
+      versions: "2026.9.4",
+      signature: { within_s: ANSWER_S, answered: false, askedAsPrompt: false, onlyAsContext: false, pendingInput: null },
+      note: "chat.history lists no pending input on 2026.9.4 (not before the restart either): the followup is gone without a trace",
+    },
+  ],
   kind: "differs-from-reference",
   evidence: `fixtures/findings/R-138564-${kind}-queued-answered.json`,
 });
