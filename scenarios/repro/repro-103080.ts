@@ -49,7 +49,10 @@
 // halves (timeoutMs 0 arms no deadline; a missed pong terminates the socket), so the first and
 // last checks are expected to hold; an oversized timeoutMs is carried as an absolute deadline and
 // sent to the node as the remaining time, unclamped (node.invoke.request timeoutMs ~3e9).
-// Outcome: not yet run (written 2026-12-02; the lead runs it on 2026.9.4/9.5/9.6).
+// Outcome (matrix-20261202-034151-fe4c, 2026.9.4/9.5/9.6): known on all three. timeoutMs 0 is no
+// deadline (open 40 s, the node's late answer back in 29 ms) and a missed pong ends the connection
+// (node.list disconnected 59 s after the first dropped pong); an oversized timeoutMs reaches the
+// node unclamped (2999999955: R-103079-oversized-timeout-clamped). AIM_OFF=1: caught 1/1.
 import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { refusal, isRefused, type Refused } from "../../lab/clients/operator.ts";
 import { WS_OPCODE } from "../../lab/clients/tap.ts";

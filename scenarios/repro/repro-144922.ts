@@ -62,8 +62,10 @@
 //    after it arrived. Self-test (make repro NAME=repro-144922 N=1 AIM_OFF=1): the follow-up is
 //    delayed AIM_OFF_HOLD_S = 3 s, answered long before the bound: the premise must read unmet.
 //
-// Outcome: not yet run (written 2026-12-02). A run takes about 3 min: the lab ~30 s, the hold
-// BOUND_S or HOLD_S, the rest a few seconds.
+// Outcome (matrix-20261202-034151-fe4c): not reproduced on 2026.9.4, 2026.9.5 and 2026.9.6. The
+// held follow-up is cut by "LLM idle timeout (120s)", retried once as a text-only continuation
+// ("transient same-model retry 1/8"), and the run ends ok after 161 s: one write at north, one
+// run. A run takes about 3 min (170-256 s measured). AIM_OFF=1: caught 1/1.
 import crypto from "node:crypto";
 import { EventLog } from "../../lab/kits/events.ts";
 import { gatewayLog } from "../../lab/kits/gateway-config.ts";

@@ -60,8 +60,10 @@
 // operator got); the gateway's log lines about it are kept as evidence. The ~3.6 MB request is in
 // the operator's and the scripted node's transcripts (the tap keeps its first 1 MiB).
 //
-// Outcome: not yet run (written 2026-12-02). Expected from the package code: the bug on 2026.9.4
-// (connection closed at the deadline, frame never whole), pass on 2026.9.5 and 2026.9.6.
+// Outcome: reproduced on 2026.9.4 (runs 20261202-032154-bbdc and the matrix of 2026-12-02: the
+// connection dropped at the deadline, the frame never whole, the operator's invoke refused
+// DISCONNECTED); fixed? on 2026.9.5 and 2026.9.6 (the frame whole after 44 s, the queued ping after
+// it, the node's answer back). AIM_OFF=1 (the limit on the tap): caught 1/1.
 import crypto from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
