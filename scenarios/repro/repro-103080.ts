@@ -203,7 +203,7 @@ export default defineScenario({
       const timerSafe = sent !== undefined && sent > 0 && sent <= TIMER_MAX_MS;
       const refusedBeforeDispatch = !bigReceived && isRefused(big) && big.code === "INVALID_REQUEST";
       const bigGot = isRefused(big) ? undefined : payloadOf(big);
-      log(`node.invoke system.which timeoutMs ${OVERSIZED_MS}: ${JSON.stringify(big)}; the node got timeoutMs ${sent ?? "none"} (request on the tap: ${bigRequest ? `#${bigRequest.seq}` : "none"}, result: ${bigResult ? `#${bigResult.seq} ${JSON.stringify(answerOf(bigResult).payload)}` : "none"})`);
+      log(`node.invoke system.which timeoutMs ${OVERSIZED_MS}: ${JSON.stringify(big)}; the node got timeoutMs ${sent ?? "none"} (invoke ${bigReceived?.id ?? "none"}; request on the tap: ${bigRequest ? `#${bigRequest.seq}` : "none"}, result: ${bigResult ? `#${bigResult.seq} ${JSON.stringify(answerOf(bigResult).payload)}` : "none"})`);
       check({
         id: OVERSIZED,
         expectation: OVERSIZED_EXPECTATION,
