@@ -110,7 +110,7 @@ const findings: FindingRecord[] = [
     // connection stayed open and the operator got the node's answer.
     id: "R-145189-connection-survives",
     expectation: EXPECTATION,
-    signature: { connectionClosed: 1006, frameArrivedWhole: false, operatorGot: "UNAVAILABLE: DISCONNECTED: node disconnected (system.which)" },
+    signature: { connectionEnded: "dropped by the gateway", frameArrivedWhole: false, operatorGot: "UNAVAILABLE: DISCONNECTED: node disconnected (system.which)" },
     versions: ["2026.9.4"],
     kind: "shortfall",
     evidence: "fixtures/findings/R-145189-connection-survives.json",
@@ -310,12 +310,18 @@ export default defineScenario({
         windowMs: polled.ms,
       };
       log(`the node's connection: ${JSON.stringify(onWire)}; gateway log: ${gatewayLines.map((l) => l.line).join(" | ") || "nothing about it"}`);
+      // The connection ended if the node's side closed, or if the gateway said it dropped the node
+      // (the operator's invoke refused DISCONNECTED). With the gateway's egress limited, its close
+      // waits behind the queued bytes: the node's side may see it long after (in 2 of 3 runs on
+      // 2026.9.4 not within 5 s), so the gateway's own account is read first.
+      const gatewayDropped = got !== undefined && isRefused(got) && /DISCONNECTED/.test(got.message);
+      const connectionEnded = gatewayDropped ? "dropped by the gateway" : closedInWindow ? "closed" : null;
       check({
         id: CHECK_ID,
         expectation: EXPECTATION,
-        holds: !closedInWindow && arrivedWhole && operatorGotAnswer,
+        holds: !connectionEnded && arrivedWhole && operatorGotAnswer,
         observed: normalise({
-          connectionClosed: closedInWindow ? (closedInWindow.code ?? "at the tap") : null,
+          connectionEnded,
           frameArrivedWhole: arrivedWhole,
           operatorGot: got === undefined ? "no answer" : isRefused(got) ? `${got.code}${got.detailsCode ? `/${got.detailsCode}` : ""}: ${got.message}` : operatorGotAnswer ? "the node's answer" : "another answer",
         }),
