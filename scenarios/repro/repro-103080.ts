@@ -83,7 +83,7 @@ const OVERSIZED_EXPECTATION = `a node.invoke with timeoutMs ${OVERSIZED_MS} (abo
 
 const findings: FindingRecord[] = [
   {
-    // Reproduced on 2026.9.6 (run 20261202-032149-81b0): node.invoke system.which with timeoutMs
+    // Reproduced on 2026.9.6 (runs 20261202-032149-81b0 and -041825-ab58, the excerpt's): node.invoke system.which with timeoutMs
     // 3000000000 was forwarded to the scripted node with timeoutMs 2999999955 (the raw remaining
     // time, tap frame #25), above what a Node timer holds; the scripted node answered at once and
     // the operator got that answer. A real node host's timer for it would fire at once. #103079's
