@@ -101,7 +101,8 @@ const EXPECTATION = `while the gateway is still sending a large frame to a node 
 
 const findings: FindingRecord[] = [
   {
-    // Reproduced on 2026.9.4 (run 20261202-032154-bbdc): with the gateway's egress at 512 kbit and
+    // Reproduced on 2026.9.4 (runs 20261202-032154-bbdc, the matrices of 2026-12-02, and
+    // 20261202-042317-9ec3, the excerpt's): with the gateway's egress at 512 kbit and
     // a 3.5 MB node.invoke.request under way, no ping reached the node between the tick and the
     // deadline, and the gateway ended the node's connection (1006, no close frame) 28.7 s after the
     // send, at the deadline, while the frame was still moving (1.54 MB of it at the tap); the
