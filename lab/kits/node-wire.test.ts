@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Frame } from "../clients/tap.ts";
-import { answerOf, commandOf, invokeParams, launchIdentity, launchOf, refusedConnectsIn } from "./node-wire.ts";
+import { answerOf, commandOf, invokePayload, invokeParams, launchIdentity, launchOf, refusedConnectsIn } from "./node-wire.ts";
 import type { HttpExchange } from "../clients/tap.ts";
 
 // A node.invoke.request as the tap records it (gw->node, the command's params as a JSON string).
@@ -131,5 +131,13 @@ describe("refusedConnectsIn", () => {
       { seq: 2, t: 2, conn: "c1", how: "connect", code: "NOT_PAIRED", detailsCode: "PAIRING_REQUIRED" },
       { seq: 5, t: 5, conn: "c2", how: "upgrade", status: 502 },
     ]);
+  });
+});
+
+describe("invokePayload", () => {
+  it("an operator's answered node.invoke: its payload, else its payloadJSON parsed, else nothing", () => {
+    expect(invokePayload({ ok: true, payload: { a: 1 }, payloadJSON: '{"a":2}' })).toEqual({ a: 1 });
+    expect(invokePayload({ ok: true, payloadJSON: '{"a":2}' })).toEqual({ a: 2 });
+    expect(invokePayload({ ok: true })).toBeUndefined();
   });
 });

@@ -234,6 +234,11 @@ export async function loseCancelAcks(lab: Lab, alias: string, opts: { timeline?:
 
 // ---- invokes of the lab's own, written toward a node by its tap (wire.inject)
 
+/** The payload of an operator's answered node.invoke (its payload, or its payloadJSON parsed). */
+export function invokePayload(r: Record<string, unknown>): unknown {
+  return r.payload ?? (typeof r.payloadJSON === "string" ? JSON.parse(r.payloadJSON) : undefined);
+}
+
 /** A node's answer to one invoke (its node.invoke.result), with the payload parsed. */
 export interface InvokeAnswer {
   seq: number;

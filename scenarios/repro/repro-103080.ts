@@ -59,7 +59,7 @@ import { WS_OPCODE } from "../../lab/clients/tap.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { nodeEntry, pairScripted } from "../../lab/kits/pairing.ts";
-import { answerOf } from "../../lab/kits/node-wire.ts";
+import { answerOf, invokePayload } from "../../lab/kits/node-wire.ts";
 import { memberLog } from "../../lab/kits/logs.ts";
 import { scene } from "../../lab/kits/scene.ts";
 import { pollUntil } from "../../lab/core/wait.ts";
@@ -101,11 +101,6 @@ const findings: FindingRecord[] = [
 interface Call {
   sentAt: number;
   settled?: { at: number; answer: Record<string, unknown> | Refused };
-}
-
-/** The payload an answered node.invoke carries (payload, or payloadJSON parsed). */
-function payloadOf(r: Record<string, unknown>): unknown {
-  return r.payload ?? (typeof r.payloadJSON === "string" ? JSON.parse(r.payloadJSON) : undefined);
 }
 
 /** "CODE/DETAILS" of a refusal, for a signature. */
@@ -170,7 +165,7 @@ export default defineScenario({
       }
       const after = await pollUntil(`the operator's node.invoke ends within ${ANSWER_S} s of the node's answer`, () => zero.settled, (s) => s !== undefined, { deadlineMs: ANSWER_S * 1000, from: answeredAt, intervalMs: 100, signal });
       const final = after.held ? zero.settled! : undefined;
-      const got = final && !isRefused(final.answer) ? payloadOf(final.answer) : undefined;
+      const got = final && !isRefused(final.answer) ? invokePayload(final.answer) : undefined;
       const result = (await tap.frames({ since })).find((f) => f.dir === "node->gw" && f.method === "node.invoke.result" && f.invokeId === received?.id);
       const nodeTimeout = received?.timeoutMs;
       log(`after the node's answer (gateway ack ${JSON.stringify(ackToNode)}; result on the tap: ${result ? `#${result.seq}` : "none"}): ${final ? `${JSON.stringify(final.answer)} ${final.at - answeredAt} ms later` : `the operator's call still open ${ANSWER_S} s later`}`);
@@ -202,7 +197,7 @@ export default defineScenario({
       const sent = bigReceived?.timeoutMs;
       const timerSafe = sent !== undefined && sent > 0 && sent <= TIMER_MAX_MS;
       const refusedBeforeDispatch = !bigReceived && isRefused(big) && big.code === "INVALID_REQUEST";
-      const bigGot = isRefused(big) ? undefined : payloadOf(big);
+      const bigGot = isRefused(big) ? undefined : invokePayload(big);
       log(`node.invoke system.which timeoutMs ${OVERSIZED_MS}: ${JSON.stringify(big)}; the node got timeoutMs ${sent ?? "none"} (invoke ${bigReceived?.id ?? "none"}; request on the tap: ${bigRequest ? `#${bigRequest.seq}` : "none"}, result: ${bigResult ? `#${bigResult.seq} ${JSON.stringify(answerOf(bigResult).payload)}` : "none"})`);
       check({
         id: OVERSIZED,

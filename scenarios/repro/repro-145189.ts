@@ -74,7 +74,7 @@ import { WS_OPCODE, type Frame } from "../../lab/clients/tap.ts";
 import { tapAlias } from "../../lab/definitions/spec.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { pairScripted } from "../../lab/kits/pairing.ts";
-import { controlConn } from "../../lab/kits/node-wire.ts";
+import { controlConn, invokePayload } from "../../lab/kits/node-wire.ts";
 import { memberLog } from "../../lab/kits/logs.ts";
 import { scene } from "../../lab/kits/scene.ts";
 import { pollUntil, sleep } from "../../lab/core/wait.ts";
@@ -299,7 +299,7 @@ export default defineScenario({
       const arrived = node.invokes().find((i) => i.command === "system.which");
       const arrivedWhole = (arrived?.params as { padding?: unknown } | undefined)?.padding === blob;
       const got = answered;
-      const returned = got && !isRefused(got) ? (got.payload ?? (typeof got.payloadJSON === "string" ? JSON.parse(got.payloadJSON) : undefined)) : undefined;
+      const returned = got && !isRefused(got) ? invokePayload(got) : undefined;
       const operatorGotAnswer = (returned as { paddingChars?: unknown } | undefined)?.paddingChars === blob.length;
       const closedInWindow = closed ?? (view?.state === "closed" ? { code: null, reason: "closed at the tap", t: view.closedAt } : undefined);
       const gatewayLines = (await memberLog(lab, lab.gateway.alias, tReq)).filter((l) => /heartbeat|pingWriteState|bufferedBytes|slow.consumer|outbound_buffer|disconnect/i.test(l.line)).slice(0, 20);
