@@ -14,7 +14,7 @@ $(foreach v,NODES OPENCLAW_VERSION SEED TOPOLOGY SHARD REPROS LANES VERSIONS ROU
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 
-.PHONY: repro soak matrix excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
+.PHONY: busy-check repro soak matrix excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
 
 help:
 	@echo "fleetlab: an integration lab for the OpenClaw gateway and node hosts (README.md; docs/). make help: this list"
@@ -29,6 +29,7 @@ help:
 	@echo "  make excerpt RUN=<run id> [IDS='<id>...']   keep each finding's raw evidence from a run in fixtures/findings/"
 	@echo "  make issue ID=<finding id> (or ALL=1)       a bug report for OpenClaw's tracker, in fixtures/findings/reports/"
 	@echo "  make bench            set-up, readiness and teardown figures against same-run baselines"
+	@echo "  make busy-check [SCENARIOS=...] [QUIET=<run id>]   the scenarios quiet, then with CPU busy loops and a disk job beside them: same verdicts?"
 	@echo "  make nightly-sim SHARDS=4   every nightly shard one after another, then the merge"
 	@echo "  make costs RUNS='<run id>...'   refresh scenarios/costs.json from run folders"
 	@echo ""
@@ -57,6 +58,7 @@ help:
 	@echo "  RUNNER=container      run inside a runner container on the engine DOCKER_HOST names"
 	@echo "  REPROS=1              make test also runs scenarios/repro"
 	@echo "  RUN, IDS              make excerpt; ID, ALL: make issue"
+	@echo "  QUIET, LOADED         make busy-check: reuse a quiet run, or compare two stored runs"
 	@echo "  NAME, N, UNTIL, AIM_OFF  make repro; VERSIONS: make matrix; ROUNDS, FROM: make soak; SHARDS: make nightly-sim; RUNS: make costs; ALL: make prune"
 	@echo "  Environment: docs/reference/cli.md (FLEETLAB_STATE, FLEETLAB_CACHE, FLEETLAB_QUIET, ...)"
 
@@ -133,6 +135,12 @@ scenarios: deps engine chromium
 
 bench: deps engine
 	npm run --silent bench
+
+# The busy-machine check (lab/bench/busy.ts): SCENARIOS quiet (or the run QUIET names), then again
+# with CPU busy loops at twice the cores and a disk-heavy job beside them; both verdict tables and
+# the load seen; exit 1 when the loaded run reads a FAIL or UNKNOWN the quiet one lacks.
+busy-check: deps engine
+	npm run --silent busy-check -- $(if $(QUIET),--quiet $(QUIET)) $(if $(LOADED),--loaded $(LOADED)) $(SCENARIOS)
 
 prune: deps engine
 	npm run --silent fleetlab -- prune $(if $(ALL),--all)

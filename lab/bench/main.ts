@@ -38,7 +38,6 @@ import { writeJson } from "../evidence/write.ts";
 import { ensureImages, openclawPackage } from "../engine/images.ts";
 import { OPERATOR_DIR, ROOT, STATE } from "../core/paths.ts";
 import type { Scenario } from "../scenario.ts";
-import { deadline } from "../core/pace.ts";
 import { Lab, nodesBesideGateway, startOrder, type StartOrder } from "../topology/lab.ts";
 import { LabOperator, NotPairedAfterRestore } from "../topology/operator.ts";
 import { SnapshotStore } from "../topology/snapshot.ts";
@@ -448,7 +447,7 @@ async function bareRestoredUp(s: TopologySpec, pkg: string, key: string, transcr
     const gatewayReady = (performance.now() - t) / 1000;
     const op = await LabOperator.connect(bare.operatorHost(), OPERATOR_DIR, transcript);
     try {
-      if (s.nodes.count > 0) await op.approveNodes(nodeAliases(s), { timeoutMs: deadline(RESTORED_PAIRING_MS), host: bare.operatorHost(), restored: true });
+      if (s.nodes.count > 0) await op.approveNodes(nodeAliases(s), { timeoutMs: RESTORED_PAIRING_MS, host: bare.operatorHost(), restored: true });
       return { ready: (performance.now() - t) / 1000, gatewayReady, operatorApprovedByCli: op.approvedByCli, rewritten };
     } catch (err) {
       if (err instanceof NotPairedAfterRestore || err instanceof WaitTimeout) return { reason: `the restore did not hold: ${(err as Error).message.split("\n")[0]}` };

@@ -7,6 +7,8 @@
 // built from this same tree (tagged by a hash of their folder), so the server that answers is
 // the one the types describe.
 
+import { deadline, PacedBudget } from "../core/pace.ts";
+
 type Method = "GET" | "POST" | "DELETE";
 
 export interface ControlCall {
@@ -17,6 +19,7 @@ export interface ControlCall {
   path: string;
   /** Sent as JSON when given. */
   body?: unknown;
+  /** A lab-side deadline (reference-machine ms): scaled by the machine's pace when the call starts (lab/core/pace.ts). */
   timeoutMs: number;
   /** The client's own error class, so callers can tell whose control API failed. */
   error: new (message: string, options?: ErrorOptions) => Error;
@@ -26,15 +29,18 @@ export interface ControlCall {
 export async function controlCall(c: ControlCall): Promise<unknown> {
   const url = `${c.baseUrl}${c.path}`;
   let res: Response;
+  const budget = new PacedBudget(c.timeoutMs);
   try {
     res = await fetch(url, {
       method: c.method,
       headers: c.body === undefined ? undefined : { "content-type": "application/json" },
       body: c.body === undefined ? undefined : JSON.stringify(c.body),
-      signal: AbortSignal.timeout(c.timeoutMs),
+      signal: AbortSignal.timeout(deadline(c.timeoutMs)), // paced
     });
   } catch (e) {
-    throw new c.error(`${c.name} control ${c.method} ${url}: ${(e as Error).message}`, { cause: e });
+    // A time-out on a machine busier than planned carries why (machineBusyIn: unknown, not fail).
+    const busy = (e as Error).name === "TimeoutError" ? budget.busy() : undefined;
+    throw Object.assign(new c.error(`${c.name} control ${c.method} ${url}: ${(e as Error).message}${busy ? `; ${busy}` : ""}`, { cause: e }), busy ? { machineBusy: busy } : {});
   }
   const text = await res.text();
   if (!res.ok) throw new c.error(`${c.name} control ${c.method} ${c.path}: HTTP ${res.status} ${text.slice(0, 500)}`);

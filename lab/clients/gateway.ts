@@ -43,8 +43,10 @@ import type { DeviceIdentity } from "./device-identity.ts";
 import { REDACTED, Redactor } from "../evidence/redact.ts";
 import type { TranscriptEntry } from "../evidence/records/index.ts";
 import { DeadlineExceeded, sleep, withDeadline } from "../core/wait.ts";
+import { PacedBudget, pacedTimer } from "../core/pace.ts";
 
 export const PROTOCOL_VERSION = 4;
+/** Lab-side deadlines (reference-machine ms, spent at the machine's pace: lab/core/pace.ts). */
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
 /** The reference client's socket limit (its `maxPayload` on the ws options), used until hello-ok. */
@@ -291,7 +293,10 @@ export interface ConnectOptions {
 }
 
 export interface RequestOptions {
+  /** A lab-side deadline in reference-machine ms, spent at the machine's pace (default 30 s), unless `expectation`. */
   timeoutMs?: number;
+  /** timeoutMs is the expectation itself ("answered within 90 s"): wall time, not paced. */
+  expectation?: boolean;
   /**
    * Some methods (`agent`) answer twice under one id: first `{status:"accepted"}`, then
    * the final result. With expectFinal the promise resolves with the final one.
@@ -307,7 +312,7 @@ interface Pending {
   onAccepted?: (payload: unknown) => void;
   resolve: (payload: unknown) => void;
   reject: (err: Error) => void;
-  timer: NodeJS.Timeout;
+  timer: { clear: () => void };
 }
 
 type EventListener = (payload: unknown, frame: EventFrame) => void;
@@ -408,7 +413,7 @@ export class GatewayClient {
    */
   async connect(url: string, opts: ConnectOptions = {}): Promise<HelloOk> {
     if (this.#ws) throw new Error(`${this.name}: already connected or connecting; close() first`);
-    const deadline = Date.now() + (opts.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+    const deadline = new PacedBudget(opts.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
     const role = opts.role ?? "operator";
     let deviceTokenRetry = false;
     let deviceTokenRetryUsed = false;
@@ -418,7 +423,7 @@ export class GatewayClient {
         return await this.#connectOnce(url, opts, role, plan, deadline);
       } catch (err) {
         if (!(err instanceof GatewayError)) throw err;
-        const left = deadline - Date.now();
+        const left = deadline.leftWallMs();
         if (err.code === "UNAVAILABLE" && err.reason === "startup-sidecars" && left > 0) {
           await sleep(Math.min(left, Math.max(100, err.retryAfterMs ?? 500)));
           continue;
@@ -469,17 +474,17 @@ export class GatewayClient {
     return { ...selected, auth: buildGatewayConnectAuth(selected), scopes, explicitToken };
   }
 
-  async #connectOnce(url: string, opts: ConnectOptions, role: string, plan: AuthPlan, deadline: number): Promise<HelloOk> {
+  async #connectOnce(url: string, opts: ConnectOptions, role: string, plan: AuthPlan, deadline: PacedBudget): Promise<HelloOk> {
     this.#connCount += 1;
     this.#conn = `${this.name}#${this.#connCount}`;
     this.#lastSeq = null;
     this.#endedBy = undefined;
-    const ws = new WebSocket(url, { headers: opts.headers, handshakeTimeout: Math.max(1, deadline - Date.now()), maxPayload: PREHELLO_MAX_PAYLOAD });
+    const ws = new WebSocket(url, { headers: opts.headers, handshakeTimeout: Math.max(1, deadline.leftWallMs()), maxPayload: PREHELLO_MAX_PAYLOAD });
     this.#ws = ws;
     const challenge = this.#attach(ws, url);
     try {
       const noChallenge = `no connect.challenge from ${url} within the connect budget`;
-      const { nonce, ts } = await withDeadline(() => challenge, Math.max(0, deadline - Date.now()), noChallenge).catch((err: unknown) => {
+      const { nonce, ts } = await withDeadline(() => challenge, Math.max(0, deadline.ms - deadline.spent()), noChallenge).catch((err: unknown) => {
         throw err instanceof DeadlineExceeded ? new GatewayError("connect", "HANDSHAKE_FAILED", noChallenge) : err;
       });
       const client: ClientInfo = { ...DEFAULT_CLIENT, ...opts.client };
@@ -511,7 +516,7 @@ export class GatewayClient {
         device,
       };
       const payload = await this.#send("connect", params, {
-        timeoutMs: Math.max(1, deadline - Date.now()),
+        timeoutMs: Math.max(1, deadline.ms - deadline.spent()),
       });
       const published = checkHelloOk(payload);
       if (published.length) {
@@ -556,7 +561,7 @@ export class GatewayClient {
         this.#endedBy = `tick timeout: nothing from the gateway for ${silent} ms (policy.tickIntervalMs ${tickIntervalMs}, limit 2x = ${limit} ms)`;
         this.#meta("error", this.#endedBy);
         ws.close(4000, "tick timeout");
-        setTimeout(() => ws.terminate(), 1_000).unref();
+        setTimeout(() => ws.terminate(), 1_000).unref(); // fixed: not a deadline: a force-close grace after close()
       },
       Math.max(tickIntervalMs, this.#tickWatchMinIntervalMs),
     );
@@ -589,7 +594,7 @@ export class GatewayClient {
         const why = `connection closed (code ${code}${reason ? `, ${reason}` : ""}${by ? `; ${by}` : ""})`;
         if (!challenged) reject(new GatewayError("connect", "CONNECTION_CLOSED", `${why} before connect.challenge`));
         for (const [id, p] of this.#pending) {
-          clearTimeout(p.timer);
+          p.timer.clear();
           this.#pending.delete(id);
           p.reject(new GatewayError(p.method, "CONNECTION_CLOSED", why));
         }
@@ -696,7 +701,7 @@ export class GatewayClient {
       p.onAccepted?.(frame.payload);
       return frame;
     }
-    clearTimeout(p.timer);
+    p.timer.clear();
     this.#pending.delete(frame.id);
     if (frame.ok) p.resolve(frame.payload);
     else if (frame.error) p.reject(GatewayError.fromShape(p.method, frame.error));
@@ -747,18 +752,19 @@ export class GatewayClient {
     }
     const timeoutMs = opts.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const expire = (b?: PacedBudget) => {
         this.#pending.delete(id);
         this.#timedOut.add(id);
-        reject(new GatewayError(method, "TIMEOUT", `no response within ${timeoutMs} ms`));
-      }, timeoutMs);
+        reject(timeoutError(method, `no response within ${b ? b.describe() : `${timeoutMs} ms (a fixed bound: the expectation)`}`, b));
+      };
+      const timer = paced(timeoutMs, !!opts.expectation, expire);
       this.#pending.set(id, { method, expectFinal: opts.expectFinal ?? false, onAccepted: opts.onAccepted, resolve, reject, timer });
       this.#record({ dir: "out", kind: "req", id, method, frame: this.#clean(frame), bytes });
       ws.send(text, (err) => {
         if (!err) return;
         const p = this.#pending.get(id);
         if (!p) return;
-        clearTimeout(p.timer);
+        p.timer.clear();
         this.#pending.delete(id);
         reject(new GatewayError(method, "CONNECTION_CLOSED", `send failed: ${err.message}`, undefined, { cause: err }));
       });
@@ -827,17 +833,17 @@ export class GatewayClient {
   }
 
   /** Wait for the next event named `event` whose payload satisfies `predicate`. */
-  waitForEvent<T = unknown>(event: string, predicate: (payload: T) => boolean = () => true, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<T> {
+  waitForEvent<T = unknown>(event: string, predicate: (payload: T) => boolean = () => true, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS, opts: { expectation?: boolean } = {}): Promise<T> {
     return new Promise((resolve, reject) => {
       const done = () => {
-        clearTimeout(timer);
+        timer.clear();
         off();
         offClose();
       };
-      const timer = setTimeout(() => {
+      const timer = paced(timeoutMs, !!opts.expectation, (b) => {
         done();
-        reject(new GatewayError(`event ${event}`, "TIMEOUT", `no matching ${event} event within ${timeoutMs} ms`));
-      }, timeoutMs);
+        reject(timeoutError(`event ${event}`, `no matching ${event} event within ${b ? b.describe() : `${timeoutMs} ms (a fixed bound: the expectation)`}`, b));
+      });
       const off = this.on(event, (payload) => {
         let hit: boolean;
         try {
@@ -900,7 +906,7 @@ export class GatewayClient {
     }
     this.#endedBy ??= "closed by the lab";
     await new Promise<void>((resolve) => {
-      const force = setTimeout(() => ws.terminate(), 2_000);
+      const force = setTimeout(() => ws.terminate(), 2_000); // fixed: not a deadline: a force-close grace after close()
       ws.once("close", () => {
         clearTimeout(force);
         resolve();
@@ -917,6 +923,7 @@ export class GatewayClient {
     this.#hello = undefined;
     if (ws.readyState !== WebSocket.CLOSED) {
       await new Promise<void>((resolve) => {
+        // fixed: not a deadline: a force-close grace after close()
         const timer = setTimeout(() => {
           ws.terminate();
           resolve();
@@ -946,3 +953,18 @@ export class GatewayClient {
   }
 }
 
+
+/** A timer on a lab-side deadline (paced; the budget is handed to `fn`), or on a fixed bound that is the expectation. */
+function paced(ms: number, fixed: boolean, fn: (b?: PacedBudget) => void): { clear: () => void } {
+  if (!fixed) return pacedTimer(ms, fn);
+  const t = setTimeout(() => fn(undefined), ms); // fixed: expectation: the caller named this bound the expectation
+  return { clear: () => clearTimeout(t) };
+}
+
+/** TIMEOUT for a request or an event wait; on a machine busier than planned it carries why (lab/core/pace.ts machineBusyIn: unknown, not fail). */
+function timeoutError(method: string, message: string, b?: PacedBudget): GatewayError {
+  const busy = b?.busy();
+  const err = new GatewayError(method, "TIMEOUT", busy ? `${message}; ${busy}` : message);
+  if (busy) Object.assign(err, { machineBusy: busy });
+  return err;
+}

@@ -3,9 +3,16 @@
 // scenario that timed out, a fault being healed). Every wait in the lab goes through here;
 // a wait that ends with nothing observed throws: it is never a pass.
 import { step } from "./log.ts";
+import { PacedBudget, pacedTimer } from "./pace.ts";
 
 export interface WaitOptions {
+  /**
+   * The deadline in reference-machine ms, spent at the machine's pace (lab/core/pace.ts): a wait of
+   * the lab's own. With `bound: "expectation"` it is wall time, fixed: the bound is what is judged.
+   */
   timeoutMs: number;
+  /** "expectation": timeoutMs is the expectation itself (OpenClaw's documented limit), not paced. */
+  bound?: "lab" | "expectation";
   /** Poll interval (default 200 ms). */
   intervalMs?: number;
   /** Ends the wait at once, throwing the signal's reason. */
@@ -34,8 +41,14 @@ export class WaitTimeout extends Error {
     readonly what: string,
     readonly timeoutMs: number,
     readonly lastState: string,
+    /** A lab-side deadline that passed on a machine busier than planned: why (lab/core/pace.ts machineBusyIn). */
+    readonly machineBusy?: string,
+    /** Wall ms it took, when paced. */
+    readonly wallMs?: number,
   ) {
-    super(`timed out after ${fmtMs(timeoutMs)} waiting for ${what}${lastState ? ` (${lastState})` : ""}`);
+    super(
+      `timed out after ${fmtMs(timeoutMs)}${wallMs !== undefined && Math.abs(wallMs - timeoutMs) > 1_000 ? ` at the machine's pace (${fmtMs(wallMs)} of wall time)` : ""} waiting for ${what}${lastState ? ` (${lastState})` : ""}${machineBusy ? `; ${machineBusy}` : ""}`,
+    );
     this.name = "WaitTimeout";
   }
 }
@@ -50,7 +63,7 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     const label = typeof opts.progress === "string" ? opts.progress : `waiting for ${what}`;
     return step(label, () => waitFor(what, probe, { ...opts, progress: undefined }), { showAfterMs: 1_000 });
   }
-  const deadline = performance.now() + opts.timeoutMs;
+  const budget = new PacedBudget(opts.timeoutMs, opts.bound === "expectation");
   let lastErr: unknown;
   for (;;) {
     opts.signal?.throwIfAborted();
@@ -61,11 +74,11 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
       if (err instanceof StopWaiting || opts.signal?.aborted) throw err;
       lastErr = err;
     }
-    if (performance.now() >= deadline) {
+    if (budget.expired()) {
       const state = opts.lastState?.() ?? (lastErr ? `last error: ${(lastErr as Error).message}` : "");
-      throw new WaitTimeout(what, opts.timeoutMs, state);
+      throw new WaitTimeout(what, opts.timeoutMs, state, budget.busy(), budget.fixed ? undefined : budget.elapsed());
     }
-    await sleep(Math.min(opts.intervalMs ?? 200, Math.max(0, deadline - performance.now())), opts.signal);
+    await sleep(Math.min(opts.intervalMs ?? 200, budget.leftWallMs()), opts.signal);
   }
 }
 
@@ -85,30 +98,37 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** Race a promise against a deadline; the controller is aborted when the deadline passes. */
+/**
+ * Race a promise against a lab-side deadline (`ms` reference ms, spent at the machine's pace; see
+ * lab/core/pace.ts); the controller is aborted when the deadline passes.
+ */
 export async function withDeadline<T>(fn: (signal: AbortSignal) => Promise<T>, ms: number, message: string, parent?: AbortSignal): Promise<T> {
   const ctl = new AbortController();
   const onParent = () => ctl.abort(parent!.reason);
   parent?.addEventListener("abort", onParent, { once: true });
-  let timer: NodeJS.Timeout | undefined;
+  let timer: { clear: () => void } | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const err = new DeadlineExceeded(message);
+    timer = pacedTimer(ms, (b) => {
+      const err = new DeadlineExceeded(message, b.busy());
       ctl.abort(err);
       reject(err);
-    }, ms);
+    });
   });
   try {
     return await Promise.race([fn(ctl.signal), expired]);
   } finally {
-    clearTimeout(timer);
+    timer?.clear();
     parent?.removeEventListener("abort", onParent);
   }
 }
 
 export class DeadlineExceeded extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(
+    message: string,
+    /** The deadline passed on a machine busier than planned: why (lab/core/pace.ts machineBusyIn). */
+    readonly machineBusy?: string,
+  ) {
+    super(machineBusy ? `${message}; ${machineBusy}` : message);
     this.name = "DeadlineExceeded";
   }
 }

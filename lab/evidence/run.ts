@@ -36,6 +36,16 @@ export const ScenarioRow = z.object({
   phases: z.array(PhaseRow).optional(),
   /** What its body proved of its premises (lab/run/judging.ts): met or not, with what was seen. */
   premises: z.array(z.object({ id: z.string(), what: z.string(), met: z.boolean(), observed: z.unknown().optional() })).optional(),
+  /**
+   * Earlier attempts of it in this run (lab/run/runner.ts): a scenario the lab could not judge
+   * because the machine was busier than it plans for is run again once there is headroom; each
+   * attempt before the one this row judges, with its verdict and why.
+   */
+  attempts: z.array(z.object({ verdict: Verdict, seconds: z.number(), detail: z.string().optional(), evidence: z.string().optional() })).optional(),
+  /** Labs whose start OpenClaw gave up because the machine starved it, started again (lab/run/admission.ts): each failed start. */
+  startAttempts: z.array(z.object({ lab: z.string(), attempt: z.number().int().positive(), reason: z.string(), evidence: z.string().optional() })).optional(),
+  /** The machine's pace while it ran (lab/core/pace.ts): the worst reading, and why it was busier than planned if it was. */
+  pace: z.object({ worst: z.number(), load: z.number(), busy: z.string().optional() }).optional(),
 });
 
 /** One judged expectation (lab/findings/findings.ts CheckResult). */
@@ -101,6 +111,8 @@ export const RunRecordSchema = z.strictObject({
   engine: z.object({ version: z.string(), apiVersion: z.string() }).optional(),
   /** The machine's pace when the run started (lab/core/pace.ts): what its bring-up deadlines were multiplied by. */
   pace: z.object({ factor: z.number(), calibrationMs: z.number(), referenceMs: z.number(), load: z.number(), cores: z.number(), source: z.enum(["measured", "FLEETLAB_PACE"]) }).optional(),
+  /** The machine's pace as it was sampled through the run (lab/core/pace.ts): [ms since start, load, unclamped factor], every 10th sample. */
+  paceTrace: z.array(z.tuple([z.number(), z.number(), z.number()])).optional(),
   topology: z.unknown().optional(),
   /** The scenarios this run was asked to run, in order (a cut run shows what never ran). */
   plan: z.array(z.string()).optional(),

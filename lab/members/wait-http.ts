@@ -52,7 +52,7 @@ export class HttpOnLabNetwork implements WaitStrategy {
           }
           const url = `http://${ip}:${port}${path}`;
           try {
-            const r = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+            const r = await fetch(url, { signal: AbortSignal.timeout(deadline(2_000)) }); // paced
             await r.body?.cancel();
             last = `${url} answered ${r.status}`;
             return r.status === 200;
@@ -73,7 +73,7 @@ export class HttpOnLabNetwork implements WaitStrategy {
 
   /** `ms` as measured on the reference machine: scaled by this machine's pace (lab/core/pace.ts). */
   withStartupTimeout(ms: number): this {
-    this.#timeoutMs = deadline(ms);
+    this.#timeoutMs = ms; // spent at the machine's pace by waitFor
     this.#timeoutSet = true;
     return this;
   }

@@ -8,14 +8,15 @@ import { Run, readRunRecord } from "../evidence/run.ts";
 import type { EvidenceCheck } from "../checks/types.ts";
 import type { FindingRecord } from "../findings/findings.ts";
 import { LabError } from "../core/log.ts";
-import { LabPool, endRun, lanesFromEnv, planLanes, resolveScenarios, runBody, runLanes, runOrder, runScenario, runScenarios, watchEngine, type PoolOptions } from "./runner.ts";
+import { LabPool, endRun, lanesFromEnv, planLanes, resolveScenarios, runBody, runLanes, runOrder, runScenario, runScenarioAttempts, runScenarios, watchEngine, type PoolOptions } from "./runner.ts";
 import { mergeSpec } from "../definitions/spec.ts";
 import { LabInfraError, SystemUnderTestError, defineScenario, type Scenario, type ScenarioContext } from "../scenario.ts";
 import type { Lab } from "../topology/lab.ts";
 import { parseTopology } from "../definitions/spec.ts";
 import { TeardownStack } from "../topology/teardown.ts";
 import { accepted, exitCodeOf } from "../definitions/verdict.ts";
-import { sleep } from "../core/wait.ts";
+import { sleep, WaitTimeout } from "../core/wait.ts";
+import { PaceMonitor } from "../core/pace.ts";
 
 const fake = (name: string, topology: "shared" | "own"): Scenario => defineScenario({ name, proves: name, topology, timeoutMs: 1, run: async () => {} });
 const known = [fake("smoke", "own"), fake("pair", "shared"), fake("loss", "own"), fake("reuse", "shared")];
@@ -87,12 +88,24 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
+/** A machine as quiet as the reference, whatever this one is doing while the unit tests run. */
+const quiet = new PaceMonitor(2, 1);
+quiet.record(0, 0, 1);
+/** A machine busier than the lab plans for (load 20 on 2 cores: 11x) from now on. */
+function busyMonitor(): PaceMonitor {
+  const m = new PaceMonitor(2);
+  m.record(0, 0, 1);
+  m.record(Date.now() - 1, 20, 1);
+  return m;
+}
+
 /** A pool whose labs are fakes; `labs` lists every lab it brought up. */
 function fakePool(o: { leftovers?: string[]; health?: (n: number) => string[]; up?: () => Promise<void>; protocol?: null } & PoolOptions = {}) {
   const run = Run.create({ root, seed: 1 });
   const events: string[] = [];
   const labs: FakeLab[] = [];
   const pool = new LabPool(parseTopology({}), run, {
+    paceMonitor: () => quiet,
     evidenceChecks: [],
     labFindings: [],
     start: async (r, _spec, plan) => void r.update((x) => void (x.plan = runOrder(plan).map((s) => s.name))),
@@ -244,6 +257,60 @@ describe("runScenario: verdicts with a fake lab", () => {
     expect(await runScenario(scenario("b", async () => {}), infra.pool)).toMatchObject({ verdict: "unknown", detail: "the lab could not come up: model /healthz: the container exited (code 2)" });
     const bad = fakePool({ up: async () => Promise.reject(new LabError("nodes.count: must be at most 8")) });
     await expect(runScenario(scenario("c", async () => {}), bad.pool)).rejects.toThrow("nodes.count");
+  });
+});
+
+describe("a busy machine: unknown or another attempt, never a fail", () => {
+  it("a fail judged while the machine was busier than planned is unknown naming the load; on a quiet machine it stays a fail", async () => {
+    const busy = fakePool({ paceMonitor: busyMonitor });
+    const r = await runScenario(scenario("starved", async () => assert.ok(false as boolean, "no reply within 90 s")), busy.pool);
+    expect(r.verdict).toBe("unknown");
+    expect(r.detail).toMatch(/^the lab could not tell: the machine was busier than the lab plans for: pace 11.00x at worst \(load 20 on 2 cores.*its fail is not charged to OpenClaw: no reply within 90 s/);
+    const q = fakePool();
+    expect((await runScenario(scenario("quiet", async () => assert.ok(false as boolean, "no reply within 90 s")), q.pool)).verdict).toBe("fail");
+  });
+  it("a lab-side deadline that passed beyond the plan is unknown even when the machine was quiet again by the verdict", async () => {
+    const { pool } = fakePool();
+    const err = new WaitTimeout("node-1 connected", 30_000, "", "the machine was busier than the lab plans for: pace 8x");
+    const r = await runScenario(scenario("late", async () => Promise.reject(err)), pool);
+    expect(r.verdict).toBe("unknown");
+    expect(r.detail).toMatch(/busier than the lab plans for: pace 8x/);
+  });
+  it("a scenario the machine starved runs again; the attempt before is kept (its folder, its row's attempts, the detail)", async () => {
+    let n = 0;
+    let mon = busyMonitor();
+    const { pool, run } = fakePool({ paceMonitor: () => mon });
+    const s = scenario("twice", async ({ check }) => {
+      n += 1;
+      if (n === 1) {
+        mon = busyMonitor();
+        assert.ok(false as boolean, "timed out");
+      }
+      mon = quiet;
+      check({ id: "E-ok", expectation: "it works", holds: true });
+    });
+    const r = await runScenarioAttempts(s, pool);
+    expect(n).toBe(2);
+    expect(r.verdict).toBe("pass");
+    expect(r.detail).toMatch(/^attempt 2 of 2: attempt 1 read unknown \(the lab could not tell: the machine was busier/);
+    const rows = readRunRecord(path.join(run.dir, "run.json")).scenarios.filter((x) => x.name === "twice");
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.attempts).toEqual([expect.objectContaining({ verdict: "unknown", evidence: "scenarios/twice.attempt1" })]);
+    expect(fs.existsSync(path.join(run.dir, "scenarios/twice.attempt1"))).toBe(true);
+  });
+  it("a start OpenClaw gave up on a busy machine (code 78, state lease) is tried again on fresh state; on a quiet one it is OpenClaw's fail", async () => {
+    const lease = () => new SystemUnderTestError("gateway /readyz: the container exited (code 78); last log lines: state lease heartbeat did not become ready (phase=startup, trigger=timeout)");
+    let tries = 0;
+    const busy = fakePool({ paceMonitor: () => { const m = new PaceMonitor(2); m.record(0, 0, 1); m.record(Date.now() - 1, 6, 1); return m; }, up: (async () => { if (++tries === 1) throw lease(); }) as never });
+    const r = await runScenario(scenario("retried", async () => {}), busy.pool);
+    expect(tries).toBe(2);
+    expect(r.verdict).toBe("pass");
+    expect(r.detail).toMatch(/its lab started on attempt 2 of 3 \(attempt 1: gateway \/readyz: the container exited \(code 78\).*evidence scenarios\/retried\/lab.attempt1/);
+    expect(readRunRecord(path.join(busy.run.dir, "run.json")).scenarios[0]!.startAttempts).toEqual([expect.objectContaining({ attempt: 1, lab: "scenarios/retried/lab" })]);
+    let quietTries = 0;
+    const q = fakePool({ up: (async () => { quietTries++; throw lease(); }) as never });
+    expect(await runScenario(scenario("quiet-lease", async () => {}), q.pool)).toMatchObject({ verdict: "fail" });
+    expect(quietTries).toBe(1);
   });
 });
 

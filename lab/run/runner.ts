@@ -12,7 +12,8 @@ import fs from "node:fs";
 import { finished } from "node:stream/promises";
 import { writeJson } from "../evidence/write.ts";
 import { sealFolder } from "../evidence/redact.ts";
-import { pace, paceLine } from "../core/pace.ts";
+import { machineBusyIn, monitor, pace, paceLine, pacedTimer, type PaceMonitor } from "../core/pace.ts";
+import { admit, SCENARIO_ATTEMPTS, START_ATTEMPTS, starvedStart } from "./admission.ts";
 import { junitXml } from "../evidence/junit.ts";
 import { writeReportHtml, type ReportWritten } from "../evidence/report-html.ts";
 import path from "node:path";
@@ -52,6 +53,11 @@ export interface ScenarioResult {
   phases?: PhaseRow[];
   /** What its body proved of its premises (ctx.premise). */
   premises?: PremiseResult[];
+  /** Why the machine was busier than the lab plans for while it ran, when it was (lab/core/pace.ts). */
+  machineBusy?: string;
+  /** Earlier attempts (runScenarioAttempts), and failed starts of its lab (LabPool). */
+  attempts?: { verdict: Verdict; seconds: number; detail?: string; evidence?: string }[];
+  startAttempts?: StartAttempt[];
 }
 
 /** The scenarios named (all of `known` when none are), in the order they run; bad names fail listing the known ones. */
@@ -91,6 +97,17 @@ export interface PoolOptions {
   engineTrouble?: () => Promise<string | undefined>;
   /** How often engineTrouble is asked while a scenario's body runs (default ENGINE_WATCH_MS). */
   engineWatchMs?: number;
+  /** Wait for the machine's headroom before each lab (lab/run/admission.ts; default true unless `up` is handed in). */
+  admit?: boolean;
+  /** The machine's pace over time (default this process's monitor, lab/core/pace.ts; tests hand in one with readings written in). */
+  paceMonitor?: () => PaceMonitor;
+}
+
+export interface StartAttempt {
+  lab: string;
+  attempt: number;
+  reason: string;
+  evidence?: string;
 }
 
 /** Holds the shared standard lab across scenarios (and across vitest tests), and brings up own labs. */
@@ -113,6 +130,8 @@ export class LabPool {
       capabilities: opts.capabilities ?? (async (spec) => probeCapabilities((await ensureImages(spec.openclawVersion)).openclaw, labConfigs(spec))),
       engineTrouble: opts.engineTrouble ?? (() => engineTrouble()),
       engineWatchMs: opts.engineWatchMs ?? ENGINE_WATCH_MS,
+      admit: opts.admit ?? !opts.up,
+      paceMonitor: opts.paceMonitor ?? monitor,
     };
   }
 
@@ -123,13 +142,51 @@ export class LabPool {
   async shared(s?: Pick<Scenario, "name" | "pairing">): Promise<Lab> {
     if (s?.pairing === "fresh" && this.#shared?.snapshot?.path === "restored") await this.replaceShared(`scenario ${s.name} tests pairing itself: it needs a lab paired from scratch`);
     // A replacement (the first one was unhealthy, or a scenario on it would not settle) gets its own evidence folder.
-    this.#shared ??= await this.opts.up(this.spec, this.run, this.#sharedCount++ ? `${this.sharedName}-${this.#sharedCount}` : this.sharedName, { snapshot: s?.pairing ?? "use" });
+    this.#shared ??= await this.#up(this.spec, this.#sharedCount++ ? `${this.sharedName}-${this.#sharedCount}` : this.sharedName, { snapshot: s?.pairing ?? "use" });
     return this.#shared;
   }
 
   /** A fresh lab for a scenario that needs its own: the run's spec with the scenario's overrides. */
   own(s: Scenario): Promise<Lab> {
-    return this.opts.up(parseTopology(mergeSpec(this.spec, s.spec ?? {})), this.run, `scenarios/${s.name}/lab`, { snapshot: s.pairing ?? "use" });
+    return this.#up(parseTopology(mergeSpec(this.spec, s.spec ?? {})), `scenarios/${s.name}/lab`, { snapshot: s.pairing ?? "use" });
+  }
+
+  /** Failed starts of the last lab this pool brought up (taken by the scenario that asked for it). */
+  startAttempts: StartAttempt[] = [];
+  /** What admission said of the last lab this pool brought up, when it came up without the headroom. */
+  admissionNote: string | undefined;
+
+  /**
+   * A lab once the machine has the headroom for it (lab/run/admission.ts), started again on fresh
+   * state when OpenClaw gave up its start because the machine starved it, up to START_ATTEMPTS
+   * times; each failed attempt's evidence folder is kept as `<name>.attempt<k>`.
+   */
+  async #up(spec: TopologySpec, name: string, upOpts: LabUpOptions): Promise<Lab> {
+    this.startAttempts = [];
+    this.admissionNote = undefined;
+    for (let attempt = 1; ; attempt++) {
+      if (this.opts.admit) {
+        const a = await admit(`lab ${name}`, spec.nodes.count);
+        this.admissionNote = a.note;
+      }
+      const from = Date.now();
+      try {
+        return await this.opts.up(spec, this.run, name, upOpts);
+      } catch (err) {
+        if (err instanceof LabError || attempt >= START_ATTEMPTS) throw err;
+        const why = starvedStart(err, this.opts.paceMonitor().worst(from, Date.now())?.raw ?? 1);
+        if (!why) throw err;
+        const dir = path.join(this.run.dir, name);
+        const kept = `${name}.attempt${attempt}`;
+        try {
+          if (fs.existsSync(dir)) fs.renameSync(dir, path.join(this.run.dir, kept));
+        } catch {
+          /* the next attempt writes beside it */
+        }
+        this.startAttempts.push({ lab: name, attempt, reason: `${(err as Error).message.split("\n")[0]} (${why})`, evidence: kept });
+        info(`lab ${name}: start attempt ${attempt} of ${START_ATTEMPTS} ended because the machine starved it (${why}); starting again on fresh state (evidence of the attempt: ${kept})`);
+      }
+    }
   }
 
   /** Take the shared lab down so the next shared scenario gets a fresh one (nothing left on it can reach that one). */
@@ -194,12 +251,15 @@ export function runBodyScoped(
     (error: unknown) => ({ kind: "threw" as const, error }),
   );
   const end = (async (): Promise<BodyEnd> => {
-    const first = await raceTimer(Promise.race([body, escape.then((e) => ({ kind: "escape" as const, e })), lost]), opts.timeoutMs);
+    // The scenario's whole deadline is the lab's own: spent at the machine's pace (lab/core/pace.ts).
+    let busy: string | undefined;
+    const first = await racePaced(Promise.race([body, escape.then((e) => ({ kind: "escape" as const, e })), lost]), opts.timeoutMs, (b) => (busy = b));
     decided = true;
     watching.abort();
     if (first !== undefined && first.kind !== "escape" && first.kind !== "lost") return first;
-    const cause = first?.kind === "escape" ? first.e.error : first?.kind === "lost" ? new LabInfraError(`${first.reason}; the scenario was cancelled there`) : new DeadlineExceeded(opts.message);
+    const cause = first?.kind === "escape" ? first.e.error : first?.kind === "lost" ? new LabInfraError(`${first.reason}; the scenario was cancelled there`) : new DeadlineExceeded(opts.message, busy);
     ctl.abort(cause);
+    // fixed: not a deadline: the grace a cancelled body gets to settle (decides no verdict, only whether its lab is used again)
     const settled = (await raceTimer(body, opts.settleMs)) !== undefined;
     if (first?.kind === "lost") return { kind: "threw", error: cause };
     if (first?.kind === "escape") return { kind: "escaped", escape: first.e, settled };
@@ -241,10 +301,20 @@ export async function watchEngine(trouble: () => Promise<string | undefined>, si
 }
 
 /** The promise's value, or undefined when `ms` passed first (the timer is cleared either way). */
+/** raceTimer on a lab-side deadline spent at the machine's pace; `busy` hears why the machine was busier than planned when it passes. */
+async function racePaced<T>(p: Promise<T>, ms: number, busy: (why: string | undefined) => void): Promise<T | undefined> {
+  let timer: { clear: () => void } | undefined;
+  try {
+    return await Promise.race([p, new Promise<undefined>((resolve) => (timer = pacedTimer(ms, (b) => (busy(b.busy()), resolve(undefined)))))]);
+  } finally {
+    timer?.clear();
+  }
+}
+
 async function raceTimer<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
+    return await Promise.race([p, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]); // fixed: raceTimer itself (its callers say why)
   } finally {
     clearTimeout(timer);
   }
@@ -283,6 +353,46 @@ export async function runScenario(s: Scenario, pool: LabPool, opts: RunOptions =
     throw err;
   }
   return r.record();
+}
+
+/**
+ * runScenario, and once more when the lab could not judge it because the machine was busier than
+ * it plans for (unknown with the machine busy), after waiting for headroom: a busy machine gives
+ * another attempt or unknown, never a fail. The attempt before is kept: its evidence folder as
+ * `scenarios/<name>.attempt<k>`, its verdict in the row's `attempts` and said in the detail.
+ */
+export async function runScenarioAttempts(s: Scenario, pool: LabPool, opts: RunOptions = {}): Promise<ScenarioResult> {
+  const earlier: NonNullable<ScenarioResult["attempts"]> = [];
+  for (let attempt = 1; ; attempt++) {
+    const r = await runScenario(s, pool, opts);
+    if (r.verdict !== "unknown" || !r.machineBusy || attempt >= SCENARIO_ATTEMPTS) {
+      if (!earlier.length) return r;
+      r.attempts = earlier;
+      r.detail = `attempt ${attempt} of ${SCENARIO_ATTEMPTS}: ${earlier.map((a, i) => `attempt ${i + 1} read ${a.verdict} (${(a.detail ?? "").split("\n")[0].slice(0, 300)})`).join("; ")}${r.detail ? `; ${r.detail}` : ""}`;
+      pool.run.update((rec) => {
+        const row = rec.scenarios.findLast((x) => x.name === s.name);
+        if (row) Object.assign(row, { attempts: earlier, detail: r.detail });
+      });
+      writeRunReports(pool.run);
+      return r;
+    }
+    // The attempt's evidence kept beside the next one's; its row and findings out of run.json (the next one judges).
+    const kept = `scenarios/${s.name}.attempt${attempt}`;
+    try {
+      fs.renameSync(path.join(pool.run.dir, r.evidence), path.join(pool.run.dir, kept));
+    } catch {
+      /* the next attempt writes over it */
+    }
+    earlier.push({ verdict: r.verdict, seconds: r.seconds, detail: r.detail, evidence: kept });
+    pool.run.update((rec) => {
+      rec.scenarios = rec.scenarios.filter((x) => x.name !== s.name);
+      if (rec.findings) rec.findings = rec.findings.filter((f) => f.scenario !== s.name);
+      if (rec.unexercised) rec.unexercised = rec.unexercised.filter((u) => u.scenario !== s.name);
+    });
+    info(`scenario ${s.name}: the lab could not judge it on a machine busier than it plans for (${r.machineBusy}); running it again once there is headroom (attempt ${attempt + 1} of ${SCENARIO_ATTEMPTS}; evidence of this one: ${kept})`);
+    if (s.topology === "own" || !pool.opts.admit) continue; // an own lab waits for headroom in the pool
+    await admit(`scenario ${s.name} again`, pool.spec.nodes.count);
+  }
 }
 
 /** One scenario's run: the state its phases share and what they observed (judged once, in record()). */
@@ -328,6 +438,18 @@ class ScenarioRun {
     return this.#mark !== undefined;
   }
 
+  /** Failed starts of the lab the pool just brought up for it (said with its verdict, kept in its row). */
+  #startAttempts: StartAttempt[] = [];
+  #takeStartAttempts(): void {
+    const a = this.pool.startAttempts;
+    this.pool.startAttempts = [];
+    if (this.pool.admissionNote) this.#notes.push({ verdict: "pass", text: `its lab ${this.pool.admissionNote}` });
+    this.pool.admissionNote = undefined;
+    if (!a.length) return;
+    this.#startAttempts = a;
+    this.#notes.push({ verdict: "pass", text: `its lab started on attempt ${a.length + 1} of ${START_ATTEMPTS} (${a.map((x) => `attempt ${x.attempt}: ${x.reason}; evidence ${x.evidence}`).join("; ")})` });
+  }
+
   /** It ends here, before its body, with this verdict. */
   #notRun(verdict: Verdict, why: string): typeof STOP {
     this.#seen.notRun = { verdict, why };
@@ -353,7 +475,12 @@ class ScenarioRun {
     const { s, pool } = this;
     try {
       this.lab = s.topology === "shared" ? await pool.shared(s) : await pool.own(s);
+      this.#takeStartAttempts();
     } catch (err) {
+      this.#takeStartAttempts();
+      // The machine starved the lab's start beyond the plan (every attempt): the lab could not tell.
+      const busy = machineBusyIn(err);
+      if (busy && !(err instanceof LabError)) return this.#notRun("unknown", `the lab could not come up on a machine busier than it plans for: ${(err as Error).message}`);
       if (err instanceof LabError) throw err; // bad input: stop the whole run with its message
       // A dead or failing engine is the lab's, whatever it made fail (a container that "exited").
       const trouble = await pool.opts.engineTrouble();
@@ -440,15 +567,17 @@ class ScenarioRun {
       if (isWriteFailure(err)) raise(err); // the disk, not the scenario: ends the run as the lab's own error
       // A failure is OpenClaw's only while the engine answers and did not refuse the call itself.
       const trouble = err instanceof LabInfraError ? undefined : ((await pool.opts.engineTrouble()) ?? (isEngineApiError(err) ? `the Docker engine refused a call: ${err.message}` : undefined));
-      const v = err instanceof LabInfraError || trouble ? "unknown" : "fail";
-      this.#notes.push({ verdict: v, text: trouble ? `${trouble}; the scenario's own failure cannot be told apart: ${err?.message ?? String(err)}` : (err?.message ?? String(err)) });
+      // A lab-side deadline that passed on a machine busier than planned: the lab could not tell (lab/core/pace.ts).
+      const busy = machineBusyIn(err);
+      const v = err instanceof LabInfraError || trouble || busy ? "unknown" : "fail";
+      this.#notes.push({ verdict: v, text: trouble ? `${trouble}; the scenario's own failure cannot be told apart: ${err?.message ?? String(err)}` : busy && !(err?.message ?? "").includes(busy) ? `${err?.message ?? String(err)}; ${busy}` : (err?.message ?? String(err)) });
       ctx.log(`${v}: ${err?.stack ?? err}`);
     } else if (end.kind === "escaped") {
       this.#charge(end.escape, "while it ran");
       ctx.log(`the scenario was cancelled; ${end.settled ? "it settled" : `it had not settled ${pool.opts.settleMs / 1000} s later`}`);
       if (!end.settled) this.#stray(notSettled);
     } else if (end.kind === "timed-out") {
-      this.#notes.push({ verdict: "fail", text: end.error.message });
+      this.#notes.push({ verdict: end.error.machineBusy ? "unknown" : "fail", text: end.error.message });
       ctx.log(`fail: ${end.error.message}; the signal was aborted, ${end.settled ? "and the scenario settled" : `and it had not settled ${pool.opts.settleMs / 1000} s later`}`);
       if (!end.settled) this.#stray(notSettled);
     }
@@ -493,6 +622,7 @@ class ScenarioRun {
     const w: ScenarioWindow = { scenario: s.name, version: lab.spec.openclawVersion, dir, lab, startedAt: this.#windowStart, endedAt: this.#windowEnd, tapSince: this.#tapSince };
     for (const check of pool.opts.evidenceChecks) {
       try {
+        // fixed: not against OpenClaw: an evidence check that does not answer reads unknown, never fail
         const inputs = await raceTimer(check.run(w), pool.opts.evidenceCheckMs);
         if (!inputs) throw new Error(`no answer within ${pool.opts.evidenceCheckMs / 1000} s`);
         for (const c of inputs) {
@@ -555,6 +685,16 @@ class ScenarioRun {
     }
     const judged = judgeScenario(this.#seen);
     this.closeScope();
+    // A starved machine gives unknown (or another attempt), never a fail: a fail judged while the
+    // machine was busier than the lab plans for (a bound that is the expectation held against a
+    // starved OpenClaw, a deadline of the lab's own) is not charged to OpenClaw (lab/core/pace.ts).
+    const mon = this.pool.opts.paceMonitor();
+    const busy = mon.busierThanPlanned(this.#stallsFrom, Date.now());
+    const worst = mon.worst(this.#stallsFrom, Date.now());
+    if (judged.verdict === "fail" && busy) {
+      judged.verdict = "unknown";
+      judged.detail = `the lab could not tell: ${busy} while it ran, so its fail is not charged to OpenClaw: ${judged.detail ?? ""}`;
+    }
     const checks = this.#seen.checks;
     let detail = judged.detail;
     // A stall of the lab's own process inside the window is said with the verdict (lab/core/stalls.ts).
@@ -562,11 +702,13 @@ class ScenarioRun {
     if (note) detail = detail ? `${detail}; also ${note}` : note;
     const phases = [...this.phases.rows];
     const premises = this.#seen.premises?.length ? [...this.#seen.premises] : undefined;
-    const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases, premises };
+    const startAttempts = this.#startAttempts.length ? this.#startAttempts : undefined;
+    const paceRow = worst ? { worst: worst.raw, load: worst.load, ...(busy ? { busy } : {}) } : undefined;
+    const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases, premises, machineBusy: busy, startAttempts };
     if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
     run.update((rec) => {
       (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
-      rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt: r.startedAt, endedAt: r.endedAt, evidence: r.evidence, phases, premises });
+      rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt: r.startedAt, endedAt: r.endedAt, evidence: r.evidence, phases, premises, startAttempts, pace: paceRow });
       // A lab-wide record counts as exercised where it was seen, not where it merely held.
       const seen = checks.filter((c) => !(c.scope === "lab" && c.outcome === "pass"));
       if (seen.length) rec.exercised = [...new Set([...(rec.exercised ?? []), ...seen.map((c) => c.findingId)])].sort();
@@ -586,7 +728,7 @@ export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: 
   try {
     for (const s of runOrder(chosen)) {
       if (s.topology === "own") await pool.close();
-      results.push(await runScenario(s, pool));
+      results.push(await runScenarioAttempts(s, pool));
     }
   } finally {
     await pool.close();
@@ -648,7 +790,7 @@ export async function runLanes(
     try {
       for (const s of list) {
         if (s.topology === "own") await pool.close();
-        const r = await runScenario(s, pool);
+        const r = await runScenarioAttempts(s, pool);
         results.push(r);
         opts.onResult?.(r);
       }
@@ -706,8 +848,11 @@ export function endRun(run: Run, lab: FindingRecord[] = labFindings): void {
   const ran = run.record.scenarios.length > 0;
   const judged = new Set(run.record.exercised ?? []);
   const lost = ran ? lab.filter((f) => !judged.has(f.id)) : [];
+  const t0 = Date.parse(run.record.startedAt);
+  const trace = monitor().samples.filter((x, i) => x.t >= t0 && i % 5 === 0).map((x) => [x.t - t0, x.load, x.raw] as [number, number, number]);
   run.update((r) => {
     r.endedAt = new Date().toISOString();
+    if (trace.length) r.paceTrace = trace;
     const known = new Set((r.unexercised ?? []).filter((u) => !u.scenario).map((u) => u.id));
     const add = lost.filter((f) => !known.has(f.id));
     if (add.length) (r.unexercised ??= []).push(...add.map((f) => ({ id: f.id })));

@@ -22,7 +22,10 @@ import { GitContainer, gitControl } from "../members/git.ts";
 import { McpContainer, mcpControl } from "../members/mcp.ts";
 import { TapContainer, redactTapLog, tapControl } from "../members/tap.ts";
 import { Redactor } from "../evidence/redact.ts";
-import { deadline, loadNow, pace, paceLine } from "../core/pace.ts";
+import { deadline, machineBusyIn, monitor } from "../core/pace.ts";
+
+/** Under this pace a machine counts as quiet (lab/run/admission.ts QUIET; here to keep the floors). */
+const QUIET_PACE = 2;
 import { mcpContainers, nodeAliases, scriptedAliases, tapAlias, tappedAliases, type TopologySpec } from "../definitions/spec.ts";
 import { ScriptedNode } from "../clients/scripted-node.ts";
 import { Phases } from "../definitions/phases.ts";
@@ -296,7 +299,7 @@ export class Lab {
     const starts = begin(first);
     await step(`containers started (${names(first)})`, () => allOf(first, first.map((r) => r.running)));
     const healthz = early.filter((r) => r.kind !== "gateway");
-    const loadAtStart = loadNow().load;
+    const loadAtStart = Date.now();
     await step(`gateway /readyz${healthz.length ? `, ${names(healthz)} /healthz` : ""}`, () => allOf(first, starts.slice(0, early.length))).catch((e: unknown) => {
       throw this.#readyBlame(found ? this.#restoreBroke(found, "bringing the gateway and node hosts up", e) : e, beside, loadAtStart);
     });
@@ -333,7 +336,7 @@ export class Lab {
     const aliases = nodeAliases(this.spec);
     const tPair = performance.now();
     try {
-      await step(`${aliases.join(", ")} connecting as paired devices (state restored from snapshot ${found.key.slice(0, 8)})`, () => this.#approveNodes(true, deadline(RESTORED_PAIRING_MS)));
+      await step(`${aliases.join(", ")} connecting as paired devices (state restored from snapshot ${found.key.slice(0, 8)})`, () => this.#approveNodes(true, RESTORED_PAIRING_MS));
       info(`restored paired state from snapshot ${found.key.slice(0, 8)} (gateway and ${this.spec.nodes.count} node host(s), taken ${found.meta.takenAt} by run ${found.meta.fromRun}; nodes connected as paired ${((performance.now() - tPair) / 1000).toFixed(1)} s after the operator)`);
       return true;
     } catch (err) {
@@ -350,7 +353,7 @@ export class Lab {
   async #pairFromScratch(): Promise<void> {
     const spec = this.spec;
     await step(`pairing ${nodeAliases(spec).join(", ")} (${spec.nodes.devicePairing === "subnet" ? "device pairing auto-approved for the lab subnet" : "device and node pairing approved by the operator"})`, () =>
-      this.#approveNodes(false, deadline(120_000)).catch((e: unknown) => {
+      this.#approveNodes(false, 120_000).catch((e: unknown) => {
         throw openclawFailure("pairing the node hosts", e);
       }),
     );
@@ -406,24 +409,25 @@ export class Lab {
   /**
    * Who is to blame for a gateway that did not come up (its /readyz wait ran out, or it exited
    * while starting: a starved gateway exits by itself, code 78, its state lease heartbeat timed
-   * out at startup). OpenClaw (fail) only when the lab gave it the machine it planned for: with
-   * the load per core above what the pace saw plus what the lab itself started beside the
-   * gateway (lab/core/pace.ts), the lab could not tell whether OpenClaw was slow or starved: unknown,
-   * with the load seen.
+   * out at startup). OpenClaw (fail) only when the machine was as the lab plans for: a readiness
+   * deadline (paced) that passed beyond the plan, or OpenClaw's own start timer giving up on a
+   * machine that was not quiet (its timers do not follow the pace), is the lab's "could not
+   * tell" (unknown), naming the pace and load seen (lab/core/pace.ts); LabPool tries such a
+   * start again on fresh state (lab/run/admission.ts).
    */
-  #readyBlame(err: unknown, beside: number, loadAtStart: number): unknown {
+  #readyBlame(err: unknown, beside: number, from: number): unknown {
     const gatewayFailed = err instanceof SystemUnderTestError && (err.cause instanceof WaitTimeout || err.cause instanceof StopWaiting) && err.message.includes("/readyz");
     if (!gatewayFailed) return err;
-    const now = loadNow();
-    const p = pace();
-    // The load per core planned for: what the pace saw before the lab (factor - 1), plus the
-    // gateway and the node hosts the lab itself starts beside it, one runnable process each.
-    const planned = p.factor - 1 + (1 + beside) / p.cores;
-    if (now.perCore <= planned + 0.5) return err;
-    return new LabInfraError(
-      `the lab could not tell whether OpenClaw was slow: ${err.message}; the machine was busier than the lab planned for: load ${now.load} (${now.perCore} per core) at the deadline, ${loadAtStart} when the gateway started (${beside} node host(s) starting beside it), against ${planned.toFixed(2)} per core planned (${paceLine(p)})`,
-      { cause: err },
-    );
+    const mon = monitor();
+    const worst = mon.worst(from, Date.now());
+    const lease = /state lease heartbeat did not become ready/.test(err.message) && (worst?.raw ?? 1) > QUIET_PACE;
+    const busy =
+      machineBusyIn(err) ??
+      mon.busierThanPlanned(from, Date.now()) ??
+      (lease ? `OpenClaw's own start timer gave up on a machine that was not quiet: pace ${worst!.raw.toFixed(2)}x at worst (load ${worst!.load} on ${mon.cores} cores; its timers do not follow the pace)` : undefined);
+    if (!busy) return err;
+    const e = new LabInfraError(`the lab could not tell whether OpenClaw was slow: ${err.message}; the machine was busier than the lab planned for (${beside} node host(s) starting beside the gateway): ${busy}`, { cause: err });
+    return Object.assign(e, { machineBusy: busy });
   }
 
   /** A restored lab that broke before it was ready: the snapshot goes (the next lab pairs from scratch), and the lab could not tell whether OpenClaw or the restore was at fault. */
@@ -472,7 +476,7 @@ export class Lab {
    * the operator is still connected.
    */
   async reconnectOperator(opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<{ readyMs: number; connectMs: number }> {
-    const timeoutMs = opts.timeoutMs ?? deadline(90_000);
+    const timeoutMs = opts.timeoutMs ?? 90_000;
     if (this.operator.client.connected) return { readyMs: 0, connectMs: 0 };
     await this.operator.client.close().catch(() => {});
     const gw = await this.refresh(this.spec.gateway.alias);
@@ -494,7 +498,7 @@ export class Lab {
   async health(): Promise<string[]> {
     const problems: string[] = [];
     try {
-      const r = await fetch(gatewayReadyUrl(this), { signal: AbortSignal.timeout(3000) });
+      const r = await fetch(gatewayReadyUrl(this), { signal: AbortSignal.timeout(deadline(3000)) }); // paced
       if (!r.ok) problems.push(`gateway /readyz answered ${r.status}`);
     } catch (err) {
       problems.push(`gateway /readyz: ${(err as Error).message}`);

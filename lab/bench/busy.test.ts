@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { compareVerdicts, verdictTable } from "./busy.ts";
+
+describe("the busy-machine check's comparison", () => {
+  it("a FAIL or UNKNOWN under load that the quiet run lacks is worse; the same verdict, or a known finding either way, is not", () => {
+    const rows = compareVerdicts(
+      { smoke: "pass", "abort-lost-ack": "known-finding", "pair-and-run": "pass", flaky: "unknown", gone: "pass" },
+      { smoke: "pass", "abort-lost-ack": "fail", "pair-and-run": "unknown", flaky: "unknown" },
+    );
+    expect(rows.map((r) => [r.name, r.worse])).toEqual([
+      ["smoke", false],
+      ["abort-lost-ack", true],
+      ["pair-and-run", true],
+      ["flaky", false],
+      ["gone", true],
+    ]);
+    expect(verdictTable(rows)).toMatch(/abort-lost-ack\s+KNOWN-FINDING\s+FAIL\s+WORSE under load/);
+    expect(verdictTable(rows)).toMatch(/gone\s+PASS\s+-\s+WORSE under load/);
+  });
+});
