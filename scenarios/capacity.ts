@@ -17,6 +17,9 @@ import { pollUntil } from "../lab/core/wait.ts";
 //     capacity remained full") and has not run it 30 s after the slot frees. Expected instead:
 //     the turn waits for the slot and completes, as a turn to an offline node does.
 // Once the held turn finishes, the failed session's next turn completes and slots are full.
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): WHILE_FULL_S, turn
+// B's window while the slot is held, and the 500 ms reads of its run inside AFTER_SLOT_FREED_S.
 export const CAPACITY_TURN_FINDING = "F-capacity-turn-fails-while-slots-full";
 // How long turn B is watched while the slot is held, and how long it gets to be answered once
 // the slot frees (a worker turn takes ~5 s here): the bound its finding's signature carries.
@@ -122,7 +125,8 @@ export default defineScenario({
       const sentB = await sendChat(lab.operator.client, b.key, markerB.message);
       // What B does while the slot is held, observed for WHILE_FULL_S: an end (ok or error), or
       // "timeout" (still going), which is no verdict by itself.
-      const waitedB = await waitRun(lab.operator.client, sentB.runId, WHILE_FULL_S * 1000);
+      // expectation: the WHILE_FULL_S window decides the finding's signature (failedAfter, agentWait): fixed, not paced
+      const waitedB = await waitRun(lab.operator.client, sentB.runId, WHILE_FULL_S * 1000, { expectation: true });
       const waitedMs = Math.round(performance.now() - tB);
       log(`turn B on full ${full}: chat.send ${sentB.status}; agent.wait after ${waitedMs} ms: ${JSON.stringify(waitedB)}`);
 
@@ -140,7 +144,8 @@ export default defineScenario({
       const polled = await pollUntil(
         `turn B answered once ${full}'s slot is free`,
         async () => {
-          const w = await waitRun(lab.operator.client, sentB.runId, 500);
+          // expectation: a snapshot of the run ("timeout": still going) inside the fixed poll: not paced
+          const w = await waitRun(lab.operator.client, sentB.runId, 500, { expectation: true });
           const modelRequests = (await lab.model.requests()).filter((r) => (r.userText ?? "").includes(markerB.nonce)).length;
           const inHistory = w.status === "ok" ? undefined : (await chatHistory(lab.operator.client, b.key)).find((m) => m.role === "assistant" && messageText(m.content).includes(markerB.text));
           const text = w.status === "ok" ? (w.terminalReply?.text ?? "") : inHistory ? messageText(inHistory.content) : undefined;

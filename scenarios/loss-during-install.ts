@@ -16,6 +16,9 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 // dispatch must fail rather than hang; after the node is started again on its state volume
 // the next dispatch must install the bundle cleanly (exactly one complete bundle directory,
 // nothing half-written beside it) and a worker turn must complete.
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): the 30 s node.list
+// is given to report the reinstalled bundle (a time-out there reads "not installed").
 const BUNDLE_GET = "/__openclaw__/worker-bundle/*";
 
 export default defineScenario({
@@ -91,7 +94,8 @@ export default defineScenario({
       const bundles = await installedBundles(lab, alias);
       const entries = await bundleEntries();
       // node.list reports the bundle a moment after the dispatch that installed it.
-      const node = await waitBundleInstalled(lab, alias).catch(() => nodeByAlias(lab, alias));
+      // expectation: a time-out is "not installed" in R-install-loss-clean-reinstall: the 30 s grace is fixed, not paced
+      const node = await waitBundleInstalled(lab, alias, { expectation: true }).catch(() => nodeByAlias(lab, alias));
       const b = bundles.bundles[0];
       const clean =
         bundles.bundles.length === 1 &&

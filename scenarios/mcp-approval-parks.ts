@@ -15,6 +15,9 @@ import { sendTurn, toolResults } from "../lab/kits/turns.ts";
 // call against the allow-once (its seq after the position read just before answering). The
 // turn's end closes the window for the one call; a refused second resolve can start nothing,
 // and an applied one is watched for SECOND_WATCH_MS (in the observed too).
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): the watch windows
+// and the 500 ms read of the parked run ("timeout": still running).
 const PARKED_WATCH_MS = 2_000;
 const SECOND_WATCH_MS = 1_000;
 export default defineScenario({
@@ -36,7 +39,8 @@ export default defineScenario({
       const watch = await watchForCall(south, { withinMs: PARKED_WATCH_MS, from: askedAt, signal });
       const during = {
         within_ms: watch.within_ms,
-        run: (await waitRun(client, turn.runId, 500)).status,
+        // expectation: a snapshot: "timeout" after 500 ms is the observation "still running" (parked), fixed
+        run: (await waitRun(client, turn.runId, 500, { expectation: true })).status,
         approval: (await approvalState(client, asked.id)).status,
         serverCalls: watch.calls,
         effects: (await south.effects()).length,

@@ -24,6 +24,9 @@ import { StopWaiting, waitFor } from "../lab/core/wait.ts";
 //      and the next turn is not offered east's tools.
 //   3. node-1 is started again (same volume): once it is back the tools are offered again and
 //      a call works.
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): the 30 s read of the
+// lost turn's run, judged against its 10 s bound.
 const NODE = "node-1";
 const SERVER = "east";
 
@@ -111,7 +114,8 @@ export default defineScenario({
       }
       const killedAt = Date.now();
       obs.killed = await kill.inject();
-      const end = await waitRun(client, lostTurn.runId, 30_000);
+      // expectation: "timeout" is judged (turnEndedWithin10s): the read window is fixed, not paced
+      const end = await waitRun(client, lostTurn.runId, 30_000, { expectation: true });
       const endedMs = Date.now() - killedAt;
       const lostResult = toolResults(await chatHistory(client, lostTurn.sessionKey))[0];
       const itemEnd = events.events.find((e) => e.event === "agent" && isToolEnd(e.payload, lostTurn.runId));

@@ -82,6 +82,10 @@ import { WaitTimeout, pollUntil, waitFor } from "../lab/core/wait.ts";
 // Points 3 and 5 (restart under a changed policy; durable approvals) are in
 // scenarios/mcp-approval-restart.ts, on the same policy file.
 //
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): each approval's wait
+// (a time-out is "not asked"), the 20 s window a re-ask after a change is counted in, the 10 s for
+// a probe's model request, the config watcher's window (waitReload).
+//
 // Registered findings: what OpenClaw was seen to do short of this scenario's expectations
 // (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
 // folder that showed it.
@@ -214,7 +218,8 @@ export default defineScenario({
       const ids = new Set<string>();
       for (let i = 0; i < 3; i++) {
         // The first turn of a fresh gateway connects the MCP servers first (24 s seen on a loaded machine).
-        const asked = await waitFor(`approval #${i + 1} of the three-call turn`, () => events.approvalRequests(turn.runId)[i], { timeoutMs: i === 0 ? 90_000 : 20_000, intervalMs: 50, signal }).catch(unlessTimeout);
+        // expectation: a time-out is "not asked" (unlessTimeout), judged by R-mcp-policy-lowered-still-asks: fixed, not paced
+        const asked = await waitFor(`approval #${i + 1} of the three-call turn`, () => events.approvalRequests(turn.runId)[i], { timeoutMs: i === 0 ? 90_000 : 20_000, bound: "expectation", intervalMs: 50, signal }).catch(unlessTimeout);
         if (!asked) break;
         ids.add(asked.id);
         // A call that did not wait for its approval would reach its server meanwhile: watched for
@@ -352,7 +357,8 @@ async function parkChangeAnswer(lab: Lab, events: EventLog, message: string, ser
   const reload = what.startsWith("sessions.patch") ? null : await waitReload(lab, changedAt, { signal });
   const before = await approvalState(client, asked.id);
   const answer = await resolveApproval(client, asked.id, "allow-once");
-  const end = await waitRun(client, turn.runId, 20_000);
+  // expectation: the 20 s window in which a re-ask after the change is counted (askedAgainAfterChange, in the signature): fixed
+  const end = await waitRun(client, turn.runId, 20_000, { expectation: true });
   // Anything the turn asks after the change (a resumed attempt asking again) is denied.
   const later = events.approvalRequests(turn.runId).filter((a) => a.id !== asked.id);
   for (const a of later) await resolveApproval(client, a.id, "deny");
@@ -411,6 +417,7 @@ async function northOffered(lab: Lab, client: GatewayClient, label: string, sign
   const marker = `fleetlab-probe-${label}`;
   const t = await sendTurn(client, marker);
   await waitRun(client, t.runId, 30_000);
-  const req = await lab.model.waitForRequest((r) => r.userText?.includes(marker) === true, 10_000, { signal }).catch(() => undefined);
+  // expectation: a time-out is policyInEffect null in the signature: the 10 s window is fixed, not paced
+  const req = await lab.model.waitForRequest((r) => r.userText?.includes(marker) === true, 10_000, { signal, expectation: true }).catch(() => undefined);
   return req ? mcpToolsOffered(req).some((n) => n.startsWith("north__")) : null;
 }

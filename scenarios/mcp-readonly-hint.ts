@@ -17,6 +17,11 @@ import type { CatalogTool } from "../lab/clients/mcp.ts";
 //     asks before a third-party tool that writes runs, whatever it declares.
 // (The plugin not listing a tool is what the spec override `mcp.approvalTools: []` would give,
 // without a lab of its own.)
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): the 30 s for the
+// gated call's approval request and the 20 s window an unlisted tool's approval request must show
+// in.
+//
 // Registered findings: what OpenClaw was seen to do short of this scenario's expectations
 // (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
 // folder that showed it.
@@ -54,7 +59,8 @@ export default defineScenario({
 
       // 1. listed by the gate: asks, denied, never runs.
       const gated = await sendTurn(client, 'fleetlab-call south__write_file {"path":"hint.txt","content":"x"}');
-      const asked = await waitApproval(events, gated.runId, { signal }).catch(() => undefined);
+      // expectation: a time-out is "no approval requested" (R-mcp-readonly-hint-gated): the 30 s window is fixed, not paced
+      const asked = await waitApproval(events, gated.runId, { signal, expectation: true }).catch(() => undefined);
       const callsWhileAsked = toolCallsIn(await south.requests()).length;
       const denied = asked ? await resolveApproval(client, asked.id, "deny") : undefined;
       // The turn's end closes the window: a call of this turn reaches the server before its
@@ -88,7 +94,8 @@ export default defineScenario({
         const before = (await south.effects()).length;
         const turn = await sendTurn(client, `fleetlab-call south__${t.name} {"path":"${t.name}.txt","content":"x"}`);
         // A parked call would keep the run going: wait for its end or for an approval request.
-        let end = await waitRun(client, turn.runId, 20_000);
+        // expectation: the 20 s window in which an approval request must show (approvalRequested in the finding): fixed, not paced
+        let end = await waitRun(client, turn.runId, 20_000, { expectation: true });
         const req = events.approvalRequests(turn.runId)[0];
         if (req) {
           await resolveApproval(client, req.id, "deny");

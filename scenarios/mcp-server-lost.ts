@@ -21,6 +21,9 @@ import type { McpControl } from "../lab/clients/mcp.ts";
 // how long after north answered again the next call came (NEXT_AFTER_S, at least) and how
 // long north took to accept initialize (INITIALIZE_S), and how long a later turn may take
 // (TURN_S).
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): LOST_RUN_S, TURN_S
+// and LATER_S, the bounds the signatures and the checks carry.
 const LOST_RUN_S = 120;
 const NEXT_AFTER_S = 6;
 const INITIALIZE_S = 1.5;
@@ -75,7 +78,8 @@ export default defineScenario({
       extra.held = await lab.mcp("north").waitForHeld(30_000);
       extra.killed = await kill.inject();
       const t0 = Date.now();
-      const end = await waitRun(client, turn.runId, LOST_RUN_S * 1000);
+      // expectation: LOST_RUN_S is the bound in the finding's signature (within_s): fixed, not paced
+      const end = await waitRun(client, turn.runId, LOST_RUN_S * 1000, { expectation: true });
       const endedAfterMs = Date.now() - t0;
       const lostResult = toolResults(await chatHistory(client, turn.sessionKey))[0];
       const lost = {
@@ -125,6 +129,7 @@ export default defineScenario({
       const t1 = Date.now();
       let later: Awaited<ReturnType<typeof callAgain>> | undefined;
       let works = false;
+      // expectation: LATER_S is the check's bound ("within 30 s"): wall time, not paced
       while (!works && (attempts.length === 0 || Date.now() - t1 < LATER_S * 1000)) {
         const text = `later-${attempts.length + 1}`;
         later = await callAgain(client, lab.mcp("north"), turn.sessionKey, text);
@@ -151,7 +156,8 @@ export default defineScenario({
 async function callAgain(client: GatewayClient, north: McpControl, sessionKey: string, text: string) {
   const since = await north.lastSeq();
   const turn: Turn = await sendTurn(client, `fleetlab-call north__example_echo {"text":"${text}"}`, sessionKey);
-  const end = await waitRun(client, turn.runId, TURN_S * 1000);
+  // expectation: TURN_S is the bound in the signatures (within_s): fixed, not paced
+  const end = await waitRun(client, turn.runId, TURN_S * 1000, { expectation: true });
   const r = toolResults(await chatHistory(client, sessionKey)).at(-1);
   const observed: CallObserved = {
     run: end.status,

@@ -31,6 +31,9 @@ import { pollUntil } from "../lab/core/wait.ts";
 // committed once the turn has ended (or was aborted) equals the snapshot taken just before the
 // kill (chat.history when the model request is held, before the fault is injected; compared
 // message by message by role, text and tool calls).
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): LOSS_BOUND_MS and
+// SLOTS_BOUND_S, for the run's agent.wait as for the polls.
 export const LOSS_BOUND_MS = 45_000;
 const LOSS_BOUND_S = LOSS_BOUND_MS / 1000;
 /**
@@ -221,7 +224,8 @@ export default defineScenario({
       // is its state at the bound.
       const terminal = (p: Awaited<ReturnType<typeof placementOf>>) => !!p && ["failed", "reclaimed"].includes(p.state) && !!(p.terminalReason ?? p.recoveryError);
       const [ended, placementPoll, heldPoll] = await Promise.all([
-        waitRun(client, sent.runId, Math.max(1, LOSS_BOUND_MS - (Date.now() - killedAt))),
+        // expectation: LOSS_BOUND_MS from the kill is the finding's bound (within_s): wall time, not paced
+        waitRun(client, sent.runId, Math.max(1, LOSS_BOUND_MS - (Date.now() - killedAt)), { expectation: true }),
         pollUntil("the placement terminal with a reason", () => placementOf(lab, s.key), terminal, { deadlineMs: LOSS_BOUND_MS, from: killedAt, intervalMs: 500, signal }),
         pollUntil(`model request ${held.id} cancelled`, async () => (await lab.model.requests()).find((r) => r.id === held.id), (r) => r?.status === "aborted", { deadlineMs: LOSS_BOUND_MS, from: killedAt, intervalMs: 500, signal }),
       ]);
@@ -248,7 +252,8 @@ export default defineScenario({
       // Whether the node's return ends the lost run: agent.wait up to SLOTS_BOUND_S after the
       // node was a session host again (the bound is in the signature; on a version whose slots
       // poll ran to its deadline the wait is over at once).
-      const runAfterReturn = await waitRun(client, sent.runId, Math.max(1, SLOTS_BOUND_S * 1000 - (Date.now() - hostAt)));
+      // expectation: SLOTS_BOUND_S is in the finding's signature (runAfterNodeReturned_within_s): wall time, not paced
+      const runAfterReturn = await waitRun(client, sent.runId, Math.max(1, SLOTS_BOUND_S * 1000 - (Date.now() - hostAt)), { expectation: true });
       log(`${alias} back ${Date.now() - tStart} ms after the start call (${back.ms} ms until node.list connected); slots free ${slotsPoll.held} (${slotsPoll.ms} ms after it was a session host, ${slotsPoll.polls} polls): ${JSON.stringify(summarizeNode(hostAfter))}; run: ${runAfterReturn.status}`);
 
       check({

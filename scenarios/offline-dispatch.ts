@@ -15,6 +15,9 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 //   - a turn sent to a session already placed there is accepted, waits while the node is
 //     down, and completes by itself once the node is started again on its state volume;
 //   - the refused session can be dispatched to the node once it is back.
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): WHILE_DOWN_MS, the
+// window the queued run is read over while the node is down.
 /** How long agent.wait reads the queued turn while the node is down (in the observed). */
 const WHILE_DOWN_MS = 3_000;
 const refusal = (nodeId: string) => ({ code: "INVALID_REQUEST", message: `device worker node is not connected: ${nodeId}; reconnect it before retrying` });
@@ -66,7 +69,8 @@ export default defineScenario({
       // that time is seen at once). It does not decide alone that the turn waited: a run ends
       // once, so its one end, "ok" and on the node after the node returned (the launch on the
       // node's tap, which carries nothing while the node is down), closes the window.
-      const early = await waitRun(lab.operator.client, sent.runId, WHILE_DOWN_MS);
+      // expectation: the WHILE_DOWN_MS window ("timeout": still waiting) is judged and in the observed: fixed, not paced
+      const early = await waitRun(lab.operator.client, sent.runId, WHILE_DOWN_MS, { expectation: true });
       log(`chat.send while down: ${sent.status}; agent.wait over ${WHILE_DOWN_MS} ms: ${early.status}`);
 
       const tStart = Date.now();

@@ -16,6 +16,10 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 // node and lasts exactly until the gateway marks the node disconnected (it needs one
 // unanswered ping: 25-50 s then); then it is healed. The node must reconnect by itself, as
 // the same approved node, and a worker turn on it must complete.
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): the wait for the
+// gateway to notice (NOTICE_WITHIN_MS plus 20 s; it also bounds how long the partition holds) and
+// the 120 s for the node to reconnect after the heal.
 const NOTICE_WITHIN_MS = 80_000;
 
 export default defineScenario({
@@ -42,7 +46,8 @@ export default defineScenario({
       const phase = await injectBeforeKeepalive(partition, tap, { signal });
       const inEffectAt = Date.now();
       log(`partition ${tapAlias(alias)} <-> ${lab.spec.gateway.alias} in effect ${Math.round(phase.pingAt - phase.injectedAt)} ms before the keepalive ping (waited ${Math.round(phase.waitedMs)} ms for it)`);
-      const down = await waitConnected(lab, alias, false, { timeoutMs: NOTICE_WITHIN_MS + 20_000, signal }).then(
+      // expectation: a time-out is "not noticed" against NOTICE_WITHIN_MS (R-partition-noticed); it also bounds how long the partition holds
+      const down = await waitConnected(lab, alias, false, { timeoutMs: NOTICE_WITHIN_MS + 20_000, signal, expectation: true }).then(
         (x) => ({ ms: x.ms }),
         (err: Error) => ({ error: err.message }),
       );
@@ -58,7 +63,8 @@ export default defineScenario({
         observed: "error" in down ? { noticed: false } : { noticed: true, withinBound: noticedMs <= NOTICE_WITHIN_MS },
       });
 
-      const back = await waitReconnect(tap, since, 120_000).catch((err: Error) => ({ error: err.message }));
+      // expectation: a time-out is "not reconnected" in R-partition-reconnect: the 120 s window is fixed, not paced
+      const back = await waitReconnect(tap, since, 120_000, { expectation: true }).catch((err: Error) => ({ error: err.message }));
       const reconnectMs = "error" in back ? null : Math.round(back.t - healedAt);
       log(`after the heal: ${"error" in back ? back.error : `the node connected again on ${back.conn} ${reconnectMs} ms later`}`);
       await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });

@@ -23,6 +23,9 @@ import { waitFor } from "../lab/core/wait.ts";
 //   - S-close-seen: the node closes its connection with code 4000; node.list shows it
 //     disconnected within 5 s, still paired.
 // Own lab: the gateway, the model and the scripted node's tap; no node host, MCP or git server.
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): WITHHOLD_TIMEOUT_MS
+// + SLACK_MS for the withheld invoke, SLACK_MS for the close to show.
 const WITHHOLD_TIMEOUT_MS = 3_000;
 const SLACK_MS = 5_000;
 
@@ -75,7 +78,8 @@ export default defineScenario({
       node.answerWith("system.notify", "withhold");
       const t0 = Date.now();
       const withheld = await lab.operator.client
-        .request<Record<string, unknown>>("node.invoke", { nodeId: node.nodeId, command: "system.notify", params: { title: "fleetlab" }, idempotencyKey: crypto.randomUUID(), timeoutMs: WITHHOLD_TIMEOUT_MS }, { timeoutMs: WITHHOLD_TIMEOUT_MS + SLACK_MS + 5_000 })
+        // expectation: the check judges a lab TIMEOUT against "ends within 8000 ms": the socket's bound is fixed, not paced
+        .request<Record<string, unknown>>("node.invoke", { nodeId: node.nodeId, command: "system.notify", params: { title: "fleetlab" }, idempotencyKey: crypto.randomUUID(), timeoutMs: WITHHOLD_TIMEOUT_MS }, { timeoutMs: WITHHOLD_TIMEOUT_MS + SLACK_MS + 5_000, expectation: true })
         .catch(refusal);
       const endedMs = Date.now() - t0;
       const seen = node.invokes().find((i) => i.command === "system.notify");
@@ -94,7 +98,7 @@ export default defineScenario({
       const after = await waitFor(`${alias} disconnected in node.list`, async () => {
         const e = await nodeEntry(lab, node.nodeId);
         return e && !e.connected ? e : undefined;
-      }, { timeoutMs: SLACK_MS, intervalMs: 100, signal }).catch(() => undefined);
+      }, { timeoutMs: SLACK_MS, bound: "expectation", intervalMs: 100, signal }).catch(() => undefined); // expectation: "disconnected within 5000 ms" (S-close-seen); a time-out is "not disconnected"
       const seenMs = after ? Date.now() - closedAt : null;
       const entry = after ?? (await nodeEntry(lab, node.nodeId));
       check({

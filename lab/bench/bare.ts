@@ -19,6 +19,7 @@ import { nodeAliases, type TopologySpec } from "../definitions/spec.ts";
 import type { OperatorHost } from "../topology/operator.ts";
 import { barePathMap, rewritePaths, rewriteStateDb, tarEntries, unpackInto } from "./restore.ts";
 import { waitFor } from "../core/wait.ts";
+import { deadline } from "../core/pace.ts";
 
 const run = promisify(execFile);
 
@@ -95,7 +96,7 @@ export class BareTopology {
   }
 
   async waitReady(timeoutMs = 90_000): Promise<void> {
-    await waitFor("bare gateway /readyz", async () => ((await fetch(`http://127.0.0.1:${this.port}/readyz`, { signal: AbortSignal.timeout(2000) })).ok ? true : undefined), {
+    await waitFor("bare gateway /readyz", async () => ((await fetch(`http://127.0.0.1:${this.port}/readyz`, { signal: AbortSignal.timeout(deadline(2000)) })).ok ? true : undefined), { // paced
       timeoutMs,
       intervalMs: 250,
     });

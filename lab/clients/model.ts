@@ -97,19 +97,24 @@ export class ModelControl {
     return (await this.#call("POST /_control/fail", { body: opts })).armed;
   }
 
-  /** Polls until a recorded request satisfies `predicate`; throws with what was seen on timeout. */
-  async waitForRequest(predicate: (r: ModelRequest) => boolean, timeoutMs = 30_000, opts: { since?: number; intervalMs?: number; signal?: AbortSignal } = {}): Promise<ModelRequest> {
+  /**
+   * Polls until a recorded request satisfies `predicate`; throws with what was seen on timeout.
+   * `timeoutMs` is paced (lab/core/pace.ts) unless `expectation` makes it the fixed bound judged.
+   */
+  async waitForRequest(predicate: (r: ModelRequest) => boolean, timeoutMs = 30_000, opts: { since?: number; intervalMs?: number; signal?: AbortSignal; expectation?: boolean } = {}): Promise<ModelRequest> {
     let seen: ModelRequest[] = [];
-    return waitFor("a model request", async () => (seen = await this.requests({ since: opts.since })).find(predicate), { timeoutMs, intervalMs: opts.intervalMs ?? 100, signal: opts.signal }).catch((err: unknown) => {
+    const bound = opts.expectation ? "expectation" : "lab";
+    return waitFor("a model request", async () => (seen = await this.requests({ since: opts.since })).find(predicate), { timeoutMs, bound, intervalMs: opts.intervalMs ?? 100, signal: opts.signal }).catch((err: unknown) => {
       if (!(err instanceof WaitTimeout)) throw err;
       const summary = seen.slice(-5).map((r) => `${r.id} ${r.method} ${r.path} ${r.status} rule=${r.rule}`).join("; ");
       throw new ModelControlError(`no model request matched within ${timeoutMs} ms (${seen.length} seen; last: ${summary || "none"})`);
     });
   }
 
-  /** Waits until a request is held (e.g. after hold()); returns it. */
-  async waitForHeld(timeoutMs = 30_000, predicate: (h: HeldRequest) => boolean = () => true, signal?: AbortSignal): Promise<HeldRequest> {
-    return waitFor("a held model request", async () => (await this.held()).find(predicate), { timeoutMs, intervalMs: 100, signal }).catch((err: unknown) => {
+  /** Waits until a request is held (e.g. after hold()); returns it. `timeoutMs` is paced unless `expectation` (see waitForRequest). */
+  async waitForHeld(timeoutMs = 30_000, predicate: (h: HeldRequest) => boolean = () => true, signal?: AbortSignal, opts: { expectation?: boolean } = {}): Promise<HeldRequest> {
+    const bound = opts.expectation ? "expectation" : "lab";
+    return waitFor("a held model request", async () => (await this.held()).find(predicate), { timeoutMs, bound, intervalMs: 100, signal }).catch((err: unknown) => {
       throw err instanceof WaitTimeout ? new ModelControlError(`no model request was held within ${timeoutMs} ms`) : err;
     });
   }

@@ -4,6 +4,7 @@
 import crypto from "node:crypto";
 import { z } from "zod";
 import { GatewayError, type GatewayClient } from "./gateway.ts";
+import { deadline } from "../core/pace.ts";
 
 /** The scopes a lab operator asks for: everything an admin needs for pairing and turns. */
 export const OPERATOR_ADMIN_SCOPES = [
@@ -14,9 +15,12 @@ export const OPERATOR_ADMIN_SCOPES = [
   "operator.approvals",
 ] as const;
 
-/** One request whose result must match `schema`; other typed clients (sessions.ts) use it too. */
-export async function call<S extends z.ZodType>(client: GatewayClient, method: string, params: unknown, schema: S, timeoutMs?: number): Promise<z.infer<S>> {
-  const payload = await client.request(method, params, { timeoutMs });
+/**
+ * One request whose result must match `schema`; other typed clients (sessions.ts) use it too.
+ * `timeoutMs` is paced (lab/core/pace.ts) unless `expectation` keeps it a fixed wall-clock bound.
+ */
+export async function call<S extends z.ZodType>(client: GatewayClient, method: string, params: unknown, schema: S, timeoutMs?: number, opts: { expectation?: boolean } = {}): Promise<z.infer<S>> {
+  const payload = await client.request(method, params, { timeoutMs, expectation: opts.expectation });
   const parsed = schema.safeParse(payload);
   if (!parsed.success) {
     throw new GatewayError(method, "BAD_RESPONSE", `result does not match the expected shape: ${z.prettifyError(parsed.error)}`, payload);
@@ -165,8 +169,13 @@ export interface AgentTurnOptions {
   /** Session to run in (default: a fresh `agent:main:fleetlab-<uuid>` per turn). */
   sessionKey?: string;
   agentId?: string;
-  /** Whole-turn budget (default 120 s). The gateway gets the same limit for the run. */
+  /**
+   * Whole-turn budget (default 120 s): the lab's own, in reference-machine ms, handed to the
+   * gateway at the machine's pace (lab/core/pace.ts deadline(): the gateway counts it in wall time).
+   */
   timeoutMs?: number;
+  /** timeoutMs is the expectation itself ("answered within N s"): handed to the gateway as it is, not paced. */
+  expectation?: boolean;
   idempotencyKey?: string;
 }
 
@@ -200,7 +209,9 @@ export function newSessionKey(agentId = "main"): string {
  * ends (`{status:"ok", result:{payloads:[{text}]}}`). Returns the assistant's final text.
  */
 export async function agentTurn(client: GatewayClient, message: string, opts: AgentTurnOptions = {}): Promise<AgentTurnResult> {
-  const timeoutMs = opts.timeoutMs ?? 120_000;
+  // The gateway counts the run's `timeout` in wall time: a lab-side budget is handed to it at the
+  // machine's pace; an expectation as it is.
+  const timeoutMs = opts.expectation ? (opts.timeoutMs ?? 120_000) : deadline(opts.timeoutMs ?? 120_000);
   const sessionKey = opts.sessionKey ?? newSessionKey(opts.agentId);
   const idempotencyKey = opts.idempotencyKey ?? crypto.randomUUID();
   const t0 = Date.now();
@@ -215,6 +226,8 @@ export async function agentTurn(client: GatewayClient, message: string, opts: Ag
         // The gateway enforces `timeout` on the run itself; the socket waits a little longer
         // so the gateway's own verdict, not a local timeout, is what the caller sees.
         timeoutMs: timeoutMs + 5_000,
+        // fixed: the gateway counts `timeout` in wall time (already at the pace, or the expectation); the socket only waits 5 s past it
+        expectation: true,
         onAccepted: (p) => {
           acceptedRunId = AgentAcceptedSchema.safeParse(p).data?.runId;
         },

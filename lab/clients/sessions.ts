@@ -8,6 +8,7 @@ import crypto from "node:crypto";
 import { z } from "zod";
 import type { GatewayClient } from "./gateway.ts";
 import { AgentTurnError, call, type AgentTurnOptions, type AgentTurnResult } from "./operator.ts";
+import { deadline, PacedBudget } from "../core/pace.ts";
 
 /**
  * A session's placement. `state` is one of local, requested, provisioning, syncing,
@@ -126,11 +127,23 @@ export const AgentWaitResultSchema = z.looseObject({
 });
 export type AgentWaitResult = z.infer<typeof AgentWaitResultSchema>;
 
-/** agent.wait: the run's end, or `status: "timeout"` when it is still going after `timeoutMs`. */
-export async function waitRun(client: GatewayClient, runId: string, timeoutMs: number): Promise<AgentWaitResult> {
+/**
+ * agent.wait: the run's end, or `status: "timeout"` when it is still going after `timeoutMs`.
+ * The gateway counts that bound in wall time: the lab's own wait (the default) hands it
+ * `timeoutMs` reference-machine ms at the machine's pace (lab/core/pace.ts deadline()); with
+ * `expectation` (the bound is what is judged: "ended within 10 s", a window read for "still
+ * running") it is handed as it is.
+ */
+export async function waitRun(client: GatewayClient, runId: string, timeoutMs: number, opts: { expectation?: boolean } = {}): Promise<AgentWaitResult> {
+  return agentWaitWall(client, runId, opts.expectation ? timeoutMs : deadline(timeoutMs));
+}
+
+/** agent.wait with a bound in wall ms as the gateway counts it (already at the pace, or the expectation itself). */
+export async function agentWaitWall(client: GatewayClient, runId: string, wallMs: number): Promise<AgentWaitResult> {
   // The gateway answers with status "timeout" at its deadline; the socket gets a little
   // longer so that answer, not a local timeout, is what the caller sees.
-  return call(client, "agent.wait", { runId, timeoutMs }, AgentWaitResultSchema, timeoutMs + 5_000);
+  // fixed: the gateway counts wallMs itself (already at the pace, or the expectation); the socket only waits 5 s past it
+  return call(client, "agent.wait", { runId, timeoutMs: wallMs }, AgentWaitResultSchema, wallMs + 5_000, { expectation: true });
 }
 
 export const ChatHistorySchema = z.looseObject({
@@ -205,11 +218,12 @@ export function historyDiff(before: string[], after: string[]): { equal: boolean
  * chat.history when the wait result carries no reply text.
  */
 export async function chatTurn(client: GatewayClient, sessionKey: string, message: string, opts: Omit<AgentTurnOptions, "sessionKey" | "agentId"> = {}): Promise<AgentTurnResult> {
-  const timeoutMs = opts.timeoutMs ?? 120_000;
+  // The whole turn's budget: the lab's own, spent at the machine's pace (lab/core/pace.ts), or the expectation (wall time).
+  const budget = new PacedBudget(opts.timeoutMs ?? 120_000, !!opts.expectation);
   const t0 = Date.now();
   const sent = await sendChat(client, sessionKey, message, opts.idempotencyKey ?? crypto.randomUUID());
-  const left = Math.max(1, timeoutMs - (Date.now() - t0));
-  const waited = await waitRun(client, sent.runId, left);
+  const left = Math.max(1, budget.leftWallMs());
+  const waited = await agentWaitWall(client, sent.runId, left);
   if (waited.status !== "ok") {
     // agent.wait "timeout" only means the wait ended: the run itself may still be going.
     const still = waited.status === "timeout" ? ` after ${left} ms (the run may still be active; chat.abort stops it)` : "";

@@ -138,9 +138,10 @@ export class TapControl {
   /**
    * Polls (every ~50 ms) until a frame with seq > since satisfies `predicate` (a function, or a
    * match with the rules' meaning); returns it. On timeout the error names what it waited for
-   * and the last frames seen.
+   * and the last frames seen. `timeoutMs` is paced (lab/core/pace.ts) unless `expectation` makes
+   * it the fixed bound that is judged.
    */
-  async waitForFrame(predicate: TapMatch | ((f: Frame) => boolean), opts: { timeoutMs?: number; since?: number; intervalMs?: number; what?: string; signal?: AbortSignal } = {}): Promise<Frame> {
+  async waitForFrame(predicate: TapMatch | ((f: Frame) => boolean), opts: { timeoutMs?: number; since?: number; intervalMs?: number; what?: string; signal?: AbortSignal; expectation?: boolean } = {}): Promise<Frame> {
     const timeoutMs = opts.timeoutMs ?? 30_000;
     const test = typeof predicate === "function" ? predicate : (f: Frame) => frameMatches(predicate, f);
     const what = opts.what ?? (typeof predicate === "function" ? predicate.toString().replace(/\s+/g, " ").slice(0, 200) : JSON.stringify(predicate));
@@ -157,7 +158,7 @@ export class TapControl {
       recent = [...recent, ...batch].slice(-8);
       return undefined;
     };
-    return waitFor(`tap frame ${what}`, probe, { timeoutMs, intervalMs: opts.intervalMs ?? 50, signal: opts.signal }).catch((err: unknown) => {
+    return waitFor(`tap frame ${what}`, probe, { timeoutMs, bound: opts.expectation ? "expectation" : "lab", intervalMs: opts.intervalMs ?? 50, signal: opts.signal }).catch((err: unknown) => {
       if (!(err instanceof WaitTimeout)) throw err;
       const last = recent.map(describeFrame).join("\n  ");
       throw new TapControlError(`no tap frame matched ${what} within ${timeoutMs} ms (${seen} frames seen since seq ${opts.since ?? 0}); last frames:\n  ${last || "none"}`);

@@ -126,6 +126,7 @@ export function createProgress(stream: ProgressStream, opts: ProgressOptions = {
     async step<T>(label: string, fn: () => Promise<T>, stepOpts: StepOptions = {}): Promise<T> {
       const s: Running = { label, t0: now() };
       if (stepOpts.showAfterMs && stepOpts.showAfterMs > 0) {
+        // fixed: not a deadline: when a step's progress line shows
         s.hidden = setTimeout(() => {
           s.hidden = undefined;
           start(s);

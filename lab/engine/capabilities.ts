@@ -17,6 +17,7 @@ import { runLabels } from "./cleanup.ts";
 import { demux, docker } from "./docker.ts";
 import { info, step } from "../core/log.ts";
 import { CACHE } from "../core/paths.ts";
+import { deadline } from "../core/pace.ts";
 
 export interface Capabilities {
   /** openclaw image id the probe ran in. */
@@ -184,7 +185,8 @@ async function runHelp(tag: string, nodeCfg: string, gwCfg: string): Promise<str
   });
   try {
     await c.start();
-    const waited = await Promise.race([c.wait(), new Promise<undefined>((r) => setTimeout(() => r(undefined), PROBE_WAIT_MS))]);
+    // The lab's own wait for its probe container (bring-up): at the machine's pace.
+    const waited = await Promise.race([c.wait(), new Promise<undefined>((r) => setTimeout(() => r(undefined), deadline(PROBE_WAIT_MS)))]); // paced
     if (!waited) {
       const so_far = demux((await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer);
       throw new Error(`the CLI help and config check of ${tag} did not finish within ${PROBE_WAIT_MS / 1000} s (output so far: ${so_far.slice(-300).trim() || "none"})`);

@@ -7,6 +7,7 @@ import { spawn, type SpawnOptions } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { onInterrupt } from "./cleanup.ts";
+import { deadline } from "../core/pace.ts";
 
 export interface ChildFailure extends Error {
   code?: number;
@@ -36,12 +37,13 @@ export function runChild(cmd: string, args: string[], opts: { cwd?: string; env?
     const stopGroup = async () => {
       killed = true;
       killGroup("SIGTERM");
-      const hard = setTimeout(() => killGroup("SIGKILL"), 5_000);
+      const hard = setTimeout(() => killGroup("SIGKILL"), 5_000); // fixed: not a deadline: the SIGKILL grace after SIGTERM
       await ended;
       clearTimeout(hard);
     };
     const unregister = onInterrupt(`stopping ${opts.what}`, stopGroup);
-    const timer = setTimeout(() => void stopGroup(), opts.timeout);
+    // The set-up step's budget (a build, an install): the lab's own, counted at the machine's pace.
+    const timer = setTimeout(() => void stopGroup(), deadline(opts.timeout)); // paced
     child.once("error", (err) => {
       clearTimeout(timer);
       unregister();

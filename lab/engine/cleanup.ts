@@ -49,6 +49,7 @@ export function endEarly(why: string, code = 3): void {
  */
 function beginEarlyEnd(cause: string, label: string, code: number): void {
   const t0 = performance.now();
+  // fixed: clean-up budget when interrupted (then the process exits), judges nothing
   const budget = setTimeout(() => cutShort(`the clean-up did not finish within ${cleanupBudgetMs() / 1000} s (the Docker engine may not be answering)`, code), cleanupBudgetMs());
   budget.unref();
   const done = runCleanups().then(() => {
@@ -247,7 +248,7 @@ export async function removeNetwork(
     }
     const targets = new Set([...endpoints.flatMap(([id, n]) => (n ? [id, n] : [id])), ...(opts.alsoDisconnect ?? [])]);
     for (const t of targets) await net.disconnect({ Container: t, Force: true }).catch(() => {});
-    if (i < attempts - 1) await new Promise((r) => setTimeout(r, (opts.delayMs ?? 500) * (i + 1)));
+    if (i < attempts - 1) await new Promise((r) => setTimeout(r, (opts.delayMs ?? 500) * (i + 1))); // fixed: not a deadline: the back-off between removal attempts
   }
   return `network ${name} could not be removed (${reason}): ${ENGINE_RESTART_FIX}`;
 }
@@ -401,7 +402,7 @@ async function execBriefly(id: string, cmd: string[], timeoutMs = 5000): Promise
     const stream = await exec.start({ hijack: true, stdin: false });
     stream.resume();
     await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, timeoutMs);
+      const t = setTimeout(resolve, timeoutMs); // fixed: not a deadline: a clean-up exec given a few seconds, never throws, judges nothing
       const done = () => (clearTimeout(t), resolve());
       stream.on("end", done);
       stream.on("close", done);

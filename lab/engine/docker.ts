@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import type { ClientRequest, IncomingMessage } from "node:http";
 import Docker from "dockerode";
 import { LabError } from "../core/log.ts";
+import { deadline } from "../core/pace.ts";
 
 // Testcontainers must never reach for ryuk or an alpine helper: no registry here.
 process.env.TESTCONTAINERS_RYUK_DISABLED ??= "true";
@@ -79,15 +80,17 @@ export function demux(buf: Buffer): string {
 }
 
 /**
- * Why the engine cannot be trusted now (it does not answer a ping within 5 s), or undefined when
- * it answers. Asked when something fails, so a dead engine is never scored as OpenClaw's failure.
+ * Why the engine cannot be trusted now (it does not answer a ping within 5 s at the machine's
+ * pace, lab/core/pace.ts), or undefined when it answers. Asked when something fails, so a dead
+ * engine is never scored as OpenClaw's failure (and a merely loaded one is not called dead).
  */
 export async function engineTrouble(timeoutMs = 5_000): Promise<string | undefined> {
   let timer: NodeJS.Timeout | undefined;
+  const wallMs = deadline(timeoutMs);
   try {
     await Promise.race([
       docker().ping(),
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs))),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${(wallMs / 1000).toFixed(1)} s`)), wallMs))), // paced: wallMs is deadline(timeoutMs)
     ]);
     return undefined;
   } catch (err) {

@@ -148,7 +148,7 @@ export async function runInNetwork(args: string[]): Promise<number> {
         // SIGINT to the run (tini forwards it): it heals its faults and takes its labs down.
         info(`stopping the run in ${name} (its labs are taken down first) ...`);
         await container.kill({ signal: "SIGINT" }).catch(() => {});
-        await Promise.race([container.wait(), new Promise((r) => setTimeout(r, 60_000))]).catch(() => {});
+        await Promise.race([container.wait(), new Promise((r) => setTimeout(r, 60_000))]).catch(() => {}); // fixed: clean-up budget when interrupted, judges nothing
       }
       await copyBack(container, runId).catch((e: Error) => info(`could not copy the run folder back: ${e.message}`));
       await container.remove({ force: true }).catch(() => {});
@@ -182,7 +182,7 @@ export async function runInNetwork(args: string[]): Promise<number> {
     const ended = new Promise<void>((resolve) => stream.on("end", resolve));
     await container.start();
     const waited = (await container.wait()) as { StatusCode: number };
-    await Promise.race([ended, new Promise((r) => setTimeout(r, 2000))]);
+    await Promise.race([ended, new Promise((r) => setTimeout(r, 2000))]); // fixed: not a deadline: a grace for the attached output to drain after the container exited
     exitCode = waited.StatusCode;
   } finally {
     await finish(false);

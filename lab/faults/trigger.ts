@@ -12,6 +12,7 @@ import type { HeldRequest, ModelControl, ModelRequest } from "../clients/model.t
 import { sleep, StopWaiting, waitFor } from "../core/wait.ts";
 import type { Fault, InjectTimings } from "./fault.ts";
 import { nowMs } from "./timeline.ts";
+import { deadline } from "../core/pace.ts";
 
 export interface Trigger<T = unknown> {
   /** What it waits for (timeline, errors). */
@@ -173,7 +174,8 @@ export async function injectWhen<T>(trigger: Trigger<T>, fault: Fault, opts: { t
   await fault.prepare();
   const cancel = new AbortController();
   const signals = [cancel.signal, fault.lifetime];
-  if (opts.timeoutMs) signals.push(AbortSignal.timeout(opts.timeoutMs));
+  // The lab's own wait for its trigger (it never fired: the scenario cannot go on), at the machine's pace.
+  if (opts.timeoutMs) signals.push(AbortSignal.timeout(deadline(opts.timeoutMs))); // paced
   const signal = AbortSignal.any(signals);
   const armedAt = nowMs();
   const t0 = performance.now();

@@ -9,9 +9,11 @@ export type { ApprovalRequested };
 
 /**
  * Waits (default 30 s) for plugin.approval.requested of this run (or any run), already
- * recorded by `events` or still to come; ends at once if its connection closes.
+ * recorded by `events` or still to come; ends at once if its connection closes. `timeoutMs` is
+ * the lab's own wait, paced (lab/core/pace.ts), unless `expectation` makes it the fixed bound
+ * that is judged (a caller that turns the time-out into "not asked").
  */
-export async function waitApproval(events: EventLog, runId: string | undefined, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ApprovalRequested> {
+export async function waitApproval(events: EventLog, runId: string | undefined, opts: { timeoutMs?: number; signal?: AbortSignal; expectation?: boolean } = {}): Promise<ApprovalRequested> {
   return waitFor(
     `plugin.approval.requested${runId ? ` for run ${runId}` : ""}`,
     () => {
@@ -20,7 +22,7 @@ export async function waitApproval(events: EventLog, runId: string | undefined, 
       if (!events.client.connected) throw new StopWaiting("the operator connection closed while waiting for an approval request");
       return undefined;
     },
-    { timeoutMs: opts.timeoutMs ?? 30_000, intervalMs: 50, signal: opts.signal, lastState: () => `approval events seen: ${events.approvals().length}` },
+    { timeoutMs: opts.timeoutMs ?? 30_000, bound: opts.expectation ? "expectation" : "lab", intervalMs: 50, signal: opts.signal, lastState: () => `approval events seen: ${events.approvals().length}` },
   );
 }
 

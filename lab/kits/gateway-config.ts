@@ -87,7 +87,8 @@ export async function waitReload(lab: Lab, since: number, opts: { signal?: Abort
       lines = (await gatewayLog(lab, since)).filter((l) => /config|reload/i.test(l.line)).map((l) => l.line);
       return reloadVerdict(lines);
     },
-    { timeoutMs, intervalMs: 250, signal: opts.signal },
+    // expectation: a time-out is the verdict "not seen": the window is fixed, not paced
+    { timeoutMs, bound: "expectation", intervalMs: 250, signal: opts.signal },
   ).catch((err: unknown) => {
     if (err instanceof WaitTimeout) return undefined;
     throw err;

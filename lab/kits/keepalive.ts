@@ -21,7 +21,7 @@ export const KEEPALIVE_NOTICE_MS = 3 * KEEPALIVE_MS;
  * When the gateway's next keepalive ping on the node's control connection will pass the tap
  * (epoch ms): 25 s after the last ping seen, or after the connection opened.
  */
-export async function nextKeepalivePing(tap: TapControl, notBefore = Date.now() + 2_000): Promise<{ conn: string; at: number; lastPing: number | null }> {
+export async function nextKeepalivePing(tap: TapControl, notBefore = Date.now() + 2_000): Promise<{ conn: string; at: number; lastPing: number | null }> { // fixed: not a deadline: a time on the gateway's keepalive schedule (its wall clock)
   const conn = await controlConn(tap);
   const c = (await tap.connections()).find((x) => x.conn === conn)!;
   const pings = (await tap.frames({ conn })).filter((f) => f.dir === "gw->node" && f.opcode === WS_OPCODE.ping);
@@ -39,7 +39,7 @@ export async function nextKeepalivePing(tap: TapControl, notBefore = Date.now() 
 export async function injectBeforeKeepalive(fault: Fault, tap: TapControl, opts: { leadMs?: number; signal?: AbortSignal } = {}): Promise<{ conn: string; pingAt: number; waitedMs: number; injectedAt: number }> {
   const leadMs = opts.leadMs ?? 800;
   await fault.prepare();
-  const next = await nextKeepalivePing(tap, Date.now() + leadMs + 500);
+  const next = await nextKeepalivePing(tap, Date.now() + leadMs + 500); // fixed: not a deadline: a time on the gateway's keepalive schedule (its wall clock)
   const waitedMs = Math.max(0, Math.round(next.at - leadMs - Date.now()));
   await step(`waiting ${(waitedMs / 1000).toFixed(0)} s for the gateway's next keepalive ping, to inject ${fault.kind} ${fault.target} just before it`, () => sleep(waitedMs, opts.signal), {
     showAfterMs: 1_000,

@@ -54,9 +54,12 @@ export async function controlConn(tap: TapControl): Promise<string> {
   return open[0]!.conn;
 }
 
-/** The node's next successful connect on "/" after `since` (its reconnection as the tap saw it). */
-export async function waitReconnect(tap: TapControl, since: number, timeoutMs = 90_000): Promise<Frame> {
-  return tap.waitForFrame((f) => f.path === "/" && f.dir === "gw->node" && f.replyTo === "connect" && f.ok === true, { since, timeoutMs, what: "a successful connect of the node on /" });
+/**
+ * The node's next successful connect on "/" after `since` (its reconnection as the tap saw it).
+ * `timeoutMs` is paced (lab/core/pace.ts) unless `expectation` makes it the fixed bound judged.
+ */
+export async function waitReconnect(tap: TapControl, since: number, timeoutMs = 90_000, opts: { expectation?: boolean } = {}): Promise<Frame> {
+  return tap.waitForFrame((f) => f.path === "/" && f.dir === "gw->node" && f.replyTo === "connect" && f.ok === true, { since, timeoutMs, what: "a successful connect of the node on /", expectation: opts.expectation });
 }
 
 /** Connection events and control frames (no worker traffic) since `since`, for evidence. */
@@ -320,7 +323,8 @@ export async function invokeOnNode(
     await write.fired(timeoutMs);
     const written = await tap.waitForFrame((f) => f.action === "inject" && f.invokeId === invokeId, { since, timeoutMs: 5_000, what: `the written ${opts.command} in the tap transcript` });
     const answered = await tap
-      .waitForFrame((f) => f.dir === "node->gw" && f.method === "node.invoke.result" && f.invokeId === invokeId, { since, timeoutMs, what: `${alias}'s answer to the written ${opts.command}` })
+      // expectation: no answer within timeoutMs is the observation "none" (answer undefined): a fixed window, not paced
+      .waitForFrame((f) => f.dir === "node->gw" && f.method === "node.invoke.result" && f.invokeId === invokeId, { since, timeoutMs, what: `${alias}'s answer to the written ${opts.command}`, expectation: true })
       .catch(() => undefined);
     return { invokeId, written, answer: answered && answerOf(answered) };
   } finally {

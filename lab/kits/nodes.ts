@@ -21,8 +21,10 @@ export async function nodeByAlias(lab: Lab, alias: string): Promise<NodeEntry> {
 /**
  * Poll node.list until the node's entry satisfies `ok` (default within 30 s); returns that entry.
  * `progress` shows the wait on the lab's progress output (for waits of tens of seconds).
+ * `timeoutMs` is the lab's own wait, paced (lab/core/pace.ts), unless `expectation` makes it the
+ * fixed bound that is judged (a caller that turns the time-out into "not seen").
  */
-export async function waitForNode(lab: Lab, alias: string, what: string, ok: (n: NodeEntry) => boolean, opts: { timeoutMs?: number; signal?: AbortSignal; progress?: boolean | string } = {}): Promise<NodeEntry> {
+export async function waitForNode(lab: Lab, alias: string, what: string, ok: (n: NodeEntry) => boolean, opts: { timeoutMs?: number; signal?: AbortSignal; progress?: boolean | string; expectation?: boolean } = {}): Promise<NodeEntry> {
   let last: NodeEntry | undefined;
   return waitFor(
     `node ${alias}: ${what}`,
@@ -30,7 +32,7 @@ export async function waitForNode(lab: Lab, alias: string, what: string, ok: (n:
       last = await nodeByAlias(lab, alias);
       return ok(last) ? last : undefined;
     },
-    { timeoutMs: opts.timeoutMs ?? 30_000, intervalMs: 200, signal: opts.signal, lastState: () => `last node.list entry: ${JSON.stringify(summarizeNode(last))}`, progress: opts.progress },
+    { timeoutMs: opts.timeoutMs ?? 30_000, bound: opts.expectation ? "expectation" : "lab", intervalMs: 200, signal: opts.signal, lastState: () => `last node.list entry: ${JSON.stringify(summarizeNode(last))}`, progress: opts.progress },
   );
 }
 
@@ -66,7 +68,7 @@ export function summarizeNode(n: NodeEntry | undefined): unknown {
  * A node that went silent (partition, paused, network cut) shows as disconnected only when the
  * gateway's keepalive drops it, up to 75 s later (lab/kits/keepalive.ts).
  */
-export async function waitConnected(lab: Lab, alias: string, connected: boolean, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<{ ms: number; node: NodeEntry }> {
+export async function waitConnected(lab: Lab, alias: string, connected: boolean, opts: { timeoutMs: number; signal?: AbortSignal; expectation?: boolean }): Promise<{ ms: number; node: NodeEntry }> {
   const t0 = performance.now();
   const progress = connected
     ? `waiting for ${alias} to connect to the gateway again`
@@ -75,8 +77,8 @@ export async function waitConnected(lab: Lab, alias: string, connected: boolean,
   return { ms: Math.round(performance.now() - t0), node };
 }
 
-/** node.list reports the node's worker bundle installed (it lags the dispatch that installed it); default within 30 s. */
-export async function waitBundleInstalled(lab: Lab, alias: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<NodeEntry> {
+/** node.list reports the node's worker bundle installed (it lags the dispatch that installed it); default within 30 s (`expectation`: see waitForNode). */
+export async function waitBundleInstalled(lab: Lab, alias: string, opts: { timeoutMs?: number; signal?: AbortSignal; expectation?: boolean } = {}): Promise<NodeEntry> {
   return waitForNode(lab, alias, "worker bundle installed", (n) => n.workerBundle?.status === "installed", opts);
 }
 
@@ -155,7 +157,8 @@ export function sameNode(before: NodeView, after: NodeView): { holds: boolean; o
  * the bundle directory on the node is still the one from before (not reinstalled).
  */
 export async function bundleKept(lab: Lab, alias: string, before: NodeView): Promise<{ holds: boolean; observed: { status: string | null; sameBundleDir: boolean } }> {
-  const n = await waitBundleInstalled(lab, alias).catch(() => nodeByAlias(lab, alias));
+  // expectation: a time-out is "not installed" in the caller's check: the 30 s grace is fixed, not paced
+  const n = await waitBundleInstalled(lab, alias, { expectation: true }).catch(() => nodeByAlias(lab, alias));
   const now = (await installedBundles(lab, alias)).bundles.map(({ dir, hash, inode, receiptMtime }) => ({ dir, hash, inode, receiptMtime }));
   const observed = { status: n.workerBundle?.status ?? null, sameBundleDir: JSON.stringify(now) === JSON.stringify(before.bundles) };
   return { holds: observed.status === "installed" && observed.sameBundleDir, observed };

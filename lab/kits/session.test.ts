@@ -3,6 +3,7 @@ import type { GatewayClient } from "../clients/gateway.ts";
 import { replyOf, Session } from "./session.ts";
 import type { Lab } from "../topology/lab.ts";
 import { LabInfraError } from "../definitions/verdict.ts";
+import { MAX_FACTOR } from "../core/pace.ts";
 
 /** A client whose chat.history answers `messages` (and counts the asks). */
 function client(messages: unknown[]) {
@@ -51,12 +52,28 @@ describe("Session.waitEnd: agent.wait through its early pending and its own time
     return { s: new Session(lab, "s"), asked };
   }
 
-  it("waits again after pending and after timeout, until the run ends", async () => {
+  it("waits again after pending and after timeout, until the run ends; each agent.wait is handed the wall time left at the machine's pace", async () => {
     const { s, asked } = session([{ status: "pending" }, { status: "timeout" }, { status: "ok", terminalReply: { text: "done" } }]);
     const end = await s.waitEnd("r1", 5_000);
     expect(end).toMatchObject({ status: "ok", text: "done", waits: 3 });
     expect(asked).toHaveLength(3);
+    expect(asked.every((ms) => ms > 0 && ms <= 5_000 * MAX_FACTOR)).toBe(true);
+  });
+
+  it("with expectation the bound is wall time, handed to the gateway as it is (never stretched by the pace)", async () => {
+    const { s, asked } = session([{ status: "timeout" }, { status: "ok", terminalReply: { text: "done" } }]);
+    expect(await s.waitEnd("r1", 5_000, { expectation: true })).toMatchObject({ status: "ok", waits: 2 });
     expect(asked.every((ms) => ms > 0 && ms <= 5_000)).toBe(true);
+    const once = session([{ status: "timeout" }]);
+    await once.s.wait("r1", 2_000, { expectation: true });
+    expect(once.asked).toEqual([2_000]);
+  });
+
+  it("a lab-side wait hands the gateway its budget at the machine's pace (at least the figure, at most MAX_FACTOR times it)", async () => {
+    const { s, asked } = session([{ status: "timeout" }]);
+    await s.wait("r1", 2_000);
+    expect(asked[0]).toBeGreaterThanOrEqual(2_000);
+    expect(asked[0]).toBeLessThanOrEqual(2_000 * MAX_FACTOR);
   });
 
   it("an error ends it at once", async () => {

@@ -19,7 +19,8 @@ import { AgentWaitResultSchema, chatHistory, chatPendingInputs, createSession, d
 import type { HeldRequest } from "../clients/model.ts";
 import { isRefused, refusal, type Refused } from "../clients/operator.ts";
 import { faults, type FaultTimeline } from "../faults/index.ts";
-import { deadline } from "../core/pace.ts";
+import { deadline, PacedBudget } from "../core/pace.ts";
+import { sleep } from "../core/wait.ts";
 import { LabInfraError } from "../definitions/verdict.ts";
 import type { Lab } from "../topology/lab.ts";
 import { dispatchTo, reclaim, uniqueName, type Dispatched } from "./workers.ts";
@@ -59,10 +60,21 @@ export class Session {
     return { runId: r.runId, status: r.status, sentAt };
   }
 
-  /** agent.wait for a run, up to `timeoutMs`; "pending"/"timeout" are returned, not thrown. */
-  async wait(runId: string, timeoutMs: number): Promise<RunEnd> {
+  /**
+   * agent.wait for a run, up to `timeoutMs`; "pending"/"timeout" are returned, not thrown. The
+   * gateway counts the bound in wall time: the lab's own wait (the default) hands it `timeoutMs`
+   * at the machine's pace (lab/core/pace.ts deadline()); with `expectation` (a window whose length
+   * is judged: "ended within N s", "still running after N s") it is handed as it is.
+   */
+  async wait(runId: string, timeoutMs: number, opts: { expectation?: boolean } = {}): Promise<RunEnd> {
+    return this.#wait(runId, opts.expectation ? timeoutMs : deadline(timeoutMs));
+  }
+
+  /** agent.wait with a bound in wall ms as the gateway counts it (already at the pace, or the expectation). */
+  async #wait(runId: string, wallMs: number): Promise<RunEnd> {
     const t0 = performance.now();
-    const raw = await this.client.request("agent.wait", { runId, timeoutMs }, { timeoutMs: timeoutMs + 5_000 });
+    // fixed: the gateway counts wallMs itself (already at the pace, or the expectation); the socket only waits 5 s past it
+    const raw = await this.client.request("agent.wait", { runId, timeoutMs: wallMs }, { timeoutMs: wallMs + 5_000, expectation: true });
     const r = AgentWaitResultSchema.parse(raw);
     let text = r.terminalReply?.text;
     // A node-placed turn's wait may carry no reply text: the last assistant message of the run is it.
@@ -75,25 +87,28 @@ export class Session {
    * agent.wait answers "pending" early for a queued run (after a couple of seconds, whatever its
    * timeoutMs) and "timeout" at its own; both are waited through. Returns the last answer, with
    * how many waits it took; a run still pending or running at the deadline comes back as such.
+   * `deadlineMs` is the lab's own wait, spent at the machine's pace (lab/core/pace.ts), unless
+   * `expectation` makes it the fixed bound that is judged ("ended within N s").
    */
-  async waitEnd(runId: string, deadlineMs: number, opts: { signal?: AbortSignal } = {}): Promise<RunEnd & { waits: number }> {
-    const t0 = performance.now();
+  async waitEnd(runId: string, deadlineMs: number, opts: { signal?: AbortSignal; expectation?: boolean } = {}): Promise<RunEnd & { waits: number }> {
+    const budget = new PacedBudget(deadlineMs, !!opts.expectation);
     let waits = 0;
     for (;;) {
-      const left = deadlineMs - (performance.now() - t0);
-      const end = await this.wait(runId, Math.max(1, Math.round(left)));
+      // Each agent.wait is handed the wall time left at today's pace (the gateway counts wall time).
+      const end = await this.#wait(runId, Math.max(1, budget.leftWallMs()));
       waits += 1;
       const done = end.status !== "pending" && end.status !== "timeout";
-      if (done || performance.now() - t0 >= deadlineMs || opts.signal?.aborted) return { ...end, ms: Math.round(performance.now() - t0), waits };
+      if (done || budget.expired() || opts.signal?.aborted) return { ...end, ms: budget.elapsed(), waits };
       // A pending answer comes back at once: do not spin on it.
-      if (end.status === "pending") await new Promise((r) => setTimeout(r, Math.min(500, Math.max(0, deadlineMs - (performance.now() - t0)))));
+      if (end.status === "pending") await sleep(Math.min(500, budget.leftWallMs()), opts.signal).catch(() => {});
+      if (opts.signal?.aborted) return { ...end, ms: budget.elapsed(), waits };
     }
   }
 
-  /** send() then wait(): one whole turn. */
-  async turn(message: string, timeoutMs = 120_000): Promise<RunEnd> {
+  /** send() then wait(): one whole turn (`expectation`: see wait()). */
+  async turn(message: string, timeoutMs = 120_000, opts: { expectation?: boolean } = {}): Promise<RunEnd> {
     const { runId } = await this.send(message);
-    return this.wait(runId, timeoutMs);
+    return this.wait(runId, timeoutMs, opts);
   }
 
   /** chat.abort {sessionKey, runId?}: without runId, the session's authorized active runs. */
@@ -137,8 +152,8 @@ export class Session {
    * Hold the model request of the next turn whose message contains `token` (the model answers
    * one delta, then waits): the turn is then provably in flight. Release with lab.model.release().
    */
-  async hold(token: string, withinMs = 60_000): Promise<HeldRequest> {
-    return this.lab.model.waitForHeld(withinMs, (h) => h.userText.includes(token));
+  async hold(token: string, withinMs = 60_000, opts: { expectation?: boolean } = {}): Promise<HeldRequest> {
+    return this.lab.model.waitForHeld(withinMs, (h) => h.userText.includes(token), undefined, opts);
   }
 
   async #call(method: string, params: Record<string, unknown>): Promise<Record<string, unknown> | Refused> {
@@ -176,7 +191,7 @@ export async function restartGateway(lab: Lab, opts: { graceSeconds?: number; ti
   const t0 = performance.now();
   await faults.restart(lab, lab.spec.gateway.alias, { timeoutSeconds: opts.graceSeconds ?? 10, timeoutMs: 60_000 }).inject();
   const restartMs = Math.round(performance.now() - t0);
-  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? deadline(120_000) });
+  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? 120_000 });
   return { restartMs, ...r };
 }
 
@@ -189,7 +204,7 @@ export async function stopStartGateway(lab: Lab, opts: { graceSeconds?: number; 
   const stop = faults.stop(lab, lab.spec.gateway.alias, { timeoutSeconds: opts.graceSeconds ?? 10, timeline: opts.timeline });
   const stopped = await stop.inject();
   const started = await stop.heal();
-  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? deadline(120_000), signal: opts.signal });
+  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? 120_000, signal: opts.signal });
   const d = (stopped.detail ?? {}) as { exitCode?: number; graceful?: boolean };
   return { exitCode: d.exitCode ?? null, graceful: d.graceful === true, stopMs: Math.round(stopped.totalMs), startMs: Math.round(started.totalMs), ...r };
 }
@@ -203,7 +218,7 @@ export async function killGateway(lab: Lab, opts: { timeoutMs?: number; timeline
   const kill = faults.kill(lab, lab.spec.gateway.alias, { timeline: opts.timeline });
   const killed = await kill.inject();
   const started = await kill.heal();
-  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? deadline(120_000), signal: opts.signal });
+  const r = await lab.reconnectOperator({ timeoutMs: opts.timeoutMs ?? 120_000, signal: opts.signal });
   return { killMs: Math.round(killed.totalMs), startMs: Math.round(started.totalMs), ...r };
 }
 

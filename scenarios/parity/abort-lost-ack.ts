@@ -20,6 +20,9 @@
 // sessions.reclaim a user would send (and the check says what it answered).
 // Bounds: everything the gateway does after the abort within BOUND_S (its cancel is confirmed
 // or given up after ~30 s on 2026.9.6).
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): BOUND_S, for
+// agent.wait after the abort as for the polls.
 import assert from "node:assert/strict";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { defineScenario, LabInfraError, labStep, type FindingRecord } from "../../lab/scenario.ts";
@@ -117,7 +120,8 @@ export default defineScenario({
       lost = acks;
       const abortAt = Date.now();
       const aborted = await s.abort(sent.runId);
-      const end = await s.wait(sent.runId, BOUND_S * 1000);
+      // expectation: "the run ends within BOUND_S" (R-abort-lost-ack-run-ends judges "timeout"): fixed, not paced
+      const end = await s.wait(sent.runId, BOUND_S * 1000, { expectation: true });
       // The premise, before anything is judged: no answer to a cancel passed the tap.
       const assertAcksLost = async () => {
         const upTo = await tap.seq();

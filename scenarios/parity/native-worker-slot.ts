@@ -37,6 +37,10 @@
 // worker.environment.stop.v1 (kept as evidence).
 // Not repeated: qa-lab's disconnect/reconnect of the node between A and B (reconnect covers a
 // node coming back; node.list's slot count is the node's own runner inventory either way).
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): BUSY_S, the 20 s for
+// B to take the slot, the 30 s for the slot to be free after B, and the window the node's answer
+// to the written cancel is read in (invokeOnNode).
 import assert from "node:assert/strict";
 import { isResponsesCall } from "../../lab/clients/model.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
@@ -92,7 +96,8 @@ export default defineScenario({
       const busyToken = uniqueName("tok");
       tokens.push(markerA.nonce, busyToken);
       const sentBusy = await busy.send(`${busyToken} second turn while the slot is busy`);
-      const busyEnd = await busy.wait(sentBusy.runId, BUSY_S * 1000);
+      // expectation: BUSY_S is the window in the check's observed (within_s): fixed, not paced
+      const busyEnd = await busy.wait(sentBusy.runId, BUSY_S * 1000, { expectation: true });
       const busyModel = await modelSaw(busyToken);
       const busyError = typeof busyEnd.error === "string" ? busyEnd.error : JSON.stringify(busyEnd.error ?? null);
       log(`Busy turn: ${busyEnd.status} after ${busyEnd.ms} ms: ${busyError}; model requests with its token: ${busyModel}`);
@@ -138,7 +143,8 @@ export default defineScenario({
       await armHold(lab, markerB.nonce);
       const sentB = await b.send(markerB.message);
       await b.hold(markerB.nonce);
-      const inUse = await waitForNode(lab, alias, "its one slot in use by B", (n) => n.workerSlots?.available === 0, { signal, timeoutMs: 20_000 }).catch(() => undefined);
+      // expectation: a time-out is "slot not in use" in P-slot-reused: the 20 s window is fixed, not paced
+      const inUse = await waitForNode(lab, alias, "its one slot in use by B", (n) => n.workerSlots?.available === 0, { signal, timeoutMs: 20_000, expectation: true }).catch(() => undefined);
       const launchesB = (await launches(lab, alias, sinceDelete)).filter((l) => l.runId === sentB.runId);
       const slotsB = inUse?.workerSlots ?? (await nodeByAlias(lab, alias)).workerSlots;
       log(`B (${sentB.runId}) held; ${alias} slots ${JSON.stringify(slotsB)}; launches carrying B's run after the delete: ${launchesB.length}`);
@@ -195,7 +201,8 @@ export default defineScenario({
         holds: isRefused(cancelled) && cancelsOnWire === 0 && heldStill === 1,
         observed: { answer: isRefused(cancelled) ? `${cancelled.code}: ${cancelled.message}` : "accepted", cancelsOnWire, bStillHeld: heldStill === 1 },
       });
-      const freed = await waitForNode(lab, alias, "its slot free after B", slotsFree, { signal }).catch(() => undefined);
+      // expectation: a time-out is "slot not free" in P-slot-b-completes: the 30 s window is fixed, not paced
+      const freed = await waitForNode(lab, alias, "its slot free after B", slotsFree, { signal, expectation: true }).catch(() => undefined);
       check({
         id: "P-slot-b-completes",
         expectation: "B completes on the node in the reused slot, and the slot is free afterwards",

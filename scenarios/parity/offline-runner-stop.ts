@@ -15,6 +15,8 @@
 //   - a gateway-local turn answers while the node is down;
 //   - after the node is started again (same state volume), no worker.launch.v1 ever carries the
 //     offline run (tap), and a retry turn completes on the node (node-only marker + launch).
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): OFFLINE_BOUND_S.
 import assert from "node:assert/strict";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
@@ -84,7 +86,8 @@ export default defineScenario({
       // ---- a turn to the session placed on the stopped node
       const message = `${uniqueName("offline")} attempt while the runner is stopped`;
       const sent = await s.send(message);
-      const end = await s.wait(sent.runId, OFFLINE_BOUND_S * 1000);
+      // expectation: "ends within OFFLINE_BOUND_S" (R-offline-runner-stop-turn-error): fixed, not paced
+      const end = await s.wait(sent.runId, OFFLINE_BOUND_S * 1000, { expectation: true });
       const placementAfter = await s.placement();
       log(`offline turn ${sent.runId}: chat.send ${sent.status}; agent.wait within ${OFFLINE_BOUND_S} s: ${end.status} ${JSON.stringify(end.error ?? end.text ?? null)}; placement ${placementAfter?.state}`);
       const errorText = typeof end.error === "string" ? end.error : end.error === undefined ? null : JSON.stringify(end.error);

@@ -33,6 +33,9 @@
 //   - trigger: the operator's node.invoke system.which {bins: [<name>]} to node-1.
 //   The proof sits where it happens: the tap's fault event (after: true) and the trigger frame,
 //   the operator's RPC result, node.list / pairing lists, the gateway's log (drain time-out).
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): INVOKE_BOUND_S (the
+// operator's node.invoke) and RECONNECT_BOUND_S.
 import { memberLogLines } from "../../lab/kits/logs.ts";
 import crypto from "node:crypto";
 import { faults } from "../../lab/faults/index.ts";
@@ -90,7 +93,8 @@ export default defineScenario({
 
       const t0 = Date.now();
       const invoke = lab.operator.client
-        .request("node.invoke", { nodeId: before.nodeId, command: "system.which", params: { bins: [bin] }, idempotencyKey: crypto.randomUUID(), timeoutMs: 15_000 }, { timeoutMs: INVOKE_BOUND_S * 1000 })
+        // expectation: INVOKE_BOUND_S is the check's bound ("resolves ... within 25 s"): fixed, not paced
+        .request("node.invoke", { nodeId: before.nodeId, command: "system.which", params: { bins: [bin] }, idempotencyKey: crypto.randomUUID(), timeoutMs: 15_000 }, { timeoutMs: INVOKE_BOUND_S * 1000, expectation: true })
         .then(
           (payload) => ({ ok: true as const, payload: payload as { ok?: boolean; payload?: { bins?: Record<string, string> } }, ms: Date.now() - t0 }),
           (err: unknown) => ({ ...refusal(err), ms: Date.now() - t0 }),
@@ -129,7 +133,8 @@ export default defineScenario({
       });
 
       // The node comes back on its own as the same node.
-      const back = await waitReconnect(tap, since, RECONNECT_BOUND_S * 1000).catch(() => undefined);
+      // expectation: "reconnects within RECONNECT_BOUND_S" (R-116363-same-node); a time-out is "not reconnected"
+      const back = await waitReconnect(tap, since, RECONNECT_BOUND_S * 1000, { expectation: true }).catch(() => undefined);
       await cut.heal();
       const reconnectMs = back ? Math.round(back.t - fired.t) : null;
       const node = back ? await waitConnected(lab, alias, true, { timeoutMs: 30_000, signal }).then(() => nodeView(lab, alias)) : await nodeView(lab, alias);

@@ -66,6 +66,9 @@
 // node is not connected: <nodeId>; reconnect it before retrying", C not placed; B's turn was
 // accepted and ran nowhere for 8 s (no model request), then, once node-1 was started again, ran
 // on it: it read the node-only file ("written only on node-1"), one worker.launch.v1 on its tap.
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): WHILE_DOWN_S.
+// FULL_TURN_S and AFTER_RETURN_S are the lab's waits for a run's end, paced.
 import { defineScenario, type ScenarioContext } from "../../lab/scenario.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
@@ -173,7 +176,8 @@ export default defineScenario({
 
       const tapSince = await lab.tap(alias).seq();
       const sent = await b.send(markB2.message);
-      const early = await b.wait(sent.runId, WHILE_DOWN_S * 1000);
+      // expectation: "no run within WHILE_DOWN_S" is quoted in R-129929-offline-turn: the window is fixed, not paced
+      const early = await b.wait(sent.runId, WHILE_DOWN_S * 1000, { expectation: true });
       const ranWhileDown = await requestsFor(lab, markB2.nonce);
       const downAfter = await nodeByAlias(lab, alias);
       log(`turn B while ${alias} is down: chat.send ${sent.status}; over ${WHILE_DOWN_S} s: ${early.status}; model requests carrying it: ${ranWhileDown}`);

@@ -41,6 +41,9 @@
 // which restart recovery, which starts the interrupted session a few seconds after /readyz, and
 // the new turn meet). Proven by the operator's RPC results (chat.send, agent.wait) and the
 // session's history; the model's requests show the recovery turn(s).
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): NEXT_S, from the
+// gateway being ready.
 import assert from "node:assert/strict";
 import { isResponsesCall } from "../../lab/clients/model.ts";
 import { messageText } from "../../lab/clients/sessions.ts";
@@ -137,8 +140,10 @@ async function variant(ctx: ScenarioContext, tl: ScenarioTimeline, v: Variant): 
   // agent.wait answers "pending" (timeoutPhase "queue") early while the run is queued behind the
   // recovery turn: wait again until it is something else or the deadline passes.
   let end: RunEnd | undefined;
+  // expectation: NEXT_S from ready is the check's bound ("answered within 60 s"): wall time, not paced
   while (!isRefused(accepted) && (end === undefined || end.status === "pending") && Date.now() - readyAt < NEXT_S * 1000) {
-    end = await s.wait(accepted.runId, Math.max(1_000, NEXT_S * 1000 - (Date.now() - readyAt)));
+    // expectation: the rest of NEXT_S, in wall time
+    end = await s.wait(accepted.runId, Math.max(1_000, NEXT_S * 1000 - (Date.now() - readyAt)), { expectation: true });
   }
   const answered = await pollUntil(
     "the new message's answer in the session's history",

@@ -66,7 +66,6 @@ import { armHold, isRefused, killGateway, openSession, refusal, stopStartGateway
 import { scene } from "../../lab/kits/scene.ts";
 import type { ScenarioTimeline } from "../../lab/kits/timeline.ts";
 import { expectedReply, uniqueName } from "../../lab/kits/workers.ts";
-import { deadline } from "../../lab/core/pace.ts";
 import { pollUntil } from "../../lab/core/wait.ts";
 
 /** The queued followup must be answered within this long of the restarted gateway being ready. */
@@ -161,7 +160,7 @@ async function variant(ctx: ScenarioContext, tl: ScenarioTimeline, kind: Kind): 
   // ---- a first turn, held at its model request (one delta streamed: in flight)
   await armHold(lab, firstToken);
   const sent = await s.send(first);
-  const held = await labStep(`[${kind}] holding the first turn at its model request`, () => s.hold(firstToken, deadline(90_000)));
+  const held = await labStep(`[${kind}] holding the first turn at its model request`, () => s.hold(firstToken, 90_000));
   log(`[${kind}] first turn ${sent.runId} in ${s.key} held at model request ${held.id}`);
 
   // ---- the followup, queued behind it
@@ -179,7 +178,7 @@ async function variant(ctx: ScenarioContext, tl: ScenarioTimeline, kind: Kind): 
   let answeredBefore: boolean | null = null;
   if (aimOff) {
     await lab.model.release(held.id);
-    const end = await s.waitEnd(accepted.runId, deadline(60_000), { signal });
+    const end = await s.waitEnd(accepted.runId, 60_000, { signal });
     answeredBefore = (await s.history(100)).some((m) => m.role === "assistant" && messageText(m.content) === want);
     log(`[${kind}] aim-off: the followup's run ended ${end.status} before the restart (answered ${answeredBefore})`);
   }

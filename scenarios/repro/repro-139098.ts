@@ -40,6 +40,9 @@
 // Premise self-test: caught the miss 1/1 (run 20261202-031003-84f268159b7dd08b). On a machine
 // under heavy load (load average ~20 on 2 cores) the run's model request came ~2 min after the
 // job was due and sessions.list once took over 30 s: hence the generous bounds.
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): HELD_S (a run not
+// held within it reads the premise unmet) and the polls' RUN_S, SETTLE_S, GONE_S.
 import { defineScenario, type FindingRecord } from "../../lab/scenario.ts";
 import { refusal, isRefused, type Refused } from "../../lab/clients/operator.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
@@ -129,7 +132,7 @@ export default defineScenario({
         ((await client.request<{ sessions?: { key: string }[] }>("sessions.list", {}, { timeoutMs: RPC_MS })).sessions ?? []).map((s) => s.key).filter((k) => k === baseKey || k.startsWith(`${baseKey}:`));
 
       // ---- both one-shots: created together, each run's model request held, the placement read where it lives
-      const at = new Date(Date.now() + (aimOff ? 3_600_000 : DUE_MS)).toISOString();
+      const at = new Date(Date.now() + (aimOff ? 3_600_000 : DUE_MS)).toISOString(); // fixed: not a deadline: the one-shot's due time, handed to cron.add
       const jobs: Job[] = [];
       for (const variant of VARIANTS) {
         const token = `${TOKEN}-${variant.name}`;
@@ -150,7 +153,8 @@ export default defineScenario({
       const during: Record<string, { held: boolean; placements: PlacementRow[] }> = {};
       await Promise.all(
         jobs.map(async (j) => {
-          const held = await lab.model.waitForHeld(HELD_S * 1000, (h) => h.userText.includes(j.token), signal).catch(() => undefined);
+          // expectation: a time-out is "run not held" in P-139098-run-placement: the HELD_S window is fixed, not paced
+          const held = await lab.model.waitForHeld(HELD_S * 1000, (h) => h.userText.includes(j.token), signal, { expectation: true }).catch(() => undefined);
           during[j.name] = { held: held !== undefined, placements: await placementRows(lab, j.baseKey) };
           log(`${j.name}: model request ${held ? "held" : `not held within ${HELD_S} s`}; placement rows of the job meanwhile: ${JSON.stringify(during[j.name]!.placements)}`);
         }),

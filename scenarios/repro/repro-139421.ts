@@ -95,6 +95,7 @@ export default defineScenario({
       const revokedAt = Date.now();
       log(`device.token.revoke ${aimOff ? "(aimed off: scripted-2's token)" : ""}: ${JSON.stringify(revoked)}`);
       if (isRefused(revoked)) throw new Error(`device.token.revoke was refused (${revoked.code}: ${revoked.message})`);
+      // expectation: CLOSE_S is the check's bound (closedWithin, within_s): wall time, not paced
       while (!closed && Date.now() - revokedAt < CLOSE_S * 1000 && !signal.aborted) await sleep(50);
       stop = true;
       await loop;

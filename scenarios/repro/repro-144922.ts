@@ -66,6 +66,9 @@
 // held follow-up is cut by "LLM idle timeout (120s)", retried once as a text-only continuation
 // ("transient same-model retry 1/8"), and the run ends ok after 161 s: one write at north, one
 // run. A run takes about 3 min (170-256 s measured). AIM_OFF=1: caught 1/1.
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): REACH_S (no
+// follow-up within it reads the premise unmet) and END_GRACE_S after the hold.
 import crypto from "node:crypto";
 import { EventLog } from "../../lab/kits/events.ts";
 import { gatewayLog } from "../../lab/kits/gateway-config.ts";
@@ -152,7 +155,8 @@ export default defineScenario({
 
       // ---- the follow-up request (carrying the write's result) reaches the model and is held
       const followUp = await lab.model
-        .waitForRequest((r) => isResponsesCall(r) && (r.userText ?? "").includes(token) && r.round === 1, REACH_S * 1000, { signal })
+        // expectation: a time-out is "no follow-up" in P-144922-effect-before-hold: the REACH_S window is fixed, not paced
+        .waitForRequest((r) => isResponsesCall(r) && (r.userText ?? "").includes(token) && r.round === 1, REACH_S * 1000, { signal, expectation: true })
         .catch((err: unknown) => {
           if (err instanceof ModelControlError) return undefined;
           throw err;
@@ -166,7 +170,8 @@ export default defineScenario({
       if (followUp) log(`follow-up ${followUp.id} arrived ${Math.round((Date.parse(followUp.time) - sentAt) / 100) / 10} s after the send; north saw ${writesBefore.length} write(s)`);
 
       // ---- the run's end, to a deadline past the hold
-      const end: RunEnd & { waits?: number } = await s.waitEnd(runId, followUp ? (holdS + END_GRACE_S) * 1000 : 1_000, { signal });
+      // expectation: "ends within END_GRACE_S after the held first token" (R-144922-turn-ends-visibly): fixed, not paced
+      const end: RunEnd & { waits?: number } = await s.waitEnd(runId, followUp ? (holdS + END_GRACE_S) * 1000 : 1_000, { signal, expectation: true });
       const ended = end.status === "ok" || end.status === "error";
       if (!ended) log(`run ${runId} had not ended at the deadline (${end.status}): aborting it so its final answer comes: ${JSON.stringify(await s.abortSession({ runId }))}`);
       const final = await agent.final;

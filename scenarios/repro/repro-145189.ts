@@ -193,7 +193,7 @@ export default defineScenario({
       await labStep("a keepalive ping from the gateway on the node's connection", () => tap.waitForFrame({ dir: "gw->node", opcode: "ping", conn }, { timeoutMs: KEEPALIVE_MS + 10_000, signal }));
       const lastPing = (await tap.frames({ conn })).filter((f) => f.dir === "gw->node" && f.opcode === WS_OPCODE.ping).at(-1)!;
       let tick = lastPing.t + KEEPALIVE_MS;
-      while (tick - LEAD_MS < Date.now() + 1_500) tick += KEEPALIVE_MS;
+      while (tick - LEAD_MS < Date.now() + 1_500) tick += KEEPALIVE_MS; // fixed: not a deadline: the next tick on the gateway's keepalive schedule (its wall clock)
       await sleep(tick - LEAD_MS - Date.now(), signal); // positions the send; decides nothing
 
       // ---- a node.event (the node's tick watch counts from its answer), then the large invoke

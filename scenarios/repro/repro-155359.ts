@@ -24,6 +24,9 @@
 //
 // Asserts what a user should see: a session patch during (or right after) a slow turn succeeds,
 // perhaps slowly; it is not refused because another write held the database past 5 s.
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): WINDOW_S, the window
+// the patches run in beside the slow turn.
 import { defineScenario, labStep, LabInfraError, type FindingRecord } from "../../lab/scenario.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { openSession, refusal, type Refused, type RunEnd } from "../../lab/kits/session.ts";
@@ -111,12 +114,13 @@ export default defineScenario({
     // meanwhile (on this slow disk the gateway once left agent.wait unanswered past 115 s) is an
     // observation of the turn, not an error nobody awaits (Node would end the whole run on it).
     let waitFailed: Error | undefined;
-    const ended = s.wait(runId, WINDOW_S * 1000).then(
+    // expectation: WINDOW_S is the observation window: its length decides how many patches are judged; fixed, not paced
+    const ended = s.wait(runId, WINDOW_S * 1000, { expectation: true }).then(
       (e) => void (end = e),
       (err: unknown) => void (waitFailed = err instanceof Error ? err : new Error(String(err))),
     );
     const patches: PatchOutcome[] = [];
-    const stopAt = performance.now() + WINDOW_S * 1000;
+    const stopAt = performance.now() + WINDOW_S * 1000; // fixed: expectation: the observation window WINDOW_S (its length decides how many patches are judged)
     // Patch until the turn ends (or its wait fails), a patch is refused (the shape is then known), or the window closes.
     while (!end && !waitFailed && !patches.some((p) => p.refused) && performance.now() < stopAt) patches.push(await patch(patches.length + 1, "during"));
     let patchedUntil = Date.now(); // the signature reads the gateway's log up to the last patch, not the abort's own writes
