@@ -21,8 +21,13 @@ import { sleep } from "../core/wait.ts";
 export const START_ATTEMPTS = 3;
 /** Runs of one scenario the lab could not judge because the machine was busier than planned (the first one included). */
 export const SCENARIO_ATTEMPTS = 2;
-/** A second lab comes up beside another only while the pace is at most this (load about 5 per core on 2 cores). */
-export const ADMIT_BESIDE = 3.5;
+/**
+ * A second lab comes up beside another only while the CPU calibration (what a thread of the lab
+ * gets now, median of the last 10 s) is at most this much slower than the reference. Not the load
+ * average: it trails the machine by a minute, so a lane whose lab just went down would keep the
+ * next one waiting on a quiet machine (seen: a quiet two-lane run reads load 5-6 on 2 cores).
+ */
+export const ADMIT_BESIDE = 2;
 /** Under this pace a machine counts as quiet: a start that fails there is OpenClaw's failure, not tried again. */
 export const QUIET = 2;
 const GiB = 2 ** 30;
@@ -48,7 +53,7 @@ export function noHeadroom(m: Machine, need: number): string | undefined {
   if (m.memAvailable < need) why.push(`free memory ${(m.memAvailable / GiB).toFixed(1)} GiB, the lab needs ${(need / GiB).toFixed(1)} GiB`);
   const pace = `pace ${m.sample.raw.toFixed(2)}x (load ${m.sample.load} on ${m.cores} cores)`;
   if (m.sample.raw > MAX_FACTOR) why.push(`${pace}, beyond the ${MAX_FACTOR}x the lab plans for`);
-  else if (m.othersUp > 0 && m.sample.raw > ADMIT_BESIDE) why.push(`${pace} with ${m.othersUp} other lab(s) running; another comes up beside them at ${ADMIT_BESIDE}x or less`);
+  else if (m.othersUp > 0 && m.sample.cpu > ADMIT_BESIDE) why.push(`CPU ${m.sample.cpu.toFixed(2)}x slower than the reference (load ${m.sample.load} on ${m.cores} cores) with ${m.othersUp} other lab(s) running; another comes up beside them at ${ADMIT_BESIDE}x or less`);
   return why.length ? why.join("; ") : undefined;
 }
 
@@ -70,17 +75,19 @@ export interface Admission {
 
 /**
  * Wait until the machine has the headroom for a lab of `nodes` node hosts, at most `maxWaitMs`
- * (20 min when other labs run, so lanes narrow while the machine is busy; 5 min when none does).
- * Says what it waits for, again every minute.
+ * (60 min while other labs run: lanes narrow while the machine is busy, one lab at a time, and a
+ * lane waits only while it holds no lab, so two never wait for each other; 5 min when none does).
+ * `own` labs of the caller's that are running anyway (a shared lab a scenario runs again on) do
+ * not count as others. Says what it waits for, again every minute.
  */
-export async function admit(what: string, nodes: number, opts: { signal?: AbortSignal; maxWaitMs?: number; machine?: () => Promise<Machine>; pollMs?: number } = {}): Promise<Admission> {
-  const machine = opts.machine ?? readMachine;
+export async function admit(what: string, nodes: number, opts: { signal?: AbortSignal; maxWaitMs?: number; machine?: () => Promise<Machine>; pollMs?: number; own?: number } = {}): Promise<Admission> {
+  const machine = opts.machine ?? (() => readMachine(opts.own ?? 0));
   const need = memoryNeed(nodes);
   const t0 = Date.now();
   let m = await machine();
   let why = noHeadroom(m, need);
   if (!why) return { waitedMs: 0 };
-  const max = opts.maxWaitMs ?? (m.othersUp > 0 ? 20 * 60_000 : 5 * 60_000);
+  const max = opts.maxWaitMs ?? (m.othersUp > 0 ? 60 * 60_000 : 5 * 60_000);
   return step(`${what}: waiting for headroom (${why})`, async () => {
     let said = Date.now();
     while (why) {
@@ -101,10 +108,10 @@ export async function admit(what: string, nodes: number, opts: { signal?: AbortS
   });
 }
 
-async function readMachine(): Promise<Machine> {
+async function readMachine(own: number): Promise<Machine> {
   const mon = monitor();
   const sample = mon.samples.at(-1)!;
-  return { sample, cores: mon.cores, memAvailable: memAvailable(), othersUp: await labsRunning() };
+  return { sample, cores: mon.cores, memAvailable: memAvailable(), othersUp: Math.max(0, (await labsRunning()) - own) };
 }
 
 /**

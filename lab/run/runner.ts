@@ -391,7 +391,7 @@ export async function runScenarioAttempts(s: Scenario, pool: LabPool, opts: RunO
     });
     info(`scenario ${s.name}: the lab could not judge it on a machine busier than it plans for (${r.machineBusy}); running it again once there is headroom (attempt ${attempt + 1} of ${SCENARIO_ATTEMPTS}; evidence of this one: ${kept})`);
     if (s.topology === "own" || !pool.opts.admit) continue; // an own lab waits for headroom in the pool
-    await admit(`scenario ${s.name} again`, pool.spec.nodes.count);
+    await admit(`scenario ${s.name} again`, pool.spec.nodes.count, { own: 1 });
   }
 }
 
