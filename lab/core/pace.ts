@@ -131,34 +131,51 @@ export class PaceMonitor {
   /** The factor at time t (the last sample at or before it, else the first): clamped to [1, MAX_FACTOR], or FLEETLAB_PACE. */
   factorAt(t: number): number {
     if (this.fixed) return this.fixed;
-    return Math.min(MAX_FACTOR, this.#sampleAt(t)?.raw ?? 1);
+    return this.#clamp(this.#sampleAt(t));
+  }
+
+  #clamp(s: PaceSample | undefined): number {
+    return this.fixed ?? Math.min(MAX_FACTOR, s?.raw ?? 1);
+  }
+
+  /** Index of the last sample at or before t (binary search: samples are in time order), or -1. */
+  #indexAt(t: number): number {
+    let lo = 0;
+    let hi = this.samples.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.samples[mid]!.t <= t) (found = mid), (lo = mid + 1);
+      else hi = mid - 1;
+    }
+    return found;
   }
 
   #sampleAt(t: number): PaceSample | undefined {
-    let found: PaceSample | undefined;
-    for (const s of this.samples) {
-      if (s.t > t) break;
-      found = s;
-    }
-    return found ?? this.samples[0];
+    const i = this.#indexAt(t);
+    return i >= 0 ? this.samples[i] : this.samples[0];
   }
 
   /**
    * The reference-machine milliseconds spent between `from` and `to` (Date.now() values): each
    * stretch of wall time divided by the factor of its sample. A wait whose deadline is D
-   * reference ms is over when spent(from, now) >= D.
+   * reference ms is over when spent(from, now) >= D. One pass over the samples in the window.
    */
   spent(from: number, to: number): number {
     if (to <= from) return 0;
-    let spent = 0;
+    let i = this.#indexAt(from);
+    let factor = this.#clamp(i >= 0 ? this.samples[i] : this.samples[0]);
     let at = from;
-    for (const s of this.samples) {
-      if (s.t <= at) continue;
+    let spent = 0;
+    for (i += 1; i < this.samples.length; i++) {
+      const s = this.samples[i]!;
       if (s.t >= to) break;
-      spent += (s.t - at) / this.factorAt(at);
+      if (s.t <= at) continue;
+      spent += (s.t - at) / factor;
       at = s.t;
+      factor = this.#clamp(s);
     }
-    return spent + (to - at) / this.factorAt(at);
+    return spent + (to - at) / factor;
   }
 
   /**

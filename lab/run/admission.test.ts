@@ -34,7 +34,9 @@ describe("admission: a lab comes up only with the headroom the lab plans for", (
 describe("start attempts: what counts as the machine starving OpenClaw's start", () => {
   const lease = new SystemUnderTestError("gateway /readyz: the container exited (code 78); last log lines: state lease heartbeat did not become ready (phase=startup, trigger=timeout)");
   it("OpenClaw giving up its start (code 78, state lease) on a busy machine: tried again; on a quiet one: its own failure", () => {
-    expect(starvedStart(lease, 4)).toMatch(/OpenClaw gave up its own start \(state lease heartbeat did not become ready\) on a machine at pace 4.00x/);
+    expect(starvedStart(lease, 5)).toMatch(/OpenClaw gave up its own start \(state lease heartbeat did not become ready\) on a machine at pace 5.00x/);
+    // What a quiet two-lane run reads (most of it the lab's own containers): OpenClaw's failure.
+    expect(starvedStart(lease, 3.8)).toBeUndefined();
     expect(starvedStart(lease, 1.1)).toBeUndefined();
   });
   it("a readiness deadline that passed beyond the plan: tried again; one that passed within it, or another exit: not", () => {

@@ -28,8 +28,13 @@ export const SCENARIO_ATTEMPTS = 2;
  * next one waiting on a quiet machine (seen: a quiet two-lane run reads load 5-6 on 2 cores).
  */
 export const ADMIT_BESIDE = 2;
-/** Under this pace a machine counts as quiet: a start that fails there is OpenClaw's failure, not tried again. */
-export const QUIET = 2;
+/**
+ * Above this pace a start OpenClaw gave up (exit 78, state lease) is worth another attempt: beyond
+ * what the lab itself brings to a 2-core machine (a quiet two-lane run reads about 3.5-4, most of
+ * it the lab's own containers). At or below it, the exit is OpenClaw's failure, not tried again;
+ * after every attempt, it is unknown only when the machine was beyond the plan (MAX_FACTOR).
+ */
+export const RETRY_PACE = 4;
 const GiB = 2 ** 30;
 
 /** What a lab of this many node hosts needs free (measured: gateway ~1.2 GiB after turns, node host ~0.8, the rest ~0.3). */
@@ -82,7 +87,8 @@ export interface Admission {
  */
 export async function admit(what: string, nodes: number, opts: { signal?: AbortSignal; maxWaitMs?: number; machine?: () => Promise<Machine>; pollMs?: number; own?: number } = {}): Promise<Admission> {
   const machine = opts.machine ?? (() => readMachine(opts.own ?? 0));
-  const need = memoryNeed(nodes);
+  // A lab that is already up (own) needs no memory of its own: only the pace is waited for.
+  const need = opts.own ? 0 : memoryNeed(nodes);
   const t0 = Date.now();
   let m = await machine();
   let why = noHeadroom(m, need);
@@ -124,7 +130,7 @@ export function starvedStart(err: unknown, worstPace: number): string | undefine
   const busy = machineBusyIn(err);
   if (busy) return busy;
   if (/the machine was busier than the lab planned for/.test(text)) return text.split("\n")[0];
-  if (/state lease heartbeat did not become ready/.test(text) && worstPace > QUIET) {
+  if (/state lease heartbeat did not become ready/.test(text) && worstPace > RETRY_PACE) {
     return `OpenClaw gave up its own start (state lease heartbeat did not become ready) on a machine at pace ${worstPace.toFixed(2)}x`;
   }
   return undefined;

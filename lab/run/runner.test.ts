@@ -301,7 +301,7 @@ describe("a busy machine: unknown or another attempt, never a fail", () => {
   it("a start OpenClaw gave up on a busy machine (code 78, state lease) is tried again on fresh state; on a quiet one it is OpenClaw's fail", async () => {
     const lease = () => new SystemUnderTestError("gateway /readyz: the container exited (code 78); last log lines: state lease heartbeat did not become ready (phase=startup, trigger=timeout)");
     let tries = 0;
-    const busy = fakePool({ paceMonitor: () => { const m = new PaceMonitor(2); m.record(0, 0, 1); m.record(Date.now() - 1, 6, 1); return m; }, up: (async () => { if (++tries === 1) throw lease(); }) as never });
+    const busy = fakePool({ paceMonitor: () => { const m = new PaceMonitor(2); m.record(0, 0, 1); m.record(Date.now() - 1, 8, 1); return m; }, up: (async () => { if (++tries === 1) throw lease(); }) as never });
     const r = await runScenario(scenario("retried", async () => {}), busy.pool);
     expect(tries).toBe(2);
     expect(r.verdict).toBe("pass");

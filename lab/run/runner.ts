@@ -55,6 +55,8 @@ export interface ScenarioResult {
   premises?: PremiseResult[];
   /** Why the machine was busier than the lab plans for while it ran, when it was (lab/core/pace.ts). */
   machineBusy?: string;
+  /** Its body did not settle after it was cancelled (never run again in this process). */
+  stray?: boolean;
   /** Earlier attempts (runScenarioAttempts), and failed starts of its lab (LabPool). */
   attempts?: { verdict: Verdict; seconds: number; detail?: string; evidence?: string }[];
   startAttempts?: StartAttempt[];
@@ -176,13 +178,7 @@ export class LabPool {
         if (err instanceof LabError || attempt >= START_ATTEMPTS) throw err;
         const why = starvedStart(err, this.opts.paceMonitor().worst(from, Date.now())?.raw ?? 1);
         if (!why) throw err;
-        const dir = path.join(this.run.dir, name);
-        const kept = `${name}.attempt${attempt}`;
-        try {
-          if (fs.existsSync(dir)) fs.renameSync(dir, path.join(this.run.dir, kept));
-        } catch {
-          /* the next attempt writes beside it */
-        }
+        const kept = keepAttempt(this.run, name, `${name}.attempt${attempt}`);
         this.startAttempts.push({ lab: name, attempt, reason: `${(err as Error).message.split("\n")[0]} (${why})`, evidence: kept });
         info(`lab ${name}: start attempt ${attempt} of ${START_ATTEMPTS} ended because the machine starved it (${why}); starting again on fresh state (evidence of the attempt: ${kept})`);
       }
@@ -364,8 +360,9 @@ export async function runScenario(s: Scenario, pool: LabPool, opts: RunOptions =
 export async function runScenarioAttempts(s: Scenario, pool: LabPool, opts: RunOptions = {}): Promise<ScenarioResult> {
   const earlier: NonNullable<ScenarioResult["attempts"]> = [];
   for (let attempt = 1; ; attempt++) {
+    const exercised = [...(pool.run.record.exercised ?? [])];
     const r = await runScenario(s, pool, opts);
-    if (r.verdict !== "unknown" || !r.machineBusy || attempt >= SCENARIO_ATTEMPTS) {
+    if (r.verdict !== "unknown" || !r.machineBusy || r.stray || attempt >= SCENARIO_ATTEMPTS) {
       if (!earlier.length) return r;
       r.attempts = earlier;
       r.detail = `attempt ${attempt} of ${SCENARIO_ATTEMPTS}: ${earlier.map((a, i) => `attempt ${i + 1} read ${a.verdict} (${(a.detail ?? "").split("\n")[0].slice(0, 300)})`).join("; ")}${r.detail ? `; ${r.detail}` : ""}`;
@@ -377,22 +374,37 @@ export async function runScenarioAttempts(s: Scenario, pool: LabPool, opts: RunO
       return r;
     }
     // The attempt's evidence kept beside the next one's; its row and findings out of run.json (the next one judges).
-    const kept = `scenarios/${s.name}.attempt${attempt}`;
-    try {
-      fs.renameSync(path.join(pool.run.dir, r.evidence), path.join(pool.run.dir, kept));
-    } catch {
-      /* the next attempt writes over it */
-    }
+    const kept = keepAttempt(pool.run, r.evidence, `scenarios/${s.name}.attempt${attempt}`);
     earlier.push({ verdict: r.verdict, seconds: r.seconds, detail: r.detail, evidence: kept });
     pool.run.update((rec) => {
       rec.scenarios = rec.scenarios.filter((x) => x.name !== s.name);
       if (rec.findings) rec.findings = rec.findings.filter((f) => f.scenario !== s.name);
       if (rec.unexercised) rec.unexercised = rec.unexercised.filter((u) => u.scenario !== s.name);
+      rec.exercised = exercised; // what the next attempt sees is judged again
     });
     info(`scenario ${s.name}: the lab could not judge it on a machine busier than it plans for (${r.machineBusy}); running it again once there is headroom (attempt ${attempt + 1} of ${SCENARIO_ATTEMPTS}; evidence of this one: ${kept})`);
     if (s.topology === "own" || !pool.opts.admit) continue; // an own lab waits for headroom in the pool
     await admit(`scenario ${s.name} again`, pool.spec.nodes.count, { own: 1 });
   }
+}
+
+/**
+ * An attempt's evidence folder kept under another name (`rel` -> `as`, inside the run folder),
+ * with run.json's lab rows that point into it moved along; returns where it is (or `rel` when it
+ * could not be moved, said).
+ */
+function keepAttempt(run: Run, rel: string, as: string): string {
+  try {
+    if (!fs.existsSync(path.join(run.dir, rel))) return as;
+    fs.renameSync(path.join(run.dir, rel), path.join(run.dir, as));
+  } catch (err) {
+    info(`the evidence of an attempt stays in ${rel} (could not move it to ${as}: ${(err as Error).message})`);
+    return rel;
+  }
+  run.update((rec) => {
+    for (const l of Object.values(rec.labs ?? {})) if (l.evidence === rel || l.evidence.startsWith(`${rel}/`)) l.evidence = as + l.evidence.slice(rel.length);
+  });
+  return as;
 }
 
 /** One scenario's run: the state its phases share and what they observed (judged once, in record()). */
@@ -403,6 +415,8 @@ class ScenarioRun {
   readonly #t0 = performance.now();
   readonly #startedAt = new Date().toISOString();
   readonly #stallsFrom = Date.now();
+  /** When its body began (after its lab came up): the window whose pace can make a fail unknown (admission's own waits are before it). */
+  #bodyFrom: number | undefined;
   /** What the phases observed (lab/run/judging.ts); escapes go to `problems` until the checks are judged, then to `afterwards`. */
   readonly #seen: Observed;
   #notes: Note[];
@@ -540,6 +554,7 @@ class ScenarioRun {
     });
 
     this.#windowStart = new Date().toISOString();
+    this.#bodyFrom = Date.now();
     // The tap's position before the scenario: the evidence checks read only what came after it.
     try {
       this.#tapSince = {};
@@ -689,8 +704,9 @@ class ScenarioRun {
     // machine was busier than the lab plans for (a bound that is the expectation held against a
     // starved OpenClaw, a deadline of the lab's own) is not charged to OpenClaw (lab/core/pace.ts).
     const mon = this.pool.opts.paceMonitor();
-    const busy = mon.busierThanPlanned(this.#stallsFrom, Date.now());
-    const worst = mon.worst(this.#stallsFrom, Date.now());
+    const from = this.#bodyFrom ?? Date.now();
+    const busy = this.#bodyFrom === undefined ? undefined : mon.busierThanPlanned(from, Date.now());
+    const worst = mon.worst(from, Date.now());
     if (judged.verdict === "fail" && busy) {
       judged.verdict = "unknown";
       judged.detail = `the lab could not tell: ${busy} while it ran, so its fail is not charged to OpenClaw: ${judged.detail ?? ""}`;
@@ -704,7 +720,7 @@ class ScenarioRun {
     const premises = this.#seen.premises?.length ? [...this.#seen.premises] : undefined;
     const startAttempts = this.#startAttempts.length ? this.#startAttempts : undefined;
     const paceRow = worst ? { worst: worst.raw, load: worst.load, ...(busy ? { busy } : {}) } : undefined;
-    const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases, premises, machineBusy: busy, startAttempts };
+    const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases, premises, machineBusy: busy, startAttempts, stray: this.#straying || undefined };
     if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
     run.update((rec) => {
       (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));

@@ -23,9 +23,6 @@ import { McpContainer, mcpControl } from "../members/mcp.ts";
 import { TapContainer, redactTapLog, tapControl } from "../members/tap.ts";
 import { Redactor } from "../evidence/redact.ts";
 import { deadline, machineBusyIn, monitor } from "../core/pace.ts";
-
-/** Under this pace a machine counts as quiet (lab/run/admission.ts QUIET; here to keep the floors). */
-const QUIET_PACE = 2;
 import { mcpContainers, nodeAliases, scriptedAliases, tapAlias, tappedAliases, type TopologySpec } from "../definitions/spec.ts";
 import { ScriptedNode } from "../clients/scripted-node.ts";
 import { Phases } from "../definitions/phases.ts";
@@ -410,21 +407,16 @@ export class Lab {
    * Who is to blame for a gateway that did not come up (its /readyz wait ran out, or it exited
    * while starting: a starved gateway exits by itself, code 78, its state lease heartbeat timed
    * out at startup). OpenClaw (fail) only when the machine was as the lab plans for: a readiness
-   * deadline (paced) that passed beyond the plan, or OpenClaw's own start timer giving up on a
-   * machine that was not quiet (its timers do not follow the pace), is the lab's "could not
-   * tell" (unknown), naming the pace and load seen (lab/core/pace.ts); LabPool tries such a
-   * start again on fresh state (lab/run/admission.ts).
+   * deadline (paced) that passed, or an exit, while the machine was beyond the plan is the lab's
+   * "could not tell" (unknown), naming the pace and load seen (lab/core/pace.ts); LabPool tries a
+   * start the machine starved again on fresh state first (lab/run/admission.ts).
    */
   #readyBlame(err: unknown, beside: number, from: number): unknown {
     const gatewayFailed = err instanceof SystemUnderTestError && (err.cause instanceof WaitTimeout || err.cause instanceof StopWaiting) && err.message.includes("/readyz");
     if (!gatewayFailed) return err;
-    const mon = monitor();
-    const worst = mon.worst(from, Date.now());
-    const lease = /state lease heartbeat did not become ready/.test(err.message) && (worst?.raw ?? 1) > QUIET_PACE;
-    const busy =
-      machineBusyIn(err) ??
-      mon.busierThanPlanned(from, Date.now()) ??
-      (lease ? `OpenClaw's own start timer gave up on a machine that was not quiet: pace ${worst!.raw.toFixed(2)}x at worst (load ${worst!.load} on ${mon.cores} cores; its timers do not follow the pace)` : undefined);
+    // A start OpenClaw gave up (exit 78) within the plan is its own failure (LabPool tries it again
+    // first when the machine was busier than the lab itself makes it: lab/run/admission.ts).
+    const busy = machineBusyIn(err) ?? monitor().busierThanPlanned(from, Date.now());
     if (!busy) return err;
     const e = new LabInfraError(`the lab could not tell whether OpenClaw was slow: ${err.message}; the machine was busier than the lab planned for (${beside} node host(s) starting beside the gateway): ${busy}`, { cause: err });
     return Object.assign(e, { machineBusy: busy });

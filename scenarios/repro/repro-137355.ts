@@ -161,7 +161,8 @@ async function variant(ctx: ScenarioContext, tl: ScenarioTimeline, v: Variant): 
   if (!answered.held) {
     const again = `${uniqueName("tok")} retry after the refused message`;
     const r = await s.send(again).then((x) => x, (err: unknown) => refusal(err));
-    const e = isRefused(r) ? undefined : await s.wait(r.runId, NEXT_S * 1000);
+    // expectation: NEXT_S bounds the retry, which the known finding's signature carries: fixed, not paced
+    const e = isRefused(r) ? undefined : await s.wait(r.runId, NEXT_S * 1000, { expectation: true });
     retry = isRefused(r) ? `${r.code}: ${normaliseText(r.message)}` : e?.status === "ok" && e.text === expectedReply(again) ? "answered" : `${e?.status}: ${normaliseText(JSON.stringify(e?.error ?? null)).slice(0, 200)}`;
     log(`[${v}] a retry: ${retry}`);
   }

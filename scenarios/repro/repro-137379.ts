@@ -37,6 +37,9 @@
 // out after 1500ms") and the model was offered north's tool only. Under load 17-22 (parallel labs)
 // the gateway cut north's 1.2 s listing too (run 20261202-030200-f0b4); with north's control in
 // the premise such a run reads unknown (20261202-031115-9242), not the bug.
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): TURN_S, the turn's
+// agent.wait.
 import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { waitRun } from "../../lab/clients/sessions.ts";
 import { isResponsesCall } from "../../lab/clients/model.ts";
@@ -120,7 +123,8 @@ export default defineScenario({
       const turn = await sendTurn(client, `${TOKEN}: which tools do you have?`);
       // An agent.wait the gateway does not answer in time is kept as the run's status, so the
       // premise below still decides first (a turn that never reached discovery reads unknown).
-      const end = await waitRun(client, turn.runId, TURN_S * 1000).catch((err: unknown) => ({ status: `no answer to agent.wait: ${(err as Error).message}` }));
+      // expectation: TURN_S is the bound the check reads ("the turn ends within it"): fixed, not paced
+      const end = await waitRun(client, turn.runId, TURN_S * 1000, { expectation: true }).catch((err: unknown) => ({ status: `no answer to agent.wait: ${(err as Error).message}` }));
       const requests = (await labStep("read the model's requests", () => lab.model.requests())).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(TOKEN));
       const first = requests[0];
       const [n, s] = await Promise.all([labStep("read north's records", () => north.requests({ since: northSince })), labStep("read south's records", () => south.requests({ since: southSince }))]);

@@ -56,6 +56,9 @@ const ANSWER_S = 60;
 // "error" with stopReason "restart" (the mislabel the reporter saw in 9.4: no restart happened),
 // the chat event "aborted". The placement then went active, no worker was launched and the
 // task was never answered: it is lost.
+//
+// Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): RUN_S, the turn's
+// agent.wait, and ANSWER_S.
 const findings: FindingRecord[] = [
   {
     id: "R-155333-abort-before-ready",
@@ -136,7 +139,8 @@ export default defineScenario({
       const released = modelAtSettle?.status === "held" ? await lab.model.release(held.id) : [];
       const releasedAt = Date.now();
       const dispatched = await dispatching;
-      const end: RunEnd = await s.wait(sent.runId, RUN_S * 1000);
+      // expectation: RUN_S bounds whether the turn completed (R-155333-abort-before-ready): fixed, not paced
+      const end: RunEnd = await s.wait(sent.runId, RUN_S * 1000, { expectation: true });
       const fired = stall.rule?.firstFired ?? (await lab.tap(alias).rule(stall.ruleId))?.firstFired;
       await stall.heal();
       if (!isRefused(dispatched) && !fired) throw new LabInfraError(`the dispatch was accepted (${dispatched.placement.state}) but the bundle-install stall rule on ${alias}'s tap never fired: the worker's readiness was not delayed`);
