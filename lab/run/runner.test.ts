@@ -314,6 +314,22 @@ describe("a busy machine: unknown or another attempt, never a fail", () => {
   });
 });
 
+describe("one lab comes up at a time", () => {
+  it("two lanes asking at once bring their labs up one after the other (so the second one's admission sees the first)", async () => {
+    let inUp = 0;
+    let most = 0;
+    const up = (async () => {
+      most = Math.max(most, ++inUp);
+      await sleep(30);
+      inUp--;
+    }) as never;
+    const a = fakePool({ up });
+    const b = fakePool({ up });
+    const [ra, rb] = await Promise.all([runScenario(scenario("lane-a", async () => {}), a.pool), runScenario(scenario("lane-b", async () => {}), b.pool)]);
+    expect([ra.verdict, rb.verdict, most]).toEqual(["pass", "pass", 1]);
+  });
+});
+
 describe("runScenario: named, timed phases in run.json", () => {
   const phasesOf = (run: Run, name: string) => readRunRecord(path.join(run.dir, "run.json")).scenarios.find((x) => x.name === name)?.phases?.map((p) => (p.ok ? p.name : `${p.name} FAILED`));
 

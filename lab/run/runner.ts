@@ -105,6 +105,14 @@ export interface PoolOptions {
   paceMonitor?: () => PaceMonitor;
 }
 
+let bringingUp: Promise<unknown> = Promise.resolve();
+/** Run `fn` (a lab's admission and bring-up) after every bring-up started before it in this process has ended. */
+function bringUpInTurn<T>(fn: () => Promise<T>): Promise<T> {
+  const mine = bringingUp.then(fn, fn);
+  bringingUp = mine.catch(() => {});
+  return mine;
+}
+
 export interface StartAttempt {
   lab: string;
   attempt: number;
@@ -167,13 +175,16 @@ export class LabPool {
     this.startAttempts = [];
     this.admissionNote = undefined;
     for (let attempt = 1; ; attempt++) {
-      if (this.opts.admit) {
-        const a = await admit(`lab ${name}`, spec.nodes.count);
-        this.admissionNote = a.note;
-      }
       const from = Date.now();
       try {
-        return await this.opts.up(spec, this.run, name, upOpts);
+        // One lab comes up at a time in this process, admission included: a lane asks for headroom
+        // once the lab before it is up, so it sees that lab (two lanes starting together on a
+        // loaded 2-core machine each saw none, came up side by side at load 17, and both gateways
+        // gave up their start).
+        return await bringUpInTurn(async () => {
+          if (this.opts.admit) this.admissionNote = (await admit(`lab ${name}`, spec.nodes.count)).note;
+          return this.opts.up(spec, this.run, name, upOpts);
+        });
       } catch (err) {
         if (err instanceof LabError || attempt >= START_ATTEMPTS) throw err;
         const why = starvedStart(err, this.opts.paceMonitor().worst(from, Date.now())?.raw ?? 1);
