@@ -6,7 +6,7 @@
 // name, so a user's `make engine2` is never touched): its dockerd is SIGKILLed while `smoke` runs
 // there. The lab runs inside that engine's network namespace (its containers are reachable only
 // from there); the images are copied from the first engine (FLEETLAB_IMAGES_FROM), not built.
-import { execFile, spawn } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -96,7 +96,13 @@ describe.skipIf(!root)("the engine is the lab's", () => {
       expect(await leftOf(runId!)).toEqual([]);
     } finally {
       await engine2("stop").catch(() => undefined);
-      fs.rmSync(`/var/lib/${NAME}`, { recursive: true, force: true });
+      // The SIGKILLed dockerd never unmounted its data root (it bind-mounts it over itself): a
+      // mount left there makes the removal fail with EBUSY (seen: a fresh-clone make test).
+      // Unmount what is left under it, innermost first, then remove it.
+      const root = `/var/lib/${NAME}`;
+      const mounts = fs.readFileSync("/proc/mounts", "utf8").split("\n").map((l) => l.split(" ")[1] ?? "").filter((m) => m === root || m.startsWith(`${root}/`));
+      for (const m of mounts.reverse()) spawnSync("umount", ["-l", m]);
+      fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 500 });
       fs.rmSync(state, { recursive: true, force: true });
     }
   });
