@@ -17,23 +17,13 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../core/paths.ts";
+import { labSources } from "./sources.ts";
 
 /** The primitives every other deadline goes through: their timers are the pace's own. */
 const PRIMITIVES = new Set(["lab/core/pace.ts", "lab/core/wait.ts"]);
 
 function sources(): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(path.join(ROOT, d), { withFileTypes: true })) {
-      const p = path.posix.join(d, e.name);
-      if (e.isDirectory()) {
-        if (e.name !== "node_modules" && p !== "lab/testing") walk(p);
-      } else if (/\.ts$/.test(e.name) && !/\.test\.ts$/.test(e.name) && !PRIMITIVES.has(p)) out.push(p);
-    }
-  };
-  walk("lab");
-  walk("scenarios");
-  return out.sort();
+  return labSources((p, isDir) => (isDir ? p !== "lab/testing" : !PRIMITIVES.has(p))).sort();
 }
 
 /** Raw timers that could be a fixed lab-side deadline. */

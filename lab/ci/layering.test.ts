@@ -6,13 +6,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../core/paths.ts";
+import { labSources } from "./sources.ts";
 
 /** Lowest first. A key is a file or a folder (every file below it). */
 const FLOORS: string[][] = [
   // The rooms of lab/ are named by role (core, definitions, engine, run, commands); a room may span
   // floors (engine/ holds the Docker client low and the runner container above the clients), so
   // their files are placed one by one.
-  ["lab/core/log.ts", "lab/core/paths.ts", "lab/core/stalls.ts", "lab/core/escapes.ts", "lab/definitions/settings.ts", "lab/core/pace.ts"],
+  ["lab/core/log.ts", "lab/core/paths.ts", "lab/core/stalls.ts", "lab/core/escapes.ts", "lab/definitions/settings.ts", "lab/core/pace.ts", "lab/ci/sources.ts"],
   ["lab/core/wait.ts", "lab/engine/docker.ts"],
   // The evidence records (every format a producer writes, lab/evidence/records/) sit on the spec's
   // floor: below the producers (clients, members, faults) and readers (checks, findings) that
@@ -41,18 +42,7 @@ function floorOf(file: string): number {
 }
 
 function sources(): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(path.join(ROOT, d), { withFileTypes: true })) {
-      const p = path.posix.join(d, e.name);
-      if (e.isDirectory()) {
-        if (e.name !== "node_modules") walk(p);
-      } else if (/\.ts$/.test(e.name) && !/\.test\.ts$/.test(e.name) && !/\.scenario\.ts$/.test(e.name)) out.push(p);
-    }
-  };
-  walk("lab");
-  walk("scenarios");
-  return out;
+  return labSources((p, isDir) => isDir || !/\.scenario\.ts$/.test(p));
 }
 
 /** The repository files a file imports (relative specifiers only; packages are not rooms). */
