@@ -275,10 +275,12 @@ export class PacedBudget {
     return this.fixed ? now - this.from : this.#m.spent(this.from, now);
   }
   expired(now = Date.now()): boolean {
-    return this.spent(now) >= this.ms;
+    // A wait with no deadline (Infinity: a trigger armed until its fault is healed) never walks the samples.
+    return Number.isFinite(this.ms) && this.spent(now) >= this.ms;
   }
   /** Wall ms left at today's pace (at least 0). */
   leftWallMs(now = Date.now()): number {
+    if (!Number.isFinite(this.ms)) return Infinity;
     const left = this.ms - this.spent(now);
     return Math.max(0, Math.ceil(left * (this.fixed ? 1 : this.#m.factorAt(now))));
   }
