@@ -9,6 +9,7 @@ import { nodeScene } from "../lab/kits/scene.ts";
 import { provenWorkerTurn } from "../lab/kits/proof.ts";
 import { createWorkerSession, dispatchTo, placementOf, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
+import { packageVersion } from "../lab/definitions/build.ts";
 
 // A fresh node host (no worker bundle yet) is SIGKILLed while it installs the worker bundle
 // for its first dispatch: the kill is triggered the moment the node's bundle download
@@ -102,7 +103,7 @@ export default defineScenario({
         entries.length === 1 &&
         b?.hash === again.placement.workerBundleHash &&
         b?.receipt?.bundleHash === b?.hash &&
-        b?.receipt?.openclawVersion === lab.spec.openclawVersion &&
+        b?.receipt?.openclawVersion === packageVersion(lab.spec.openclawVersion) &&
         !!b?.files.includes("worker.mjs") &&
         bundles.strayReceipts.length === 0 &&
         node.workerBundle?.status === "installed";

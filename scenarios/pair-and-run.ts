@@ -7,6 +7,7 @@ import { assertTurnOnNode, plantNodeMarker } from "../lab/kits/proof.ts";
 import { slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { createWorkerSession, dispatchTo, placementOf, reclaim, startHeldTurn, uniqueName } from "../lab/kits/workers.ts";
 import { gitRequestsFrom, publishWorkspace } from "../lab/kits/workspace.ts";
+import { packageVersion } from "../lab/definitions/build.ts";
 
 // The paired worker path end to end on one node, as OpenClaw's qa-lab proves it in one
 // process: publish a repo (smart HTTP), create a session on a gateway checkout of it,
@@ -52,14 +53,14 @@ export default defineScenario({
 
     // The bundle: node.list reports it installed, and the node holds exactly one bundle dir.
     const installed = await waitForNode(lab, alias, "worker bundle installed", (n) => n.workerBundle?.status === "installed", { signal });
-    assert.equal(installed.workerBundle?.version, lab.spec.openclawVersion, "node.list workerBundle.version");
+    assert.equal(installed.workerBundle?.version, packageVersion(lab.spec.openclawVersion), "node.list workerBundle.version");
     const bundles = await installedBundles(lab, alias);
     log(`bundle dirs on ${alias}: ${bundles.bundles.map((b) => b.dir).join(", ")} (before dispatch: ${bundlesBefore.bundles.length})`);
     assert.equal(bundles.bundles.length, 1, `expected exactly one installed bundle directory on ${alias}`);
     const bundle = bundles.bundles[0]!;
     assert.equal(bundle.hash, p.workerBundleHash, "bundle directory name vs placement.workerBundleHash");
     assert.equal(bundle.receipt?.bundleHash, p.workerBundleHash, "bootstrap-receipt.json bundleHash");
-    assert.equal(bundle.receipt?.openclawVersion, lab.spec.openclawVersion, "bootstrap-receipt.json openclawVersion");
+    assert.equal(bundle.receipt?.openclawVersion, packageVersion(lab.spec.openclawVersion), "bootstrap-receipt.json openclawVersion");
     assert.ok(bundle.files.includes("worker.mjs"), `bundle has no worker.mjs: ${bundle.files.join(", ")}`);
     assert.deepEqual(bundles.strayReceipts, [], "bundle receipts outside node-host/*/bundles/");
 

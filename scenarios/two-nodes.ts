@@ -7,6 +7,7 @@ import { slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab
 import { assertTurnOnNode, plantNodeMarker } from "../lab/kits/proof.ts";
 import { createWorkerSession, dispatchTo, reclaim, uniqueName, workerTurn } from "../lab/kits/workers.ts";
 import { gitRequestsFrom, publishWorkspace } from "../lab/kits/workspace.ts";
+import { packageVersion } from "../lab/definitions/build.ts";
 
 // One session per node host of the lab (node-1 and node-2 in the standard lab; every node
 // with NODES=N), dispatched at once, each to its own node: every node installs its own copy
@@ -38,7 +39,7 @@ export default defineScenario({
       assert.equal(p.state, "active", `${alias}: placement state`);
       assert.equal(p.runner?.deviceId, nodes[i]!.nodeId, `the session for ${alias} was placed on ${p.runner?.deviceId}`);
       const entry = await waitForNode(lab, alias, "worker bundle installed", (n) => n.workerBundle?.status === "installed", { signal });
-      assert.equal(entry.workerBundle?.version, lab.spec.openclawVersion);
+      assert.equal(entry.workerBundle?.version, packageVersion(lab.spec.openclawVersion));
       const bundles = await installedBundles(lab, alias);
       assert.equal(bundles.bundles.length, 1, `${alias}: expected exactly one bundle directory, found ${bundles.bundles.map((b) => b.dir).join(", ")}`);
       assert.equal(bundles.bundles[0]!.hash, p.workerBundleHash, `${alias}: bundle directory vs placement.workerBundleHash`);

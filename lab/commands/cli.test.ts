@@ -1,6 +1,6 @@
 // Bad input at the command line: one line naming what is wrong and the fix, exit 2, and no run
 // folder created (the CLI as a process, with a state folder of its own; nothing here needs Docker).
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -8,6 +8,16 @@ import { describe, expect, it } from "vitest";
 import { ROOT } from "../core/paths.ts";
 
 const state = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-cli-"));
+
+/** An npm package with no OpenClaw in it (OPENCLAW_PACKAGE must refuse it by name). */
+const notOpenclaw = (() => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-cli-pkg-"));
+  fs.mkdirSync(path.join(d, "package"));
+  fs.writeFileSync(path.join(d, "package", "package.json"), JSON.stringify({ name: "left-pad", version: "1.3.0", main: "index.js" }));
+  fs.writeFileSync(path.join(d, "package", "index.js"), "module.exports = 1;\n");
+  execFileSync("tar", ["-czf", path.join(d, "left-pad-1.3.0.tgz"), "-C", d, "package"]);
+  return path.join(d, "left-pad-1.3.0.tgz");
+})();
 
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -31,6 +41,19 @@ describe("the CLI refuses bad input in one line, exit 2, before a run folder exi
     [["run", "no-such-scenario"], {}, /^fleetlab: unknown scenario: no-such-scenario\. Known scenarios: /],
     [["soak", "smoke", "--rounds", "0"], {}, /^fleetlab: --rounds 0: must be a whole number of rounds from 1 to 100 \(make soak ROUNDS=5\)/],
     [["soak", "--from", "no-such-run"], {}, /^fleetlab: soak --from no-such-run: neither a soak folder \(soak\.json\) nor a run folder/],
+    [["run", "smoke", "--openclaw-package", "./no-such-openclaw.tgz"], {}, /^fleetlab: OPENCLAW_PACKAGE=\.\/no-such-openclaw\.tgz: no such file or folder; give the \.tgz that `npm pack`/],
+    [["run", "smoke"], { FLEETLAB_OPENCLAW_PACKAGE: path.join(ROOT, "package.json") }, /^fleetlab: OPENCLAW_PACKAGE=.*package\.json: not an npm package \(not a gzip-compressed tar\)/],
+    [["run", "smoke", "--openclaw-package", notOpenclaw], {}, /^fleetlab: OPENCLAW_PACKAGE=.*left-pad-1\.3\.0\.tgz: left-pad@1\.3\.0 has no OpenClaw gateway \(its package\.json has no `openclaw` command in bin\)/],
+    [["matrix", "smoke", "--versions", `2026.9.6 ${notOpenclaw}`], {}, /^fleetlab: OPENCLAW_PACKAGE=.*left-pad-1\.3\.0\.tgz: left-pad@1\.3\.0 has no OpenClaw gateway/],
+    [["run", "smoke", "--openclaw-package", notOpenclaw, "--openclaw-version", "2026.9.6"], {}, /^fleetlab: OPENCLAW_VERSION=2026\.9\.6 and OPENCLAW_PACKAGE=.* both name what is under test: give one/],
+    [["bisect", "smoke"], {}, /^fleetlab: bisect needs --good and --bad: fleetlab bisect SCENARIO --good 2026\.9\.4 --bad 2026\.9\.6/],
+    [["bisect", "--good", "2026.9.4", "--bad", "2026.9.6"], {}, /^fleetlab: bisect needs exactly one scenario: .*Known scenarios: /],
+    [["bisect", "no-such-scenario", "--good", "2026.9.4", "--bad", "2026.9.6"], {}, /^fleetlab: unknown scenario: no-such-scenario\. Known scenarios: /],
+    [["bisect", "smoke", "--good", "2026.9.4", "--bad", "2026.9.6", "--n", "21"], {}, /^fleetlab: --n 21: must be a whole number of attempts per step from 1 to 20/],
+    [["bisect", "smoke", "--good", "2026.9.6", "--bad", "2026.9.4"], {}, /^fleetlab: GOOD=2026\.9\.6 is newer than BAD=2026\.9\.4: .*swap them/],
+    [["bisect", "smoke", "--good", "2026.9.4", "--bad", "2026.9.6-rc.1"], {}, /^fleetlab: BAD=2026\.9\.6-rc\.1 is a pre-release: add --pre \(make bisect PRE=1\)/],
+    [["bisect", "smoke", "--good", "2026.9.4", "--bad", "2026.9.6"], { FLEETLAB_OPENCLAW_VERSION: "2026.9.5" }, /^fleetlab: OPENCLAW_VERSION=2026\.9\.5 would be ignored: bisect runs the versions from GOOD to BAD/],
+    [["bisect", "smoke", "--good", "2026.9.4", "--bad", "2026.9.6", "--openclaw-version", "2026.9.5"], {}, /^fleetlab: option --openclaw-version does not apply to 'bisect'/],
     [["repro", "smoke", "--aim-off", "--n", "1"], {}, /^fleetlab: --aim-off: scenario smoke declares no premise it can aim its fault off \(Premise\.aimOff\); scenarios that can: (repro-\d+, )*repro-148693, (repro-\d+, )*repro-68187/],
   ] as [string[], Record<string, string>, RegExp][]) {
     it(`${Object.entries(env).map(([k, v]) => `${k}=${v} `).join("")}fleetlab ${args.join(" ")}`, { timeout: 60_000 }, async () => {
@@ -51,6 +74,9 @@ describe("the CLI refuses bad input in one line, exit 2, before a run folder exi
     expect(a.stdout).toMatch(/^usage: fleetlab repro SCENARIO/);
     expect(b.stdout).toBe(a.stdout);
     expect((await cli(["help"])).stdout).toMatch(/^usage: fleetlab <command>/);
+    const bisect = await cli(["help", "bisect"]);
+    expect(bisect.stdout).toMatch(/^usage: fleetlab bisect SCENARIO --good V --bad V \[--n N\] \[--pre\]/);
+    expect(bisect.stdout).toMatch(/exit 0 found, 1 GOOD and\s+BAD read the same \(refused: nothing to bisect\), 3 could not tell/);
   });
 
   it("a setting's flag and its FLEETLAB_ variable are the same setting; the unprefixed name is read with a notice", { timeout: 60_000 }, async () => {

@@ -16,7 +16,7 @@ describe("VERSIONS", () => {
   it("bad input names what is wrong", () => {
     expect(() => resolveVersions("", published)).toThrow(/VERSIONS is empty/);
     expect(() => resolveVersions("2026.9.7", published)).toThrow("VERSIONS: openclaw@2026.9.7 is not published. Recent versions: 2026.8.2, 2026.9.1, 2026.9.4, 2026.9.5, 2026.9.6.");
-    expect(() => resolveVersions("latest", published)).toThrow(/'latest' is not an exact version, newest or lastN/);
+    expect(() => resolveVersions("latest", published)).toThrow(/'latest' is not an exact version, newest, lastN or a package's path/);
     expect(() => resolveVersions("last3", undefined)).toThrow(/needs the list of published versions/);
     expect(() => resolveVersions("last0", published)).toThrow(/at least 1/);
     // Offline with exact versions: taken as given (the image build says if one does not exist).

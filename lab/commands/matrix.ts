@@ -11,21 +11,41 @@ import { z } from "zod";
 import { LabError } from "../core/log.ts";
 import type { ScenarioResult } from "../run/runner.ts";
 import { classify, matchedName } from "./repro.ts";
+import { resolveBuild, type Build } from "../definitions/build.ts";
 
 /** Published release versions (no pre-releases), oldest first, as npm lists them. */
 export function releases(all: string[]): string[] {
   return all.filter((v) => /^\d+\.\d+\.\d+$/.test(v));
 }
 
+/** A VERSIONS word that names a package of one's own (a path: it has a slash or ends in .tgz), not a version. */
+export const isPackagePath = (w: string): boolean => w.includes("/") || w.endsWith(".tgz");
+
+/** The builds VERSIONS names by path, by their names (`<version>+<hash>`, lab/definitions/build.ts). */
+export function buildsIn(text: string, resolve: (p: string) => Build = resolveBuild): Map<string, Build> {
+  const out = new Map<string, Build>();
+  for (const w of text.split(/[\s,]+/).filter(isPackagePath)) {
+    const b = resolve(w);
+    out.set(b.label, b);
+  }
+  return out;
+}
+
 /**
- * VERSIONS as given: exact versions ("2026.9.4 2026.9.6"), `newest`, or `lastN` (the N newest
- * releases, oldest first). Every exact version must be published.
+ * VERSIONS as given: exact versions ("2026.9.4 2026.9.6"), `newest`, `lastN` (the N newest
+ * releases, oldest first), or the path of a package of one's own (a .tgz from npm pack / pnpm
+ * pack, or a folder holding one), which stands in the table as its build name. Every exact
+ * version must be published.
  */
-export function resolveVersions(text: string, published: string[] | undefined): string[] {
+export function resolveVersions(text: string, published: string[] | undefined, resolve: (p: string) => Build = resolveBuild): string[] {
   const words = text.split(/[\s,]+/).filter(Boolean);
   if (!words.length) throw new LabError(`VERSIONS is empty: give exact versions ("2026.9.4 2026.9.6"), newest, or lastN (e.g. last3)`);
   const out: string[] = [];
   for (const w of words) {
+    if (isPackagePath(w)) {
+      out.push(resolve(w).label); // bad input: one line, exit 2 (lab/definitions/build.ts)
+      continue;
+    }
     const last = /^last(\d+)$/.exec(w);
     if (w === "newest" || last) {
       if (!published) throw new LabError(`VERSIONS=${w} needs the list of published versions, and npm could not be asked: give exact versions`);
@@ -35,7 +55,7 @@ export function resolveVersions(text: string, published: string[] | undefined): 
       out.push(...rel.slice(-n));
       continue;
     }
-    if (!/^\d+\.\d+\.\d+([-.][0-9A-Za-z.-]+)?$/.test(w)) throw new LabError(`VERSIONS: '${w}' is not an exact version, newest or lastN (e.g. 2026.9.6, last3)`);
+    if (!/^\d+\.\d+\.\d+([-.][0-9A-Za-z.-]+)?$/.test(w)) throw new LabError(`VERSIONS: '${w}' is not an exact version, newest, lastN or a package's path (e.g. 2026.9.6, last3, ./openclaw-2026.9.6.tgz)`);
     if (published && !published.includes(w)) {
       const rel = releases(published).slice(-5);
       throw new LabError(`VERSIONS: openclaw@${w} is not published.${rel.length ? ` Recent versions: ${rel.join(", ")}.` : ""}`);
@@ -69,6 +89,8 @@ export const MatrixRecord = z.object({
   scenarios: z.array(z.string()),
   /** cells[scenario][version] */
   cells: z.record(z.string(), z.record(z.string(), MatrixCell)),
+  /** The columns that are builds of one's own (OPENCLAW_PACKAGE): name -> where it came from and its sha256. */
+  builds: z.record(z.string(), z.object({ source: z.string(), sha256: z.string() })).optional(),
   /** Per version: its run id, or why it did not run. */
   runs: z.record(z.string(), z.object({ run: z.string().optional(), error: z.string().optional(), seconds: z.number().optional() })),
 });
@@ -104,7 +126,7 @@ export function cellText(c: MatrixCell | undefined): string {
 }
 
 /** The scenario x version table for the terminal (and the README); "-" where a version never got to a scenario. */
-export function matrixTable(m: Pick<MatrixRecord, "versions" | "scenarios" | "cells">): string {
+export function matrixTable(m: Pick<MatrixRecord, "versions" | "scenarios" | "cells" | "builds">): string {
   const w = Math.max(8, ...m.scenarios.map((s) => s.length));
   const texts = m.scenarios.map((s) => m.versions.map((v) => cellText(m.cells[s]?.[v])));
   const cw = Math.max(9, ...m.versions.map((v) => v.length), ...texts.flat().map((t) => t.length));
@@ -128,6 +150,8 @@ export function matrixTable(m: Pick<MatrixRecord, "versions" | "scenarios" | "ce
     "",
     "known = known finding (the registered bug, as registered; [variant R] = the signature registered for versions R); fixed? = a registered finding did not show on a version it names or a newer one; not affected = it did not show on a version older than every version its record names (a regression that came later); n/a = the version lacks what the scenario needs",
   );
+  const builds = Object.entries(m.builds ?? {});
+  if (builds.length) lines.push("", "builds (your own packages; judged on their version, never the published one):", ...builds.map(([v, b]) => `  ${v} = ${b.source} (sha256 ${b.sha256.slice(0, 16)}...)`));
   if (notes.length) lines.push("", "cells other than pass:", ...notes);
   return lines.join("\n");
 }

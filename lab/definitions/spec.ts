@@ -3,6 +3,8 @@
 import { z } from "zod";
 import { LabError } from "../core/log.ts";
 import { setting } from "./settings.ts";
+import { BUILD_LABEL, resolveBuild } from "./build.ts";
+import { CACHE } from "../core/paths.ts";
 
 /** The OpenClaw version a run uses unless told otherwise (OPENCLAW_VERSION=...); the nightly reads it from this line. */
 export const DEFAULT_OPENCLAW_VERSION = "2026.9.6";
@@ -13,8 +15,13 @@ export const TopologySpec = z
   .object({
     openclawVersion: z
       .string()
-      .regex(/^\d+\.\d+\.\d+([-.][0-9A-Za-z.-]+)?$/, "must be an exact version such as 2026.9.6 (no ranges or tags)")
+      .refine((v) => /^\d+\.\d+\.\d+([-.][0-9A-Za-z.-]+)?$/.test(v) || BUILD_LABEL.test(v), "must be an exact version such as 2026.9.6 (no ranges or tags), or a build's name <version>+<hash> (OPENCLAW_PACKAGE makes one)")
       .default(DEFAULT_OPENCLAW_VERSION),
+    /**
+     * Your own build under test (OPENCLAW_PACKAGE, lab/definitions/build.ts): where it came from
+     * and the tarball's sha256; openclawVersion is then its name, `<version>+<hash>`.
+     */
+    openclawBuild: z.object({ source: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).strict().optional(),
     gateway: z
       .object({
         alias: name.default("gateway"),
@@ -118,6 +125,10 @@ export const TopologySpec = z
   })
   .strict()
   .superRefine((spec, ctx) => {
+    const build = BUILD_LABEL.exec(spec.openclawVersion);
+    if (build && spec.openclawBuild && !spec.openclawBuild.sha256.startsWith(build[2]!)) {
+      ctx.addIssue({ code: "custom", path: ["openclawBuild", "sha256"], message: `does not match the build's name ${spec.openclawVersion}` });
+    }
     const nodes = Array.from({ length: spec.nodes.count }, (_, i) => `${spec.nodes.prefix}-${i + 1}`);
     if (spec.scripted.count > 0 && !spec.tap.enabled) {
       ctx.addIssue({ code: "custom", path: ["scripted", "count"], message: "scripted nodes connect through wire taps: set tap.enabled true (or scripted.count 0)" });
@@ -183,11 +194,19 @@ export function topologyFromEnv(env: NodeJS.ProcessEnv = process.env, base: Topo
   const num = (v: string) => (/^-?\d+$/.test(v.trim()) ? Number(v) : v);
   const nodes = setting("NODES", env);
   const version = setting("OPENCLAW_VERSION", env);
+  const pkg = setting("OPENCLAW_PACKAGE", env);
   const seed = setting("SEED", env);
   if (nodes) input.nodes = { ...(input.nodes as object), count: num(nodes) };
+  if (version && pkg) throw new LabError(`OPENCLAW_VERSION=${version} and OPENCLAW_PACKAGE=${pkg} both name what is under test: give one (the package is named by its own version)`);
   if (version) input.openclawVersion = version;
+  if (pkg) Object.assign(input, buildInput(resolveBuild(pkg, env.FLEETLAB_CACHE ?? CACHE)));
   if (seed) input.seed = num(seed);
   return parseTopology(input, "topology spec (from TOPOLOGY/NODES/OPENCLAW_VERSION/SEED)");
+}
+
+/** The spec fields that put a build under test. */
+export function buildInput(b: { label: string; source: string; sha256: string }): { openclawVersion: string; openclawBuild: { source: string; sha256: string } } {
+  return { openclawVersion: b.label, openclawBuild: { source: b.source, sha256: b.sha256 } };
 }
 
 /** Every MCP server container of the topology: gateway-side and node-hosted. */

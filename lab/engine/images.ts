@@ -25,6 +25,7 @@ const run = promisify(execFile);
 
 // The pinned version is part of the spec (lab/definitions/spec.ts), the low room every part reads.
 import { DEFAULT_OPENCLAW_VERSION } from "../definitions/spec.ts";
+import { cachedBuild, isBuild } from "../definitions/build.ts";
 export { DEFAULT_OPENCLAW_VERSION };
 /**
  * Bump when the build recipe changes in a way the hashed inputs do not show. The benchmark
@@ -188,8 +189,12 @@ export async function npmVersions(): Promise<string[]> {
   }
 }
 
-/** Fail early, with a clear message, on a version that is not exact or does not exist. */
-export async function checkOpenclawVersion(version: string, versions: () => Promise<string[]> = npmVersions): Promise<void> {
+/** Fail early, with a clear message, on a version that is not exact or does not exist (a build: one this machine's cache does not hold). */
+export async function checkOpenclawVersion(version: string, versions: () => Promise<string[]> = npmVersions, cache = CACHE): Promise<void> {
+  if (isBuild(version)) {
+    if (cachedBuild(version, cache)) return;
+    throw new LabError(`build ${version} is not in this machine's cache (${path.join(cache, "builds")}): give its package again with OPENCLAW_PACKAGE=<the .tgz> (the build is named by its version and content hash)`);
+  }
   if (!/^\d+\.\d+\.\d+([-.][0-9A-Za-z.-]+)?$/.test(version)) {
     throw new LabError(`OPENCLAW_VERSION=${version} is not an exact version (expected e.g. ${DEFAULT_OPENCLAW_VERSION}); ranges and tags are refused because they are not reproducible.`);
   }
@@ -199,20 +204,24 @@ export async function checkOpenclawVersion(version: string, versions: () => Prom
   throw new LabError(`OPENCLAW_VERSION=${version} does not exist: npm has no openclaw@${version}.${recent.length ? ` Recent versions: ${recent.join(", ")}.` : ""}`);
 }
 
-/** The package installed on this host into a build context, once per version. */
+/** The package installed on this host into a build context, once per version (or build). */
 export async function openclawPackage(version: string, cache = CACHE): Promise<string> {
   const dir = path.join(cache, `openclaw-${version}`);
   const marker = path.join(dir, ".installed");
   if (fs.existsSync(marker)) return dir;
-  await checkOpenclawVersion(version);
+  await checkOpenclawVersion(version, npmVersions, cache);
   // One install per version on this machine at a time (lanes, shards, clones share the cache).
-  await withLock(`openclaw-${version}-${sha(cache)}`, `installing openclaw@${version}`, () => installPackage(version, dir, marker));
+  await withLock(`openclaw-${version}-${sha(cache)}`, `installing openclaw@${version}`, () => installPackage(version, dir, marker, cache));
   return dir;
 }
 
-async function installPackage(version: string, dir: string, marker: string): Promise<void> {
+async function installPackage(version: string, dir: string, marker: string, cache: string): Promise<void> {
   if (fs.existsSync(marker)) return; // the holder before us installed it
-  await step(`npm install openclaw@${version} into ${shown(dir)} (one time per version on this machine)`, async () => {
+  // A build is installed from its tarball in the cache; its dependencies come from the registry,
+  // as a published version's do.
+  const build = isBuild(version) ? cachedBuild(version, cache) : undefined;
+  const spec = build ? `file:${build.file}` : version;
+  await step(`npm install ${build ? `build ${version} (${build.source ?? "its tarball"})` : `openclaw@${version}`} into ${shown(dir)} (one time per ${build ? "build" : "version"} on this machine)`, async () => {
     // Install beside the final place and rename at the end: a half-done install is never used.
     // Under the lock, a staging folder of this version is a dead install's: removed.
     const final = dir;
@@ -228,7 +237,7 @@ async function installPackage(version: string, dir: string, marker: string): Pro
     fs.mkdirSync(staging, { recursive: true });
     // Interrupted (Ctrl-C, SIGTERM): npm's process group is ended first (runChild), then this goes.
     const unstage = onInterrupt(`removing ${shown(staging)}`, async () => fs.rmSync(staging, { recursive: true, force: true }));
-    fs.writeFileSync(path.join(staging, "package.json"), JSON.stringify({ private: true, dependencies: { openclaw: version } }));
+    fs.writeFileSync(path.join(staging, "package.json"), JSON.stringify({ private: true, dependencies: { openclaw: spec } }));
     // Its lifecycle scripts finish the install (bundled plugins, native prebuilds).
     fs.writeFileSync(path.join(staging, ".npmrc"), "allow-scripts=openclaw,koffi,protobufjs,@google/genai\nfund=false\naudit=false\n");
     // Run npm with the pinned Node 24 first on PATH: openclaw's scripts need it.
@@ -341,9 +350,11 @@ export async function ensureBaseImage(): Promise<BuiltImage> {
 /** Every image the lab needs, cached by content. A warm call only hashes and inspects. */
 export async function ensureImages(openclawVersion: string): Promise<ImageSet> {
   const base = await ensureBaseImage();
+  // A build's image is keyed by its tarball's whole sha256 (its name carries the first 10 hex).
+  const content = isBuild(openclawVersion) ? (cachedBuild(openclawVersion)?.sha256 ?? "") : "";
   // The package is installed on this host only when its image has to be built (a fresh clone
   // with the image already in the engine needs neither npm nor the registry).
-  const pkg = await ensure("openclaw-pkg", sha(RECIPE(), base.tag, openclawVersion), async (tag) => {
+  const pkg = await ensure("openclaw-pkg", content ? sha(RECIPE(), base.tag, openclawVersion, content) : sha(RECIPE(), base.tag, openclawVersion), async (tag) => {
     // Measured for 2026.9.6: the package installed ~650 MB; its image ~860 MB, sent to the
     // engine as a build context of the same size (about 2.5 GB of the engine's disk during the build).
     await requireFreeSpace({ dir: CACHE, bytes: 1 * 2 ** 30, what: `the openclaw@${openclawVersion} package` });

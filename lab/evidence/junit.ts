@@ -13,6 +13,10 @@ const root = junit as unknown as Builder;
 export function junitXml(record: RunRecord): string {
   const builder = root.newBuilder();
   const suite = builder.testSuite().name(`fleetlab run ${record.id}`).property("seed", String(record.seed));
+  // What was under test: the version, or a build of one's own named <version>+<hash> with where it came from.
+  const topology = record.topology as { openclawVersion?: string; openclawBuild?: { source: string; sha256: string } } | undefined;
+  if (topology?.openclawVersion) suite.property("openclaw", topology.openclawVersion);
+  if (topology?.openclawBuild) suite.property("openclaw.build.source", topology.openclawBuild.source).property("openclaw.build.sha256", topology.openclawBuild.sha256);
   if (record.startedAt) suite.timestamp(record.startedAt);
   const checksOf = (name: string) => (record.findings ?? []).filter((c) => c.scenario === name);
   for (const row of record.scenarios) {

@@ -65,7 +65,7 @@
   section("title").textContent = "fleetlab run " + run.id;
   var metaBits = [
     "seed " + run.seed,
-    run.openclawVersion ? "openclaw " + run.openclawVersion : null,
+    run.openclawVersion ? "openclaw " + run.openclawVersion + (run.openclawBuild ? " (build of " + run.openclawBuild.source + ", sha256 " + run.openclawBuild.sha256.slice(0, 16) + "...)" : "") : null,
     "started " + run.startedAt,
     run.endedAt ? "ended " + run.endedAt : "not ended (cut, or still running when written)",
     run.host ? run.host.platform + ", " + run.host.cpus + " cpus, " + run.host.memGiB + " GiB, node " + run.host.node : null,

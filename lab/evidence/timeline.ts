@@ -69,6 +69,8 @@ function build(b: Board): ReportData {
   labWindows(b, items);
   const versions = new Set(Object.values(r.labs ?? {}).map((l) => (l.spec as { openclawVersion?: string } | undefined)?.openclawVersion).filter(Boolean));
   const topVersion = (r.topology as { openclawVersion?: string } | undefined)?.openclawVersion;
+  // A build of one's own (OPENCLAW_PACKAGE): its name is the version, and where it came from is said beside it.
+  const build = (r.topology as { openclawBuild?: { source: string; sha256: string } } | undefined)?.openclawBuild;
   // Lanes in display order: the run's, then each lab's by group (members, faults, turns, tool
   // calls, MCP servers, connections), in the order they were met within a group.
   const groups: LaneGroup[] = ["scenarios", "member", "faults", "turns", "tools", "mcp", "connection"];
@@ -83,6 +85,7 @@ function build(b: Board): ReportData {
       startedAt: r.startedAt,
       endedAt: r.endedAt,
       openclawVersion: topVersion ?? ([...versions].join(", ") || undefined),
+      ...(build ? { openclawBuild: build } : {}),
       host: r.host,
       engine: r.engine,
       plan: r.plan ?? r.scenarios.map((s) => s.name),

@@ -19,6 +19,7 @@
 // was removed or renamed, or never reached, so the record proves nothing any more.
 import { isDeepStrictEqual } from "node:util";
 import { compareVersions, inRange, oldest, rangeVersions } from "./versions.ts";
+import { packageVersion, versionShown } from "../definitions/build.ts";
 
 /** The signature of a finding on a range of versions, where it differs from the record's own. */
 export interface FindingVariant {
@@ -124,31 +125,35 @@ export function judge(
   c: { id: string; scenario: string; expectation: string; holds: boolean; observed?: unknown; version: string; kind?: FindingRecord["kind"] },
 ): CheckResult {
   const rec = registry.find((f) => f.id === c.id);
+  // A build (OPENCLAW_PACKAGE) is judged on its version; what is said names it as the build.
+  const onVersion = packageVersion(c.version);
+  const shown = versionShown(c.version);
   const base = { findingId: c.id, scenario: c.scenario, expectation: c.expectation, kind: rec?.kind ?? c.kind ?? "shortfall" };
   if (c.holds) {
     if (!rec) return { ...base, outcome: "pass" };
     const named = namedVersions(rec);
     if (whenHolds(rec, c.version) === "not affected") {
-      return { ...base, outcome: "pass", notAffected: true, note: `not affected: ${c.version} is older than every version registered finding ${c.id} names (${named.join(", ")}), and the check holds there: a regression that came later` };
+      return { ...base, outcome: "pass", notAffected: true, note: `not affected: ${shown} is older than every version registered finding ${c.id} names (${named.join(", ")}), and the check holds there: a regression that came later` };
     }
-    const listed = rec.versions.includes(c.version) ? `the record lists ${rec.versions.join(", ")}` : `the record lists ${rec.versions.join(", ")}, not ${c.version}`;
-    return { ...base, outcome: "fixed?", registered: expectedSignature(rec, c.version).signature, note: `registered finding ${c.id} did not reproduce on ${c.version} (${listed})` };
+    const listed = rec.versions.includes(onVersion) ? `the record lists ${rec.versions.join(", ")}` : `the record lists ${rec.versions.join(", ")}, not ${onVersion}`;
+    return { ...base, outcome: "fixed?", registered: expectedSignature(rec, c.version).signature, note: `registered finding ${c.id} did not reproduce on ${shown} (${listed})` };
   }
   if (!rec) return { ...base, outcome: "fail", observed: c.observed, note: `expectation not met and no finding is registered as ${c.id}` };
   const hit = matchVariant(rec, c.observed, c.version);
   if (!hit) {
     const expected = expectedSignature(rec, c.version);
-    const which = rec.variants?.length ? ` (expected on ${c.version}: ${expected.label === BASE_VARIANT ? "its own signature" : `variant ${expected.label}`}; it has ${rec.variants.length + 1} signatures, none equal)` : "";
+    const which = rec.variants?.length ? ` (expected on ${shown}: ${expected.label === BASE_VARIANT ? "its own signature" : `variant ${expected.label}`}; it has ${rec.variants.length + 1} signatures, none equal)` : "";
     return { ...base, outcome: "fail", observed: c.observed, registered: expected.signature, note: `expectation not met, and the observed signature differs from registered finding ${c.id}${which}` };
   }
   const notes: string[] = [];
   if (rec.variants?.length) {
     notes.push(hit.label === BASE_VARIANT ? "its own signature matched" : `variant ${hit.label} matched`);
     const expected = expectedSignature(rec, c.version).label;
-    if (expected !== hit.label) notes.push(`expected on ${c.version}: ${expected === BASE_VARIANT ? "its own signature" : `variant ${expected}`}`);
+    if (expected !== hit.label) notes.push(`expected on ${shown}: ${expected === BASE_VARIANT ? "its own signature" : `variant ${expected}`}`);
   }
-  if (hit.range !== undefined ? !inRange(c.version, hit.range) : !rec.versions.includes(c.version)) notes.push(`registered for ${hit.range ?? rec.versions.join(", ")}; also seen on ${c.version}`);
+  if (hit.range !== undefined ? !inRange(c.version, hit.range) : !rec.versions.includes(onVersion)) notes.push(`registered for ${hit.range ?? rec.versions.join(", ")}; also seen on ${shown}`);
   const variant = rec.variants?.length ? { variant: hit.label } : {};
+  if (shown !== c.version) notes.push(`on ${shown}`);
   return { ...base, outcome: "known-finding", observed: c.observed, ...variant, note: notes.length ? notes.join("; ") : undefined };
 }
 

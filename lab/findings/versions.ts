@@ -6,10 +6,14 @@
 //   ">=2026.9.4 <2026.9.6"  2026.9.4 up to, not including, 2026.9.6
 // Kept this small on purpose: a record names the versions it was seen on, nothing fancier.
 
-/** OpenClaw's calendar versions (YYYY.M.P, optional -pre): numeric parts, a prerelease before its release. */
+/**
+ * OpenClaw's calendar versions (YYYY.M.P, optional -pre): numeric parts, a prerelease before its
+ * release. A build's name (`2026.9.6+1a2b3c4d5e`, lab/definitions/build.ts) compares as its
+ * version: build metadata is dropped, as semver does.
+ */
 export function compareVersions(a: string, b: string): number {
   const parse = (v: string) => {
-    const [core, pre] = v.split("-", 2) as [string, string | undefined];
+    const [core, pre] = v.split("+", 1)[0]!.split("-", 2) as [string, string | undefined];
     return { nums: core.split(".").map((x) => Number.parseInt(x, 10) || 0), pre };
   };
   const x = parse(a);

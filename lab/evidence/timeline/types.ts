@@ -83,6 +83,8 @@ export interface ReportData {
     startedAt: string;
     endedAt?: string;
     openclawVersion?: string;
+    /** Set when the version is a build of one's own: where its package came from and its sha256. */
+    openclawBuild?: { source: string; sha256: string };
     host: RunRecord["host"];
     engine?: RunRecord["engine"];
     plan: string[];
