@@ -10,11 +10,11 @@ ifneq ($(filter command line file override,$(origin $(1))),)
 export FLEETLAB_$(1) := $$($(1))
 endif
 endef
-$(foreach v,NODES OPENCLAW_VERSION SEED TOPOLOGY SHARD REPROS LANES VERSIONS ROUNDS,$(eval $(call pass_setting,$(v))))
+$(foreach v,NODES OPENCLAW_VERSION OPENCLAW_PACKAGE SEED TOPOLOGY SHARD REPROS LANES VERSIONS ROUNDS,$(eval $(call pass_setting,$(v))))
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 
-.PHONY: busy-check repro soak matrix excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
+.PHONY: busy-check repro soak matrix bisect excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
 
 help:
 	@echo "fleetlab: an integration lab for the OpenClaw gateway and node hosts (README.md; docs/). make help: this list"
@@ -25,6 +25,7 @@ help:
 	@echo "  make repro NAME=<scenario> N=10 [UNTIL=1]   one scenario N times: reproduced (the bug) k/N, failed otherwise, ..."
 	@echo "  make repro NAME=<scenario> N=1 AIM_OFF=1    the premise self-test: the fault aimed off its path must read unknown"
 	@echo "  make matrix VERSIONS='2026.9.4 2026.9.6'    scenarios x OpenClaw versions (newest, lastN too)"
+	@echo "  make bisect NAME=<scenario> GOOD=<version> BAD=<version> [N=3] [PRE=1]   the first version whose verdict differs from GOOD's (halving)"
 	@echo "  make soak ROUNDS=5 [SCENARIOS=...]          the suite R times: a stability table, what moved first"
 	@echo "  make excerpt RUN=<run id> [IDS='<id>...']   keep each finding's raw evidence from a run in fixtures/findings/"
 	@echo "  make issue ID=<finding id> (or ALL=1)       a bug report for OpenClaw's tracker, in fixtures/findings/reports/"
@@ -59,7 +60,7 @@ help:
 	@echo "  REPROS=1              make test also runs scenarios/repro"
 	@echo "  RUN, IDS              make excerpt; ID, ALL: make issue"
 	@echo "  QUIET, LOADED         make busy-check: reuse a quiet run, or compare two stored runs"
-	@echo "  NAME, N, UNTIL, AIM_OFF  make repro; VERSIONS: make matrix; ROUNDS, FROM: make soak; SHARDS: make nightly-sim; RUNS: make costs; ALL: make prune"
+	@echo "  NAME, N, UNTIL, AIM_OFF  make repro; NAME, GOOD, BAD, N, PRE: make bisect; VERSIONS: make matrix; ROUNDS, FROM: make soak; SHARDS: make nightly-sim; RUNS: make costs; ALL: make prune"
 	@echo "  Environment: docs/reference/cli.md (FLEETLAB_STATE, FLEETLAB_CACHE, FLEETLAB_QUIET, ...)"
 
 # npm packages exactly as the lockfiles say (`npm ci`), installed again only when one changes.
@@ -111,6 +112,20 @@ soak: deps engine
 # The scenarios on each OpenClaw version (lab/commands/matrix.ts): VERSIONS="2026.9.4 2026.9.6", newest or last3.
 matrix: deps engine
 	@rc=0; npm run --silent fleetlab -- matrix $(SCENARIOS) || rc=$$?; \
+	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
+
+# The first version that broke (lab/commands/bisect.ts): NAME's scenario N times (default 3) on each
+# published version GOOD..BAD halves (PRE=1: pre-releases too); its own exit code as for make lab: 0 the
+# first version whose verdict differs from GOOD's found, 1 GOOD and BAD read the same (refused), 2 bad
+# input, 3 could not tell. Without NAME, GOOD or BAD it stops in one line before any set-up.
+ifneq ($(filter bisect,$(MAKECMDGOALS)),)
+BISECT_MISSING := $(strip $(foreach v,NAME GOOD BAD,$(if $($(v)),,$(v))))
+ifneq ($(BISECT_MISSING),)
+$(error make bisect needs NAME, GOOD and BAD (missing: $(BISECT_MISSING)): make bisect NAME=<scenario> GOOD=<older version, reads as before> BAD=<newer version> [N=3] [PRE=1])
+endif
+endif
+bisect: deps engine
+	@rc=0; npm run --silent fleetlab -- bisect $(NAME) --good $(GOOD) --bad $(BAD) --n $(or $(N),3) $(if $(PRE),--pre) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
 
 # A finding's evidence kept in the repository, from a run folder (lab/findings/excerpt.ts): the raw

@@ -18,7 +18,7 @@ const FLOORS: string[][] = [
   // The evidence records (every format a producer writes, lab/evidence/records/) sit on the spec's
   // floor: below the producers (clients, members, faults) and readers (checks, findings) that
   // import them; the report beside them in lab/evidence/ reads them too.
-  ["lab/definitions/spec.ts", "lab/definitions/verdict.ts", "lab/engine/cleanup.ts", "lab/engine/lock.ts", "lab/engine/child.ts", "lab/evidence/records/", "lab/evidence/", "lab/definitions/phases.ts"],
+  ["lab/definitions/spec.ts", "lab/definitions/build.ts", "lab/definitions/verdict.ts", "lab/engine/cleanup.ts", "lab/engine/lock.ts", "lab/engine/child.ts", "lab/evidence/records/", "lab/evidence/", "lab/definitions/phases.ts"],
   ["lab/findings/", "lab/run/judging.ts", "lab/run/admission.ts", "lab/clients/", "lab/engine/capabilities.ts", "lab/run/shard.ts", "lab/engine/images.ts"],
   ["lab/members/", "lab/engine/runner-container.ts"],
   ["lab/topology/"],
@@ -27,7 +27,7 @@ const FLOORS: string[][] = [
   ["lab/kits/", "lab/testing/testbed.ts", "lab/testing/server-process.ts"],
   ["lab/run/runner.ts"],
   // The bug report reads matrix.json and repro loops, so it sits beside them, above the other findings modules.
-  ["lab/commands/repro.ts", "lab/commands/matrix.ts", "lab/commands/soak.ts", "lab/bench/", "lab/commands/issue-report.ts"],
+  ["lab/commands/repro.ts", "lab/commands/matrix.ts", "lab/commands/soak.ts", "lab/commands/bisect.ts", "lab/bench/", "lab/commands/issue-report.ts"],
   ["lab/commands/cli.ts"],
   ["lab/testing/", "scenarios/"],
 ];

@@ -45,3 +45,38 @@ describe("make lab exit codes", () => {
     });
   }
 });
+
+/** make with these arguments, nothing assumed done. */
+function make(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile("make", ["--no-print-directory", ...args], { cwd: ROOT, env: { ...process.env, MAKEFLAGS: "" } }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe("make bisect", () => {
+  it("a missing NAME, GOOD or BAD: one line naming the fix, exit 2, before any set-up (deps, engine)", { timeout: 60_000 }, async () => {
+    for (const [vars, missing] of [
+      [["NAME=smoke"], "GOOD BAD"],
+      [["GOOD=2026.9.4", "BAD=2026.9.6"], "NAME"],
+      [[], "NAME GOOD BAD"],
+    ] as const) {
+      const r = await make(["bisect", ...vars]);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toContain(`make bisect needs NAME, GOOD and BAD (missing: ${missing}): make bisect NAME=<scenario> GOOD=`);
+    }
+  });
+
+  it("runs fleetlab bisect with --n (default 3) and --pre for PRE=1, keeping its exit code like make lab", { timeout: 60_000 }, async () => {
+    const dry = (vars: string[]) => make(["-n", "-o", "deps", "-o", "engine", "bisect", ...vars]);
+    const a = await dry(["NAME=smoke", "GOOD=2026.9.4", "BAD=2026.9.6"]);
+    expect(a.code).toBe(0);
+    expect(a.stdout).toMatch(/npm run --silent fleetlab -- bisect smoke --good 2026\.9\.4 --bad 2026\.9\.6 --n 3 +\|\| rc=\$\?/);
+    expect(a.stdout).toContain("echo \"fleetlab: exit $rc (kept in .lab/last-exit)\"");
+    const b = await dry(["NAME=smoke", "GOOD=2026.9.1-beta.1", "BAD=2026.9.6", "N=5", "PRE=1"]);
+    expect(b.stdout).toMatch(/fleetlab -- bisect smoke --good 2026\.9\.1-beta\.1 --bad 2026\.9\.6 --n 5 --pre \|\| rc=/);
+  });
+});

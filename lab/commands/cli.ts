@@ -17,7 +17,8 @@ import { LabError, info } from "../core/log.ts";
 import { lanesFromEnv, resolveScenarios, runLanes, sealRun, type ScenarioResult } from "../run/runner.ts";
 import { aimablePremises, aimOffExitCode, aimOffLine, bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
 import { roundFromRunDir, scenarioOf, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
-import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
+import { buildsIn, cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
+import { bisect, bisectAgain, bisectExitCode, bisectVersions, checkGoodBad, maxSteps, answerLine, stepLine, writeBisect, type BisectRecord, type StepAttempt } from "./bisect.ts";
 import { RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";
 import { issueCommand } from "./issue-report.ts";
@@ -26,7 +27,7 @@ import { COSTS_FILE, costsFromRuns, loadCosts, parseShard, selectShard, shardRec
 import { mergeRuns } from "../evidence/merge.ts";
 import type { Scenario } from "../scenario.ts";
 import { Lab } from "../topology/lab.ts";
-import { mergeSpec, parseTopology, topologyFromEnv, type TopologySpec } from "../definitions/spec.ts";
+import { buildInput, mergeSpec, parseTopology, topologyFromEnv, type TopologySpec } from "../definitions/spec.ts";
 import { exitCodeOf, type Verdict } from "../definitions/verdict.ts";
 
 const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fleetlab COMMAND --help)
@@ -55,6 +56,14 @@ const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fle
   matrix [scenario...] run the scenarios on each OpenClaw version and print a scenario x version
                       table (saved as matrix.json in .lab/runs/matrix-<id>/)
         --versions "A B"  exact versions, newest, or lastN (e.g. last3); also VERSIONS=
+  bisect SCENARIO     the first version that broke: the scenario N times on each published version
+                      GOOD..BAD halves, and the first whose verdict differs from GOOD's, with the run
+                      of each step (bisect.json in .lab/runs/bisect-<id>/); exit 0 found, 1 GOOD and
+                      BAD read the same (refused: nothing to bisect), 3 could not tell
+        --good V --bad V  the versions to search between (published, GOOD older than BAD)
+        --n N             attempts per step (default 3, 1-20); a step reads one verdict when its
+                          attempts agree (unknown ones set aside), could not tell otherwise
+        --pre             pre-releases between them too
   up                  bring up the standard topology and keep it until Ctrl-C
   down RUN_ID         remove one run's containers, network and volumes
   prune [--all]       remove what dead runs left (--all: every lab resource, live runs too)
@@ -83,7 +92,7 @@ once, 1 it never did and some attempt was judged, 3 no attempt could tell).`;
  * The CLI is handed the scenarios it can run, as Jepsen's -main hands cli/run! its test:
  * the entry point is scenarios/main.ts (`npm run fleetlab`), which loads scenarios/index.ts.
  */
-const TOPOLOGY_FLAGS = ["nodes", "openclaw-version", "topology"];
+const TOPOLOGY_FLAGS = ["nodes", "openclaw-version", "openclaw-package", "topology"];
 
 /** What each command takes, for `fleetlab <command> --help` and the one-line refusals. */
 const COMMANDS: Record<string, { usage: string; options: string[] }> = {
@@ -91,6 +100,7 @@ const COMMANDS: Record<string, { usage: string; options: string[] }> = {
   repro: { usage: "repro SCENARIO [--n N] [--until] [--aim-off] [--seed N] [SETTINGS]", options: ["n", "until", "aim-off", "seed", "replay", ...TOPOLOGY_FLAGS] },
   soak: { usage: "soak [scenario...] [--rounds R] [--seed N] [SETTINGS] | soak --from DIR...", options: ["rounds", "from", "seed", "shard", ...TOPOLOGY_FLAGS, "lanes"] },
   matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N] [SETTINGS]', options: ["versions", "seed", "nodes", "topology", "lanes"] },
+  bisect: { usage: "bisect SCENARIO --good V --bad V [--n N] [--pre] [--seed N] [SETTINGS]", options: ["good", "bad", "n", "pre", "seed", "nodes", "topology"] },
   up: { usage: "up [--seed N] [SETTINGS]", options: ["seed", "replay", ...TOPOLOGY_FLAGS] },
   down: { usage: "down RUN_ID", options: [] },
   prune: { usage: "prune [--all]", options: ["all"] },
@@ -116,6 +126,7 @@ export function commandHelp(cmd: string): string {
 
 const ENV_HINT: Record<string, string> = {
   version: "--openclaw-version 2026.9.6 (FLEETLAB_OPENCLAW_VERSION, make ... OPENCLAW_VERSION=)",
+  package: "--openclaw-package ./openclaw-2026.9.6.tgz (FLEETLAB_OPENCLAW_PACKAGE, make ... OPENCLAW_PACKAGE=)",
 };
 
 /** Parse argv; a bad option or command is one line naming it and the fix (LabError: exit 2), never a stack trace. */
@@ -158,9 +169,13 @@ const OPTIONS = {
   from: { type: "boolean" },
   shards: { type: "string" },
   versions: { type: "string" },
+  good: { type: "string" },
+  bad: { type: "string" },
+  pre: { type: "boolean" },
   "in-network": { type: "boolean" },
   nodes: { type: "string" },
   "openclaw-version": { type: "string" },
+  "openclaw-package": { type: "string" },
   topology: { type: "string" },
   lanes: { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -215,7 +230,7 @@ async function runCommand({ rest, values, argv, scenarios }: CommandArgs): Promi
     shard.mark(run);
     process.stdout.write(`shard ${shard.index}/${shard.total}: ${chosen.length ? chosen.map((s) => s.name).join(" ") : "no scenarios"} (estimated ${shard.plan.seconds[shard.index - 1]} s; shards ${shard.plan.seconds.join(" / ")} s)\n`);
   }
-  process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  ${topologyLine(spec, chosen)}\n`);
+  process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  ${underTest(spec)}  ${topologyLine(spec, chosen)}\n`);
   // An early end (a signal, an error of the lab's own) still prints what was decided.
   const sofar: ScenarioResult[] = [];
   onEarlyEnd(() => {
@@ -261,7 +276,7 @@ async function reproCommand({ rest, values, scenarios }: CommandArgs): Promise<n
   if (aimOff && values.until) throw new LabError("--aim-off with --until: a premise self-test runs every attempt (drop --until / UNTIL=1)");
   const { spec, seed } = specFor(values.seed, values.replay);
   const run = Run.create({ seed });
-  process.stdout.write(`fleetlab repro ${s!.name} x${n}${values.until ? " (until the first reproduction)" : ""}${aimOff ? ` (premise self-test: fault aimed off for ${aimablePremises(s!).join(", ")})` : ""}  run ${run.id}  seed=${run.record.seed}  openclaw@${spec.openclawVersion}  ${topologyLine(spec, [s!])}\n`);
+  process.stdout.write(`fleetlab repro ${s!.name} x${n}${values.until ? " (until the first reproduction)" : ""}${aimOff ? ` (premise self-test: fault aimed off for ${aimablePremises(s!).join(", ")})` : ""}  run ${run.id}  seed=${run.record.seed}  ${underTest(spec)}  ${topologyLine(spec, [s!])}\n`);
   const shown = path.relative(process.cwd(), run.dir) || run.dir;
   const t = await reproLoop(s!, n, {
     spec: { ...spec, seed: run.record.seed },
@@ -288,19 +303,22 @@ async function matrixCommand({ rest, values, scenarios }: CommandArgs): Promise<
     info(`could not ask npm for published versions (${e.message}); exact versions are taken as given`);
     return undefined;
   });
-  const versions = resolveVersions(text, published);
+  const versions = resolveVersions(text, published); // a package's path: checked and named as its build here
+  const builds = buildsIn(text);
   const { spec, seed } = specFor(values.seed, undefined);
   await requireEngine();
   const id = `matrix-${newRunId()}`;
   const dir = path.join(RUNS, id);
-  const m: MatrixRecord = { id, startedAt: new Date().toISOString(), versions, scenarios: chosen.map((x) => x.name), cells: {}, runs: {} };
+  const m: MatrixRecord = { id, startedAt: new Date().toISOString(), versions, scenarios: chosen.map((x) => x.name), cells: {}, runs: {}, ...(builds.size ? { builds: Object.fromEntries([...builds].map(([k, b]) => [k, { source: b.source, sha256: b.sha256 }])) } : {}) };
   process.stdout.write(`fleetlab matrix ${id}: ${chosen.length} scenario(s) x ${versions.length} version(s): ${versions.join(", ")}\n`);
   for (const v of versions) {
     const t0 = performance.now();
     const run = Run.create({ seed });
-    process.stdout.write(`\n== openclaw@${v}: run ${run.id}\n`);
+    const build = builds.get(v);
+    const onV = build ? { ...spec, ...buildInput(build) } : { ...spec, openclawVersion: v, openclawBuild: undefined };
+    process.stdout.write(`\n== ${underTest(onV)}: run ${run.id}\n`);
     try {
-      const results = await runLanes(chosen, { ...spec, openclawVersion: v, seed: run.record.seed }, run, { lanes: lanesFromEnv() });
+      const results = await runLanes(chosen, { ...onV, seed: run.record.seed }, run, { lanes: lanesFromEnv() });
       // A repro's cell (or any scenario that names its bug checks) says what it showed of the bug.
       const bugOf = new Map(chosen.map((x) => [x.name, x.name.startsWith("repro-") || x.bug ? bugChecks(x) : []]));
       for (const r of results) (m.cells[r.name] ??= {})[v] = cellOf(r, run.id, bugOf.get(r.name));
@@ -514,12 +532,93 @@ async function imagesCommand({ values }: CommandArgs): Promise<number> {
   return 0;
 }
 
+/**
+ * The first version that broke (lab/commands/bisect.ts): the scenario N times per step, each step
+ * one version in a run folder of its own (a fresh lab per attempt, as repro runs them), halving
+ * GOOD..BAD; bisect.json in .lab/runs/bisect-<id>/, rewritten after every step.
+ */
+async function bisectCommand({ rest, values, scenarios }: CommandArgs): Promise<number> {
+  const form = "fleetlab bisect SCENARIO --good 2026.9.4 --bad 2026.9.6 [--n 3] [--pre] (make bisect NAME=SCENARIO GOOD=2026.9.4 BAD=2026.9.6 [N=3] [PRE=1])";
+  const [name, ...extra] = rest;
+  if (!name || extra.length) throw new LabError(`bisect needs exactly one scenario: ${form}. Known scenarios: ${scenarios.map((x) => x.name).join(", ")}`);
+  const [s] = resolveScenarios([name], scenarios);
+  const good = values.good?.trim();
+  const bad = values.bad?.trim();
+  if (!good || !bad) throw new LabError(`bisect needs --good and --bad: ${form}`);
+  const n = values.n === undefined ? 3 : Number(values.n);
+  if (!Number.isInteger(n) || n < 1 || n > 20) throw new LabError(`--n ${values.n}: must be a whole number of attempts per step from 1 to 20 (make bisect ... N=3)`);
+  const pre = !!values.pre;
+  checkGoodBad(good, bad, pre); // the form and order: before npm is asked
+  // The versions under test are GOOD..BAD: one named besides them would be ignored, so it is refused by name.
+  const version = setting("OPENCLAW_VERSION");
+  if (version) throw new LabError(`OPENCLAW_VERSION=${version} would be ignored: bisect runs the versions from GOOD to BAD; unset OPENCLAW_VERSION`);
+  const { spec, seed } = specFor(values.seed, undefined);
+  if ((spec as { openclawBuild?: unknown }).openclawBuild) throw new LabError("bisect runs published versions only: unset OPENCLAW_PACKAGE");
+  const versions = bisectVersions(await npmVersions(), good, bad, pre);
+  await requireEngine();
+  const id = `bisect-${newRunId()}`;
+  const dir = path.join(RUNS, id);
+  const shownDir = path.relative(process.cwd(), dir) || dir;
+  const rec: BisectRecord = { id, startedAt: new Date().toISOString(), scenario: s!.name, good, bad, n, pre, versions, steps: [] };
+  writeBisect(dir, rec);
+  const width = Math.max(...versions.map((v) => v.length));
+  process.stdout.write(
+    `fleetlab bisect ${id}: ${s!.name} from GOOD ${good} to BAD ${bad}: ${versions.length} version(s)${pre ? " (pre-releases included)" : ""}, at most ${maxSteps(versions.length)} step(s) of ${n} attempt(s)  ${topologyLine(spec, [s!])}\n  versions: ${versions.join(" ")}\n`,
+  );
+  // Every step on one seed (the first step's, when none is given): the versions are what differs.
+  let common = seed;
+  let current: Run | undefined;
+  onEarlyEnd(() => {
+    if (current) sealEarly(current);
+    process.stdout.write(`\nthe bisect ended early, after ${rec.steps.length} step(s):\n${rec.steps.map((x) => `  ${stepLine(x, width)}\n`).join("")}bisect: ${path.join(shownDir, "bisect.json")}\n`);
+  });
+  const runStep = async (v: string) => {
+    const run = (current = Run.create({ seed: common }));
+    common = run.record.seed;
+    const shown = path.relative(process.cwd(), run.dir) || run.dir;
+    process.stdout.write(`\n== openclaw@${v}: ${s!.name} x${n}  run ${run.id}  seed=${run.record.seed}\n`);
+    const attempts: StepAttempt[] = [];
+    try {
+      await reproLoop(s!, n, {
+        spec: { ...spec, openclawVersion: v, seed: run.record.seed },
+        run,
+        onAttempt: (a) => {
+          attempts.push({ verdict: a.verdict, evidence: a.evidence });
+          const why = a.verdict === "unknown" || a.verdict === "fail" ? a.detail?.split("\n")[0]?.slice(0, 200) : undefined;
+          process.stdout.write(`attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${a.seconds.toFixed(1).padStart(6)} s  ${path.join(shown, a.evidence)}${why ? `\n    ${why}` : ""}\n`);
+        },
+      });
+      return { attempts, run: run.id };
+    } catch (err) {
+      if (interrupted()) throw err;
+      // The version could not be set up, or the lab broke before the attempts ended: this step cannot tell.
+      return { attempts, run: run.id, error: (err as Error).message };
+    }
+  };
+  const result = await bisect(versions, runStep, (step) => {
+    rec.steps.push(step);
+    rec.seed = common;
+    writeBisect(dir, rec);
+    process.stdout.write(`${stepLine(step, width)}\n`);
+  });
+  current = undefined;
+  rec.answer = result.answer;
+  rec.endedAt = new Date().toISOString();
+  const file = writeBisect(dir, rec);
+  const again = bisectAgain({ scenario: s!.name, good, bad, n, pre, seed: common!, nodes: setting("NODES"), topology: setting("TOPOLOGY") });
+  process.stdout.write(
+    `\nsteps (in the order run; each step's run folder in ${path.relative(process.cwd(), RUNS) || RUNS}):\n${result.steps.map((x) => `  ${stepLine(x, width)}\n`).join("")}\n${answerLine(result.answer, { scenario: s!.name, good, bad })}\nbisect: ${path.relative(process.cwd(), file) || file}\nagain:  ${again}\n`,
+  );
+  return bisectExitCode(result.answer);
+}
+
 /** Every command but help, by name. */
 const HANDLERS: Record<string, (c: CommandArgs) => number | Promise<number>> = {
   list: listCommand,
   run: runCommand,
   repro: reproCommand,
   matrix: matrixCommand,
+  bisect: bisectCommand,
   soak: soakCommand,
   up: upCommand,
   down: downCommand,
@@ -543,10 +642,15 @@ export function topologyLine(spec: TopologySpec, chosen: Scenario[]): string {
   return parts.join(", ") || `nodes=${spec.nodes.count}`;
 }
 
+/** What is under test, as the run's first line says it: `openclaw@2026.9.6`, or a build with where it came from. */
+export function underTest(spec: Pick<TopologySpec, "openclawVersion" | "openclawBuild">): string {
+  return spec.openclawBuild ? `openclaw@${spec.openclawVersion} (build of ${spec.openclawBuild.source})` : `openclaw@${spec.openclawVersion}`;
+}
+
 /** The environment a run was given (version, nodes, topology), as make variables, so a pasted command runs the same lab. */
 function envArgs(spec: TopologySpec, seed: number): string {
   const q = (v: string) => (/^[\w.\/:=-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
-  const out = [`SEED=${seed}`, `OPENCLAW_VERSION=${spec.openclawVersion}`];
+  const out = [`SEED=${seed}`, spec.openclawBuild ? `OPENCLAW_PACKAGE=${q(spec.openclawBuild.source)}` : `OPENCLAW_VERSION=${spec.openclawVersion}`];
   const nodes = setting("NODES");
   const topology = setting("TOPOLOGY");
   if (nodes) out.push(`NODES=${q(nodes)}`);
@@ -566,7 +670,7 @@ function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?
   if (replay) {
     if (!fs.existsSync(replay)) throw new LabError(`--replay ${replay}: no such file (give the run.json of an earlier run)`);
     // The replayed run's topology and version are the point of a replay: an override would be silently ignored, so it is refused by name.
-    const overrides = ["NODES", "OPENCLAW_VERSION", "TOPOLOGY"].filter((k) => setting(k));
+    const overrides = ["NODES", "OPENCLAW_VERSION", "OPENCLAW_PACKAGE", "TOPOLOGY"].filter((k) => setting(k));
     if (overrides.length) throw new LabError(`--replay ${replay} runs that run's own topology and version, so ${overrides.map((k) => `${k}=${setting(k)}`).join(" ")} would be ignored: unset ${overrides.join(", ")} (or drop the replay)`);
     const rec = readRunRecord(replay);
     info(`replaying ${replay}: seed ${rec.seed}`);
