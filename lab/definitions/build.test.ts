@@ -107,6 +107,12 @@ describe("a build in the spec and the findings", () => {
     expect(() => parseTopology({ openclawVersion: "2026.9.6+0123456789", openclawBuild: { source: "x.tgz", sha256: "f".repeat(64) } })).toThrow(/does not match the build's name/);
   });
 
+  it("a published pre-release is a version like any other", () => {
+    expect(topologyFromEnv({ FLEETLAB_OPENCLAW_VERSION: "2026.9.1-beta.1" }).openclawVersion).toBe("2026.9.1-beta.1");
+    expect(resolveVersions("2026.9.1-beta.1 2026.9.1", ["2026.9.1-beta.1", "2026.9.1"])).toEqual(["2026.9.1-beta.1", "2026.9.1"]);
+    expect(compareVersions("2026.9.1-beta.1", "2026.9.1")).toBeLessThan(0);
+  });
+
   it("compares and ranges a build as its version (semver drops build metadata)", () => {
     expect(compareVersions("2026.9.6+0123456789", "2026.9.6")).toBe(0);
     expect(compareVersions("2026.9.6+0123456789", "2026.9.5")).toBeGreaterThan(0);
