@@ -1,10 +1,11 @@
 // fleetlab up | run | down | prune | report | list | images (a library: scenarios/main.ts runs it)
 import fs from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { endEarly, exitWhenClean, interrupted, leftovers, onEarlyEnd, prune, pruneDeadRuns } from "../engine/cleanup.ts";
 import { installEscapeTrap, isWriteFailure, onUnownedEscape, writeFailureText } from "../core/escapes.ts";
-import { applyFlags, setting, settingsTable } from "../definitions/settings.ts";
+import { applyFlags, setting } from "../definitions/settings.ts";
+import { COMMANDS, USAGE, commandHelp, parseCli } from "./usage.ts";
+export { commandHelp, parseCli } from "./usage.ts";
 import { requireEngine } from "../engine/docker.ts";
 import { Run, checkGivenRunId, newRunId, readRunRecord } from "../evidence/run.ts";
 import { REDACTED } from "../evidence/redact.ts";
@@ -30,156 +31,6 @@ import { Lab } from "../topology/lab.ts";
 import { buildInput, mergeSpec, parseTopology, topologyFromEnv, type TopologySpec } from "../definitions/spec.ts";
 import { exitCodeOf, type Verdict } from "../definitions/verdict.ts";
 
-const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fleetlab COMMAND --help)
-
-  run [scenario...]   bring up labs, run scenarios (all when none named), print verdicts
-        --seed N          seed every random choice (default: random, printed)
-        --replay FILE     re-run with the seed and topology of an earlier run.json
-        --shard K/N       run only shard K of N (also SHARD=K/N): split by scenarios/costs.json
-        --in-network      run inside a runner container on the engine DOCKER_HOST names (local
-                          or remote); the run folder is copied back here
-  repro SCENARIO      run one scenario N times; each attempt is reproduced (a bug check short with
-                      its registered signature), new signature, failed otherwise (another check or
-                      a step: never counted as reproduced), not reproduced, or could not tell
-                      (a fresh lab each time unless it shares one)
-        --n N             attempts (default 10)
-        --until           stop at the first attempt that reproduced
-        --aim-off         the premise self-test: aim the scenario's fault off the path its premise
-                          needs; every attempt must read unknown with that premise unmet (exit 0
-                          only then; AIM_OFF=1)
-  soak [scenario...]  the stability run: the suite (or the scenarios named) R rounds, each a normal
-                      run; a table per scenario of its verdicts, each check's signatures and times,
-                      the ones that moved first (soak.json, soak.md, soak.html in .lab/runs/soak-<id>/)
-        --rounds R        rounds (default 5, 1-100); also ROUNDS=; SHARD=K/N applies to each round
-        --from DIR...     the table again from soak folders, run folders or run ids (shards of one
-                          soak on several runners, or last night's rounds beside tonight's)
-  matrix [scenario...] run the scenarios on each OpenClaw version and print a scenario x version
-                      table (saved as matrix.json in .lab/runs/matrix-<id>/)
-        --versions "A B"  exact versions, newest, or lastN (e.g. last3); also VERSIONS=
-  bisect SCENARIO     the first version that broke: the scenario N times on each published version
-                      GOOD..BAD halves, and the first whose verdict differs from GOOD's, with the run
-                      of each step (bisect.json in .lab/runs/bisect-<id>/); exit 0 found, 1 GOOD and
-                      BAD read the same (refused: nothing to bisect), 3 could not tell
-        --good V --bad V  the versions to search between (published, GOOD older than BAD)
-        --n N             attempts per step (default 3, 1-20); a step reads one verdict when its
-                          attempts agree (unknown ones set aside), could not tell otherwise
-        --pre             pre-releases between them too
-  up                  bring up the standard topology and keep it until Ctrl-C
-  down RUN_ID         remove one run's containers, network and volumes
-  prune [--all]       remove what dead runs left (--all: every lab resource, live runs too)
-  report [RUN_ID]     print the verdict table of a run (default: the newest) and write its
-                      report.html and junit.xml again
-  list                list the scenarios and what each proves
-  merge OUT RUN...    merge shard run folders (or folders of them) into OUT/<version>/ (run.json,
-                      junit.xml, report.html, summary.md) and OUT/summary.md over all versions
-        --shards N        shards each version was split into (a missing one is named)
-        --versions "A B"  versions expected (one no shard came back for is named)
-  excerpt RUN [ID...] keep a trimmed excerpt of each finding the run saw (or those named) in
-                      fixtures/findings/<id>.json, for the record's evidence to point to
-  issue ID | --all    write the markdown bug report of a registered finding for OpenClaw's tracker
-                      (its bug form's fields) to fixtures/findings/reports/<id>.md and print it;
-                      --all: every registered finding
-  costs [RUN...]      refresh scenarios/costs.json (seconds per scenario) from run folders
-  images              build (or find cached) every image and print their tags
-
-Settings (a flag, or its environment variable; make takes the name on the right: make lab NODES=4):
-${settingsTable()}
-
-Exit codes: 0 pass, 1 fail, 2 bad input or setup, 3 unknown (repro: 0 the bug showed at least
-once, 1 it never did and some attempt was judged, 3 no attempt could tell).`;
-
-/**
- * The CLI is handed the scenarios it can run, as Jepsen's -main hands cli/run! its test:
- * the entry point is scenarios/main.ts (`npm run fleetlab`), which loads scenarios/index.ts.
- */
-const TOPOLOGY_FLAGS = ["nodes", "openclaw-version", "openclaw-package", "topology"];
-
-/** What each command takes, for `fleetlab <command> --help` and the one-line refusals. */
-const COMMANDS: Record<string, { usage: string; options: string[] }> = {
-  run: { usage: "run [scenario...] [--seed N] [--replay FILE] [--shard K/N] [--in-network] [SETTINGS]", options: ["seed", "replay", "shard", "in-network", ...TOPOLOGY_FLAGS, "lanes"] },
-  repro: { usage: "repro SCENARIO [--n N] [--until] [--aim-off] [--seed N] [SETTINGS]", options: ["n", "until", "aim-off", "seed", "replay", ...TOPOLOGY_FLAGS] },
-  soak: { usage: "soak [scenario...] [--rounds R] [--seed N] [SETTINGS] | soak --from DIR...", options: ["rounds", "from", "seed", "shard", ...TOPOLOGY_FLAGS, "lanes"] },
-  matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N] [SETTINGS]', options: ["versions", "seed", "nodes", "topology", "lanes"] },
-  bisect: { usage: "bisect SCENARIO --good V --bad V [--n N] [--pre] [--seed N] [SETTINGS]", options: ["good", "bad", "n", "pre", "seed", "nodes", "topology"] },
-  up: { usage: "up [--seed N] [SETTINGS]", options: ["seed", "replay", ...TOPOLOGY_FLAGS] },
-  down: { usage: "down RUN_ID", options: [] },
-  prune: { usage: "prune [--all]", options: ["all"] },
-  report: { usage: "report [RUN_ID]", options: [] },
-  list: { usage: "list", options: [] },
-  merge: { usage: 'merge OUT RUN... [--shards N] [--versions "A B"]', options: ["shards", "versions"] },
-  excerpt: { usage: "excerpt RUN [FINDING_ID...]", options: [] },
-  issue: { usage: "issue FINDING_ID | --all", options: ["all"] },
-  costs: { usage: "costs [RUN...]", options: [] },
-  images: { usage: "images", options: [] },
-  help: { usage: "help [command]", options: [] },
-};
-
-/** The usage text's lines about one command (its paragraph of USAGE). */
-export function commandHelp(cmd: string): string {
-  const lines = USAGE.split("\n");
-  const start = lines.findIndex((l) => l.startsWith(`  ${cmd} `) || l === `  ${cmd}`);
-  if (start < 0) return `usage: fleetlab ${COMMANDS[cmd]?.usage ?? cmd}`;
-  let end = start + 1;
-  while (end < lines.length && /^ {6,}\S/.test(lines[end]!)) end++;
-  return [`usage: fleetlab ${COMMANDS[cmd]!.usage}`, "", ...lines.slice(start, end), "", USAGE.slice(USAGE.indexOf("Settings ("))].join("\n");
-}
-
-const ENV_HINT: Record<string, string> = {
-  version: "--openclaw-version 2026.9.6 (FLEETLAB_OPENCLAW_VERSION, make ... OPENCLAW_VERSION=)",
-  package: "--openclaw-package ./openclaw-2026.9.6.tgz (FLEETLAB_OPENCLAW_PACKAGE, make ... OPENCLAW_PACKAGE=)",
-};
-
-/** Parse argv; a bad option or command is one line naming it and the fix (LabError: exit 2), never a stack trace. */
-export function parseCli(argv: string[]) {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: OPTIONS,
-    });
-  } catch (err) {
-    const m = /Unknown option '(-{1,2})([^']+)'/.exec((err as Error).message);
-    const cmd = argv.find((a) => !a.startsWith("-"));
-    if (m) {
-      const hint = ENV_HINT[m[2]!];
-      throw new LabError(`unknown option ${m[1]}${m[2]}${cmd ? ` for '${cmd}'` : ""}${hint ? `: did you mean ${hint}?` : ""}; see 'fleetlab ${cmd && COMMANDS[cmd] ? `${cmd} ` : ""}--help'`);
-    }
-    throw new LabError(`${(err as Error).message.split("\n")[0]}; see 'fleetlab --help'`);
-  }
-  const [cmd] = parsed.positionals;
-  if (cmd && !COMMANDS[cmd]) throw new LabError(`unknown command '${cmd}'; commands: ${Object.keys(COMMANDS).join(", ")} (see 'fleetlab help')`);
-  if (cmd && !parsed.values.help) {
-    const allowed = new Set([...COMMANDS[cmd]!.options, "help"]);
-    const given = Object.keys(parsed.values).filter((k) => !allowed.has(k));
-    if (given.length) throw new LabError(`option --${given[0]} does not apply to '${cmd}' (it takes: ${COMMANDS[cmd]!.options.map((o) => `--${o}`).join(" ") || "no options"}); see 'fleetlab ${cmd} --help'`);
-  }
-  return parsed;
-}
-
-const OPTIONS = {
-  seed: { type: "string" },
-  replay: { type: "string" },
-  all: { type: "boolean" },
-  shard: { type: "string" },
-  n: { type: "string" },
-  until: { type: "boolean" },
-  "aim-off": { type: "boolean" },
-  rounds: { type: "string" },
-  from: { type: "boolean" },
-  shards: { type: "string" },
-  versions: { type: "string" },
-  good: { type: "string" },
-  bad: { type: "string" },
-  pre: { type: "boolean" },
-  "in-network": { type: "boolean" },
-  nodes: { type: "string" },
-  "openclaw-version": { type: "string" },
-  "openclaw-package": { type: "string" },
-  topology: { type: "string" },
-  lanes: { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
 
 export async function main(argv: string[], scenarios: Scenario[]): Promise<number> {
   const { values, positionals } = parseCli(argv);

@@ -1,0 +1,43 @@
+// The answers the CLI gives before it loads the lab (scenarios/main.ts): help in every form, and a
+// mistyped command or option refused in one line; anything else is left to the commands.
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../core/paths.ts";
+import { answerAtOnce } from "./usage.ts";
+
+function ask(argv: string[]) {
+  let out = "";
+  let err = "";
+  const code = answerAtOnce(argv, (t) => void (out += t), (t) => void (err += t));
+  return { code, out, err };
+}
+
+describe("answerAtOnce", () => {
+  it("answers help, COMMAND --help and help COMMAND with the usage, exit 0; no command at all with the usage, exit 2", () => {
+    expect(ask(["help"])).toMatchObject({ code: 0, out: expect.stringMatching(/^usage: fleetlab <command>/) });
+    expect(ask(["--help"]).code).toBe(0);
+    expect(ask(["repro", "--help"]).out).toBe(ask(["help", "repro"]).out);
+    expect(ask(["help", "bisect"]).out).toMatch(/^usage: fleetlab bisect SCENARIO/);
+    expect(ask([])).toMatchObject({ code: 2, out: expect.stringMatching(/^usage: fleetlab <command>/) });
+  });
+
+  it("refuses a command or option that does not exist or does not apply in one line, exit 2", () => {
+    expect(ask(["frob"])).toMatchObject({ code: 2, out: "", err: expect.stringMatching(/^fleetlab: unknown command 'frob'; commands: run, repro/) });
+    expect(ask(["help", "frob"]).err).toMatch(/^fleetlab: unknown command 'frob'/);
+    expect(ask(["run", "--node", "4"]).err).toBe("fleetlab: unknown option --node for 'run'; see 'fleetlab run --help'\n");
+    expect(ask(["report", "--n", "3"]).err).toMatch(/^fleetlab: option --n does not apply to 'report'/);
+  });
+
+  it("leaves every other command line to the commands", () => {
+    expect(ask(["run", "smoke", "--lanes", "abc"]).code).toBeUndefined();
+    expect(ask(["list"]).code).toBeUndefined();
+  });
+
+  it("needs nothing but the usage and the settings table: its module imports no more of the lab", () => {
+    const imports = [...fs.readFileSync(path.join(ROOT, "lab/commands/usage.ts"), "utf8").matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
+    expect(imports.sort()).toEqual(["../core/log.ts", "../definitions/settings.ts", "node:util"]);
+    const main = fs.readFileSync(path.join(ROOT, "scenarios/main.ts"), "utf8");
+    expect([...main.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1])).toEqual(["../lab/commands/usage.ts"]);
+  });
+});
