@@ -12,7 +12,7 @@ import { REDACTED } from "../evidence/redact.ts";
 import { NOT_RUN, findRun, reportRows, runProblems, verdictTable } from "../evidence/report.ts";
 import { junitXml } from "../evidence/junit.ts";
 import { writeReportHtml } from "../evidence/report-html.ts";
-import { ensureImages, npmVersions } from "../engine/images.ts";
+import { checkOpenclawVersion, ensureImages, npmVersions } from "../engine/images.ts";
 import { findingsTable } from "../findings/findings.ts";
 import { LabError, info } from "../core/log.ts";
 import { lanesFromEnv, resolveScenarios, runLanes, sealRun, type ScenarioResult } from "../run/runner.ts";
@@ -20,7 +20,7 @@ import { aimablePremises, aimOffExitCode, aimOffLine, bugChecks, reproExitCode, 
 import { roundFromRunDir, scenarioOf, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
 import { buildsIn, cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { bisect, bisectAgain, bisectExitCode, bisectVersions, checkGoodBad, maxSteps, answerLine, stepLine, writeBisect, type BisectRecord, type StepAttempt } from "./bisect.ts";
-import { RUNS } from "../core/paths.ts";
+import { CACHE, RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";
 import { issueCommand } from "./issue-report.ts";
 import { runInNetwork } from "../engine/runner-container.ts";
@@ -75,6 +75,7 @@ async function runCommand({ rest, values, argv, scenarios }: CommandArgs): Promi
   // Past one machine: the same run in a runner container on the engine DOCKER_HOST names.
   if (values["in-network"]) return runInNetwork(argv.filter((a, i) => a !== "--in-network" && i !== argv.indexOf("run")));
   const lanes = lanesFromEnv(); // bad input: exit 2 before anything is created
+  await checkUnderTest(spec);
   const given = process.env.FLEETLAB_RUN_ID;
   const run = Run.create({ seed, id: given === undefined ? undefined : checkGivenRunId(given) }); // the runner's launcher names its run
   if (shard) {
@@ -126,6 +127,7 @@ async function reproCommand({ rest, values, scenarios }: CommandArgs): Promise<n
   }
   if (aimOff && values.until) throw new LabError("--aim-off with --until: a premise self-test runs every attempt (drop --until / UNTIL=1)");
   const { spec, seed } = specFor(values.seed, values.replay);
+  await checkUnderTest(spec);
   const run = Run.create({ seed });
   process.stdout.write(`fleetlab repro ${s!.name} x${n}${values.until ? " (until the first reproduction)" : ""}${aimOff ? ` (premise self-test: fault aimed off for ${aimablePremises(s!).join(", ")})` : ""}  run ${run.id}  seed=${run.record.seed}  ${underTest(spec)}  ${topologyLine(spec, [s!])}\n`);
   const shown = path.relative(process.cwd(), run.dir) || run.dir;
@@ -220,6 +222,7 @@ async function soakCommand({ rest, values, scenarios }: CommandArgs): Promise<nu
   const { chosen, shard } = shardOf(resolveScenarios(rest, scenarios));
   const lanes = lanesFromEnv();
   const { spec, seed } = specFor(values.seed, undefined);
+  await checkUnderTest(spec);
   await requireEngine();
   const id = `soak-${newRunId()}`;
   const dir = path.join(RUNS, id);
@@ -279,6 +282,7 @@ function soakFrom(args: string[]): number {
 /** Bring the standard topology up and keep it until Ctrl-C (the interrupt handler takes it down). */
 async function upCommand({ values }: CommandArgs): Promise<number> {
   const { spec, seed } = specFor(values.seed, values.replay);
+  await checkUnderTest(spec);
   await requireEngine();
   await pruneDeadRuns();
   const run = Run.create({ seed });
@@ -515,6 +519,22 @@ export function reproduceCommand(spec: TopologySpec, seed: number, names: string
 
 function makeReproCommand(spec: TopologySpec, seed: number, name: string, n: number, until?: boolean, aimOff?: boolean): string {
   return `make repro NAME=${name} N=${n}${until ? " UNTIL=1" : ""}${aimOff ? " AIM_OFF=1" : ""} ${envArgs(spec, seed)}`;
+}
+
+/**
+ * What is under test exists, before a run folder or the engine: a build's tarball is in the
+ * cache; a published version is installed in the cache already, or npm lists it. When npm cannot
+ * be asked the run goes on (cached images need no npm; a set-up that does will say so).
+ */
+async function checkUnderTest(spec: TopologySpec): Promise<void> {
+  const v = spec.openclawVersion;
+  if (spec.openclawBuild) return checkOpenclawVersion(v); // a build: its tarball in the cache (npm is not asked)
+  if (fs.existsSync(path.join(CACHE, `openclaw-${v}`, ".installed"))) return;
+  const published = await npmVersions().catch((e: Error) => {
+    info(`could not ask npm whether openclaw@${v} exists (${e.message}); going on`);
+    return undefined;
+  });
+  if (published) await checkOpenclawVersion(v, async () => published);
 }
 
 function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?: number } {
