@@ -11,6 +11,20 @@ export FLEETLAB_$(1) := $$($(1))
 endif
 endef
 $(foreach v,NODES OPENCLAW_VERSION OPENCLAW_PACKAGE SEED TOPOLOGY SHARD REPROS LANES VERSIONS ROUNDS,$(eval $(call pass_setting,$(v))))
+# The forms of the settings given to make, checked before deps and engine run (a typo is named
+# before any install, in the words the lab would use; the lab checks the rest: K <= N, the version).
+comma := ,
+define check_form
+ifneq ($(filter command line,$(origin $(1))),)
+ifeq ($$(shell printf '%s' '$$($(1))' | grep -Ex '$(2)'),)
+$$(error $(1)=$$($(1)): $(3))
+endif
+endif
+endef
+$(eval $(call check_form,LANES,[1-8],give a whole number of scenarios to run at once$(comma) 1 to 8 (1 runs them one after another)))
+$(eval $(call check_form,NODES,[0-8],give a whole number of node hosts from 0 to 8 (each needs ~0.6-0.8 GiB)))
+$(eval $(call check_form,SEED,[0-9]{1$(comma)10},give a non-negative integer (the seed of every random choice)))
+$(eval $(call check_form,SHARD,[0-9]+/[0-9]+,is not K/N (e.g. SHARD=2/4: the second of four shards)))
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 

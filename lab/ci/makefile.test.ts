@@ -80,3 +80,25 @@ describe("make bisect", () => {
     expect(b.stdout).toMatch(/fleetlab -- bisect smoke --good 2026\.9\.1-beta\.1 --bad 2026\.9\.6 --n 5 --pre \|\| rc=/);
   });
 });
+
+describe("make checks the forms of its settings before deps and engine", () => {
+  for (const [v, says] of [
+    ["LANES=abc", /LANES=abc: give a whole number of scenarios to run at once, 1 to 8/],
+    ["NODES=12", /NODES=12: give a whole number of node hosts from 0 to 8/],
+    ["SEED=x", /SEED=x: give a non-negative integer/],
+    ["SHARD=2", /SHARD=2: is not K\/N/],
+  ] as const) {
+    it(`make lab ${v}: one line, exit 2, no recipe run`, async () => {
+      // -n: had the check let it through, make would only print the recipes (deps, engine, the run).
+      const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+        execFile("make", ["--no-print-directory", "-n", "lab", v], { cwd: ROOT, env: { ...process.env, MAKEFLAGS: "" } }, (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
+        ),
+      );
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(says);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stdout).toBe("");
+    });
+  }
+});
