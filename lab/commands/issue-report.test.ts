@@ -97,6 +97,14 @@ describe("a report follows OpenClaw's bug form", () => {
     expect(text).not.toContain("supersecretvalue123");
   });
 
+  it("a finding seen on a build of one's own is said as the build, with OPENCLAW_PACKAGE in its steps, never as the published version", () => {
+    const text = issueReport(f, { ...excerpt, version: "2026.9.6+0123456789" });
+    expect(text.split("\n")[0]).toBe("# [Bug]: not met on build openclaw@2026.9.6+0123456789: every patch succeeds, however slowly");
+    expect(text).toContain("1. A build of openclaw 2026.9.6 (`2026.9.6+0123456789`: packed from a branch, not the published package)");
+    expect(text).toContain("make repro NAME=repro-155359 N=5 OPENCLAW_PACKAGE=<the build's .tgz>");
+    expect(text).not.toContain("Real, published");
+  });
+
   it("from this machine's runs: versions affected and not from the newest matrix, k/N from the newest repro loop, a regression's bounds", () => {
     const runs = fs.mkdtempSync(path.join(tmp, "runs-"));
     const cell = (verdict: string, findings: string[], more: Partial<MatrixRecord["cells"][string][string]> = {}) => ({ verdict, seconds: 1, findings, run: "r", ...more });

@@ -25,6 +25,7 @@ import { labFindings } from "../checks/findings.ts";
 import { excerptFile, excerptPath, type Excerpt } from "../findings/excerpt.ts";
 import { BASE_VARIANT, matchVariant, namedVersions, type FindingRecord } from "../findings/findings.ts";
 import { compareVersions } from "../findings/versions.ts";
+import { cachedBuild, isBuild, packageVersion } from "../definitions/build.ts";
 
 export const REPORTS_DIR = path.join(ROOT, "fixtures", "findings", "reports");
 /** A finding's report file name (its excerpt's, as markdown). */
@@ -209,7 +210,10 @@ export function issueReport(f: RegisteredFinding, excerpt: Excerpt | undefined, 
   const expectation = rec.expectation.replace(/\s+/g, " ").trim();
   const out: string[] = [];
 
-  out.push(`# [Bug]: not met on openclaw@${version}: ${expectation.length > 110 ? `${expectation.slice(0, 110).replace(/\s+\S*$/, "")}…` : expectation}`, "");
+  // Seen on a build of one's own (OPENCLAW_PACKAGE): said as the build, never as the published version of that number.
+  const build = isBuild(version) ? cachedBuild(version) : undefined;
+  const onWhat = isBuild(version) ? `build openclaw@${version}` : `openclaw@${version}`;
+  out.push(`# [Bug]: not met on ${onWhat}: ${expectation.length > 110 ? `${expectation.slice(0, 110).replace(/\s+\S*$/, "")}…` : expectation}`, "");
   out.push(`<!-- fleetlab finding ${rec.id}; written by \`fleetlab issue\` from ${rec.evidence} and ${file ?? "lab/checks/findings.ts"}; regenerate, do not edit -->`, "");
 
   out.push("### Bug type", "");
@@ -220,11 +224,11 @@ export function issueReport(f: RegisteredFinding, excerpt: Excerpt | undefined, 
 
   out.push("### Summary", "");
   const kind = rec.kind === "differs-from-reference" ? "differ from the reference" : "fall short of what a user needs";
-  out.push(`On openclaw@${version}, ${scenario ? `the fleetlab scenario \`${scenario}\`` : "every fleetlab scenario"} sees OpenClaw ${kind}: expected ${expectation}; observed instead \`${red.text(json(observed))}\`${variantNote}.`, "");
+  out.push(`On ${onWhat}, ${scenario ? `the fleetlab scenario \`${scenario}\`` : "every fleetlab scenario"} sees OpenClaw ${kind}: expected ${expectation}; observed instead \`${red.text(json(observed))}\`${variantNote}.`, "");
 
   out.push("### Steps to reproduce", "");
   out.push(
-    `1. Real, published \`openclaw@${version}\` (gateway and node hosts from the npm package) in Docker on a private network, as fleetlab brings it up: ${f.scenario ? `scenario \`${scenario}\` (\`${file}\`)` : `any scenario whose frames carry it, e.g. \`${scenario}\` (\`${file}\`), with the lab-wide evidence check of \`lab/checks/\``}.`,
+    `1. ${isBuild(version) ? `A build of openclaw ${packageVersion(version)} (\`${version}\`: packed from a branch, not the published package${build?.source ? `; from ${build.source}` : ""})` : `Real, published \`openclaw@${version}\``} (gateway and node hosts from the npm package) in Docker on a private network, as fleetlab brings it up: ${f.scenario ? `scenario \`${scenario}\` (\`${file}\`)` : `any scenario whose frames carry it, e.g. \`${scenario}\` (\`${file}\`), with the lab-wide evidence check of \`lab/checks/\``}.`,
   );
   out.push(`2. What the scenario sets up and does (its header):`, "");
   for (const l of header) out.push(l ? `   > ${l}` : "   >");
@@ -232,9 +236,8 @@ export function issueReport(f: RegisteredFinding, excerpt: Excerpt | undefined, 
   out.push("");
   out.push(`3. The check \`${rec.id}\` judges: ${expectation}.`, "");
   out.push("Reproduce with fleetlab (Docker, Node >= 20.17; `make help`):", "");
-  const command = f.scenario
-    ? `make repro NAME=${scenario} N=${m.repro?.asked ?? 5} OPENCLAW_VERSION=${version}`
-    : `make lab SCENARIOS="${scenario ?? "smoke"}" OPENCLAW_VERSION=${version}`;
+  const under = isBuild(version) ? `OPENCLAW_PACKAGE=${build?.source ?? "<the build's .tgz>"}` : `OPENCLAW_VERSION=${version}`;
+  const command = f.scenario ? `make repro NAME=${scenario} N=${m.repro?.asked ?? 5} ${under}` : `make lab SCENARIOS="${scenario ?? "smoke"}" ${under}`;
   out.push(MEASURED);
   out.push(...fence("sh", [command]));
   if (m.repro) out.push("", `Last loop here (run ${m.repro.run}, openclaw@${m.repro.version}): ${m.repro.line}.`);
