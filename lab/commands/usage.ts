@@ -31,7 +31,8 @@ export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMA
                           soak on several runners, or last night's rounds beside tonight's)
   matrix [scenario...] run the scenarios on each OpenClaw version and print a scenario x version
                       table (saved as matrix.json in .lab/runs/matrix-<id>/)
-        --versions "A B"  exact versions, newest, or lastN (e.g. last3); also VERSIONS=
+        --versions "A B"  exact versions, newest, lastN (e.g. last3), or a packed build's
+                          path (./openclaw-dev.tgz); also VERSIONS=
   bisect SCENARIO     the first version that broke: the scenario N times on each published version
                       GOOD..BAD halves, and the first whose verdict differs from GOOD's, with the run
                       of each step (bisect.json in .lab/runs/bisect-<id>/); exit 0 found, 1 GOOD and

@@ -62,6 +62,9 @@ describe("resolveBuild", () => {
     const dir = tmp();
     const file = pack(openclaw(), dir, "openclaw-2026.9.6.tgz");
     expect(resolveBuild(dir, cache).label).toBe(resolveBuild(file, cache).label);
+    // A checkout after `pnpm pack`: its package.json and the .tgz beside it; the .tgz is the package.
+    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "openclaw", version: "0.0.0-workspace" }));
+    expect(resolveBuild(dir, cache).label).toBe(resolveBuild(file, cache).label);
     const unpacked = tmp();
     execFileSync("tar", ["-xzf", file, "-C", unpacked]);
     const b = resolveBuild(path.join(unpacked, "package"), cache);
@@ -90,7 +93,7 @@ describe("resolveBuild", () => {
     pack(openclaw(), two, "a.tgz");
     pack(openclaw(), two, "b.tgz");
     expect(() => resolveBuild(two, cache)).toThrow(/holds 2 \.tgz files \(a\.tgz, b\.tgz\); name the one to test/);
-    expect(() => resolveBuild(tmp(), cache)).toThrow(/holds neither a package\.json nor a \.tgz/);
+    expect(() => resolveBuild(tmp(), cache)).toThrow(/holds neither a \.tgz nor a package\.json/);
     expect(fs.existsSync(path.join(cache, "builds"))).toBe(false);
   });
 });

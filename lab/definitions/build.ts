@@ -104,8 +104,15 @@ function keep(tgz: string, source: string, cache: string, key: string): Build {
   return build;
 }
 
-/** The tarball a folder stands for: the one .tgz it holds, or the package it is, packed. */
+/**
+ * The tarball a folder stands for: the one .tgz it holds (an OpenClaw checkout after `pnpm pack`
+ * holds its package.json too, and re-packing it with npm would leave pnpm's workspace: ranges),
+ * else the package it is, packed.
+ */
 function tarballIn(dir: string, given: string): string {
+  const tgzs = fs.readdirSync(dir).filter((f) => f.endsWith(".tgz"));
+  if (tgzs.length === 1) return path.join(dir, tgzs[0]!);
+  if (tgzs.length > 1) throw new LabError(`${given}: the folder holds ${tgzs.length} .tgz files (${tgzs.slice(0, 4).join(", ")}); name the one to test`);
   if (fs.existsSync(path.join(dir, "package.json"))) {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-pack-"));
     try {
@@ -119,13 +126,7 @@ function tarballIn(dir: string, given: string): string {
       throw new LabError(`${given}: \`npm pack --ignore-scripts\` in that folder failed: ${(e.stderr || e.message || String(err)).trim().split("\n").slice(-1)[0]}`);
     }
   }
-  const tgzs = fs.readdirSync(dir).filter((f) => f.endsWith(".tgz"));
-  if (tgzs.length === 1) return path.join(dir, tgzs[0]!);
-  throw new LabError(
-    tgzs.length
-      ? `${given}: the folder holds ${tgzs.length} .tgz files (${tgzs.slice(0, 4).join(", ")}); name the one to test`
-      : `${given}: the folder holds neither a package.json nor a .tgz; give the .tgz that \`npm pack\` or \`pnpm pack\` made, or the unpacked package's folder`,
-  );
+  throw new LabError(`${given}: the folder holds neither a .tgz nor a package.json; give the .tgz that \`npm pack\` or \`pnpm pack\` made, or the unpacked package's folder`);
 }
 
 interface PackageJson {

@@ -16,7 +16,7 @@ export interface Setting {
 export const SETTINGS: Setting[] = [
   { name: "NODES", env: "FLEETLAB_NODES", flag: "nodes", what: "node hosts in the standard topology (default 2)" },
   { name: "OPENCLAW_VERSION", env: "FLEETLAB_OPENCLAW_VERSION", flag: "openclaw-version", what: "the exact OpenClaw version under test (default the pinned one, lab/definitions/spec.ts)" },
-  { name: "OPENCLAW_PACKAGE", env: "FLEETLAB_OPENCLAW_PACKAGE", flag: "openclaw-package", what: "your own build under test in place of a published version: a .tgz from npm pack / pnpm pack, or a folder holding one (named <version>+<hash>)" },
+  { name: "OPENCLAW_PACKAGE", env: "FLEETLAB_OPENCLAW_PACKAGE", flag: "openclaw-package", what: "your own build under test in place of a published version: a .tgz from npm pack / pnpm pack, a folder holding one, or an unpacked package (named <version>+<hash>)" },
   { name: "SEED", env: "FLEETLAB_SEED", flag: "seed", what: "the seed of every random choice (default random, printed)" },
   { name: "TOPOLOGY", env: "FLEETLAB_TOPOLOGY", flag: "topology", what: `topology overrides as JSON, e.g. '{"nodes":{"capacity":1}}'` },
   { name: "LANES", env: "FLEETLAB_LANES", flag: "lanes", what: "scenarios side by side, 1 to 8 (default 2)" },

@@ -193,7 +193,7 @@ export async function npmVersions(): Promise<string[]> {
 export async function checkOpenclawVersion(version: string, versions: () => Promise<string[]> = npmVersions, cache = CACHE): Promise<void> {
   if (isBuild(version)) {
     if (cachedBuild(version, cache)) return;
-    throw new LabError(`build ${version} is not in this machine's cache (${path.join(cache, "builds")}): give its package again with OPENCLAW_PACKAGE=<the .tgz> (the build is named by its version and content hash)`);
+    throw new LabError(`build ${version} is not in this machine's cache (${path.join(cache, "builds")}): put its .tgz back with \`make images OPENCLAW_PACKAGE=<the same .tgz>\` (the build is named by its version and content hash: the same bytes give the same build), then run again`);
   }
   if (!/^\d+\.\d+\.\d+([-.][0-9A-Za-z.-]+)?$/.test(version)) {
     throw new LabError(`OPENCLAW_VERSION=${version} is not an exact version (expected e.g. ${DEFAULT_OPENCLAW_VERSION}); ranges and tags are refused because they are not reproducible.`);
@@ -257,7 +257,7 @@ async function installPackage(version: string, dir: string, marker: string, cach
         "LABEL fleetlab.kind=image",
         "RUN useradd --uid 10001 --create-home --home-dir /home/lab --shell /bin/sh lab",
         "COPY node_modules /opt/openclaw/node_modules",
-        "RUN ln -s /opt/openclaw/node_modules/openclaw/openclaw.mjs /usr/local/bin/openclaw",
+        `RUN ln -s /opt/openclaw/node_modules/openclaw/${openclawBin(staging)} /usr/local/bin/openclaw`,
         "",
       ].join("\n"),
     );
@@ -267,6 +267,13 @@ async function installPackage(version: string, dir: string, marker: string, cach
     fs.renameSync(staging, final);
     unstage();
   });
+}
+
+/** The `openclaw` command the installed package declares (package.json bin), relative to it: openclaw.mjs for every published version so far. */
+function openclawBin(install: string): string {
+  const pkg = JSON.parse(fs.readFileSync(path.join(install, "node_modules", "openclaw", "package.json"), "utf8")) as { bin?: string | Record<string, string> };
+  const bin = typeof pkg.bin === "string" ? pkg.bin : (pkg.bin?.openclaw ?? "openclaw.mjs");
+  return path.posix.normalize(bin).replace(/^(\.\/)+/, "");
 }
 
 /** A repository-relative path where it is one, else the path itself (the cache is outside the checkout). */
