@@ -4,7 +4,7 @@ import path from "node:path";
 import { endEarly, exitWhenClean, interrupted, leftovers, onEarlyEnd, prune, pruneDeadRuns } from "../engine/cleanup.ts";
 import { installEscapeTrap, isWriteFailure, onUnownedEscape, writeFailureText } from "../core/escapes.ts";
 import { applyFlags, setting } from "../definitions/settings.ts";
-import { COMMANDS, USAGE, commandHelp, parseCli } from "./usage.ts";
+import { helpFor, parseCli } from "./usage.ts";
 export { commandHelp, parseCli } from "./usage.ts";
 import { requireEngine } from "../engine/docker.ts";
 import { Run, checkGivenRunId, newRunId, readRunRecord } from "../evidence/run.ts";
@@ -35,20 +35,12 @@ import { exitCodeOf, type Verdict } from "../definitions/verdict.ts";
 export async function main(argv: string[], scenarios: Scenario[]): Promise<number> {
   const { values, positionals } = parseCli(argv);
   applyFlags(values); // a flag wins over its environment variable: written there before anything reads it
-  const [cmd, ...rest] = positionals;
-  if (values.help && cmd && cmd !== "help") {
-    process.stdout.write(commandHelp(cmd) + "\n");
-    return 0;
+  const help = helpFor({ values, positionals });
+  if (help) {
+    process.stdout.write(help.text + "\n");
+    return help.code;
   }
-  if (values.help || !cmd || cmd === "help") {
-    if (cmd === "help" && rest[0]) {
-      if (!COMMANDS[rest[0]]) throw new LabError(`unknown command '${rest[0]}'; commands: ${Object.keys(COMMANDS).join(", ")}`);
-      process.stdout.write(commandHelp(rest[0]) + "\n");
-      return 0;
-    }
-    process.stdout.write(USAGE + "\n");
-    return cmd || values.help ? 0 : 2;
-  }
+  const [cmd, ...rest] = positionals as [string, ...string[]];
   const handler = HANDLERS[cmd];
   if (!handler) throw new LabError(`unknown command '${cmd}'; see 'fleetlab help'`);
   return handler({ rest, values, argv, scenarios });

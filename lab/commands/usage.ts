@@ -159,35 +159,34 @@ export const OPTIONS = {
 } as const;
 
 /**
- * The answer to argv when it needs neither the lab nor the scenarios: help in any form (exit 0;
- * no command at all: the usage and exit 2), or a refusal of a command or option that does not
- * exist or does not apply (one line on stderr, exit 2). Undefined: the command runs.
+ * The help forms of a parsed command line: their text and exit code (no command at all: the usage
+ * and 2), or undefined when a command runs. A help topic that is no command is a LabError.
+ */
+export function helpFor(parsed: ReturnType<typeof parseCli>): { text: string; code: number } | undefined {
+  const [cmd, topic] = parsed.positionals;
+  if (parsed.values.help && cmd && cmd !== "help") return { text: commandHelp(cmd), code: 0 };
+  if (!parsed.values.help && cmd && cmd !== "help") return undefined;
+  if (cmd === "help" && topic) {
+    if (!COMMANDS[topic]) throw new LabError(`unknown command '${topic}'; commands: ${Object.keys(COMMANDS).join(", ")}`);
+    return { text: commandHelp(topic), code: 0 };
+  }
+  return { text: USAGE, code: cmd || parsed.values.help ? 0 : 2 };
+}
+
+/**
+ * The answer to argv when it needs neither the lab nor the scenarios: help in any form, or a
+ * refusal of a command or option that does not exist or does not apply (one line on stderr,
+ * exit 2). Undefined: the command runs.
  */
 export function answerAtOnce(argv: string[], out: (t: string) => void = (t) => process.stdout.write(t), err: (t: string) => void = (t) => process.stderr.write(t)): number | undefined {
-  let parsed: ReturnType<typeof parseCli>;
+  let help: ReturnType<typeof helpFor>;
   try {
-    parsed = parseCli(argv);
+    help = helpFor(parseCli(argv));
   } catch (e) {
     if (!(e instanceof LabError)) throw e;
     err(`fleetlab: ${e.message}\n`);
     return e.exitCode;
   }
-  const [cmd, topic] = parsed.positionals;
-  if (parsed.values.help && cmd && cmd !== "help") {
-    out(commandHelp(cmd) + "\n");
-    return 0;
-  }
-  if (parsed.values.help || !cmd || cmd === "help") {
-    if (cmd === "help" && topic) {
-      if (!COMMANDS[topic]) {
-        err(`fleetlab: unknown command '${topic}'; commands: ${Object.keys(COMMANDS).join(", ")}\n`);
-        return 2;
-      }
-      out(commandHelp(topic) + "\n");
-      return 0;
-    }
-    out(USAGE + "\n");
-    return cmd || parsed.values.help ? 0 : 2;
-  }
-  return undefined;
+  if (help) out(help.text + "\n");
+  return help?.code;
 }
