@@ -400,7 +400,7 @@ async function bisectCommand({ rest, values, scenarios }: CommandArgs): Promise<
   const version = setting("OPENCLAW_VERSION");
   if (version) throw new LabError(`OPENCLAW_VERSION=${version} would be ignored: bisect runs the versions from GOOD to BAD; unset OPENCLAW_VERSION`);
   const { spec, seed } = specFor(values.seed, undefined);
-  if ((spec as { openclawBuild?: unknown }).openclawBuild) throw new LabError("bisect runs published versions only: unset OPENCLAW_PACKAGE");
+  if (spec.openclawBuild) throw new LabError("bisect runs published versions only: unset OPENCLAW_PACKAGE");
   const versions = bisectVersions(await npmVersions(), good, bad, pre);
   await requireEngine();
   const id = `bisect-${newRunId()}`;

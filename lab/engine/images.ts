@@ -178,8 +178,22 @@ async function buildBase(tag: string): Promise<void> {
   }
 }
 
-/** Ask npm which versions of openclaw exist (the registry npm is configured with). */
-export async function npmVersions(): Promise<string[]> {
+let listed: Promise<string[]> | undefined;
+
+/**
+ * Ask npm which versions of openclaw exist (the registry npm is configured with): once per process
+ * (the CLI's check before a run folder and the install's check share the answer); an ask that
+ * failed is asked again.
+ */
+export function npmVersions(): Promise<string[]> {
+  listed ??= askNpmVersions().catch((err: unknown) => {
+    listed = undefined;
+    throw err;
+  });
+  return listed;
+}
+
+async function askNpmVersions(): Promise<string[]> {
   try {
     const out = await step("asking npm which openclaw versions exist", async () => (await run("npm", ["view", "openclaw", "versions", "--json"], { timeout: 60_000, maxBuffer: 1 << 24 })).stdout);
     return JSON.parse(out) as string[];
