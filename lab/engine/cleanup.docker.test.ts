@@ -3,7 +3,8 @@
 import { spawn, execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { leftovers, procStat } from "./cleanup.ts";
+import { BUILD_CONTAINER_PREFIX, leftovers, procStat } from "./cleanup.ts";
+import { ensureBaseImage } from "./images.ts";
 import { docker } from "./docker.ts";
 import { ROOT } from "../core/paths.ts";
 
@@ -59,6 +60,26 @@ describe("clean-up", () => {
     expect(await done).toBe(130);
     expect(err).not.toMatch(/\n\s+at /); // no stack trace for an interrupted bring-up
     expect(await leftovers({ run: runId })).toEqual([]);
+  });
+
+  it("a package image's build container whose owner was killed is removed by the next prune; a live owner's stays", { timeout: 120_000 }, async () => {
+    const base = await ensureBaseImage();
+    const me = procStat(process.pid)!;
+    const deadName = `${BUILD_CONTAINER_PREFIX}${2 ** 22 + 7}-${me.start}-${Math.random().toString(16).slice(2, 8)}`;
+    // Owned by a live process that is not the pruning one: this test's own process.
+    const liveName = `${BUILD_CONTAINER_PREFIX}${process.pid}-${me.start}-${Math.random().toString(16).slice(2, 8)}`;
+    const d = docker();
+    const dead = await d.createContainer({ name: deadName, Image: base.tag, Cmd: ["true"], HostConfig: { NetworkMode: "none" } });
+    const live = await d.createContainer({ name: liveName, Image: base.tag, Cmd: ["true"], HostConfig: { NetworkMode: "none" } });
+    try {
+      const { stdout } = await run(...cli("prune"), { cwd: ROOT, env });
+      expect(stdout).toMatch(/removed/);
+      await expect(dead.inspect()).rejects.toThrow(/no such container/i);
+      expect((await live.inspect()).Name).toBe(`/${liveName}`);
+    } finally {
+      await dead.remove({ force: true }).catch(() => {});
+      await live.remove({ force: true }).catch(() => {});
+    }
   });
 
   it("a SIGKILLed run's leftovers are removed by the next prune", { timeout: 120_000 }, async () => {

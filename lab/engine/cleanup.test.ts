@@ -8,9 +8,28 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { claimFolder, ENGINE_RESTART_FIX, ownerAlive, procStat, pruneScriptedFolders, removeNetwork, type RemovableNetwork } from "./cleanup.ts";
+import { BUILD_CONTAINER_PREFIX, buildOwnerGone, claimFolder, ENGINE_RESTART_FIX, ownerAlive, procStat, pruneScriptedFolders, removeNetwork, type RemovableNetwork } from "./cleanup.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("an image build container's owner, from its name", () => {
+  it("is gone when the pid in the name has no process, or another start time; alive for a live one", () => {
+    const me = procStat(process.pid)!;
+    const dead = 2 ** 22 + 7; // above pid_max's ceiling
+    expect(buildOwnerGone(`/${BUILD_CONTAINER_PREFIX}${dead}-${me.start}-a1b2c3`)).toBe(true);
+    expect(buildOwnerGone(`${BUILD_CONTAINER_PREFIX}1-${me.start + 12345}-a1b2c3`)).toBe(true); // pid 1 is alive, but not that start
+    // The pruning process itself is never judged gone (its own build).
+    expect(buildOwnerGone(`${BUILD_CONTAINER_PREFIX}${process.pid}-${me.start}-a1b2c3`)).toBe(false);
+    const ppid = process.ppid;
+    expect(buildOwnerGone(`${BUILD_CONTAINER_PREFIX}${ppid}-${procStat(ppid)!.start}-00ff00`)).toBe(false);
+  });
+
+  it("is never judged for a name that is not a build container's", () => {
+    expect(buildOwnerGone("fleetlab-run-123-gateway")).toBe(false);
+    expect(buildOwnerGone(`${BUILD_CONTAINER_PREFIX}abc-1-ff`)).toBe(false);
+    expect(buildOwnerGone(`x${BUILD_CONTAINER_PREFIX}${2 ** 22 + 7}-1-ff`)).toBe(false);
+  });
+});
 
 describe("owner liveness", () => {
   it("a SIGKILLed process not yet reaped (zombie) is dead, though kill(pid, 0) still reaches it", async () => {

@@ -278,7 +278,14 @@ export async function prune(opts: { runId?: string; all?: boolean } = {}): Promi
     if (opts.runId || opts.all || deadHere) doomed.add(run);
   }
   const res: PruneResult = { runs: [...doomed], containers: 0, networks: 0, volumes: 0, stuck: [] };
-  if (!opts.runId) res.folders = pruneScriptedFolders({ all: opts.all });
+  if (!opts.runId) {
+    res.folders = pruneScriptedFolders({ all: opts.all });
+    // Build containers a killed run left (a package image half built): on this engine only by name.
+    const builds = await d.listContainers({ all: true, filters: { name: [BUILD_CONTAINER_PREFIX] } });
+    for (const c of builds.filter((c) => c.Names.some((n) => buildOwnerGone(n)))) {
+      if (await d.getContainer(c.Id).remove({ force: true }).then(() => true, () => false)) res.containers++;
+    }
+  }
   if (!doomed.size) return res;
   const inRun = (l: Record<string, string> | undefined) => !!l && doomed.has(l[LABEL_RUN]);
   // Helper containers (fault injectors) first, so faults they hold go with them.
@@ -319,6 +326,22 @@ export async function prune(opts: { runId?: string; all?: boolean } = {}): Promi
     else res.volumes++;
   }
   return res;
+}
+
+/**
+ * Name prefix of an image's build container (lab/engine/images.ts, the package image). It
+ * carries no run labels (a commit would pass them on to the image and every container made
+ * from it); its name names its owner instead: `<prefix><pid>-<start>-<random>`.
+ */
+export const BUILD_CONTAINER_PREFIX = "fleetlab-build-";
+
+/** Whether a build container's owner (from its name) is gone from this host; false for any other name. */
+export function buildOwnerGone(name: string, procRoot = "/proc"): boolean {
+  const m = new RegExp(`^/?${BUILD_CONTAINER_PREFIX}(\\d+)-(\\d+)-[0-9a-f]+$`).exec(name);
+  if (!m) return false;
+  const pid = Number(m[1]);
+  const start = Number(m[2]) || undefined;
+  return pid !== process.pid && !ownerAlive(pid, start, procRoot);
 }
 
 /** The file in a scripted node's identity folder that names the process owning it. */

@@ -1,25 +1,27 @@
 // Images: built locally, tagged by a hash of their inputs, never pulled.
 //   base        docker/base/build.sh: Debian bookworm minbase from Debian's packages + Node 24
-//   openclaw-pkg  base + the published openclaw package at an exact version (big, built once
-//                 per version: its ~650 MB context is slow to send, so nothing else lives here)
+//   openclaw-pkg  base + the published openclaw package at an exact version (or a build), streamed
+//                 into a container (no build context) with Node's compile cache warmed by one
+//                 gateway and node-host start, committed (big, built once per version)
 //   openclaw    openclaw-pkg + entrypoint (thin, rebuilt in well under a second)
 //   git-http, model, mcp, faultproxy   base + their small server programs: TypeScript that Node
 //                 runs as it is (type stripping, no build step); each imports only files of its
 //                 own folder, so the folder hash below covers all of it
 import { createHash, randomBytes } from "node:crypto";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { promisify } from "node:util";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Docker from "dockerode";
 import { GenericContainer } from "testcontainers";
-import { docker } from "./docker.ts";
+import { demux, docker } from "./docker.ts";
 import { LabError, info, step, stepStatus } from "../core/log.ts";
 import { CACHE, DOCKER_DIR, ROOT } from "../core/paths.ts";
 import { withLock } from "./lock.ts";
 import { killProcessesIn, runChild } from "./child.ts";
-import { onInterrupt } from "./cleanup.ts";
+import { BUILD_CONTAINER_PREFIX, onInterrupt, procStat } from "./cleanup.ts";
+import { deadline } from "../core/pace.ts";
 
 const run = promisify(execFile);
 
@@ -83,7 +85,7 @@ async function imageId(tag: string): Promise<string | undefined> {
 /** What building each image involves, for the progress line. */
 const BUILDS: Record<ImageName, string> = {
   base: "Debian bookworm minbase from Debian's packages + Node",
-  "openclaw-pkg": "the openclaw package, ~650 MB of build context",
+  "openclaw-pkg": "the openclaw package streamed in, its compile cache warmed",
   openclaw: "entrypoint",
   "git-http": "git HTTP server",
   model: "scripted model server",
@@ -263,24 +265,76 @@ async function installPackage(version: string, dir: string, marker: string, cach
       unstage();
       throw new LabError(`npm install openclaw@${version} failed: ${processFailure(err)}`, 2);
     }
-    fs.writeFileSync(
-      path.join(staging, "Dockerfile"),
-      [
-        "ARG BASE",
-        "FROM ${BASE}",
-        "LABEL fleetlab.kind=image",
-        "RUN useradd --uid 10001 --create-home --home-dir /home/lab --shell /bin/sh lab",
-        "COPY node_modules /opt/openclaw/node_modules",
-        `RUN ln -s /opt/openclaw/node_modules/openclaw/${openclawBin(staging)} /usr/local/bin/openclaw`,
-        "",
-      ].join("\n"),
-    );
-    fs.writeFileSync(path.join(staging, ".dockerignore"), "package-lock.json\n.installed\n");
     fs.writeFileSync(path.join(staging, ".installed"), new Date().toISOString());
     fs.rmSync(final, { recursive: true, force: true });
     fs.renameSync(staging, final);
     unstage();
   });
+}
+
+/** The script that warms Node's compile cache in the package image (it says what it runs and why). */
+const WARM_UP = path.join(DOCKER_DIR, "openclaw", "warm-up.sh");
+/** The lab user's uid in every openclaw container (Node's compile cache is kept per uid). */
+const LAB_UID = 10001;
+
+/**
+ * The package image, without a build context: a container of the base image receives the
+ * installed package as a tar stream (one copy into the engine instead of the classic builder's
+ * context upload, extraction and COPY), makes the lab user and the `openclaw` link, runs
+ * docker/openclaw/warm-up.sh as that user (no network) so Node's compile cache is in the image,
+ * and is committed. The warm-up is best effort: its lines are shown, and a failed one leaves
+ * a colder image, not a failed build.
+ */
+async function buildPackageImage(install: string, baseTag: string, tag: string): Promise<void> {
+  const d = docker();
+  const [repo, version] = tag.split(":") as [string, string];
+  const name = `${BUILD_CONTAINER_PREFIX}${process.pid}-${procStat(process.pid)?.start ?? 0}-${randomBytes(3).toString("hex")}`;
+  const script = [
+    "set -e",
+    `useradd --uid ${LAB_UID} --create-home --home-dir /home/lab --shell /bin/sh lab`,
+    `ln -s /opt/openclaw/node_modules/openclaw/${openclawBin(install)} /usr/local/bin/openclaw`,
+    "setpriv --reuid=lab --regid=lab --init-groups env HOME=/home/lab sh /opt/openclaw/warm-up.sh",
+    "rm -f /opt/openclaw/warm-up.sh",
+  ].join("\n");
+  const c = await d.createContainer({ name, Image: baseTag, User: "0", Cmd: ["/bin/sh", "-c", script], Labels: {}, HostConfig: { NetworkMode: "none" } });
+  const unstage = onInterrupt(`removing the build container ${name}`, async () => c.remove({ force: true }).then(() => undefined, () => undefined));
+  try {
+    stepStatus("streaming the package into the image");
+    // GNU tar: every member under openclaw/ (symbolic links' targets kept as they are).
+    const tar = spawnTar(["-c", "--owner=0", "--group=0", "--numeric-owner", "--transform=s,^,openclaw/,S", "-C", install, "node_modules", "-C", path.dirname(WARM_UP), path.basename(WARM_UP)]);
+    const t0 = performance.now();
+    let bytes = 0;
+    tar.stream.on("data", (b: Buffer) => (bytes += b.length));
+    await Promise.all([c.putArchive(tar.stream, { path: "/opt" }), tar.done]);
+    info(`streamed the package into the image: ${Math.round(bytes / 2 ** 20)} MB in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    stepStatus("warming Node's compile cache: the CLI help, a gateway and a node host started once");
+    await c.start();
+    // The lab's own wait for its build container: at the machine's pace.
+    const waited = await Promise.race([c.wait() as Promise<{ StatusCode: number }>, new Promise<undefined>((r) => setTimeout(() => r(undefined), deadline(PKG_BUILD_WAIT_MS)))]); // paced
+    const said = demux((await c.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer).trim();
+    if (!waited) throw new Error(`the package image's set-up and warm-up did not finish within ${deadline(PKG_BUILD_WAIT_MS) / 1000} s; it printed:\n${said.slice(-1500) || "nothing"}`);
+    if (waited.StatusCode !== 0) throw new Error(`the package image's set-up failed (exit ${waited.StatusCode}):\n${said.slice(-1500) || "it printed nothing"}`);
+    for (const line of said.split("\n").filter((l) => l.startsWith("warm-up:"))) info(line);
+    await c.commit({ _query: { container: c.id, repo, tag: version, comment: "fleetlab openclaw-pkg: the package, the lab user, a warm compile cache", changes: ['CMD ["bash"]'] }, _body: {} });
+  } finally {
+    await c.remove({ force: true }).catch(() => {});
+    unstage();
+  }
+}
+
+/** Its wait: the set-up (seconds), the CLI help and config check (about 5 s quiet), a gateway to ready (about 11 s), a node host reaching it (about 10 s), both stopped. */
+const PKG_BUILD_WAIT_MS = 300_000;
+
+/** A tar child process's output as a stream, and its end (rejected with its stderr when it fails). */
+function spawnTar(args: string[]): { stream: NodeJS.ReadableStream; done: Promise<void> } {
+  const p = spawn("tar", args, { stdio: ["ignore", "pipe", "pipe"] });
+  let err = "";
+  p.stderr.on("data", (b: Buffer) => (err += b.toString()));
+  const done = new Promise<void>((resolve, reject) => {
+    p.on("error", reject);
+    p.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`tar ${args.join(" ")} failed (exit ${code}): ${err.trim().slice(-500)}`))));
+  });
+  return { stream: p.stdout, done };
 }
 
 /** The `openclaw` command the installed package declares (package.json bin), relative to it: openclaw.mjs for every published version so far. */
@@ -358,9 +412,14 @@ async function dockerBuild(context: string, tag: string, buildArgs: Record<strin
   await GenericContainer.fromDockerfile(context).withBuildArgs(buildArgs).build(tag, { deleteOnExit: false });
 }
 
+/** The base image's tag: known before it is built (a hash of its inputs). */
+function baseTag(): string {
+  return `fleetlab/base:${sha(RECIPE(), nodeBinary().version, hashDir(path.join(DOCKER_DIR, "base")))}`;
+}
+
 /** Only the base image (Debian + Node + iptables/iproute2): what fault helpers run on. */
 export async function ensureBaseImage(): Promise<BuiltImage> {
-  return ensure("base", sha(RECIPE(), nodeBinary().version, hashDir(path.join(DOCKER_DIR, "base"))), async (tag) => {
+  return ensure("base", baseTag().split(":")[1]!, async (tag) => {
     // The root file system as a tar (~250 MB) in the temporary folder, then the image (~250 MB).
     await requireFreeSpace({ dir: os.tmpdir(), bytes: 0.5 * 2 ** 30, what: "the base image's root file system" });
     await requireFreeSpace({ engine: true, bytes: 0.5 * 2 ** 30, what: "the base image" });
@@ -368,22 +427,36 @@ export async function ensureBaseImage(): Promise<BuiltImage> {
   });
 }
 
-/** Every image the lab needs, cached by content. A warm call only hashes and inspects. */
+/** A promise whose rejection is held until it is awaited (Node 24 ends the process on one nobody handles yet). */
+function held<T>(p: Promise<T>): () => Promise<T> {
+  const settled = p.then((value) => ({ value }), (error: unknown) => ({ error }));
+  return async () => {
+    const r = await settled;
+    if ("error" in r) throw r.error;
+    return r.value;
+  };
+}
+
+/**
+ * Every image the lab needs, cached by content. A warm call only hashes and inspects. Cold,
+ * what does not depend on each other goes side by side: the package's npm install beside the
+ * base image's build, and the four small images beside the package image.
+ */
 export async function ensureImages(openclawVersion: string): Promise<ImageSet> {
-  const base = await ensureBaseImage();
   // A build's image is keyed by its tarball's whole sha256 (its name carries the first 10 hex).
   const content = isBuild(openclawVersion) ? (cachedBuild(openclawVersion)?.sha256 ?? "") : "";
+  // The way it is built (streamed, warmed by docker/openclaw/warm-up.sh) is part of its key.
+  const how = `streamed+warm:${sha(fs.readFileSync(WARM_UP, "utf8"))}`;
+  const pkgKey = content ? sha(RECIPE(), baseTag(), openclawVersion, content, how) : sha(RECIPE(), baseTag(), openclawVersion, how);
   // The package is installed on this host only when its image has to be built (a fresh clone
-  // with the image already in the engine needs neither npm nor the registry).
-  const pkg = await ensure("openclaw-pkg", content ? sha(RECIPE(), base.tag, openclawVersion, content) : sha(RECIPE(), base.tag, openclawVersion), async (tag) => {
-    // Measured for 2026.9.6: the package installed ~650 MB; its image ~860 MB, sent to the
-    // engine as a build context of the same size (about 2.5 GB of the engine's disk during the build).
+  // with the image already in the engine needs neither npm nor the registry); then the install
+  // starts at once, beside the base image's build.
+  let install: (() => Promise<string>) | undefined;
+  if (!(await imageId(`fleetlab/openclaw-pkg:${pkgKey}`))) {
     await requireFreeSpace({ dir: CACHE, bytes: 1 * 2 ** 30, what: `the openclaw@${openclawVersion} package` });
-    await requireFreeSpace({ engine: true, bytes: 2.5 * 2 ** 30, what: `the openclaw@${openclawVersion} image` });
-    const context = await openclawPackage(openclawVersion);
-    stepStatus(`sending ${path.relative(ROOT, context)} to the engine and building`);
-    await dockerBuild(context, tag, { BASE: base.tag });
-  });
+    install = held(openclawPackage(openclawVersion));
+  }
+  const base = await ensureBaseImage();
   const small = (name: "openclaw" | "git-http" | "model" | "mcp" | "faultproxy", from: string) => {
     const dir = path.join(DOCKER_DIR, name);
     return ensure(name, sha(RECIPE(), from, hashDir(dir)), async (tag) => {
@@ -391,13 +464,14 @@ export async function ensureImages(openclawVersion: string): Promise<ImageSet> {
       await dockerBuild(dir, tag, { BASE: from });
     });
   };
-  const [openclaw, gitHttp, model, mcp, faultproxy] = await Promise.all([
-    small("openclaw", pkg.tag),
-    small("git-http", base.tag),
-    small("model", base.tag),
-    small("mcp", base.tag),
-    small("faultproxy", base.tag),
-  ]);
+  const onBase = held(Promise.all([small("git-http", base.tag), small("model", base.tag), small("mcp", base.tag), small("faultproxy", base.tag)]));
+  const pkg = await ensure("openclaw-pkg", pkgKey, async (tag) => {
+    // Measured for 2026.9.6: the package installed ~650 MB (570 MB streamed as a tar); its image ~890 MB.
+    await requireFreeSpace({ engine: true, bytes: 2 * 2 ** 30, what: `the openclaw@${openclawVersion} image` });
+    await buildPackageImage(await (install ?? held(openclawPackage(openclawVersion)))(), base.tag, tag);
+  });
+  const openclaw = await small("openclaw", pkg.tag);
+  const [gitHttp, model, mcp, faultproxy] = await onBase();
   const set = { base, "openclaw-pkg": pkg, openclaw, "git-http": gitHttp, model, mcp, faultproxy };
   const built = Object.values(set).filter((i) => !i.cached).map((i) => i.name);
   info(built.length ? `images ready (built: ${built.join(", ")})` : "images ready (all cached)");
