@@ -43,6 +43,7 @@ import { LabOperator, NotPairedAfterRestore } from "../topology/operator.ts";
 import { SnapshotStore } from "../topology/snapshot.ts";
 import { WaitTimeout } from "../core/wait.ts";
 import { nodeAliases, parseTopology, topologyFromEnv, type TopologySpec } from "../definitions/spec.ts";
+import { startTimes } from "./warm-start.ts";
 import { BareTopology } from "./bare.ts";
 import { benchFaults, benchRows } from "./faults.ts";
 import { containerPeakMiB, treePeakMiB } from "./memory.ts";
@@ -183,6 +184,23 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
       for (const img of Object.values(cold)) row(`  cold build: ${img.name}`, secs(img.seconds), `${secs(coldS)} all images`, `${((img.seconds / coldS) * 100).toFixed(0)} %`, "reported");
     }
   });
+
+  // ---- OpenClaw's starts in a container: the compile cache the image ships against the same
+  // image made cold (lab/bench/warm-start.ts), and the bare gateway on this host beside them.
+  if (process.env.BENCH_STARTS !== "0") {
+    await part("OpenClaw starts, compile cache warm and cold", async () => {
+      const images = await ensureImages(version);
+      const st = await startTimes({ image: images.openclaw.tag, runId: run.id, trials: Math.max(3, trials | 1), log, packageDir: pkg });
+      raw.starts = st;
+      const g = st.gateway;
+      const n = st.node;
+      const b = st.bare;
+      row("gateway start to /readyz, warm compile cache (image)", secs(median(g.warm)), `${secs(median(g.cold))} cold`, ratio(median(g.warm), median(g.cold)), "< 1.00x cold");
+      row("  the same, warm: container against the bare process", secs(median(g.warm)), `${secs(median(b.warm))} bare warm`, ratio(median(g.warm), median(b.warm)), "reported");
+      row("  the same, cold: container against the bare process", secs(median(g.cold)), `${secs(median(b.cold))} bare cold`, ratio(median(g.cold), median(b.cold)), "reported");
+      row("node host start to asking the gateway for pairing, warm compile cache", secs(median(n.warm)), `${secs(median(n.cold))} cold`, ratio(median(n.warm), median(n.cold)), "< 1.00x cold");
+    });
+  }
 
   // ---- the default topology: bare processes vs containers (pairing from scratch)
   const labReady: number[] = [];
