@@ -25,6 +25,14 @@ $(eval $(call check_form,LANES,[1-8],give a whole number of scenarios to run at 
 $(eval $(call check_form,NODES,[0-8],give a whole number of node hosts from 0 to 8 (each needs ~0.6-0.8 GiB)))
 $(eval $(call check_form,SEED,[0-9]{1$(comma)10},give a non-negative integer (the seed of every random choice)))
 $(eval $(call check_form,SHARD,[0-9]+/[0-9]+,is not K/N (e.g. SHARD=2/4: the second of four shards)))
+# SCENARIOS: each name a scenario file's (scenarios/, parity/, repro/; each file is named for its
+# scenario), the lab's refusal in its words; names are separated by spaces.
+SCENARIO_NAMES := $(basename $(notdir $(filter-out %/index.ts %/main.ts %.test.ts %.scenario.ts %.d.ts,$(wildcard scenarios/*.ts scenarios/parity/*.ts scenarios/repro/*.ts))))
+ifneq ($(filter command line,$(origin SCENARIOS)),)
+ifneq ($(filter-out $(SCENARIO_NAMES),$(SCENARIOS)),)
+$(error unknown scenario(s): $(filter-out $(SCENARIO_NAMES),$(SCENARIOS))$(if $(findstring $(comma),$(SCENARIOS)), (names are separated by spaces: SCENARIOS="$(subst $(comma), ,$(SCENARIOS))")). Known scenarios: $(SCENARIO_NAMES))
+endif
+endif
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 

@@ -21,10 +21,10 @@ function makeLab(vars: Record<string, string>): Promise<{ code: number; stdout: 
 }
 
 describe("make lab exit codes", () => {
-  it("an unknown scenario: make exits 2 and the lab's 2 (bad input) is the last line and in LAST_EXIT", { timeout: 60_000 }, async () => {
+  it("bad input the lab refuses (a replay file that is not there): make exits 2 and the lab's 2 is the last line and in LAST_EXIT", { timeout: 60_000 }, async () => {
     const file = join(dir, "bad-input");
-    const r = await makeLab({ SCENARIOS: "no-such-scenario", LAST_EXIT: file });
-    expect(r.stderr).toMatch(/unknown scenario: no-such-scenario/);
+    const r = await makeLab({ REPLAY: join(dir, "no-such-run.json"), LAST_EXIT: file });
+    expect(r.stderr).toMatch(/--replay .*no-such-run\.json: no such file/);
     expect(r.stdout.trim().split("\n").at(-1)).toBe(`fleetlab: exit 2 (bad input or set-up; kept in ${file})`);
     expect(readFileSync(file, "utf8").trim()).toBe("2");
     expect(r.code).toBe(2);
@@ -87,6 +87,8 @@ describe("make checks the forms of its settings before deps and engine", () => {
     ["NODES=12", /NODES=12: give a whole number of node hosts from 0 to 8/],
     ["SEED=x", /SEED=x: give a non-negative integer/],
     ["SHARD=2", /SHARD=2: is not K\/N/],
+    ["SCENARIOS=no-such-scenario", /unknown scenario\(s\): no-such-scenario\. Known scenarios: .*\bsmoke\b/],
+    ["SCENARIOS=smoke,pair-and-run", /unknown scenario\(s\): smoke,pair-and-run \(names are separated by spaces: SCENARIOS="smoke pair-and-run"\)/],
   ] as const) {
     it(`make lab ${v}: one line, exit 2, no recipe run`, async () => {
       // -n: had the check let it through, make would only print the recipes (deps, engine, the run).

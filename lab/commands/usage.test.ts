@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../core/paths.ts";
-import { answerAtOnce } from "./usage.ts";
+import { answerAtOnce, refuseUnknownScenarios } from "./usage.ts";
 
 function ask(argv: string[]) {
   let out = "";
@@ -38,6 +38,40 @@ describe("answerAtOnce", () => {
     const imports = [...fs.readFileSync(path.join(ROOT, "lab/commands/usage.ts"), "utf8").matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
     expect(imports.sort()).toEqual(["../core/log.ts", "../definitions/settings.ts", "node:util"]);
     const main = fs.readFileSync(path.join(ROOT, "scenarios/main.ts"), "utf8");
-    expect([...main.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1])).toEqual(["../lab/commands/usage.ts"]);
+    expect([...main.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../lab/commands/usage.ts", "./index.ts", "node:path"]);
+    // The scenario index it reads the names from loads no scenario and none of the lab until asked.
+    const index = fs.readFileSync(path.join(ROOT, "scenarios/index.ts"), "utf8");
+    const indexImports = [...index.matchAll(/^import (type )?.* from "([^"]+)";$/gm)].filter((m) => !m[1]).map((m) => m[2]);
+    expect(indexImports.every((i) => i!.startsWith("node:"))).toBe(true);
+  });
+});
+
+describe("refuseUnknownScenarios", () => {
+  const known = ["smoke", "pair-and-run", "repro-50219"];
+  const refuse = (argv: string[]) => {
+    let err = "";
+    const code = refuseUnknownScenarios(argv, known, (t) => void (err += t));
+    return { code, err };
+  };
+
+  it("refuses a scenario name no scenario file carries, in the runner's words, exit 2, for every command that takes names", () => {
+    for (const cmd of ["run", "repro", "soak", "matrix", "bisect"]) {
+      const r = refuse([cmd, "smoke", "no-such"]);
+      expect(r.code).toBe(2);
+      expect(r.err).toBe("fleetlab: unknown scenario: no-such. Known scenarios: smoke, pair-and-run, repro-50219\n");
+    }
+  });
+
+  it("tells how names are separated when a comma joins known ones", () => {
+    expect(refuse(["run", "smoke,pair-and-run"]).err).toMatch(/unknown scenario: smoke,pair-and-run \(names are separated by spaces: SCENARIOS="smoke pair-and-run"\)/);
+    expect(refuse(["run", "smoke,nope"]).err).not.toMatch(/separated/);
+  });
+
+  it("leaves known names, no names, other commands and soak --from's folders alone", () => {
+    expect(refuse(["run", "smoke", "repro-50219"]).code).toBeUndefined();
+    expect(refuse(["run"]).code).toBeUndefined();
+    expect(refuse(["report", "20261203-070928-abc"]).code).toBeUndefined();
+    expect(refuse(["soak", "--from", ".lab/runs/soak-1"]).code).toBeUndefined();
+    expect(refuse(["run", "--help"]).code).toBeUndefined();
   });
 });

@@ -190,3 +190,29 @@ export function answerAtOnce(argv: string[], out: (t: string) => void = (t) => p
   if (help) out(help.text + "\n");
   return help?.code;
 }
+
+/** Commands whose words after the command are scenario names (soak --from takes folders instead). */
+const SCENARIO_COMMANDS = ["run", "repro", "soak", "matrix", "bisect"];
+
+/**
+ * The scenario names argv gives, checked against the names the scenario files carry (each file
+ * is named for its scenario: scenarios/index.test.ts keeps it so), before anything is loaded: the
+ * runner's refusal, in its words, in well under a second. A name holding commas whose parts are
+ * all known is told how names are separated. Exit code like answerAtOnce's: 2, or undefined.
+ */
+export function refuseUnknownScenarios(argv: string[], known: string[], err: (t: string) => void = (t) => process.stderr.write(t)): number | undefined {
+  let parsed;
+  try {
+    parsed = parseCli(argv);
+  } catch {
+    return undefined; // answerAtOnce has said it
+  }
+  const [cmd, ...names] = parsed.positionals;
+  if (!cmd || !SCENARIO_COMMANDS.includes(cmd) || parsed.values.from || parsed.values.help) return undefined;
+  const unknown = names.filter((n) => !known.includes(n));
+  if (!unknown.length) return undefined;
+  const listed = unknown.find((n) => n.includes(",") && n.split(",").every((p) => known.includes(p.trim())));
+  const hint = listed ? ` (names are separated by spaces: SCENARIOS="${listed.split(",").map((p) => p.trim()).join(" ")}")` : "";
+  err(`fleetlab: unknown scenario${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}${hint}. Known scenarios: ${known.join(", ")}\n`);
+  return 2;
+}
