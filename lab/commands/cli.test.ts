@@ -30,7 +30,7 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: 
 describe("the CLI refuses bad input in one line, exit 2, before a run folder exists", () => {
   for (const [args, env, says] of [
     [["run", "--node", "4"], {}, /^fleetlab: unknown option --node for 'run'; see 'fleetlab run --help'/],
-    [["run", "--version", "2026.9.6"], {}, /^fleetlab: unknown option --version for 'run': did you mean --openclaw-version 2026\.9\.6/],
+    [["run", "--version", "2026.9.6"], {}, /^fleetlab: --version is fleetlab's own version .*did you mean --openclaw-version 2026\.9\.6/],
     [["run", "smoke", "--lanes", "abc"], {}, /^fleetlab: LANES=abc: give a whole number/],
     [["run", "smoke"], { FLEETLAB_LANES: "0" }, /^fleetlab: LANES=0: give a whole number/],
     [["frob"], {}, /^fleetlab: unknown command 'frob'; commands: run, repro/],

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../core/paths.ts";
+import { DEFAULT_OPENCLAW_VERSION } from "../definitions/spec.ts";
 import { answerAtOnce, refuseUnknownScenarios } from "./usage.ts";
 
 function ask(argv: string[]) {
@@ -36,13 +37,25 @@ describe("answerAtOnce", () => {
 
   it("needs nothing but the usage and the settings table: its module imports no more of the lab", () => {
     const imports = [...fs.readFileSync(path.join(ROOT, "lab/commands/usage.ts"), "utf8").matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
-    expect(imports.sort()).toEqual(["../core/log.ts", "../definitions/settings.ts", "node:util"]);
+    expect(imports.sort()).toEqual(["../core/log.ts", "../definitions/settings.ts", "node:fs", "node:util"]);
     const main = fs.readFileSync(path.join(ROOT, "scenarios/main.ts"), "utf8");
     expect([...main.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../lab/commands/usage.ts", "./index.ts", "node:path"]);
     // The scenario index it reads the names from loads no scenario and none of the lab until asked.
     const index = fs.readFileSync(path.join(ROOT, "scenarios/index.ts"), "utf8");
     const indexImports = [...index.matchAll(/^import (type )?.* from "([^"]+)";$/gm)].filter((m) => !m[1]).map((m) => m[2]);
     expect(indexImports.every((i) => i!.startsWith("node:"))).toBe(true);
+  });
+});
+
+describe("--version", () => {
+  it("says fleetlab's version and the OpenClaw version it tests by default, exit 0; with a command it points at --openclaw-version", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string };
+    const r = ask(["--version"]);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(`fleetlab ${pkg.version} (openclaw@${DEFAULT_OPENCLAW_VERSION} by default; Node ${process.versions.node})\n`);
+    const run = ask(["run", "--version"]);
+    expect(run.code).toBe(2);
+    expect(run.err).toMatch(/did you mean --openclaw-version/);
   });
 });
 

@@ -2,11 +2,12 @@
 // argv with its one-line refusals, and the answers that need nothing else (help, --help, a
 // mistyped command or option). Kept apart from the commands so that scenarios/main.ts can give
 // these answers before it loads the lab and its scenarios (compiling those takes seconds).
+import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { LabError } from "../core/log.ts";
 import { settingsTable } from "../definitions/settings.ts";
 
-export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fleetlab COMMAND --help)
+export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fleetlab COMMAND --help, fleetlab --version)
 
   run [scenario...]   bring up labs, run scenarios (all when none named), print verdicts
         --seed N          seed every random choice (default: random, printed)
@@ -129,6 +130,7 @@ export function parseCli(argv: string[]) {
   if (cmd && !parsed.values.help) {
     const allowed = new Set([...COMMANDS[cmd]!.options, "help"]);
     const given = Object.keys(parsed.values).filter((k) => !allowed.has(k));
+    if (given[0] === "version") throw new LabError(`--version is fleetlab's own version ('fleetlab --version', no command); for the OpenClaw version under test: did you mean ${ENV_HINT.version}?`);
     if (given.length) throw new LabError(`option --${given[0]} does not apply to '${cmd}' (it takes: ${COMMANDS[cmd]!.options.map((o) => `--${o}`).join(" ") || "no options"}); see 'fleetlab ${cmd} --help'`);
   }
   return parsed;
@@ -155,6 +157,7 @@ export const OPTIONS = {
   "openclaw-package": { type: "string" },
   topology: { type: "string" },
   lanes: { type: "string" },
+  version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -164,6 +167,7 @@ export const OPTIONS = {
  */
 export function helpFor(parsed: ReturnType<typeof parseCli>): { text: string; code: number } | undefined {
   const [cmd, topic] = parsed.positionals;
+  if (parsed.values.version && !cmd) return { text: versionText(), code: 0 };
   if (parsed.values.help && cmd && cmd !== "help") return { text: commandHelp(cmd), code: 0 };
   if (!parsed.values.help && cmd && cmd !== "help") return undefined;
   if (cmd === "help" && topic) {
@@ -171,6 +175,17 @@ export function helpFor(parsed: ReturnType<typeof parseCli>): { text: string; co
     return { text: commandHelp(topic), code: 0 };
   }
   return { text: USAGE, code: cmd || parsed.values.help ? 0 : 2 };
+}
+
+/**
+ * `fleetlab --version`: this checkout's version (package.json) and the OpenClaw version it tests
+ * by default, read from lab/definitions/spec.ts's text as the workflows read it (importing the
+ * spec would load its schema library).
+ */
+export function versionText(root = new URL("../../", import.meta.url)): string {
+  const pkg = JSON.parse(fs.readFileSync(new URL("package.json", root), "utf8")) as { version: string };
+  const pinned = /^export const DEFAULT_OPENCLAW_VERSION = "([^"]+)";$/m.exec(fs.readFileSync(new URL("lab/definitions/spec.ts", root), "utf8"))?.[1] ?? "unknown";
+  return `fleetlab ${pkg.version} (openclaw@${pinned} by default; Node ${process.versions.node})`;
 }
 
 /**
