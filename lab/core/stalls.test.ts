@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StallWatch, overlapping, stallNote } from "./stalls.ts";
+import { StallWatch, overlapping, stallNote, stallSummary } from "./stalls.ts";
 
 describe("stalls of the lab's own process", () => {
   const at = Date.parse("2026-11-30T14:30:52.959Z");
@@ -30,5 +30,19 @@ describe("stalls of the lab's own process", () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]!.ms).toBeGreaterThanOrEqual(1_000);
     expect(w.delay().max).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it("the run's summary counts a 400 ms block as a stall of 250 ms or more, not of 1 s or more", async () => {
+    const w = StallWatch.get();
+    await new Promise((r) => setTimeout(r, 150));
+    const from = Date.now();
+    const until = Date.now() + 400;
+    while (Date.now() < until); // block the loop
+    await new Promise((r) => setTimeout(r, 250));
+    const s = stallSummary(w, from);
+    expect(s.over250ms).toBe(1);
+    expect(s.over1s).toBe(0);
+    expect(s.longestMs).toBeGreaterThanOrEqual(250);
+    expect(s.longestMs).toBeLessThan(1_000);
   });
 });

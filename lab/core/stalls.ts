@@ -6,8 +6,10 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 
 export const TICK_MS = 100;
-/** A late tick shorter than this is ordinary jitter, not reported. */
+/** A late tick shorter than this is ordinary jitter, not reported in a verdict. */
 export const STALL_MS = 1_000;
+/** A late tick this long or longer is counted in the run's summary (the goal: none). */
+export const COUNTED_MS = 250;
 
 export interface Stall {
   /** When the loop ran again (ms since the epoch). */
@@ -24,6 +26,8 @@ export class StallWatch {
   }
 
   readonly stalls: Stall[] = [];
+  /** Every late tick of COUNTED_MS or more (the stalls above included). */
+  readonly counted: Stall[] = [];
   #last = Date.now();
   readonly #timer: NodeJS.Timeout;
   readonly #histogram = monitorEventLoopDelay({ resolution: 20 });
@@ -33,6 +37,7 @@ export class StallWatch {
     this.#timer = setInterval(() => {
       const t = Date.now();
       const late = t - this.#last - TICK_MS;
+      if (late >= COUNTED_MS) this.counted.push({ endedAt: t, ms: late });
       if (late >= STALL_MS) this.stalls.push({ endedAt: t, ms: late });
       this.#last = t;
     }, TICK_MS);
@@ -49,6 +54,12 @@ export class StallWatch {
     const ms = (ns: number) => Math.round(ns / 1e5) / 10;
     return { p50: ms(this.#histogram.percentile(50)), p99: ms(this.#histogram.percentile(99)), max: ms(this.#histogram.max) };
   }
+}
+
+/** The run's summary of its own process's stalls since `from` (ms since the epoch), for run.json and its last lines. */
+export function stallSummary(w: StallWatch, from: number): { over250ms: number; over1s: number; longestMs: number; delayMs: { p50: number; p99: number; max: number } } {
+  const c = w.counted.filter((s) => s.endedAt >= from);
+  return { over250ms: c.length, over1s: c.filter((s) => s.ms >= STALL_MS).length, longestMs: c.reduce((a, s) => Math.max(a, s.ms), 0), delayMs: w.delay() };
 }
 
 /** The stalls of `list` that overlap [from, to]. */

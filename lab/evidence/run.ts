@@ -113,6 +113,8 @@ export const RunRecordSchema = z.strictObject({
   pace: z.object({ factor: z.number(), calibrationMs: z.number(), referenceMs: z.number(), load: z.number(), cores: z.number(), source: z.enum(["measured", "FLEETLAB_PACE"]) }).optional(),
   /** The machine's pace as it was sampled through the run (lab/core/pace.ts): [ms since start, load, unclamped factor], every 10th sample. */
   paceTrace: z.array(z.tuple([z.number(), z.number(), z.number()])).optional(),
+  /** The lab's own process: its event loop's late ticks of 250 ms or more and of 1 s or more, the longest, and its delay percentiles (lab/core/stalls.ts). */
+  stalls: z.object({ over250ms: z.number(), over1s: z.number(), longestMs: z.number(), delayMs: z.object({ p50: z.number(), p99: z.number(), max: z.number() }) }).optional(),
   topology: z.unknown().optional(),
   /** The scenarios this run was asked to run, in order (a cut run shows what never ran). */
   plan: z.array(z.string()).optional(),

@@ -37,7 +37,7 @@ import { isProtocolNeed, probeCapabilities, unmet, type Capabilities } from "../
 import { labConfigs } from "../topology/lab.ts";
 import { ensureImages } from "../engine/images.ts";
 import { loadCosts, planShards, type Costs } from "./shard.ts";
-import { StallWatch, stallNote } from "../core/stalls.ts";
+import { StallWatch, stallNote, stallSummary } from "../core/stalls.ts";
 import { describe as describeEscape, isWriteFailure, raise, withEscapes, type Escape } from "../core/escapes.ts";
 
 export interface ScenarioResult {
@@ -877,9 +877,11 @@ export function endRun(run: Run, lab: FindingRecord[] = labFindings): void {
   const lost = ran ? lab.filter((f) => !judged.has(f.id)) : [];
   const t0 = Date.parse(run.record.startedAt);
   const trace = monitor().samples.filter((x, i) => x.t >= t0 && i % 5 === 0).map((x) => [x.t - t0, x.load, x.raw] as [number, number, number]);
+  const stalls = stallSummary(StallWatch.get(), t0);
   run.update((r) => {
     r.endedAt = new Date().toISOString();
     if (trace.length) r.paceTrace = trace;
+    r.stalls = stalls;
     const known = new Set((r.unexercised ?? []).filter((u) => !u.scenario).map((u) => u.id));
     const add = lost.filter((f) => !known.has(f.id));
     if (add.length) (r.unexercised ??= []).push(...add.map((f) => ({ id: f.id })));
@@ -888,6 +890,7 @@ export function endRun(run: Run, lab: FindingRecord[] = labFindings): void {
     if (u.scenario) info(`unexercised finding record ${u.id} [${u.scenario}]: no check judged it in this run; retire or fix the record or its check`);
     else info(`lab-wide finding record ${u.id} was not seen in any scenario of this run: fixed? (retire the record) if the run covered what shows it`);
   }
+  if (ran) info(`the lab's own process: ${stalls.over250ms} stall(s) of 250 ms or more (${stalls.over1s} of 1 s or more; longest ${stalls.longestMs} ms); event loop delay p99 ${stalls.delayMs.p99} ms, max ${stalls.delayMs.max} ms (run.json: stalls)`);
   writeRunReports(run);
   sealRun(run);
 }
