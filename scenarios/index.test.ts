@@ -3,7 +3,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadScenarios, scenarioFiles } from "./index.ts";
+import os from "node:os";
+import { loadScenarios, scenarioFiles, sourcesHash } from "./index.ts";
 import { labFindings } from "../lab/checks/findings.ts";
 import { excerptPath } from "../lab/findings/excerpt.ts";
 import { ROOT } from "../lab/core/paths.ts";
@@ -129,5 +130,27 @@ describe("scenario registry", () => {
       if (!f.versions.includes(ex.version)) wrong.push(`${f.id}: the excerpt is from ${ex.version}, which the record does not list`);
     }
     expect(wrong).toEqual([]);
+  });
+});
+
+describe("the list's key (sourcesHash)", () => {
+  it("changes when a scenario or lab source changes, and not for a test file", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-hash-"));
+    try {
+      fs.mkdirSync(path.join(root, "scenarios", "repro"), { recursive: true });
+      fs.mkdirSync(path.join(root, "lab", "kits"), { recursive: true });
+      fs.writeFileSync(path.join(root, "scenarios", "a.ts"), "proves: 'x'");
+      fs.writeFileSync(path.join(root, "lab", "kits", "k.ts"), "export const P = 'y';");
+      const first = sourcesHash(root);
+      fs.writeFileSync(path.join(root, "scenarios", "a.test.ts"), "test");
+      expect(sourcesHash(root)).toBe(first);
+      fs.writeFileSync(path.join(root, "lab", "kits", "k.ts"), "export const P = 'z';");
+      const second = sourcesHash(root);
+      expect(second).not.toBe(first);
+      fs.writeFileSync(path.join(root, "scenarios", "repro", "b.ts"), "proves: 'w'");
+      expect(sourcesHash(root)).not.toBe(second);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -2,6 +2,7 @@
 // asserts in-process, asserted across containers) and in repro/ that default-exports
 // defineScenario(...). Adding a scenario is adding its file (its findings sit beside it);
 // nothing here needs editing. The CLI and the vitest suite hand this list to the runner.
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -44,4 +45,20 @@ export async function loadScenarios(dir = HERE, opts: { repro?: boolean } = {}):
     seen.set(s.name, files[i]!);
   }
   return list;
+}
+
+/**
+ * A hash of every source a scenario's listing can come from: each .ts file under scenarios/
+ * and lab/ (tests aside), by path and content. `fleetlab list` keeps its text under this key in
+ * the state folder and prints it again without loading a scenario while the key holds.
+ */
+export function sourcesHash(root = path.dirname(HERE)): string {
+  const h = createHash("sha256");
+  for (const top of ["scenarios", "lab"]) {
+    const dir = path.join(root, top);
+    for (const f of (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts")).sort()) {
+      h.update(`${top}/${f}\0`).update(fs.readFileSync(path.join(dir, f))).update("\0");
+    }
+  }
+  return h.digest("hex");
 }

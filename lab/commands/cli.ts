@@ -4,7 +4,7 @@ import path from "node:path";
 import { endEarly, exitWhenClean, interrupted, leftovers, onEarlyEnd, prune, pruneDeadRuns } from "../engine/cleanup.ts";
 import { installEscapeTrap, isWriteFailure, onUnownedEscape, writeFailureText } from "../core/escapes.ts";
 import { applyFlags, setting } from "../definitions/settings.ts";
-import { helpFor, parseCli } from "./usage.ts";
+import { helpFor, listText, parseCli } from "./usage.ts";
 export { commandHelp, parseCli } from "./usage.ts";
 import { requireEngine } from "../engine/docker.ts";
 import { Run, checkGivenRunId, newRunId, readRunRecord } from "../evidence/run.ts";
@@ -56,7 +56,7 @@ interface CommandArgs {
 
 /** The scenarios handed in, with what each proves. */
 function listCommand({ scenarios }: CommandArgs): number {
-  for (const s of scenarios) process.stdout.write(`${s.name.padEnd(20)} [${s.topology}] ${s.proves}\n`);
+  process.stdout.write(listText(scenarios));
   return 0;
 }
 

@@ -231,3 +231,8 @@ export function refuseUnknownScenarios(argv: string[], known: string[], err: (t:
   err(`fleetlab: unknown scenario${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}${hint}. Known scenarios: ${known.join(", ")}\n`);
   return 2;
 }
+
+/** `fleetlab list`: one line per scenario (its name, its lab, what it proves). */
+export function listText(scenarios: { name: string; topology: string; proves: string }[]): string {
+  return scenarios.map((s) => `${s.name.padEnd(20)} [${s.topology}] ${s.proves}\n`).join("");
+}
