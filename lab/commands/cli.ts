@@ -12,10 +12,10 @@ import { REDACTED } from "../evidence/redact.ts";
 import { NOT_RUN, findRun, reportRows, runProblems, verdictTable } from "../evidence/report.ts";
 import { junitXml } from "../evidence/junit.ts";
 import { writeReportHtml } from "../evidence/report-html.ts";
-import { checkOpenclawVersion, ensureImages, npmVersions } from "../engine/images.ts";
+import { checkOpenclawVersion, ensureImages, npmVersions, packageImageThere } from "../engine/images.ts";
 import { findingsTable } from "../findings/findings.ts";
 import { LabError, info } from "../core/log.ts";
-import { lanesFromEnv, resolveScenarios, runLanes, sealRun, type ScenarioResult } from "../run/runner.ts";
+import { lanesFromEnv, resolveScenarios, runLanes, recordRunEnd, sealRun, type ScenarioResult } from "../run/runner.ts";
 import { aimablePremises, aimOffExitCode, aimOffLine, bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
 import { roundFromRunDir, scenarioOf, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
 import { buildsIn, cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
@@ -196,8 +196,13 @@ function shardOf(all: Scenario[]): { chosen: Scenario[]; shard?: Shard & { text:
   return { chosen, shard: { ...shard, text, plan, mark: (run) => run.update((r) => void (r.shard = shardRecord(shard, plan))) } };
 }
 
-/** An early end's redaction pass over a run folder; a failure is said, never thrown (the end goes on). */
+/** An early end's record of the machine (its pace trace, the lab's stalls, the end time) and redaction pass over a run folder; a failure is said, never thrown (the end goes on). */
 function sealEarly(run: Run): void {
+  try {
+    recordRunEnd(run);
+  } catch (err) {
+    process.stderr.write(`fleetlab: could not record the end of ${run.dir}: ${(err as Error).message}\n`);
+  }
   try {
     sealRun(run);
   } catch (err) {
@@ -522,6 +527,8 @@ async function checkUnderTest(spec: TopologySpec): Promise<void> {
   const v = spec.openclawVersion;
   if (spec.openclawBuild) return checkOpenclawVersion(v); // a build: its tarball in the cache (npm is not asked)
   if (fs.existsSync(path.join(CACHE, `openclaw-${v}`, ".installed"))) return;
+  // Its image on the engine (or on the one images are copied from): neither npm nor the registry is needed.
+  if (await packageImageThere(v)) return;
   const published = await npmVersions().catch((e: Error) => {
     info(`could not ask npm whether openclaw@${v} exists (${e.message}); going on`);
     return undefined;

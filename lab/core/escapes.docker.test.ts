@@ -7,7 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { docker, LABEL_RUN } from "../engine/docker.ts";
-import { ROOT } from "./paths.ts";
+import { ROOT, RUNS } from "./paths.ts";
 import { readRunRecord } from "../evidence/run.ts";
 
 /** A gateway and the model only: the escapes need a lab, not a fleet. */
@@ -52,6 +52,10 @@ describe("a run survives its scenarios (real labs)", () => {
     expect(r.out).toMatch(/verdicts so far \(the run ended early; not run: [^)]*escape-after/);
     expect(r.code).toBe(3);
     expect(r.left).toEqual([]);
+    // Ended early, its run.json still says when, and what the machine and the lab's process did.
+    const rec = readRunRecord(path.join(RUNS, r.runId!, "run.json"));
+    expect(rec.endedAt).toBeDefined();
+    expect(rec.stalls).toMatchObject({ over250ms: expect.any(Number), delayMs: { p99: expect.any(Number) } });
   });
 
   // Needs root to mount a tmpfs (CI runs as root).

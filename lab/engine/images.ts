@@ -437,22 +437,39 @@ function held<T>(p: Promise<T>): () => Promise<T> {
   };
 }
 
+/** The package image's key: known before it is built (a hash of its inputs). */
+function packageImageKey(openclawVersion: string): string {
+  // A build's image is keyed by its tarball's whole sha256 (its name carries the first 10 hex).
+  const content = isBuild(openclawVersion) ? (cachedBuild(openclawVersion)?.sha256 ?? "") : "";
+  // The way it is built (streamed, warmed by docker/openclaw/warm-up.sh) is part of its key.
+  const how = `streamed+warm:${sha(fs.readFileSync(WARM_UP, "utf8"))}`;
+  return content ? sha(RECIPE(), baseTag(), openclawVersion, content, how) : sha(RECIPE(), baseTag(), openclawVersion, how);
+}
+
+/**
+ * Whether the package image of this version is on the engine, or on the engine images are
+ * copied from (FLEETLAB_IMAGES_FROM): then neither npm nor the registry is needed (an offline
+ * machine, a second engine), and the version plainly exists. False when an engine does not answer.
+ */
+export async function packageImageThere(openclawVersion: string): Promise<boolean> {
+  const tag = `fleetlab/openclaw-pkg:${packageImageKey(openclawVersion)}`;
+  if (await imageId(tag).catch(() => undefined)) return true;
+  const from = process.env.FLEETLAB_IMAGES_FROM;
+  return !!from && (await engineAt(from).getImage(tag).inspect().then(() => true, () => false));
+}
+
 /**
  * Every image the lab needs, cached by content. A warm call only hashes and inspects. Cold,
  * what does not depend on each other goes side by side: the package's npm install beside the
  * base image's build, and the four small images beside the package image.
  */
 export async function ensureImages(openclawVersion: string): Promise<ImageSet> {
-  // A build's image is keyed by its tarball's whole sha256 (its name carries the first 10 hex).
-  const content = isBuild(openclawVersion) ? (cachedBuild(openclawVersion)?.sha256 ?? "") : "";
-  // The way it is built (streamed, warmed by docker/openclaw/warm-up.sh) is part of its key.
-  const how = `streamed+warm:${sha(fs.readFileSync(WARM_UP, "utf8"))}`;
-  const pkgKey = content ? sha(RECIPE(), baseTag(), openclawVersion, content, how) : sha(RECIPE(), baseTag(), openclawVersion, how);
+  const pkgKey = packageImageKey(openclawVersion);
   // The package is installed on this host only when its image has to be built (a fresh clone
   // with the image already in the engine needs neither npm nor the registry); then the install
   // starts at once, beside the base image's build.
   let install: (() => Promise<string>) | undefined;
-  if (!(await imageId(`fleetlab/openclaw-pkg:${pkgKey}`))) {
+  if (!(await packageImageThere(openclawVersion))) {
     await requireFreeSpace({ dir: CACHE, bytes: 1 * 2 ** 30, what: `the openclaw@${openclawVersion} package` });
     install = held(openclawPackage(openclawVersion));
   }
