@@ -868,13 +868,11 @@ export async function setUp(spec: TopologySpec): Promise<void> {
 }
 
 /**
- * The end of every run: its end time, the lab-wide finding records no scenario of the run
- * judged (said loudly and kept in run.json; the exit code stays the verdicts'), its reports.
+ * What the machine and the lab's own process did through a run, kept in run.json at its end,
+ * whether it ended normally or early (a signal, an error of the lab's own): its end time, the
+ * pace as sampled (every 5th sample) and the lab's own stalls. Returns the stalls' summary.
  */
-export function endRun(run: Run, lab: FindingRecord[] = labFindings): void {
-  const ran = run.record.scenarios.length > 0;
-  const judged = new Set(run.record.exercised ?? []);
-  const lost = ran ? lab.filter((f) => !judged.has(f.id)) : [];
+export function recordRunEnd(run: Run): ReturnType<typeof stallSummary> {
   const t0 = Date.parse(run.record.startedAt);
   const trace = monitor().samples.filter((x, i) => x.t >= t0 && i % 5 === 0).map((x) => [x.t - t0, x.load, x.raw] as [number, number, number]);
   const stalls = stallSummary(StallWatch.get(), t0);
@@ -882,6 +880,20 @@ export function endRun(run: Run, lab: FindingRecord[] = labFindings): void {
     r.endedAt = new Date().toISOString();
     if (trace.length) r.paceTrace = trace;
     r.stalls = stalls;
+  });
+  return stalls;
+}
+
+/**
+ * The end of every run: its end time, the lab-wide finding records no scenario of the run
+ * judged (said loudly and kept in run.json; the exit code stays the verdicts'), its reports.
+ */
+export function endRun(run: Run, lab: FindingRecord[] = labFindings): void {
+  const ran = run.record.scenarios.length > 0;
+  const judged = new Set(run.record.exercised ?? []);
+  const lost = ran ? lab.filter((f) => !judged.has(f.id)) : [];
+  const stalls = recordRunEnd(run);
+  run.update((r) => {
     const known = new Set((r.unexercised ?? []).filter((u) => !u.scenario).map((u) => u.id));
     const add = lost.filter((f) => !known.has(f.id));
     if (add.length) (r.unexercised ??= []).push(...add.map((f) => ({ id: f.id })));
