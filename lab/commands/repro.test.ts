@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PaceMonitor } from "../core/pace.ts";
 import { Run, readRunRecord } from "../evidence/run.ts";
 import { aimOffExitCode, aimOffLine, aimOffOutcome, bugChecks, classify, reproExitCode, reproLoop, tally, tallyLine, type Attempt, type AttemptClass } from "./repro.ts";
 import type { CheckResult, FindingRecord } from "../findings/findings.ts";
@@ -16,10 +17,15 @@ beforeAll(() => void (root = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-rep
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
 /** A pool of fake labs (no Docker): `ups` counts bring-ups. */
+/** A machine as quiet as the reference, whatever this one is doing while the unit tests run. */
+const quiet = new PaceMonitor(2, 1);
+quiet.record(0, 0, 1);
+
 function pool() {
   const run = Run.create({ root, seed: 7 });
   const state = { ups: 0 };
   const p = new LabPool(parseTopology({}), run, {
+    paceMonitor: () => quiet,
     evidenceChecks: [],
     labFindings: [],
     start: async (r, _s, plan) => void r.update((x) => void (x.plan = runOrder(plan).map((s) => s.name))),

@@ -301,10 +301,11 @@ export class PacedBudget {
 
 /**
  * A timer on a lab-side deadline: `fn` runs once `ms` reference ms are spent at the machine's
- * pace (checked every second at most). Returns what clears it. For a fixed bound use setTimeout.
+ * pace (checked every second at most; `m` the machine's monitor unless given). Returns what clears
+ * it. For a fixed bound use setTimeout.
  */
-export function pacedTimer(ms: number, fn: (budget: PacedBudget) => void): { clear: () => void; budget: PacedBudget } {
-  const budget = new PacedBudget(ms);
+export function pacedTimer(ms: number, fn: (budget: PacedBudget) => void, m?: PaceMonitor): { clear: () => void; budget: PacedBudget } {
+  const budget = new PacedBudget(ms, false, m);
   let t: NodeJS.Timeout | undefined;
   const arm = () => {
     const left = budget.leftWallMs();

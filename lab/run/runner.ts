@@ -24,7 +24,9 @@ import { LabError, info, step } from "../core/log.ts";
 import type { Scenario, ScenarioContext } from "../scenario.ts";
 import { Lab, type LabUpOptions } from "../topology/lab.ts";
 import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "../definitions/spec.ts";
-import { setting } from "../definitions/settings.ts";
+import { lanesFromEnv } from "../definitions/settings.ts";
+/** Re-exported where the lanes are planned (settings.ts reads them, so that bad input is refused before the lab loads). */
+export { DEFAULT_LANES, lanesFromEnv } from "../definitions/settings.ts";
 import { judge, type CheckResult, type FindingRecord } from "../findings/findings.ts";
 import { judgeScenario, type Note, type Observed, type PremiseResult } from "./judging.ts";
 import { Phases, STOP } from "../definitions/phases.ts";
@@ -231,7 +233,7 @@ export type BodyEnd =
  */
 export function runBodyScoped(
   fn: (signal: AbortSignal) => Promise<void>,
-  opts: { timeoutMs: number; settleMs: number; message: string; owner: string; late?: (e: Escape) => void; watch?: (signal: AbortSignal) => Promise<string | undefined> },
+  opts: { timeoutMs: number; settleMs: number; message: string; owner: string; late?: (e: Escape) => void; watch?: (signal: AbortSignal) => Promise<string | undefined>; monitor?: PaceMonitor },
 ): { end: Promise<BodyEnd>; close: () => void } {
   const ctl = new AbortController();
   // The watcher (the engine's health) runs until the first race is decided; what it reports
@@ -260,7 +262,7 @@ export function runBodyScoped(
   const end = (async (): Promise<BodyEnd> => {
     // The scenario's whole deadline is the lab's own: spent at the machine's pace (lab/core/pace.ts).
     let busy: string | undefined;
-    const first = await racePaced(Promise.race([body, escape.then((e) => ({ kind: "escape" as const, e })), lost]), opts.timeoutMs, (b) => (busy = b));
+    const first = await racePaced(Promise.race([body, escape.then((e) => ({ kind: "escape" as const, e })), lost]), opts.timeoutMs, (b) => (busy = b), opts.monitor);
     decided = true;
     watching.abort();
     if (first !== undefined && first.kind !== "escape" && first.kind !== "lost") return first;
@@ -309,10 +311,10 @@ export async function watchEngine(trouble: () => Promise<string | undefined>, si
 
 /** The promise's value, or undefined when `ms` passed first (the timer is cleared either way). */
 /** raceTimer on a lab-side deadline spent at the machine's pace; `busy` hears why the machine was busier than planned when it passes. */
-async function racePaced<T>(p: Promise<T>, ms: number, busy: (why: string | undefined) => void): Promise<T | undefined> {
+async function racePaced<T>(p: Promise<T>, ms: number, busy: (why: string | undefined) => void, m?: PaceMonitor): Promise<T | undefined> {
   let timer: { clear: () => void } | undefined;
   try {
-    return await Promise.race([p, new Promise<undefined>((resolve) => (timer = pacedTimer(ms, (b) => (busy(b.busy()), resolve(undefined)))))]);
+    return await Promise.race([p, new Promise<undefined>((resolve) => (timer = pacedTimer(ms, (b) => (busy(b.busy()), resolve(undefined)), m)))]);
   } finally {
     timer?.clear();
   }
@@ -583,6 +585,7 @@ class ScenarioRun {
       owner: `scenario ${s.name}`,
       late: (e) => this.#charge(e, "after its body ended"),
       watch: (signal) => watchEngine(pool.opts.engineTrouble, signal, pool.opts.engineWatchMs),
+      monitor: pool.opts.paceMonitor(), // the pool's: the machine's, or a test's
     });
     this.closeScope = body.close;
     const end = await step(`scenario ${s.name}`, () => body.end);
@@ -772,14 +775,6 @@ export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: 
  * not configurable in 2026.9.6), so two labs at once halve the wall time on two cores. LANES=1
  * runs everything in one sequence, as a field-bug reproduction in isolation wants.
  */
-export function lanesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = (setting("LANES", env) ?? "").trim();
-  if (!raw) return DEFAULT_LANES;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 8) throw new LabError(`LANES=${raw}: give a whole number of scenarios to run at once, 1 to 8 (1 runs them one after another; default ${DEFAULT_LANES})`);
-  return n;
-}
-export const DEFAULT_LANES = 2;
 
 /** The lanes of a run: the scenarios of each (in run order) and the estimate the split was made by. */
 export function planLanes(chosen: Scenario[], lanes: number, costs: Costs = loadCosts()): { lanes: Scenario[][]; seconds: number[] } {
