@@ -3,14 +3,19 @@
 // before the lab and its scenarios are loaded: compiling those takes seconds.
 // A scenario name is checked against the scenario files' names the same way (no file is loaded),
 // and `list` is answered from its text kept under a hash of the sources (loaded when they change).
+// Then every check of the input that needs no more than the settings and the scenarios' names
+// (lab/commands/inputs.ts): bad settings are refused before the lab loads, with nothing created.
 import fs from "node:fs";
 import path from "node:path";
-import { answerAtOnce, listText, refuseUnknownScenarios } from "../lab/commands/usage.ts";
+import { answerAtOnce, listText, parseCli, refuseUnknownScenarios } from "../lab/commands/usage.ts";
+import { checkInput } from "../lab/commands/inputs.ts";
+import { LabError } from "../lab/core/log.ts";
 import { STATE } from "../lab/core/paths.ts";
 import { scenarioFiles, sourcesHash } from "./index.ts";
 
 const argv = process.argv.slice(2);
-const answered = answerAtOnce(argv) ?? refuseUnknownScenarios(argv, scenarioFiles().map((f) => path.basename(f, ".ts")));
+const names = scenarioFiles().map((f) => path.basename(f, ".ts"));
+const answered = answerAtOnce(argv) ?? refuseUnknownScenarios(argv, names) ?? refuseBadInput(argv);
 if (answered !== undefined) process.exitCode = answered;
 else if (argv.length === 1 && argv[0] === "list") {
   const file = path.join(STATE, "list.json");
@@ -33,4 +38,17 @@ else if (argv.length === 1 && argv[0] === "list") {
   const { runCli } = await import("../lab/commands/cli.ts");
   const { loadScenarios } = await import("./index.ts");
   runCli(argv, () => loadScenarios());
+}
+
+/** Bad input the settings and the scenarios' names already show: one line, its exit code (2). */
+function refuseBadInput(args: string[]): number | undefined {
+  try {
+    const { values, positionals } = parseCli(args);
+    checkInput(values, positionals, names);
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof LabError)) throw err;
+    process.stderr.write(`fleetlab: ${err.message}\n`);
+    return err.exitCode;
+  }
 }

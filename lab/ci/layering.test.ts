@@ -28,7 +28,7 @@ const FLOORS: string[][] = [
   ["lab/run/runner.ts"],
   // The bug report reads matrix.json and repro loops, so it sits beside them, above the other findings modules.
   ["lab/commands/repro.ts", "lab/commands/matrix.ts", "lab/commands/soak.ts", "lab/commands/bisect.ts", "lab/bench/", "lab/commands/issue-report.ts"],
-  ["lab/commands/usage.ts"],
+  ["lab/commands/usage.ts", "lab/commands/inputs.ts"],
   ["lab/commands/cli.ts"],
   ["lab/testing/", "scenarios/"],
 ];

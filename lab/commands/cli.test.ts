@@ -1,5 +1,9 @@
 // Bad input at the command line: one line naming what is wrong and the fix, exit 2, and no run
 // folder created (the CLI as a process, with a state folder of its own; nothing here needs Docker).
+// Every bad input docs/reference/cli.md lists is here; those the settings and the scenarios' names
+// show are refused before the lab loads (scenarios/main.ts): they run with a hook that makes any
+// import of the lab's command code or runner throw (lab/testing/no-lab-load.mjs), so a refusal
+// that loads the lab after all fails here, without a timing.
 import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -19,16 +23,25 @@ const notOpenclaw = (() => {
   return path.join(d, "left-pad-1.3.0.tgz");
 })();
 
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+/** A run that exists already, in a state folder of its own (FLEETLAB_RUN_ID must not name it). */
+const taken = (() => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-cli-taken-"));
+  fs.mkdirSync(path.join(d, "runs", "taken-run"), { recursive: true });
+  return d;
+})();
+
+const NO_LAB = path.join(ROOT, "lab", "testing", "no-lab-load.mjs");
+
+function cli(args: string[], env: Record<string, string> = {}, noLab = false): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", path.join(ROOT, "scenarios", "main.ts"), ...args], { cwd: ROOT, env: { ...process.env, FLEETLAB_STATE: state, FLEETLAB_QUIET: "1", ...env } }, (err, stdout, stderr) =>
+    execFile(process.execPath, ["--import", "tsx", ...(noLab ? ["--import", NO_LAB] : []), path.join(ROOT, "scenarios", "main.ts"), ...args], { cwd: ROOT, env: { ...process.env, FLEETLAB_STATE: state, FLEETLAB_QUIET: "1", ...env } }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
     );
   });
 }
 
 describe("the CLI refuses bad input in one line, exit 2, before a run folder exists", () => {
-  for (const [args, env, says] of [
+  for (const [args, env, says, needs] of [
     [["run", "--node", "4"], {}, /^fleetlab: unknown option --node for 'run'; see 'fleetlab run --help'/],
     [["run", "--version", "2026.9.6"], {}, /^fleetlab: --version is fleetlab's own version .*did you mean --openclaw-version 2026\.9\.6/],
     [["run", "smoke", "--lanes", "abc"], {}, /^fleetlab: LANES=abc: give a whole number/],
@@ -54,14 +67,35 @@ describe("the CLI refuses bad input in one line, exit 2, before a run folder exi
     [["bisect", "smoke", "--good", "2026.9.4", "--bad", "2026.9.6-rc.1"], {}, /^fleetlab: BAD=2026\.9\.6-rc\.1 is a pre-release: add --pre \(make bisect PRE=1\)/],
     [["bisect", "smoke", "--good", "2026.9.4", "--bad", "2026.9.6"], { FLEETLAB_OPENCLAW_VERSION: "2026.9.5" }, /^fleetlab: OPENCLAW_VERSION=2026\.9\.5 would be ignored: bisect runs the versions from GOOD to BAD/],
     [["bisect", "smoke", "--good", "2026.9.4", "--bad", "2026.9.6", "--openclaw-version", "2026.9.5"], {}, /^fleetlab: option --openclaw-version does not apply to 'bisect'/],
-    [["repro", "smoke", "--aim-off", "--n", "1"], {}, /^fleetlab: --aim-off: scenario smoke declares no premise it can aim its fault off \(Premise\.aimOff\); scenarios that can: (repro-\d+, )*repro-148693, (repro-\d+, )*repro-68187/],
-  ] as [string[], Record<string, string>, RegExp][]) {
-    it(`${Object.entries(env).map(([k, v]) => `${k}=${v} `).join("")}fleetlab ${args.join(" ")}`, { timeout: 60_000 }, async () => {
-      const r = await cli(args, env);
+    [["run", "smoke", "--nodes", "9"], {}, /^fleetlab: topology spec .* is invalid:\n\s+nodes\.count = 9: must be at most 8/],
+    [["run", "smoke"], { FLEETLAB_TOPOLOGY: "{nodes" }, /^fleetlab: TOPOLOGY is not valid JSON \(.*\); example: TOPOLOGY=/],
+    [["run", "smoke", "--topology", '{"nodes":{"capacity":"x"}}'], {}, /^fleetlab: topology spec .* is invalid:\n\s+nodes\.capacity = "x"/],
+    [["run", "smoke", "--openclaw-version", "latest"], {}, /^fleetlab: topology spec .* is invalid:\n\s+openclawVersion = "latest": must be an exact version/],
+    [["run", "smoke", "--seed", "x"], {}, /^fleetlab: topology spec .* is invalid:\n\s+seed = "x": Invalid input: expected number/],
+    [["run", "smoke", "--shard", "3/2"], {}, /^fleetlab: SHARD=3\/2: K must be between 1 and 2/],
+    [["run", "smoke"], { FLEETLAB_SHARD: "half" }, /^fleetlab: SHARD=half: /],
+    [["run", "smoke"], { FLEETLAB_RUN_ID: "taken-run", FLEETLAB_STATE: taken }, /^fleetlab: FLEETLAB_RUN_ID=taken-run: a run with this id exists already/],
+    [["run", "--replay", "./no-such-run.json"], {}, /^fleetlab: --replay \.\/no-such-run\.json: no such file \(give the run\.json of an earlier run\)/],
+    [["repro", "smoke", "--n", "0"], {}, /^fleetlab: --n 0: must be a whole number of attempts from 1 to 1000/],
+    [["repro"], {}, /^fleetlab: repro needs exactly one scenario: .*Known scenarios: bundle-reuse, /],
+    [["repro", "smoke", "--aim-off", "--until"], {}, /^fleetlab: --aim-off with --until: a premise self-test runs every attempt/],
+    [["soak", "smoke", "--lanes", "9"], {}, /^fleetlab: LANES=9: give a whole number/],
+    [["matrix", "smoke"], {}, /^fleetlab: matrix needs versions: --versions/],
+    [["merge", "--shards", "x"], {}, /^fleetlab: --shards x: must be a positive integer/],
+    [["up", "--nodes", "-1"], {}, /^fleetlab: (?:topology spec .* is invalid:\n\s+nodes\.count|Option '--nodes' argument is ambiguous)/],
+    [["bisect", "smoke", "--good", "latest", "--bad", "2026.9.6"], {}, /^fleetlab: GOOD=latest is not an exact version/],
+    [["bisect", "smoke", "--good", "2026.9.4", "--bad", "2026.9.6"], { FLEETLAB_OPENCLAW_PACKAGE: notOpenclaw }, /^fleetlab: OPENCLAW_PACKAGE=.*left-pad-1\.3\.0\.tgz: left-pad@1\.3\.0 has no OpenClaw gateway/],
+    [["repro", "smoke", "--aim-off", "--n", "1"], {}, /^fleetlab: --aim-off: scenario smoke declares no premise it can aim its fault off \(Premise\.aimOff\); scenarios that can: (repro-\d+, )*repro-148693, (repro-\d+, )*repro-68187/, "lab"],
+  ] as [string[], Record<string, string>, RegExp, "lab"?][]) {
+    // "lab": the refusal needs the scenarios themselves (their premises, a soak folder's rounds), so the lab loads first.
+    const noLab = needs !== "lab";
+    it(`${Object.entries(env).map(([k, v]) => `${k}=${v} `).join("")}fleetlab ${args.join(" ")}${noLab ? " (before the lab loads)" : ""}`, { timeout: 60_000 }, async () => {
+      const r = await cli(args, env, noLab);
+      if (noLab) expect(r.stderr).not.toMatch(/the lab was loaded/);
       expect(r.code).toBe(2);
       expect(r.stderr.split("\n").filter((l) => !/is read from the environment as FLEETLAB_/.test(l)).join("\n")).toMatch(says);
-      // One line (an unprefixed setting read from the environment adds its notice above it).
-      expect(r.stderr.trim().split("\n").filter((l) => !/is read from the environment as FLEETLAB_/.test(l))).toHaveLength(1);
+      // One line (an unprefixed setting read from the environment adds its notice above it; an invalid spec lists its fields indented below it).
+      expect(r.stderr.trim().split("\n").filter((l) => !/is read from the environment as FLEETLAB_/.test(l) && !/^\s/.test(l))).toHaveLength(1);
       expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
       expect(fs.existsSync(path.join(state, "runs")) ? fs.readdirSync(path.join(state, "runs")) : []).toEqual([]);
     });

@@ -7,24 +7,25 @@ import { applyFlags, setting } from "../definitions/settings.ts";
 import { helpFor, listText, parseCli } from "./usage.ts";
 export { commandHelp, parseCli } from "./usage.ts";
 import { requireEngine } from "../engine/docker.ts";
-import { Run, checkGivenRunId, newRunId, readRunRecord } from "../evidence/run.ts";
-import { REDACTED } from "../evidence/redact.ts";
+import { Run, newRunId } from "../evidence/run.ts";
 import { NOT_RUN, findRun, reportRows, runProblems, verdictTable } from "../evidence/report.ts";
 import { junitXml } from "../evidence/junit.ts";
 import { writeReportHtml } from "../evidence/report-html.ts";
 import { checkOpenclawVersion, ensureImages, npmVersions, packageImageThere } from "../engine/images.ts";
 import { findingsTable } from "../findings/findings.ts";
 import { LabError, info } from "../core/log.ts";
-import { lanesFromEnv, resolveScenarios, runLanes, recordRunEnd, sealRun, type ScenarioResult } from "../run/runner.ts";
+import { lanesFromEnv } from "../definitions/settings.ts";
+import { resolveScenarios, runLanes, recordRunEnd, sealRun, type ScenarioResult } from "../run/runner.ts";
 import { aimablePremises, aimOffExitCode, aimOffLine, bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
-import { roundFromRunDir, scenarioOf, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
+import { roundFromRunDir, scenarioOf, soakFromDirs, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
 import { buildsIn, cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
-import { bisect, bisectAgain, bisectExitCode, bisectVersions, checkGoodBad, maxSteps, answerLine, stepLine, writeBisect, type BisectRecord, type StepAttempt } from "./bisect.ts";
+import { bisect, bisectAgain, bisectExitCode, bisectVersions, maxSteps, answerLine, stepLine, writeBisect, type BisectRecord, type StepAttempt } from "./bisect.ts";
 import { CACHE, RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";
 import { issueCommand } from "./issue-report.ts";
 import { runInNetwork } from "../engine/runner-container.ts";
-import { COSTS_FILE, costsFromRuns, loadCosts, parseShard, selectShard, shardRecord, type Shard, type ShardPlan } from "../run/shard.ts";
+import { COSTS_FILE, costsFromRuns, loadCosts, selectShard, shardRecord, type Shard, type ShardPlan } from "../run/shard.ts";
+import { bisectInput, givenRunId, matrixVersionsText, mergeShards, reproInput, shardSetting, soakRounds, specFor } from "./inputs.ts";
 import { mergeRuns } from "../evidence/merge.ts";
 import type { Scenario } from "../scenario.ts";
 import { Lab } from "../topology/lab.ts";
@@ -68,8 +69,7 @@ async function runCommand({ rest, values, argv, scenarios }: CommandArgs): Promi
   if (values["in-network"]) return runInNetwork(argv.filter((a, i) => a !== "--in-network" && i !== argv.indexOf("run")));
   const lanes = lanesFromEnv(); // bad input: exit 2 before anything is created
   await checkUnderTest(spec);
-  const given = process.env.FLEETLAB_RUN_ID;
-  const run = Run.create({ seed, id: given === undefined ? undefined : checkGivenRunId(given) }); // the runner's launcher names its run
+  const run = Run.create({ seed, id: givenRunId() }); // the runner's launcher names its run
   if (shard) {
     shard.mark(run);
     process.stdout.write(`shard ${shard.index}/${shard.total}: ${chosen.length ? chosen.map((s) => s.name).join(" ") : "no scenarios"} (estimated ${shard.plan.seconds[shard.index - 1]} s; shards ${shard.plan.seconds.join(" / ")} s)\n`);
@@ -107,17 +107,12 @@ async function runCommand({ rest, values, argv, scenarios }: CommandArgs): Promi
 
 /** Run one scenario N times and say per attempt whether the bug showed (lab/commands/repro.ts). */
 async function reproCommand({ rest, values, scenarios }: CommandArgs): Promise<number> {
-  const [name, ...extra] = rest;
-  if (!name || extra.length) throw new LabError(`repro needs exactly one scenario: fleetlab repro SCENARIO --n 20 (make repro NAME=SCENARIO N=20). Known scenarios: ${scenarios.map((x) => x.name).join(", ")}`);
-  const n = values.n === undefined ? 10 : Number(values.n);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new LabError(`--n ${values.n}: must be a whole number of attempts from 1 to 1000 (N=20)`);
+  const { name, n, aimOff } = reproInput(rest, values, scenarios.map((x) => x.name));
   const [s] = resolveScenarios([name], scenarios);
-  const aimOff = !!values["aim-off"];
   if (aimOff && !aimablePremises(s!).length) {
     const can = scenarios.filter((x) => aimablePremises(x).length).map((x) => x.name);
     throw new LabError(`--aim-off: scenario ${s!.name} declares no premise it can aim its fault off (Premise.aimOff); scenarios that can: ${can.join(", ") || "none"}`);
   }
-  if (aimOff && values.until) throw new LabError("--aim-off with --until: a premise self-test runs every attempt (drop --until / UNTIL=1)");
   const { spec, seed } = specFor(values.seed, values.replay);
   await checkUnderTest(spec);
   const run = Run.create({ seed });
@@ -142,8 +137,7 @@ async function reproCommand({ rest, values, scenarios }: CommandArgs): Promise<n
 /** The scenarios on each OpenClaw version, as a scenario x version table (matrix.json). */
 async function matrixCommand({ rest, values, scenarios }: CommandArgs): Promise<number> {
   const chosen = resolveScenarios(rest, scenarios);
-  const text = (setting("VERSIONS") ?? "").trim(); // --versions is written there by applyFlags
-  if (!text) throw new LabError(`matrix needs versions: --versions "2026.9.4 2026.9.6" (make matrix VERSIONS=...), newest, or lastN (e.g. last3)`);
+  const text = matrixVersionsText();
   const published = await npmVersions().catch((e: Error) => {
     info(`could not ask npm for published versions (${e.message}); exact versions are taken as given`);
     return undefined;
@@ -189,11 +183,10 @@ async function matrixCommand({ rest, values, scenarios }: CommandArgs): Promise<
  * shard with its plan and a way to record the split in a run; no SHARD: all of them.
  */
 function shardOf(all: Scenario[]): { chosen: Scenario[]; shard?: Shard & { text: string; plan: ShardPlan; mark: (run: Run) => void } } {
-  const text = (setting("SHARD") ?? "").trim();
-  if (!text) return { chosen: all };
-  const shard = parseShard(text); // bad input: exit 2, nothing created
+  const shard = shardSetting(); // bad input: exit 2, nothing created
+  if (!shard) return { chosen: all };
   const { chosen, plan } = selectShard(all, shard);
-  return { chosen, shard: { ...shard, text, plan, mark: (run) => run.update((r) => void (r.shard = shardRecord(shard, plan))) } };
+  return { chosen, shard: { ...shard, plan, mark: (run) => run.update((r) => void (r.shard = shardRecord(shard, plan))) } };
 }
 
 /** An early end's record of the machine (its pace trace, the lab's stalls, the end time) and redaction pass over a run folder; a failure is said, never thrown (the end goes on). */
@@ -213,9 +206,7 @@ function sealEarly(run: Run): void {
 /** The stability run: the suite R rounds, a table of what moved (lab/commands/soak.ts). */
 async function soakCommand({ rest, values, scenarios }: CommandArgs): Promise<number> {
   if (values.from) return soakFrom(rest);
-  const text = setting("ROUNDS"); // --rounds is written there by applyFlags
-  const rounds = text === undefined || text === "" ? 5 : Number(text);
-  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 100) throw new LabError(`--rounds ${text}: must be a whole number of rounds from 1 to 100 (make soak ROUNDS=5)`);
+  const rounds = soakRounds();
   const { chosen, shard } = shardOf(resolveScenarios(rest, scenarios));
   const lanes = lanesFromEnv();
   const { spec, seed } = specFor(values.seed, undefined);
@@ -254,18 +245,7 @@ async function soakCommand({ rest, values, scenarios }: CommandArgs): Promise<nu
 
 /** The stability table again from soak folders, run folders or run ids (make soak FROM="..."). */
 function soakFrom(args: string[]): number {
-  if (!args.length) throw new LabError("soak --from needs soak folders, run folders or run ids: fleetlab soak --from .lab/runs/soak-<id> .lab/runs/<run id>");
-  const dirs = args.flatMap((a) => {
-    const d = fs.existsSync(a) ? a : path.join(RUNS, a);
-    // A soak folder's rounds are run folders beside it (an artifact copied from a runner), else in .lab/runs.
-    if (fs.existsSync(path.join(d, "soak.json"))) return (JSON.parse(fs.readFileSync(path.join(d, "soak.json"), "utf8")) as SoakRecord).rounds.map((r) => (fs.existsSync(path.join(path.dirname(d), r, "run.json")) ? path.join(path.dirname(d), r) : path.join(RUNS, r)));
-    if (fs.existsSync(path.join(d, "run.json"))) return [d];
-    throw new LabError(`soak --from ${a}: neither a soak folder (soak.json) nor a run folder (run.json), in the working directory or in ${RUNS}`);
-  });
-  const rounds = dirs.map((d) => {
-    if (!fs.existsSync(path.join(d, "run.json"))) throw new LabError(`soak --from: round ${d} is gone (no run.json): it was pruned or never copied here`);
-    return roundFromRunDir(d);
-  });
+  const rounds = soakFromDirs(args).map(roundFromRunDir);
   const versions = [...new Set(rounds.map((r) => r.version))];
   if (versions.length > 1) throw new LabError(`soak --from: the rounds ran different OpenClaw versions (${versions.join(", ")}); a stability table compares one version: give the rounds of one`);
   const id = `soak-${newRunId()}`;
@@ -330,8 +310,7 @@ function reportCommand({ rest }: CommandArgs): number {
 function mergeCommand({ rest, values, scenarios }: CommandArgs): number {
   const [out, ...dirs] = rest;
   if (!out) throw new LabError("merge needs an output folder and the shard run folders: fleetlab merge OUT_DIR RUN_DIR...");
-  const shards = values.shards === undefined ? undefined : Number(values.shards);
-  if (shards !== undefined && !(Number.isInteger(shards) && shards > 0)) throw new LabError(`--shards ${values.shards}: must be a positive integer`);
+  const shards = mergeShards(values);
   const versions = values.versions?.split(/[\s,]+/).filter(Boolean);
   const m = mergeRuns(out, dirs, { shards, versions });
   for (const v of m.versions) {
@@ -390,20 +369,8 @@ async function imagesCommand({ values }: CommandArgs): Promise<number> {
  * GOOD..BAD; bisect.json in .lab/runs/bisect-<id>/, rewritten after every step.
  */
 async function bisectCommand({ rest, values, scenarios }: CommandArgs): Promise<number> {
-  const form = "fleetlab bisect SCENARIO --good 2026.9.4 --bad 2026.9.6 [--n 3] [--pre] (make bisect NAME=SCENARIO GOOD=2026.9.4 BAD=2026.9.6 [N=3] [PRE=1])";
-  const [name, ...extra] = rest;
-  if (!name || extra.length) throw new LabError(`bisect needs exactly one scenario: ${form}. Known scenarios: ${scenarios.map((x) => x.name).join(", ")}`);
+  const { name, good, bad, n, pre } = bisectInput(rest, values, scenarios.map((x) => x.name));
   const [s] = resolveScenarios([name], scenarios);
-  const good = values.good?.trim();
-  const bad = values.bad?.trim();
-  if (!good || !bad) throw new LabError(`bisect needs --good and --bad: ${form}`);
-  const n = values.n === undefined ? 3 : Number(values.n);
-  if (!Number.isInteger(n) || n < 1 || n > 20) throw new LabError(`--n ${values.n}: must be a whole number of attempts per step from 1 to 20 (make bisect ... N=3)`);
-  const pre = !!values.pre;
-  checkGoodBad(good, bad, pre); // the form and order: before npm is asked
-  // The versions under test are GOOD..BAD: one named besides them would be ignored, so it is refused by name.
-  const version = setting("OPENCLAW_VERSION");
-  if (version) throw new LabError(`OPENCLAW_VERSION=${version} would be ignored: bisect runs the versions from GOOD to BAD; unset OPENCLAW_VERSION`);
   const { spec, seed } = specFor(values.seed, undefined);
   if (spec.openclawBuild) throw new LabError("bisect runs published versions only: unset OPENCLAW_PACKAGE");
   const versions = bisectVersions(await npmVersions(), good, bad, pre);
@@ -534,25 +501,6 @@ async function checkUnderTest(spec: TopologySpec): Promise<void> {
     return undefined;
   });
   if (published) await checkOpenclawVersion(v, async () => published);
-}
-
-function specFor(seedArg?: string, replay?: string): { spec: TopologySpec; seed?: number } {
-  if (replay) {
-    if (!fs.existsSync(replay)) throw new LabError(`--replay ${replay}: no such file (give the run.json of an earlier run)`);
-    // The replayed run's topology and version are the point of a replay: an override would be silently ignored, so it is refused by name.
-    const overrides = ["NODES", "OPENCLAW_VERSION", "OPENCLAW_PACKAGE", "TOPOLOGY"].filter((k) => setting(k));
-    if (overrides.length) throw new LabError(`--replay ${replay} runs that run's own topology and version, so ${overrides.map((k) => `${k}=${setting(k)}`).join(" ")} would be ignored: unset ${overrides.join(", ")} (or drop the replay)`);
-    const rec = readRunRecord(replay);
-    info(`replaying ${replay}: seed ${rec.seed}`);
-    // run.json keeps the gateway token hidden (lab/evidence/run.ts): the replay gets the default one.
-    const topology = structuredClone((rec.topology ?? {}) as { gateway?: { token?: unknown } });
-    if (topology.gateway?.token === REDACTED) delete topology.gateway.token;
-    return { spec: parseTopology(topology, `topology in ${replay}`), seed: rec.seed };
-  }
-  const spec = topologyFromEnv();
-  const seedText = seedArg ?? (spec.seed !== undefined ? String(spec.seed) : undefined);
-  if (seedText !== undefined && !/^\d+$/.test(seedText)) throw new LabError(`--seed ${seedText}: must be a non-negative integer`);
-  return { spec, seed: seedText === undefined ? undefined : Number(seedText) };
 }
 
 /** A write that failed for want of space or disk: the run's evidence cannot be trusted (exit 3). */

@@ -11,25 +11,15 @@ import { z } from "zod";
 import { LabError } from "../core/log.ts";
 import type { ScenarioResult } from "../run/runner.ts";
 import { classify, matchedName } from "./repro.ts";
-import { resolveBuild, type Build } from "../definitions/build.ts";
+import { buildsIn, isPackagePath, resolveBuild, type Build } from "../definitions/build.ts";
+/** Where matrix.ts said them first (tests and the workflow check import them from here). */
+export { buildsIn, isPackagePath };
 
 /** Published release versions (no pre-releases), oldest first, as npm lists them. */
 export function releases(all: string[]): string[] {
   return all.filter((v) => /^\d+\.\d+\.\d+$/.test(v));
 }
 
-/** A VERSIONS word that names a package of one's own (a path: it has a slash or ends in .tgz), not a version. */
-export const isPackagePath = (w: string): boolean => w.includes("/") || w.endsWith(".tgz");
-
-/** The builds VERSIONS names by path, by their names (`<version>+<hash>`, lab/definitions/build.ts). */
-export function buildsIn(text: string, resolve: (p: string) => Build = resolveBuild): Map<string, Build> {
-  const out = new Map<string, Build>();
-  for (const w of text.split(/[\s,]+/).filter(isPackagePath)) {
-    const b = resolve(w);
-    out.set(b.label, b);
-  }
-  return out;
-}
 
 /**
  * VERSIONS as given: exact versions ("2026.9.4 2026.9.6"), `newest`, `lastN` (the N newest

@@ -20,6 +20,8 @@ import fs from "node:fs";
 import path from "node:path";
 import type { CheckResult } from "../findings/findings.ts";
 import type { Verdict } from "../definitions/verdict.ts";
+import { LabError } from "../core/log.ts";
+import { RUNS } from "../core/paths.ts";
 import { readRunRecord } from "../evidence/run.ts";
 
 /** What the table needs of one scenario's result (a ScenarioResult, or a run folder's verdict.json). */
@@ -216,4 +218,18 @@ export function writeSoak(dir: string, rec: SoakRecord): string {
   fs.writeFileSync(path.join(dir, "soak.md"), md);
   fs.writeFileSync(path.join(dir, "soak.html"), soakHtml(rec.table, { rounds: rec.rounds, version: rec.version }));
   return md;
+}
+
+/** The run folders `soak --from` names (soak folders, run folders or run ids), each checked to be there. */
+export function soakFromDirs(args: string[], runs = RUNS): string[] {
+  if (!args.length) throw new LabError("soak --from needs soak folders, run folders or run ids: fleetlab soak --from .lab/runs/soak-<id> .lab/runs/<run id>");
+  const dirs = args.flatMap((a) => {
+    const d = fs.existsSync(a) ? a : path.join(runs, a);
+    // A soak folder's rounds are run folders beside it (an artifact copied from a runner), else in .lab/runs.
+    if (fs.existsSync(path.join(d, "soak.json"))) return (JSON.parse(fs.readFileSync(path.join(d, "soak.json"), "utf8")) as SoakRecord).rounds.map((r) => (fs.existsSync(path.join(path.dirname(d), r, "run.json")) ? path.join(path.dirname(d), r) : path.join(runs, r)));
+    if (fs.existsSync(path.join(d, "run.json"))) return [d];
+    throw new LabError(`soak --from ${a}: neither a soak folder (soak.json) nor a run folder (run.json), in the working directory or in ${runs}`);
+  });
+  for (const d of dirs) if (!fs.existsSync(path.join(d, "run.json"))) throw new LabError(`soak --from: round ${d} is gone (no run.json): it was pruned or never copied here`);
+  return dirs;
 }

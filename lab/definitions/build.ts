@@ -182,3 +182,16 @@ function fileSha256(file: string): string {
   }
   return h.digest("hex");
 }
+
+/** A VERSIONS word that names a package of one's own (a path: it has a slash or ends in .tgz), not a version. */
+export const isPackagePath = (w: string): boolean => w.includes("/") || w.endsWith(".tgz");
+
+/** The builds VERSIONS names by path, by their names (`<version>+<hash>`, lab/definitions/build.ts). */
+export function buildsIn(text: string, resolve: (p: string) => Build = resolveBuild): Map<string, Build> {
+  const out = new Map<string, Build>();
+  for (const w of text.split(/[\s,]+/).filter(isPackagePath)) {
+    const b = resolve(w);
+    out.set(b.label, b);
+  }
+  return out;
+}

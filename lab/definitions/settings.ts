@@ -2,6 +2,7 @@
 // NODES or SEED in a CI environment changes nothing) and what it does. `make` passes its
 // variables (make lab NODES=4) as the prefixed names; the unprefixed names are still read from
 // the environment, with a notice, so scripts that set them keep working for now.
+import { LabError } from "../core/log.ts";
 
 export interface Setting {
   /** The make variable and the old environment name. */
@@ -58,4 +59,15 @@ export function settingsTable(): string {
   const e = Math.max(...SETTINGS.map((s) => s.env.length));
   const m = Math.max(...SETTINGS.map((s) => s.name.length)) + 1;
   return SETTINGS.map((s) => `  ${(s.flag ? `--${s.flag}` : "").padEnd(w)}  ${s.env.padEnd(e)}  ${`${s.name}=`.padEnd(m)}  ${s.what}`).join("\n");
+}
+
+export const DEFAULT_LANES = 2;
+
+/** LANES (--lanes is written there by applyFlags): how many scenarios run at once, 1 to 8. */
+export function lanesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = (setting("LANES", env) ?? "").trim();
+  if (!raw) return DEFAULT_LANES;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 8) throw new LabError(`LANES=${raw}: give a whole number of scenarios to run at once, 1 to 8 (1 runs them one after another; default ${DEFAULT_LANES})`);
+  return n;
 }
