@@ -164,7 +164,7 @@ export function measure(f: RegisteredFinding, excerpt: Excerpt | undefined, runs
       const r = rec?.repro;
       // A premise self-test (--aim-off) aims the fault off on purpose: it says nothing of the bug's rate.
       if (!rec || r?.scenario !== scenario || r.ran === undefined || r.aimOff) continue;
-      const t = { scenario, asked: r.asked, ran: r.ran, reproduced: r.reproduced ?? 0, newSignature: r.newSignature ?? 0, failedOtherwise: r.failedOtherwise ?? 0, notReproduced: r.notReproduced ?? 0, unknown: r.unknown ?? 0, hits: r.hits ?? [], matched: {} };
+      const t = { scenario, asked: r.asked, ran: r.ran, reproduced: r.reproduced ?? 0, differs: r.differs ?? 0, newSignature: r.newSignature ?? 0, failedOtherwise: r.failedOtherwise ?? 0, notReproduced: r.notReproduced ?? 0, unknown: r.unknown ?? 0, hits: r.hits ?? [], matched: {} };
       out.repro = { run: rec.id, version: (rec.topology as { openclawVersion?: string } | undefined)?.openclawVersion ?? "unknown", asked: r.asked, line: tallyLine(t) };
       break;
     }

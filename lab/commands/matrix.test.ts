@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { matrixTable, releases, resolveVersions } from "./matrix.ts";
+import { cellText, matrixTable, releases, resolveVersions } from "./matrix.ts";
 import type { CheckResult } from "../findings/findings.ts";
 
 const published = ["2026.8.1-beta.1", "2026.8.1", "2026.8.2", "2026.9.1-beta.1", "2026.9.1", "2026.9.4", "2026.9.5", "2026.9.6"];
@@ -90,5 +90,15 @@ describe("variants and 'not affected' in the matrix", () => {
     expect(t.split("\n").slice(0, 3)).toEqual(["scenario  2026.9.4      2026.9.5    ", "--------  ------------  ------------", "midturn   not affected  known       "]);
     expect(t).toContain("  midturn @ 2026.9.4: not affected: F-turn (older than every version the record names; the check holds)");
     expect(t).toContain("  midturn @ 2026.9.5: known-finding: known-finding F-turn [variant >=2026.9.5]");
+  });
+
+  it("a repro whose differs-from-reference record matched reads 'differs', not known: what OpenClaw documents is no reproduction", async () => {
+    const { cellOf } = await import("./matrix.ts");
+    const c = cellOf(result([chk({ kind: "differs-from-reference" })]), "run", ["F-turn"]);
+    expect(c.bug?.class).toBe("differs from reference");
+    const t = matrixTable({ versions: ["2026.9.6"], scenarios: ["midturn"], cells: { midturn: { "2026.9.6": c } } });
+    expect(t.split("\n")[2]!.trim().split(/\s+/)).toEqual(["midturn", "differs"]);
+    // A shortfall record matched is still "known".
+    expect(cellText(cellOf(result([chk({})]), "run", ["F-turn"]))).toBe("known");
   });
 });

@@ -90,7 +90,7 @@ export type MatrixCell = z.infer<typeof MatrixCell>;
 export function cellOf(r: ScenarioResult, runId: string, bug: string[] = []): MatrixCell {
   const own = r.checks.filter((c) => c.scope !== "lab");
   const findings = own.filter((c) => c.outcome !== "pass").map((c) => `${c.outcome} ${c.outcome === "known-finding" ? matchedName(c) : c.findingId}`);
-  const shown = bug.length ? classify(r.verdict, r.checks, bug) : undefined;
+  const shown = bug.length ? classify(r.verdict, r.checks, bug, r.failedSteps) : undefined;
   const variants = Object.fromEntries(own.filter((c) => c.outcome === "known-finding" && c.variant).map((c) => [c.findingId, c.variant!]));
   const notAffected = own.filter((c) => c.notAffected).map((c) => c.findingId);
   return {
@@ -112,6 +112,8 @@ const SHORT: Record<string, string> = { pass: "pass", fail: "FAIL", unknown: "un
 export function cellText(c: MatrixCell | undefined): string {
   if (!c) return "-";
   if (c.verdict === "pass" && c.notAffected?.length) return "not affected";
+  // A repro whose record is differs-from-reference: what OpenClaw documents, not the bug (repro.ts classify).
+  if (c.bug?.class === "differs from reference") return "differs";
   return SHORT[c.verdict] ?? c.verdict;
 }
 
@@ -138,7 +140,7 @@ export function matrixTable(m: Pick<MatrixRecord, "versions" | "scenarios" | "ce
   }
   lines.push(
     "",
-    "known = known finding (the registered bug, as registered; [variant R] = the signature registered for versions R); fixed? = a registered finding did not show on a version it names or a newer one; not affected = it did not show on a version older than every version its record names (a regression that came later); n/a = the version lacks what the scenario needs",
+    "known = known finding (the registered bug, as registered; [variant R] = the signature registered for versions R); differs = a repro's differs-from-reference record matched (what OpenClaw documents, or a reference harness does otherwise: not the bug); fixed? = a registered finding did not show on a version it names or a newer one; not affected = it did not show on a version older than every version its record names (a regression that came later); n/a = the version lacks what the scenario needs",
   );
   const builds = Object.entries(m.builds ?? {});
   if (builds.length) lines.push("", "builds (your own packages; judged on their version, never the published one):", ...builds.map(([v, b]) => `  ${v} = ${b.source} (sha256 ${b.sha256.slice(0, 16)}...)`));

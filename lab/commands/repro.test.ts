@@ -77,11 +77,30 @@ describe("what an attempt showed: reproduced means the bug", () => {
   });
   it("every bug check held: not reproduced; none judged, unknown or n/a: could not tell", () => {
     expect(classify("fixed?", [check("F-race", "fixed?")], bug).class).toBe("not reproduced");
-    expect(classify("pass", [check("F-other", "pass")], bug)).toEqual({ class: "could not tell", why: "no bug check (F-race) was judged" });
+    expect(classify("pass", [check("F-other", "pass")], bug)).toEqual({ class: "could not tell", why: "no check judged F-race" });
     expect(classify("unknown", [check("F-race", "known-finding")], bug).class).toBe("could not tell");
     expect(classify("n/a", [], bug).class).toBe("could not tell");
     // A lab-wide known finding leaves the class alone.
     expect(classify("known-finding", [check("F-race", "known-finding"), check("F-drift", "known-finding", { scope: "lab" })], bug).class).toBe("reproduced");
+  });
+  it("not reproduced only when every bug check was judged: one never judged could have shown it", () => {
+    const two = ["F-a", "F-b"];
+    expect(classify("pass", [check("F-a", "pass")], two)).toEqual({ class: "could not tell", why: "F-a held, but no check judged F-b" });
+    expect(classify("pass", [check("F-a", "pass"), check("F-b", "pass")], two).class).toBe("not reproduced");
+    // One of two showing the bug is a reproduction, judged or not the other.
+    expect(classify("known-finding", [check("F-a", "known-finding")], two).class).toBe("reproduced");
+  });
+  it("a step that failed beside a bug check is failed otherwise, a new signature too: 'nothing else failed' (Judged.failedSteps)", () => {
+    const threw = ["the turn never ended: gateway agent.wait failed: TIMEOUT"];
+    expect(classify("fail", [check("F-race", "fail", { observed: { lost: 2 } })], bug, threw)).toEqual({ class: "failed otherwise", why: `a step failed: ${threw[0]} (besides fail F-race)` });
+    expect(classify("fail", [check("F-race", "known-finding")], bug, threw).class).toBe("failed otherwise");
+    // Without a failed step the same check is a new signature.
+    expect(classify("fail", [check("F-race", "fail", { observed: { lost: 2 } })], bug, []).class).toBe("new signature");
+  });
+  it("a differs-from-reference record matched is its own class, never reproduced; a shortfall beside it is", () => {
+    const differs = check("R-contract", "known-finding", { kind: "differs-from-reference" });
+    expect(classify("known-finding", [differs], ["R-contract"])).toEqual({ class: "differs from reference", why: "R-contract: a differs-from-reference record (what OpenClaw documents, or a reference does otherwise), not a bug" });
+    expect(classify("known-finding", [differs, check("F-race", "known-finding")], ["R-contract", "F-race"])).toEqual({ class: "reproduced", why: "F-race" });
   });
   it("the bug checks are the scenario's own (Scenario.bug), else its registered findings", () => {
     expect(bugChecks({ findings: [F] })).toEqual(["F-race"]);
@@ -95,6 +114,12 @@ describe("the tally, the line and the exit code follow the classes", () => {
     expect(t).toMatchObject({ ran: 6, reproduced: 1, newSignature: 1, failedOtherwise: 1, notReproduced: 2, unknown: 1, hits: [1, 5] });
     expect(tallyLine(t)).toBe("reproduced 1/6 (registered signature), new signature 1, failed otherwise 1 (not the bug: a step or another check), not reproduced 2, could not tell 1");
     expect(reproExitCode(t)).toBe(0);
+  });
+  it("differs from reference is counted apart and shows no bug: exit 1 when nothing else did", () => {
+    const t = tally("x", 2, [attempt(1, "differs from reference"), attempt(2, "differs from reference")]);
+    expect(t).toMatchObject({ reproduced: 0, differs: 2, hits: [] });
+    expect(tallyLine(t)).toMatch(/^reproduced 0\/2 \(registered signature\), differs from reference 2 \(a differs-from-reference record matched/);
+    expect(reproExitCode(t)).toBe(1);
   });
   it("a loop whose every attempt failed otherwise is not a reproduction: exit 1; none could tell: 3", () => {
     expect(reproExitCode(tally("x", 2, [attempt(1, "failed otherwise"), attempt(2, "failed otherwise")]))).toBe(1);
@@ -212,7 +237,7 @@ describe("the premise self-test (--aim-off): the fault aimed off its path must r
   });
 
   it("an attempt that ended before the premise was judged is 'could not tell', not 'NOT caught': exit 3 when no attempt let the miss through", () => {
-    const base = { scenario: "s", asked: 2, ran: 2, reproduced: 0, newSignature: 0, failedOtherwise: 0, notReproduced: 0, unknown: 2, hits: [], matched: {} };
+    const base = { scenario: "s", asked: 2, ran: 2, reproduced: 0, differs: 0, newSignature: 0, failedOtherwise: 0, notReproduced: 0, unknown: 2, hits: [], matched: {} };
     const untold = { ...base, caught: 1, letThrough: 0, couldNotTell: 1 };
     expect(aimOffLine(untold)).toBe("premise self-test (--aim-off): caught the miss 1/2 - 1 attempt(s) could not tell (ended before the premise was judged: the lab, a member or a step failed first; run again)");
     expect(aimOffLine(untold)).not.toContain("NOT caught");

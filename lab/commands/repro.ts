@@ -5,14 +5,20 @@
 //
 // "Reproduced" means the bug, nothing else. The scenario names the checks that ARE the bug
 // (Scenario.bug, default: its registered findings); each attempt is one of:
-//   reproduced        a bug check was short with its registered signature, nothing else failed
+//   reproduced        a bug check was short with its registered signature, and its record is a
+//                     shortfall (OpenClaw short of its own contract), nothing else failed
+//   differs from reference
+//                     a bug check matched a differs-from-reference record (OpenClaw does what
+//                     it documents, or something a reference harness does otherwise): what it
+//                     is, never counted as reproduced, nothing else failed
 //   new signature     a bug check was short with a signature no record has (the observed value
-//                     is shown), nothing else failed
+//                     is shown), nothing else failed: no other check, and no step (a step that
+//                     threw, an escape, a leftover: Judged.failedSteps)
 //   failed otherwise  any other check or step failed (a precondition, unregistered drift, a
 //                     teardown leftover, a time-out): counted apart, never as reproduced
 //   not reproduced    every bug check was judged and held (on a version older than every
 //                     version a bug's record names, "not affected": the bug came later)
-//   could not tell    unknown or n/a, or no bug check was judged at all
+//   could not tell    unknown or n/a, or a bug check was never judged (the ones that were held)
 // The premise self-test (`--aim-off`, make repro AIM_OFF=1): the scenario aims its fault off the
 // path its premise needs (each Premise.aimOff says how), so the premise cannot be met. Each attempt
 // is then "caught" (unknown, with an aimed premise unmet), "let through" (an aimed premise read
@@ -31,7 +37,7 @@ import { lastProofs, type PremiseResult } from "../run/judging.ts";
 import type { TopologySpec } from "../definitions/spec.ts";
 import type { Verdict } from "../definitions/verdict.ts";
 
-export type AttemptClass = "reproduced" | "new signature" | "failed otherwise" | "not reproduced" | "could not tell";
+export type AttemptClass = "reproduced" | "differs from reference" | "new signature" | "failed otherwise" | "not reproduced" | "could not tell";
 
 /** The checks of a scenario that are its bug. */
 export function bugChecks(s: Pick<Scenario, "bug" | "findings">): string[] {
@@ -39,7 +45,7 @@ export function bugChecks(s: Pick<Scenario, "bug" | "findings">): string[] {
 }
 
 /** What one attempt showed (see the head of this file). */
-export function classify(verdict: Verdict, checks: CheckResult[], bug: string[]): { class: AttemptClass; why?: string } {
+export function classify(verdict: Verdict, checks: CheckResult[], bug: string[], failedSteps: string[] = []): { class: AttemptClass; why?: string } {
   if (verdict === "unknown" || verdict === "n/a") return { class: "could not tell" };
   const own = checks.filter((c) => c.scope !== "lab" || c.outcome === "fail");
   const isBug = (c: CheckResult) => bug.includes(c.findingId);
@@ -48,10 +54,16 @@ export function classify(verdict: Verdict, checks: CheckResult[], bug: string[])
   const bugKnown = bugJudged.filter((c) => c.outcome === "known-finding");
   const bugNew = bugJudged.filter((c) => c.outcome === "fail");
   if (otherFail) return { class: "failed otherwise", why: `${otherFail.findingId}: ${otherFail.note ?? "failed"}` };
+  // "Nothing else failed": a step that threw (or an escape, a leftover) beside a bug check is not the bug alone.
+  if (failedSteps.length) return { class: "failed otherwise", why: `a step failed: ${failedSteps[0]!.slice(0, 200)}${bugNew.length || bugKnown.length ? ` (besides ${[...bugNew, ...bugKnown].map((c) => `${c.outcome} ${c.findingId}`).join(", ")})` : ""}` };
   if (verdict === "fail" && !bugNew.length) return { class: "failed otherwise", why: "a step failed (see the detail)" };
   if (bugNew.length) return { class: "new signature", why: bugNew.map((c) => `${c.findingId} observed ${JSON.stringify(c.observed)}`).join("; ") };
-  if (bugKnown.length) return { class: "reproduced", why: bugKnown.map(matchedName).join(", ") };
-  if (!bugJudged.length) return { class: "could not tell", why: `no bug check (${bug.join(", ") || "none named"}) was judged` };
+  const shortfalls = bugKnown.filter((c) => c.kind !== "differs-from-reference");
+  if (shortfalls.length) return { class: "reproduced", why: shortfalls.map(matchedName).join(", ") };
+  if (bugKnown.length) return { class: "differs from reference", why: `${bugKnown.map(matchedName).join(", ")}: a differs-from-reference record (what OpenClaw documents, or a reference does otherwise), not a bug` };
+  // Held only when every bug check was judged: one never judged could have been the one that shows it.
+  const unjudged = bug.filter((id) => !bugJudged.some((c) => c.findingId === id));
+  if (unjudged.length) return { class: "could not tell", why: `${bugJudged.length ? `${bugJudged.map((c) => c.findingId).join(", ")} held, but ` : ""}no check judged ${unjudged.join(", ")}` };
   const notAffected = bugJudged.filter((c) => c.notAffected);
   if (notAffected.length) return { class: "not reproduced", why: notAffected.map((c) => c.note ?? `not affected: ${c.findingId}`).join("; ") };
   return { class: "not reproduced" };
@@ -109,8 +121,10 @@ export interface ReproTally {
   /** Attempts made (fewer than asked when UNTIL stopped at the first reproduction, or the run was cut). */
   ran: number;
   asked: number;
-  /** With the registered signature. */
+  /** With the registered signature (a shortfall record). */
   reproduced: number;
+  /** Matched a differs-from-reference record: what it is, not a reproduction. */
+  differs: number;
   newSignature: number;
   failedOtherwise: number;
   notReproduced: number;
@@ -134,12 +148,13 @@ export function tally(scenario: string, asked: number, attempts: Attempt[]): Rep
     asked,
     ran: attempts.length,
     reproduced: n("reproduced"),
+    differs: n("differs from reference"),
     newSignature: n("new signature"),
     failedOtherwise: n("failed otherwise"),
     notReproduced: n("not reproduced"),
     unknown: n("could not tell"),
     hits: attempts.filter((a) => reproduced(a.class)).map((a) => a.index),
-    matched: attempts.flatMap((a) => (a.class === "reproduced" ? (a.matched ?? []) : [])).reduce<Record<string, number>>((m, k) => ((m[k] = (m[k] ?? 0) + 1), m), {}),
+    matched: attempts.flatMap((a) => (a.class === "reproduced" || a.class === "differs from reference" ? (a.matched ?? []) : [])).reduce<Record<string, number>>((m, k) => ((m[k] = (m[k] ?? 0) + 1), m), {}),
     ...(attempts.some((a) => a.aimOff)
       ? {
           caught: attempts.filter((a) => a.aimOff?.outcome === "caught").length,
@@ -171,6 +186,7 @@ export function aimOffExitCode(t: ReproTally): number {
 /** "reproduced 7/20 (registered signature), new signature 1, failed otherwise 2, not reproduced 9, could not tell 1" */
 export function tallyLine(t: ReproTally): string {
   const parts = [`reproduced ${t.reproduced}/${t.ran} (registered signature)`];
+  if (t.differs) parts.push(`differs from reference ${t.differs} (a differs-from-reference record matched: what OpenClaw documents or a reference does otherwise, not a reproduction)`);
   if (t.newSignature) parts.push(`new signature ${t.newSignature}`);
   if (t.failedOtherwise) parts.push(`failed otherwise ${t.failedOtherwise} (not the bug: a step or another check)`);
   parts.push(`not reproduced ${t.notReproduced}`);
@@ -184,12 +200,12 @@ export function tallyLine(t: ReproTally): string {
 
 /**
  * Exit code of a loop: 0 the bug showed in at least one attempt (registered or new signature);
- * 1 it never did and some attempt was judged (not reproduced, or failed otherwise); 3 no attempt
- * could tell.
+ * 1 it never did and some attempt was judged (not reproduced, differs from reference, or failed
+ * otherwise); 3 no attempt could tell.
  */
 export function reproExitCode(t: ReproTally): number {
   if (t.reproduced + t.newSignature > 0) return 0;
-  return t.notReproduced + t.failedOtherwise > 0 ? 1 : 3;
+  return t.notReproduced + t.failedOtherwise + (t.differs ?? 0) > 0 ? 1 : 3;
 }
 
 export const attemptName = (s: Scenario, i: number, n: number): string => `${s.name}~${String(i).padStart(String(n).length, "0")}`;
@@ -214,7 +230,7 @@ export async function reproLoop(
     for (const [k, inst] of instances.entries()) {
       if (s.topology === "own") await pool.close();
       const r = await runScenario(inst, pool, { aimOff: opts.aimOff });
-      const c = classify(r.verdict, r.checks, bugChecks(s));
+      const c = classify(r.verdict, r.checks, bugChecks(s), r.failedSteps);
       const matched = r.checks.filter((x) => bugChecks(s).includes(x.findingId) && x.outcome === "known-finding").map(matchedName);
       const a: Attempt = { index: k + 1, verdict: r.verdict, class: c.class, why: c.why, matched, seconds: r.seconds, evidence: r.evidence, detail: r.detail, ...(opts.aimOff ? { aimOff: aimOffOutcome(r, aimed) } : {}) };
       attempts.push(a);
@@ -232,6 +248,7 @@ export async function reproLoop(
         ...(opts.aimOff ? { aimOff: true, caught: t.caught ?? 0, letThrough: t.letThrough ?? 0, couldNotTell: t.couldNotTell ?? 0 } : {}),
         ran: t.ran,
         reproduced: t.reproduced,
+        differs: t.differs,
         newSignature: t.newSignature,
         failedOtherwise: t.failedOtherwise,
         notReproduced: t.notReproduced,

@@ -148,6 +148,8 @@ export const RunRecordSchema = z.strictObject({
       ran: z.number().int().nonnegative().optional(),
       /** With the registered signature (lab/commands/repro.ts classify). */
       reproduced: z.number().int().nonnegative().optional(),
+      /** Matched a differs-from-reference record: what it is, never counted as reproduced. */
+      differs: z.number().int().nonnegative().optional(),
       newSignature: z.number().int().nonnegative().optional(),
       failedOtherwise: z.number().int().nonnegative().optional(),
       notReproduced: z.number().int().nonnegative().optional(),
@@ -159,7 +161,7 @@ export const RunRecordSchema = z.strictObject({
           z.object({
             index: z.number().int(),
             verdict: z.string(),
-            class: z.enum(["reproduced", "new signature", "failed otherwise", "not reproduced", "could not tell"]),
+            class: z.enum(["reproduced", "differs from reference", "new signature", "failed otherwise", "not reproduced", "could not tell"]),
             why: z.string().optional(),
             /** Under --aim-off: whether the premise check caught the miss, and what it saw. */
             aimOff: z.object({ caught: z.boolean(), outcome: z.enum(["caught", "let through", "could not tell"]).optional(), why: z.string() }).optional(),

@@ -8,11 +8,11 @@ const record = (id: string): FindingRecord => ({ id, expectation: "e", signature
 
 describe("judgeScenario: one call from what a scenario observed to its verdict", () => {
   it("nothing wrong and every check held: pass, no detail", () => {
-    expect(judgeScenario(seen({ checks: [check("E-ok", "pass")] }))).toEqual({ verdict: "pass", detail: undefined, unexercised: [] });
+    expect(judgeScenario(seen({ checks: [check("E-ok", "pass")] }))).toEqual({ verdict: "pass", detail: undefined, unexercised: [], failedSteps: [] });
   });
 
   it("a scenario that never ran has the verdict it ended with, and nothing else counts", () => {
-    expect(judgeScenario(seen({ notRun: { verdict: "n/a", why: "no --session-host" }, problems: [{ verdict: "fail", text: "x" }] }))).toEqual({ verdict: "n/a", detail: "no --session-host", unexercised: [] });
+    expect(judgeScenario(seen({ notRun: { verdict: "n/a", why: "no --session-host" }, problems: [{ verdict: "fail", text: "x" }] }))).toEqual({ verdict: "n/a", detail: "no --session-host", unexercised: [], failedSteps: [] });
   });
 
   it("the checks: a shortfall no finding describes fails with its note; known findings and fixed? are named; a lab-wide known finding leaves the verdict alone", () => {
@@ -28,7 +28,9 @@ describe("judgeScenario: one call from what a scenario observed to its verdict",
 
   it("what is found afterwards (leftovers, an unhealthy lab) sets the verdict only of a scenario accepted by then, its checks included", () => {
     const leftovers = { verdict: "fail" as const, text: "teardown left resources behind: x", after: true };
-    expect(judgeScenario(seen({ afterwards: [leftovers] }))).toMatchObject({ verdict: "fail", detail: "teardown left resources behind: x" });
+    expect(judgeScenario(seen({ afterwards: [leftovers] }))).toMatchObject({ verdict: "fail", detail: "teardown left resources behind: x", failedSteps: ["teardown left resources behind: x"] });
+    // A check's fail is not a failed step (a repro's "nothing else failed" tells them apart).
+    expect(judgeScenario(seen({ checks: [check("E-x", "fail", { note: "n" })] })).failedSteps).toEqual([]);
     expect(judgeScenario(seen({ checks: [check("F-a", "known-finding")], afterwards: [leftovers] }))).toMatchObject({ verdict: "fail", detail: "teardown left resources behind: x; also known-finding F-a" });
     const unknownFirst = judgeScenario(seen({ problems: [{ verdict: "unknown", text: "evidence check broken" }], afterwards: [leftovers] }));
     expect([unknownFirst.verdict, unknownFirst.detail]).toEqual(["unknown", "evidence check broken; also teardown left resources behind: x"]);

@@ -65,6 +65,8 @@ export interface Judged {
   detail?: string;
   /** Its own records no check judged (empty unless its body ran to the end). */
   unexercised: FindingRecord[];
+  /** What failed besides its checks (a step that threw, an escape, a leftover): a repro's "nothing else failed" reads these (lab/commands/repro.ts classify). */
+  failedSteps: string[];
 }
 
 /**
@@ -74,7 +76,7 @@ export interface Judged {
  * that was accepted by then.
  */
 export function judgeScenario(o: Observed): Judged {
-  if (o.notRun) return { verdict: o.notRun.verdict, detail: o.notRun.why, unexercised: [] };
+  if (o.notRun) return { verdict: o.notRun.verdict, detail: o.notRun.why, unexercised: [], failedSteps: [] };
   const j = new Judgement();
   const note = (n: Note) => (n.after ? j.after(n.verdict, n.text) : j.add(n.verdict, n.text));
   o.problems.forEach(note);
@@ -95,5 +97,6 @@ export function judgeScenario(o: Observed): Judged {
   if (outcome === "fail") j.add("fail", judged.filter((c) => c.outcome === "fail").map((c) => `${c.findingId}: ${c.note}`).join("; "));
   else if (outcome !== "pass") j.add(outcome, judged.filter((c) => c.outcome !== "pass" && !(c.scope === "lab" && c.outcome === "known-finding")).map((c) => `${c.outcome} ${c.findingId}`).join(", "));
   o.afterwards.forEach(note);
-  return { verdict: j.verdict, detail: j.detail, unexercised: o.bodyReturned ? unexercised(o.findings, o.checks) : [] };
+  const failedSteps = [...o.problems, ...o.afterwards].filter((n) => n.verdict === "fail").map((n) => n.text);
+  return { verdict: j.verdict, detail: j.detail, unexercised: o.bodyReturned ? unexercised(o.findings, o.checks) : [], failedSteps };
 }

@@ -59,6 +59,8 @@ export interface ScenarioResult {
   machineBusy?: string;
   /** Its body did not settle after it was cancelled (never run again in this process). */
   stray?: boolean;
+  /** What failed besides its checks (lab/run/judging.ts Judged.failedSteps). */
+  failedSteps?: string[];
   /** Earlier attempts (runScenarioAttempts), and failed starts of its lab (LabPool). */
   attempts?: { verdict: Verdict; seconds: number; detail?: string; evidence?: string }[];
   startAttempts?: StartAttempt[];
@@ -734,7 +736,7 @@ class ScenarioRun {
     const premises = this.#seen.premises?.length ? [...this.#seen.premises] : undefined;
     const startAttempts = this.#startAttempts.length ? this.#startAttempts : undefined;
     const paceRow = worst ? { worst: worst.raw, load: worst.load, ...(busy ? { busy } : {}) } : undefined;
-    const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases, premises, machineBusy: busy, startAttempts, stray: this.#straying || undefined };
+    const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases, premises, machineBusy: busy, startAttempts, stray: this.#straying || undefined, ...(judged.failedSteps.length ? { failedSteps: judged.failedSteps } : {}) };
     if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
     run.update((rec) => {
       (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
