@@ -53,7 +53,7 @@
 // deadline (open 40 s, the node's late answer back in 29 ms) and a missed pong ends the connection
 // (node.list disconnected 59 s after the first dropped pong); an oversized timeoutMs reaches the
 // node unclamped (2999999955: R-103079-oversized-timeout-clamped). AIM_OFF=1: caught 1/1.
-import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
+import { defineScenario, LabInfraError, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { refusal, isRefused, type Refused } from "../../lab/clients/operator.ts";
 import { WS_OPCODE } from "../../lab/clients/tap.ts";
 import { faults } from "../../lab/faults/index.ts";
@@ -212,7 +212,7 @@ export default defineScenario({
 
       // ---- the node's pongs stop arriving
       const conn = node.current;
-      if (!conn) throw new Error(`${alias} has no open connection before the pong check: the state the fix's second half starts from was not reached`);
+      if (!conn) throw new LabInfraError(`${alias} has no open connection before the pong check: the state the fix's second half starts from was not reached`);
       let closed: { code: number; reason: string; at: number } | undefined;
       conn.onClose((code, reason) => (closed ??= { code, reason, at: Date.now() }));
       const since3 = await tap.seq();

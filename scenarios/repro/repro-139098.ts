@@ -43,7 +43,7 @@
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): HELD_S (a run not
 // held within it reads the premise unmet) and the polls' RUN_S, SETTLE_S, GONE_S.
-import { defineScenario, type FindingRecord } from "../../lab/scenario.ts";
+import { defineScenario, LabInfraError, type FindingRecord } from "../../lab/scenario.ts";
 import { refusal, isRefused, type Refused } from "../../lab/clients/operator.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { armHold } from "../../lab/kits/session.ts";
@@ -87,23 +87,35 @@ interface PlacementRow {
   execution_mode: string | null;
 }
 
-/** worker_session_placements rows whose key is the job's session key or one of its :run: aliases, read from the gateway's SQLite state. */
+/**
+ * worker_session_placements rows whose key is the job's session key or one of its :run: aliases,
+ * read from the gateway's SQLite state. "No rows" is what the bug check passes on, so a reader
+ * that cannot read is the lab's failure (unknown), never an empty answer: no state file, or a file
+ * that would not open or answer, is thrown as a LabInfraError naming it (before, both read "no rows").
+ */
 async function placementRows(lab: Lab, baseKey: string): Promise<PlacementRow[]> {
   const js = `
 const { DatabaseSync } = require("node:sqlite");
 const fs = require("node:fs"), path = require("node:path");
 const out = []; const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) { const p = path.join(d, e.name); if (e.isDirectory()) walk(p); else if (e.name.endsWith(".sqlite")) out.push(p); } };
 walk(process.env.HOME + "/.openclaw");
-const rows = [];
+const rows = [], errors = [], withTable = [];
 for (const f of out) {
-  let db; try { db = new DatabaseSync(f, { readOnly: true }); } catch { continue; }
-  try { rows.push(...db.prepare("SELECT session_id, session_key, state, execution_mode FROM worker_session_placements WHERE session_key = ? OR session_key LIKE ?").all(process.argv[1], process.argv[1] + ":run:%")); } catch {}
+  let db; try { db = new DatabaseSync(f, { readOnly: true }); } catch (e) { errors.push(f + ": " + e.message); continue; }
+  try {
+    const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'worker_session_placements'").get();
+    if (has) { withTable.push(f); rows.push(...db.prepare("SELECT session_id, session_key, state, execution_mode FROM worker_session_placements WHERE session_key = ? OR session_key LIKE ?").all(process.argv[1], process.argv[1] + ":run:%")); }
+  } catch (e) { errors.push(f + ": " + e.message); }
   db.close();
 }
-process.stdout.write(JSON.stringify(rows));`;
+process.stdout.write(JSON.stringify({ files: out.length, withTable, errors, rows }));`;
   const r = await lab.exec(lab.gateway.alias, ["node", "--no-warnings", "-e", js, baseKey]);
-  if (r.exitCode !== 0) throw new Error(`reading worker_session_placements in the gateway exited ${r.exitCode}: ${(r.stderr || r.stdout).slice(0, 400)}`);
-  return JSON.parse(r.stdout) as PlacementRow[];
+  if (r.exitCode !== 0) throw new LabInfraError(`reading worker_session_placements in the gateway exited ${r.exitCode}: ${(r.stderr || r.stdout).slice(0, 400)}`);
+  const got = JSON.parse(r.stdout) as { files: number; withTable: string[]; errors: string[]; rows: PlacementRow[] };
+  if (got.errors.length) throw new LabInfraError(`reading worker_session_placements in the gateway: ${got.errors.join("; ").slice(0, 400)}`);
+  // No state file at all: the lab is reading the wrong place. A state file without the table yet: no placement was ever written.
+  if (!got.files) throw new LabInfraError("no SQLite state file under the gateway's ~/.openclaw: the lab cannot tell whether a placement row is left");
+  return got.rows;
 }
 
 const keyShape = (key: string, baseKey: string): string => (key === baseKey ? "base" : key.startsWith(`${baseKey}:run:`) ? "run-alias" : "other");

@@ -66,7 +66,7 @@
 // it, the node's answer back). AIM_OFF=1 (the limit on the tap): caught 1/1.
 import crypto from "node:crypto";
 import { deflateRawSync } from "node:zlib";
-import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
+import { defineScenario, LabInfraError, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { rateBits } from "../../lab/faults/bandwidth.ts";
 import { refusal, isRefused, type Refused } from "../../lab/clients/operator.ts";
@@ -180,7 +180,7 @@ export default defineScenario({
       log(`frame: ${JSON.stringify(frame)}; the 2026.9.4 deadline falls ${LEAD_MS + KEEPALIVE_MS} ms after it starts`);
       evidence.frame = frame;
       if (predictedDrainMs < LEAD_MS + KEEPALIVE_MS + 8_000 || predictedDrainMs > tickWatchMs - 8_000) {
-        throw new Error(`the frame would drain in ${predictedDrainMs} ms: not between the keepalive deadline (${LEAD_MS + KEEPALIVE_MS} ms) and the node's tick watch (${tickWatchMs} ms) with 8 s to spare`);
+        throw new LabInfraError(`the frame would drain in ${predictedDrainMs} ms: not between the keepalive deadline (${LEAD_MS + KEEPALIVE_MS} ms) and the node's tick watch (${tickWatchMs} ms) with 8 s to spare`);
       }
 
       // ---- the limit (in effect once tc lists it)
@@ -198,7 +198,7 @@ export default defineScenario({
 
       // ---- a node.event (the node's tick watch counts from its answer), then the large invoke
       const probe = await node.request("node.event", { event: "fleetlab.probe", payloadJSON: JSON.stringify({ n: 0 }) }, client).catch(refusal);
-      if (isRefused(probe)) throw new Error(`the paired node's node.event was refused (${probe.code}: ${probe.message}) before the large frame`);
+      if (isRefused(probe)) throw new LabInfraError(`the paired node's node.event was refused (${probe.code}: ${probe.message}) before the large frame`);
       const since = await tap.seq();
       const base = (await tap.connections()).find((c) => c.conn === conn)?.bytes["gw->node"] ?? 0;
       node.answerWith("system.which", (inv) => {
