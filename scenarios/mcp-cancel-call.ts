@@ -3,7 +3,8 @@ import { waitRun } from "../lab/clients/sessions.ts";
 import { cancelParams, cancelsIn } from "../lab/kits/mcp.ts";
 import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn } from "../lab/kits/turns.ts";
-import { sleep } from "../lab/core/wait.ts";
+import { pollUntil } from "../lab/core/wait.ts";
+import { deadline } from "../lab/core/pace.ts";
 
 // A call of north__example_echo is held at the north server; the operator cancels the turn
 // (chat.abort). The cancel must reach the server as notifications/cancelled naming that
@@ -24,17 +25,22 @@ export default defineScenario({
       log(`held at north: ${held.id} rpcId ${held.rpcId}`);
       const aborted = await client.request("chat.abort", { sessionKey: turn.sessionKey, runId: turn.runId });
       const end = await waitRun(client, turn.runId, 20_000);
-      await sleep(1_000, signal);
-      const records = await north.requests();
-      const cancels = cancelsIn(records).map(cancelParams);
-      const heldAfter = (await north.held({ all: true })).find((h) => h.id === held.id);
+      // The cancel is polled for at north until it is there (or a window of the lab's own, paced,
+      // has passed: what is judged is the state at its end), not read once after a fixed 1 s.
+      const atNorth = await pollUntil(
+        "the cancel of the held call at north",
+        async () => ({ cancels: cancelsIn(await north.requests()).map(cancelParams), heldAfter: (await north.held({ all: true })).find((h) => h.id === held.id) }),
+        (v) => v.cancels.some((c) => c.requestId === held.rpcId) && v.heldAfter?.status === "cancelled",
+        { deadlineMs: deadline(10_000), signal },
+      );
+      const { cancels, heldAfter } = atNorth.last;
       const observed = {
         cancelForHeldCall: cancels.some((c) => c.requestId === held.rpcId),
         heldCall: heldAfter ? { status: heldAfter.status, cancelReason: heldAfter.cancelReason } : null,
         chat: events.chatOutcome(turn.runId) ?? null,
         run: end.status,
       };
-      log(`after chat.abort: ${JSON.stringify(observed)} (cancels seen: ${JSON.stringify(cancels)})`);
+      log(`after chat.abort: ${JSON.stringify(observed)} (cancels seen: ${JSON.stringify(cancels)}; ${atNorth.held ? `at north ${atNorth.ms} ms after the run ended` : `not at north by the end of the window, ${atNorth.ms} ms after the run ended`})`);
       extra.observations = { turn, held, aborted, end, cancels, heldAfter };
       check({
         id: "R-mcp-cancel-call",

@@ -7,6 +7,7 @@ import { toolCallsIn } from "../lab/kits/mcp.ts";
 import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolResults } from "../lab/kits/turns.ts";
 import { sleep } from "../lab/core/wait.ts";
+import { deadline } from "../lab/core/pace.ts";
 import type { CatalogTool, McpControl } from "../lab/clients/mcp.ts";
 import type { GatewayClient } from "../lab/clients/gateway.ts";
 
@@ -85,12 +86,14 @@ async function parkChangeApprove(client: GatewayClient, events: EventLog, south:
   const asked = await waitApproval(events, turn.runId, { signal });
   const set = await south.setCatalog(changed);
   assert.ok(set.notified.length > 0, "the catalog change notified no MCP session");
-  // Let the list_changed notification reach the gateway over the standing SSE stream. Pacing,
-  // not judging: that the gateway acted on it is read from south's log (a tools/list before
-  // the call: gatewayRelistedBeforeCall), and the outcome from the turn's end.
-  await south.waitForRequest((r) => r.event === "list-changed-sent", 5_000);
-  await sleep(1_000, signal);
-  const since = await south.lastSeq();
+  // Let the list_changed notification reach the gateway over the standing SSE stream (its arrival
+  // is not observable at south: 1 s at the reference pace, longer on a slower machine). Pacing,
+  // not judging: that the gateway acted on it is read from south's log from the notification on
+  // (a tools/list after it and before the call, in answer to it or at the call alike:
+  // gatewayRelistedBeforeCall), and the outcome from the turn's end.
+  const sent = await south.waitForRequest((r) => r.event === "list-changed-sent", 5_000);
+  await sleep(deadline(1_000), signal);
+  const since = sent.seq;
   const resolved = await resolveApproval(client, asked.id, "allow-once");
   // The turn's end closes the window: the parked call, if sent, reached south before its
   // result came back and the run ended after it (no wait after it).
@@ -109,6 +112,6 @@ async function parkChangeApprove(client: GatewayClient, events: EventLog, south:
     toolResultIsError: r?.isError ?? null,
     // For "removed": the server's own answer is what stopped it.
     serverAnswer: r?.isError ? (/Tool write_file not found/.test(r.text) ? "Tool write_file not found" : "other error") : r ? "success" : "none",
-    detail: { turn, approvalId: asked.id, resolved, end, toolResult: r, requestsAfterApproval: after },
+    detail: { turn, approvalId: asked.id, resolved, end, toolResult: r, requestsAfterNotification: after },
   };
 }
