@@ -37,7 +37,8 @@ import { GatewayError } from "../../lab/clients/gateway.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { pairScripted } from "../../lab/kits/pairing.ts";
 import { scene } from "../../lab/kits/scene.ts";
-import { sleep } from "../../lab/core/wait.ts";
+import { pollUntil, sleep } from "../../lab/core/wait.ts";
+import { deadline } from "../../lab/core/pace.ts";
 
 /** From the revoke's answer to the connection closed by the gateway. */
 const CLOSE_S = 5;
@@ -99,7 +100,12 @@ export default defineScenario({
       while (!closed && Date.now() - revokedAt < CLOSE_S * 1000 && !signal.aborted) await sleep(50);
       stop = true;
       await loop;
-      await sleep(500); // the last answers
+      // The last answers: every request answered (or a paced window of the lab's own has passed),
+      // not a fixed 500 ms: a request served after the cut but answered late would otherwise be
+      // left out of the count and the check pass on what it never saw.
+      const answers = await pollUntil("the answers to every request sent", () => sent.filter((r) => r.answeredAt === undefined).length, (left) => left === 0, { deadlineMs: deadline(5_000), signal });
+      if (answers.last) log(`${answers.last} request(s) still unanswered ${answers.ms} ms after the last was sent`);
+      evidence.unanswered = answers.last;
 
       // ---- the premise: the token no longer admits a connection
       const again = await node.connect(lab.scriptedUrl(alias), { deviceToken: "only" }).then(
