@@ -21,7 +21,7 @@ export interface Row {
   name: string;
   quiet?: string;
   loaded?: string;
-  /** The loaded run is worse: a fail or unknown the quiet run lacks (or the scenario missing). */
+  /** The loaded run is worse: a fail or unknown the quiet run lacks, a fixed? where the quiet run saw the known finding (a claim it does not make), or the scenario missing. */
   worse: boolean;
 }
 
@@ -31,7 +31,7 @@ export function compareVerdicts(quiet: Record<string, string>, loaded: Record<st
   return names.map((name) => {
     const q = quiet[name];
     const l = loaded[name];
-    const worse = l === undefined || ((l === "fail" || l === "unknown") && l !== q);
+    const worse = l === undefined || ((l === "fail" || l === "unknown") && l !== q) || (l === "fixed?" && q === "known-finding");
     return { name, quiet: q, loaded: l, worse };
   });
 }

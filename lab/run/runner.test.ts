@@ -269,6 +269,15 @@ describe("a busy machine: unknown or another attempt, never a fail", () => {
     const q = fakePool();
     expect((await runScenario(scenario("quiet", async () => assert.ok(false as boolean, "no reply within 90 s")), q.pool)).verdict).toBe("fail");
   });
+  it("a fixed? judged while the machine was busier than planned is unknown too: a registered finding that did not show may only not have come in time", async () => {
+    const F = { id: "F-slow", expectation: "e", signature: { failed: true }, versions: ["2026.9.6"], kind: "shortfall" as const, evidence: "x" };
+    const held = (name: string) => scenario(name, async ({ check }) => void check({ id: "F-slow", expectation: "e", holds: true }), { findings: [F] });
+    const busy = fakePool({ paceMonitor: busyMonitor });
+    const r = await runScenario(held("starved-fixed"), busy.pool);
+    expect(r.verdict).toBe("unknown");
+    expect(r.detail).toMatch(/^the lab could not tell: the machine was busier than the lab plans for: .* so its fixed\? \(a registered finding that did not show\) is not claimed: fixed\? F-slow/);
+    expect((await runScenario(held("quiet-fixed"), fakePool().pool)).verdict).toBe("fixed?");
+  });
   it("a lab-side deadline that passed beyond the plan is unknown even when the machine was quiet again by the verdict", async () => {
     const { pool } = fakePool();
     const err = new WaitTimeout("node-1 connected", 30_000, "", "the machine was busier than the lab plans for: pace 8x");
