@@ -269,6 +269,14 @@ describe("a busy machine: unknown or another attempt, never a fail", () => {
     const q = fakePool();
     expect((await runScenario(scenario("quiet", async () => assert.ok(false as boolean, "no reply within 90 s")), q.pool)).verdict).toBe("fail");
   });
+  it("a fail once the run was interrupted is unknown: the clean-up took the lab's containers away (a bring-up's exec killed, exit 137)", async () => {
+    const sut = new SystemUnderTestError("the gateway did not admit the lab's operator: 'openclaw devices approve x' in the gateway failed (exit 137)");
+    const cut = fakePool({ up: async () => Promise.reject(sut), interrupted: () => true });
+    const r = await runScenario(scenario("cut-short", async () => {}), cut.pool);
+    expect(r.verdict).toBe("unknown");
+    expect(r.detail).toMatch(/^the lab could not tell: the run was interrupted .* so its fail is not charged to OpenClaw: OpenClaw did not come up: the gateway did not admit/);
+    expect((await runScenario(scenario("not-cut", async () => {}), fakePool({ up: async () => Promise.reject(sut) }).pool)).verdict).toBe("fail");
+  });
   it("a fixed? judged while the machine was busier than planned is unknown too: a registered finding that did not show may only not have come in time", async () => {
     const F = { id: "F-slow", expectation: "e", signature: { failed: true }, versions: ["2026.9.6"], kind: "shortfall" as const, evidence: "x" };
     const held = (name: string) => scenario(name, async ({ check }) => void check({ id: "F-slow", expectation: "e", holds: true }), { findings: [F] });

@@ -107,6 +107,8 @@ export interface PoolOptions {
   admit?: boolean;
   /** The machine's pace over time (default this process's monitor, lab/core/pace.ts; tests hand in one with readings written in). */
   paceMonitor?: () => PaceMonitor;
+  /** Whether a signal has started this process's clean-up (default lab/engine/cleanup.ts interrupted; tests hand in their own). */
+  interrupted?: () => boolean;
 }
 
 let bringingUp: Promise<unknown> = Promise.resolve();
@@ -146,6 +148,7 @@ export class LabPool {
       engineWatchMs: opts.engineWatchMs ?? ENGINE_WATCH_MS,
       admit: opts.admit ?? !opts.up,
       paceMonitor: opts.paceMonitor ?? monitor,
+      interrupted: opts.interrupted ?? interruptedRun,
     };
   }
 
@@ -730,6 +733,13 @@ class ScenarioRun {
       const what = judged.verdict === "fail" ? "its fail is not charged to OpenClaw" : "its fixed? (a registered finding that did not show) is not claimed";
       judged.verdict = "unknown";
       judged.detail = `the lab could not tell: ${busy} while it ran, so ${what}: ${judged.detail ?? ""}`;
+    }
+    // A fail once the run was interrupted is the clean-up's doing as likely as OpenClaw's (seen: a
+    // Ctrl-C during a bring-up killed the gateway under 'openclaw devices approve', exit 137, and
+    // the lab read "OpenClaw did not come up": FAIL). The lab took its containers away: unknown.
+    if (judged.verdict === "fail" && this.pool.opts.interrupted()) {
+      judged.verdict = "unknown";
+      judged.detail = `the lab could not tell: the run was interrupted (a signal; the lab was taking its containers down) while this scenario ran, so its fail is not charged to OpenClaw: ${judged.detail ?? ""}`;
     }
     const checks = this.#seen.checks;
     let detail = judged.detail;
