@@ -47,7 +47,8 @@ function refuseBadInput(args: string[]): number | undefined {
     checkInput(values, positionals, names);
     return undefined;
   } catch (err) {
-    if (!(err instanceof LabError)) throw err;
+    // Anything but bad input (a LabError) is left to the command, which meets it again and says it as it does.
+    if (!(err instanceof LabError)) return undefined;
     process.stderr.write(`fleetlab: ${err.message}\n`);
     return err.exitCode;
   }
