@@ -90,8 +90,9 @@ interface PlacementRow {
 /**
  * worker_session_placements rows whose key is the job's session key or one of its :run: aliases,
  * read from the gateway's SQLite state. "No rows" is what the bug check passes on, so a reader
- * that cannot read is the lab's failure (unknown), never an empty answer: no state file, or a file
- * that would not open or answer, is thrown as a LabInfraError naming it (before, both read "no rows").
+ * that cannot read is the lab's failure (unknown), never an empty answer: no state file, or files
+ * that would not open or answer while none answered with the table, is thrown as a LabInfraError
+ * naming them (before, both read "no rows").
  */
 async function placementRows(lab: Lab, baseKey: string): Promise<PlacementRow[]> {
   const js = `
@@ -112,7 +113,9 @@ process.stdout.write(JSON.stringify({ files: out.length, withTable, errors, rows
   const r = await lab.exec(lab.gateway.alias, ["node", "--no-warnings", "-e", js, baseKey]);
   if (r.exitCode !== 0) throw new LabInfraError(`reading worker_session_placements in the gateway exited ${r.exitCode}: ${(r.stderr || r.stdout).slice(0, 400)}`);
   const got = JSON.parse(r.stdout) as { files: number; withTable: string[]; errors: string[]; rows: PlacementRow[] };
-  if (got.errors.length) throw new LabInfraError(`reading worker_session_placements in the gateway: ${got.errors.join("; ").slice(0, 400)}`);
+  // The gateway holds its lock databases (tmp/*.lock.sqlite) locked: a file that would not answer
+  // matters only when no file answered with the table (it could have been the one holding it).
+  if (got.errors.length && !got.withTable.length) throw new LabInfraError(`reading worker_session_placements in the gateway: no state file answered with the table, and ${got.errors.join("; ").slice(0, 400)}`);
   // No state file at all: the lab is reading the wrong place. A state file without the table yet: no placement was ever written.
   if (!got.files) throw new LabInfraError("no SQLite state file under the gateway's ~/.openclaw: the lab cannot tell whether a placement row is left");
   return got.rows;
