@@ -3,7 +3,8 @@
 // then the run's report.html opened in headless Chromium and read back.
 import { afterAll, describe, expect, it } from "vitest";
 import { Run } from "../lab/evidence/run.ts";
-import { LabPool, lanesFromEnv, runLanes, runOrder, startRun, writeRunReports, type ScenarioResult } from "../lab/run/runner.ts";
+import { lanesFromEnv } from "../lab/definitions/settings.ts";
+import { LabPool, runLanes, runOrder, startRun, writeRunReports, type ScenarioResult } from "../lab/run/runner.ts";
 import { faultScenario, lookAtReport } from "../lab/evidence/report-check.ts";
 import { info } from "../lab/core/log.ts";
 import { execFileSync } from "node:child_process";

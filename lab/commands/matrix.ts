@@ -11,9 +11,7 @@ import { z } from "zod";
 import { LabError } from "../core/log.ts";
 import type { ScenarioResult } from "../run/runner.ts";
 import { classify, matchedName } from "./repro.ts";
-import { buildsIn, isPackagePath, resolveBuild, type Build } from "../definitions/build.ts";
-/** Where matrix.ts said them first (tests and the workflow check import them from here). */
-export { buildsIn, isPackagePath };
+import { isPackagePath, resolveBuild, type Build } from "../definitions/build.ts";
 
 /** Published release versions (no pre-releases), oldest first, as npm lists them. */
 export function releases(all: string[]): string[] {

@@ -205,7 +205,7 @@ export function tallyLine(t: ReproTally): string {
  */
 export function reproExitCode(t: ReproTally): number {
   if (t.reproduced + t.newSignature > 0) return 0;
-  return t.notReproduced + t.failedOtherwise + (t.differs ?? 0) > 0 ? 1 : 3;
+  return t.notReproduced + t.failedOtherwise + t.differs > 0 ? 1 : 3;
 }
 
 export const attemptName = (s: Scenario, i: number, n: number): string => `${s.name}~${String(i).padStart(String(n).length, "0")}`;

@@ -6,11 +6,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { cachedBuild, isBuild, packageVersion, resolveBuild, versionShown } from "./build.ts";
+import { buildsIn, cachedBuild, isBuild, packageVersion, resolveBuild, versionShown } from "./build.ts";
 import { parseTopology, topologyFromEnv } from "./spec.ts";
 import { compareVersions, inRange } from "../findings/versions.ts";
 import { judge, type FindingRecord } from "../findings/findings.ts";
-import { buildsIn, matrixTable, resolveVersions } from "../commands/matrix.ts";
+import { matrixTable, resolveVersions } from "../commands/matrix.ts";
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-build-"));
 

@@ -25,8 +25,6 @@ import type { Scenario, ScenarioContext } from "../scenario.ts";
 import { Lab, type LabUpOptions } from "../topology/lab.ts";
 import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "../definitions/spec.ts";
 import { lanesFromEnv } from "../definitions/settings.ts";
-/** Re-exported where the lanes are planned (settings.ts reads them, so that bad input is refused before the lab loads). */
-export { DEFAULT_LANES, lanesFromEnv } from "../definitions/settings.ts";
 import { judge, type CheckResult, type FindingRecord } from "../findings/findings.ts";
 import { judgeScenario, type Note, type Observed, type PremiseResult } from "./judging.ts";
 import { Phases, STOP } from "../definitions/phases.ts";
@@ -784,15 +782,14 @@ export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: 
 }
 
 /**
- * How many scenarios run at once (FLEETLAB_LANES, `make lab LANES=2`; default 2). A lane is a
+ * The lanes of a run: the scenarios of each (in run order) and the estimate the split was made by.
+ * How many run at once is LANES (lanesFromEnv, lab/definitions/settings.ts; default 2). A lane is a
  * shard inside one process (lab/run/shard.ts splits by measured cost): its scenarios run one after
  * another on its own labs (its own shared lab when it holds shared scenarios), lanes side by
  * side. The suite's long scenarios wait out OpenClaw's fixed keepalive (25 s pings, 30 s ticks:
  * not configurable in 2026.9.6), so two labs at once halve the wall time on two cores. LANES=1
  * runs everything in one sequence, as a field-bug reproduction in isolation wants.
  */
-
-/** The lanes of a run: the scenarios of each (in run order) and the estimate the split was made by. */
 export function planLanes(chosen: Scenario[], lanes: number, costs: Costs = loadCosts()): { lanes: Scenario[][]; seconds: number[] } {
   if (lanes <= 1 || chosen.length <= 1) return { lanes: [runOrder(chosen)], seconds: [] };
   const plan = planShards(chosen, Math.min(lanes, chosen.length), costs);
