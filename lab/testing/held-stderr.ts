@@ -5,7 +5,11 @@
 // Console output is vitest's own to show; writes outside a test (a file's set-up) pass through.
 import { afterEach, beforeEach } from "vitest";
 
-const write = process.stderr.write.bind(process.stderr) as (chunk: string | Uint8Array, ...rest: unknown[]) => boolean;
+// The stream's own write, kept once per process (a worker that runs several files loads this again).
+const ORIGINAL = Symbol.for("fleetlab.held-stderr.write");
+const holder = process.stderr as unknown as Record<symbol, (chunk: string | Uint8Array, ...rest: unknown[]) => boolean>;
+holder[ORIGINAL] ??= process.stderr.write.bind(process.stderr) as (chunk: string | Uint8Array, ...rest: unknown[]) => boolean;
+const write = holder[ORIGINAL];
 let held: string[] | undefined;
 
 process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
