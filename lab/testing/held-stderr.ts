@@ -3,6 +3,7 @@
 // that is meant to fail) is held while the test runs, dropped when it passes and printed, under
 // the test's name, when it fails. A passing run is quiet; a failing test keeps all its context.
 // Console output is vitest's own to show; writes outside a test (a file's set-up) pass through.
+// One buffer per file: a file's tests run one after another (none is `concurrent`).
 import { afterEach, beforeEach } from "vitest";
 
 // The stream's own write, kept once per process (a worker that runs several files loads this again).
