@@ -11,6 +11,9 @@ export default defineConfig({
           include: ["lab/**/*.test.ts", "docker/**/*.test.ts", "scenarios/**/*.test.ts"],
           exclude: ["**/*.docker.test.ts", "**/node_modules/**"],
           testTimeout: 30_000,
+          // A test's own stderr (the lab's progress lines from fixtures) is shown only when it
+          // fails; each file's temporary files go in a folder removed when it is done.
+          setupFiles: ["lab/testing/held-stderr.ts", "lab/testing/own-tmp.ts"],
         },
       },
       {

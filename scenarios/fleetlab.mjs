@@ -4,6 +4,7 @@
 // Node may be older than the lab's libraries allow), with tsx resolved from this repository,
 // whatever folder it is called from. Signals are passed
 // on, so a Ctrl-C or SIGTERM reaches the run's own clean-up; its exit code is this one's.
+import "./need-packages.mjs"; // first: one line and exit 2 when `npm ci` has not run
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";

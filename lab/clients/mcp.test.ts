@@ -1,15 +1,16 @@
 // The MCP tool server (docker/mcp/server.ts) run twice on loopback, north and south, driven by
 // the MCP SDK's own client the way OpenClaw's gateway drives it, and observed through McpControl.
-// Needs docker/mcp/node_modules (`cd docker/mcp && npm install`): the server and the SDK client
-// both come from there.
+// The SDK client is the repository's own devDependency, pinned at docker/mcp's version
+// (lab/ci/mcp-pins.test.ts keeps the two equal); the server resolves its packages from
+// docker/mcp/node_modules when `make deps` installed it there, else from the repository's.
 
 import fs from "node:fs";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { Client } from "../../docker/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js";
-import { StreamableHTTPClientTransport } from "../../docker/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js";
-import { ToolListChangedNotificationSchema } from "../../docker/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/types.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { McpControl, isEvent, isRpc, isToolCall } from "./mcp.ts";
 import { startServerProcess } from "../testing/server-process.ts";
 import { McpEffect, McpHeldCall, McpRecord, McpSession } from "../evidence/records/index.ts";
@@ -70,9 +71,6 @@ let north: Running;
 let south: Running;
 
 beforeAll(async () => {
-  if (!fs.existsSync(fileURLToPath(new URL("../../docker/mcp/node_modules/@modelcontextprotocol/sdk", import.meta.url)))) {
-    throw new Error("docker/mcp/node_modules is missing: run `cd docker/mcp && npm install --no-audit --no-fund`");
-  }
   [north, south] = await Promise.all([startServer("north"), startServer("south")]);
 });
 
