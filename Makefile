@@ -36,7 +36,7 @@ endif
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 
-.PHONY: busy-check repro soak matrix bisect excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
+.PHONY: openclaw-docs busy-check repro soak matrix bisect excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
 
 help:
 	@echo "fleetlab: an integration lab for the OpenClaw gateway and node hosts (README.md; docs/). make help: this list"
@@ -51,6 +51,7 @@ help:
 	@echo "  make soak ROUNDS=5 [SCENARIOS=...]          the suite R times: a stability table, what moved first"
 	@echo "  make excerpt RUN=<run id> [IDS='<id>...']   keep each finding's raw evidence from a run in fixtures/findings/"
 	@echo "  make issue ID=<finding id> (or ALL=1)       a bug report for OpenClaw's tracker, in fixtures/findings/reports/"
+	@echo "  make openclaw-docs [OPENCLAW_VERSION=<v>]   install that OpenClaw package into the shared cache (no Docker) and print its docs folder"
 	@echo "  make bench            set-up, readiness and teardown figures against same-run baselines"
 	@echo "  make busy-check [SCENARIOS=...] [QUIET=<run id>]   the scenarios quiet, then with CPU busy loops and a disk job beside them: same verdicts?"
 	@echo "  make nightly-sim SHARDS=4   every nightly shard one after another, then the merge"
@@ -159,6 +160,12 @@ excerpt: deps
 # ID=<finding id> writes and prints one, ALL=1 writes every one into fixtures/findings/reports/.
 issue: deps
 	npm run --silent fleetlab -- issue $(if $(ALL),--all,'$(ID)')
+
+# OpenClaw's own docs before any Docker run: the one set-up step that installs the package into
+# the shared cache (lab/engine/images.ts openclawPackage, once per version on the machine; a
+# version already there is not installed again), then the docs folder's path.
+openclaw-docs: deps
+	@npm exec --silent -- tsx -e 'import("./lab/engine/images.ts").then(async ({ openclawPackage, DEFAULT_OPENCLAW_VERSION }) => console.log(require("node:path").join(await openclawPackage(process.env.OPENCLAW_VERSION || DEFAULT_OPENCLAW_VERSION), "node_modules/openclaw/docs")))'
 
 test: deps engine chromium
 	npm run --silent typecheck

@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import { GatewayError } from "../lab/clients/gateway.ts";
-import { chatHistory, messageText, sendChat, waitRun } from "../lab/clients/sessions.ts";
+import { chatHistory, messageText, sendChat, waitRun, type Placement } from "../lab/clients/sessions.ts";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { assertTurnOnNode, plantNodeMarker, proveTurnOnNode, provenWorkerTurn } from "../lab/kits/proof.ts";
-import { createWorkerSession, dispatchTo, placementOf, startHeldTurn, uniqueName } from "../lab/kits/workers.ts";
+import { createWorkerSession, dispatchOrRefusal, dispatchTo, placementOf, startHeldTurn, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 import { pollUntil } from "../lab/core/wait.ts";
 
@@ -86,12 +85,9 @@ export default defineScenario({
       log(`turn A holds ${full}'s slot: ${JSON.stringify(busy.workerSlots)}`);
 
       // 1. Explicit dispatch to the full node: refused at once.
-      const t1 = performance.now();
-      const refused = await dispatchTo(lab, c.key, full).then(
-        (r) => ({ accepted: r.placement }),
-        (e: unknown) => (e instanceof GatewayError ? { code: e.code, message: e.gatewayMessage } : Promise.reject(e)),
-      );
-      const refusedMs = Math.round(performance.now() - t1);
+      const toFull = await dispatchOrRefusal(lab, c.key, full);
+      const refused = toFull.ok ? { accepted: toFull.placement } : { code: toFull.code, message: toFull.message };
+      const refusedMs = toFull.ms;
       log(`dispatch C to full ${full}: ${JSON.stringify(refused)} in ${refusedMs} ms`);
       assert.deepEqual(refused, {
         code: "INVALID_REQUEST",
@@ -102,12 +98,9 @@ export default defineScenario({
       evidence.explicitDispatchToFullNode = { result: refused, ms: refusedMs, placementAfter: cAfterRefusal };
 
       // 2. Automatic dispatch: a node with a free slot, or a refusal when there is none.
-      const t2 = performance.now();
-      const auto = await dispatchTo(lab, c.key, "auto").then(
-        (r) => ({ placement: r.placement }),
-        (e: unknown) => (e instanceof GatewayError ? { code: e.code, message: e.gatewayMessage } : Promise.reject(e)),
-      );
-      log(`autoDevice dispatch of C: ${JSON.stringify(auto)} in ${Math.round(performance.now() - t2)} ms`);
+      const toAuto = await dispatchOrRefusal(lab, c.key, "auto");
+      const auto: { placement: Placement } | { code: string; message: string } = toAuto.ok ? { placement: toAuto.placement } : { code: toAuto.code, message: toAuto.message };
+      log(`autoDevice dispatch of C: ${JSON.stringify(auto)} in ${toAuto.ms} ms`);
       if (others.length) {
         assert.ok("placement" in auto, `autoDevice found no node although ${others.join(", ")} had free slots: ${JSON.stringify(auto)}`);
         const onto = (await Promise.all(others.map((o) => nodeByAlias(lab, o)))).find((n) => n.nodeId === auto.placement.runner?.deviceId);

@@ -614,7 +614,7 @@ class Conn {
     const { code, side } = action;
     const ws = this.mode["gw->node"] === "ws";
     // after: the trigger frame goes through first; its receiver's socket is closed behind it
-    // in the same lane (frame, then close frame for 1001/1011, then FIN), so it arrives whole.
+    // in the same lane (frame, then the close frame unless 1006, then FIN), so it arrives whole.
     const receiver = first ? (first.dir === "node->gw" ? "gw" : "node") : undefined;
     if (first) {
       const lane = this.lanes[first.dir];

@@ -22,14 +22,17 @@
 //                                  direction queue behind it (order is kept)
 //     { drop: { count? } }         drop the frame and the next count-1 frames in the same
 //                                  direction of that connection (count default 1)
-//     { close: { code, side } }    code 1001|1011: the tap sends a close frame with that code to
-//                                  `side` ("node" | "gw" | "both") and ends those sockets;
-//                                  1006: aborts those sockets with no close frame. Nothing more is
-//                                  forwarded on the connection; a side not named stays open and
-//                                  hears nothing (it finds out by its own timeouts, or on heal).
+//     { close: { code, side } }    code any close code a peer may send (RFC 6455 7.4 and IANA's
+//                                  registry: 1000-1003, 1007-1014, 3000-4999): the tap sends a
+//                                  close frame with that code to `side` ("node" | "gw" | "both")
+//                                  and ends those sockets; 1006: aborts those sockets with no
+//                                  close frame (what the receiver reports as 1006). 1004, 1005
+//                                  and 1015 are reserved and refused. Nothing more is forwarded
+//                                  on the connection; a side not named stays open and hears
+//                                  nothing (it finds out by its own timeouts, or on heal).
 //                                  after: true forwards the trigger frame first, then closes: its
-//                                  receiver gets the frame, then (1001/1011) the close frame and
-//                                  FIN, or (1006) FIN with no close frame, behind it on the wire
+//                                  receiver gets the frame, then the close frame and FIN, or
+//                                  (1006) FIN with no close frame, behind it on the wire
 //     { respond: { status } }      HTTP only (match.kind "http"): the tap answers the request
 //                                  itself with that status (e.g. 502, as a proxy in front of a
 //                                  gateway that is down would) and closes; the gateway never sees it
@@ -79,7 +82,22 @@ export interface TapMatch {
   textIncludes?: string;
 }
 
-export type CloseCode = 1001 | 1006 | 1011;
+/** A close code the tap can act with: a sendable one (closeCodeProblem), or 1006 for "abort with no close frame". */
+export type CloseCode = number;
+
+/**
+ * Why `code` is no close code the tap can act with, or undefined when it is one: 1000-1003 and
+ * 1007-1014 (RFC 6455 section 7.4.1 and IANA's WebSocket close code registry: 1012 service
+ * restart, 1013 try again later, 1014 bad gateway), 3000-4999 (libraries, applications), and
+ * 1006, which is never sent on a wire: the tap aborts the sockets instead, and the receiver
+ * reports 1006 itself. 1004, 1005 and 1015 are reserved: no peer may send them.
+ */
+export function closeCodeProblem(code: unknown): string | undefined {
+  if (typeof code !== "number" || !Number.isInteger(code)) return `must be an integer close code (got ${JSON.stringify(code)})`;
+  if (code === 1006 || (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999)) return undefined;
+  const reserved = code === 1004 || code === 1005 || code === 1015 ? `${code} is reserved and never sent by a peer; ` : "";
+  return `${reserved}${code} is not a close code the tap can act with: use 1000-1003, 1007-1014 or 3000-4999 (a close frame with that code), or 1006 (the sockets aborted, no close frame)`;
+}
 export type CloseSide = "node" | "gw" | "both";
 
 /** Exactly one action (the tap also takes the shorthands above; the lab writes this form). */
@@ -203,7 +221,8 @@ function normalizeAction(input: unknown): RuleAction {
     }
     case "close": {
       const code = params.code as CloseCode;
-      if (![1001, 1006, 1011].includes(code)) throw new RuleError("action.close.code must be 1001, 1006 or 1011");
+      const bad = closeCodeProblem(code);
+      if (bad) throw new RuleError(`action.close.code: ${bad}`);
       const side = (params.side ?? "both") as CloseSide;
       if (!["node", "gw", "both"].includes(side)) throw new RuleError("action.close.side must be node, gw or both");
       if (params.after !== undefined && typeof params.after !== "boolean") throw new RuleError("action.close.after must be true or false");

@@ -465,6 +465,18 @@ describe("fault rules", () => {
     expect((await serverClose).code).toBe(1006);
   });
 
+  it("close 1012 (service restart) to the node, and any code from 3000 to 4999: the node sees the code named", async () => {
+    for (const code of [1012, 4000]) {
+      const { client } = await pair("/");
+      const id = `restart-${code}`;
+      await tap.addRule({ id, match: { dir: "node->gw", method: "node.event" }, action: { close: { code, side: "node" } }, once: true });
+      const clientClosed = closed(client);
+      client.send(JSON.stringify({ type: "req", id: "1", method: "node.event", params: {} }));
+      expect((await clientClosed).code).toBe(code);
+      await tap.heal();
+    }
+  });
+
   it("close 1011 to both sides", async () => {
     const { client, server } = await pair("/__openclaw__/worker");
     await tap.addRule({ id: "err", match: { dir: "node->gw", method: "worker.inference.start" }, action: { close: { code: 1011, side: "both" } }, once: true });
@@ -654,7 +666,8 @@ describe("fault rules", () => {
   });
 
   it("rejects a malformed rule with the reason", async () => {
-    await expect(tap.addRule({ action: { close: { code: 1000 as 1001, side: "node" } } })).rejects.toThrow();
+    await expect(tap.addRule({ action: { close: { code: 1005, side: "node" } } })).rejects.toThrow(/action\.close\.code: 1005 is reserved/);
+    await expect(tap.addRule({ action: { close: { code: 2000, side: "node" } } })).rejects.toThrow(/1000-1003, 1007-1014 or 3000-4999/);
     const res = await fetch(`${tap.baseUrl}/rules`, { method: "POST", body: JSON.stringify({ match: { frobnicate: 1 }, action: { drop: {} } }) });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toMatch(/unknown match field "frobnicate"/);

@@ -15,6 +15,7 @@ import { controlCaller, type ControlCaller } from "./control.ts";
 import { WaitTimeout, waitFor } from "../core/wait.ts";
 import { Redactor } from "../evidence/redact.ts";
 
+export { closeCodeProblem } from "../../docker/faultproxy/rules.ts";
 export type { ActionType, CloseCode, CloseSide, Dir, Firing, OpcodeName, RuleAction, RuleMatch, TapAction, TapMatch, TapRule, TapRuleSpec } from "../../docker/faultproxy/rules.ts";
 export type { ConnEvent, Frame, FrameAction, Healed, HttpExchange, RuleEvent, TapConnection, TapEvent, TapHealth, TapRecord } from "../../docker/faultproxy/wire.ts";
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { nodeAliases, parseTopology, scriptedAliases, tappedAliases, topologyFromEnv } from "./spec.ts";
+import { nodeConfig } from "../members/node-host.ts";
+import { nodeAliases, nodeCapacity, parseTopology, scriptedAliases, tappedAliases, topologyFromEnv } from "./spec.ts";
 
 describe("topology spec", () => {
   it("gives the standard lab by default", () => {
@@ -8,6 +9,16 @@ describe("topology spec", () => {
     expect(s.openclawVersion).toBe("2026.9.6");
     expect(s.git.enabled).toBe(true);
     expect(nodeAliases(s)).toEqual(["node-1", "node-2"]);
+  });
+
+  it("worker slots: one number for every node, or one per node in alias order (the last for the rest)", () => {
+    const one = parseTopology({ nodes: { count: 2, capacity: 1 } });
+    expect(nodeAliases(one).map((a) => nodeCapacity(one, a))).toEqual([1, 1]);
+    const each = parseTopology({ nodes: { count: 3, capacity: [1, 3] } });
+    expect(nodeAliases(each).map((a) => nodeCapacity(each, a))).toEqual([1, 3, 3]);
+    expect(nodeCapacity(parseTopology({}), "node-1")).toBe(2);
+    expect((nodeConfig(each, "node-2").nodeHost as { workerRuns: unknown }).workerRuns).toEqual({ enabled: true, capacity: 3 });
+    expect(() => parseTopology({ nodes: { capacity: [1, 9] } })).toThrow(/nodes\.capacity/);
   });
 
   it("names the field and the value of a bad node count", () => {

@@ -43,7 +43,12 @@ export const TopologySpec = z
     nodes: z
       .object({
         count: z.number().int().min(0).max(8, "must be at most 8 (each node host needs ~0.6-0.8 GiB)").default(2),
-        capacity: z.number().int().min(1).max(8).default(2),
+        /**
+         * Worker slots of each node host (its nodeHost.workerRuns.capacity): one number for every
+         * node, or one per node in alias order (`[1, 2]`: node-1 has 1, node-2 has 2; a node past
+         * the list's end takes its last entry). node.list shows it as workerSlots.total.
+         */
+        capacity: z.union([z.number().int().min(1).max(8), z.array(z.number().int().min(1).max(8)).min(1).max(8)]).default(2),
         prefix: name.default("node"),
         /**
          * "operator": the operator approves each node's device pairing (device.pair.approve)
@@ -217,6 +222,14 @@ export function mcpContainers(spec: TopologySpec): { name: string; catalog: stri
 /** The tap a node host connects through (its "gateway address"), when taps are on. */
 export function tapAlias(node: string): string {
   return `tap-${node}`;
+}
+
+/** The worker slots of the node host `alias` (spec.nodes.capacity: one for all, or one per node in alias order, the last for the rest). */
+export function nodeCapacity(spec: TopologySpec, alias: string): number {
+  const c = spec.nodes.capacity;
+  if (typeof c === "number") return c;
+  const i = nodeAliases(spec).indexOf(alias);
+  return c[Math.min(i < 0 ? c.length - 1 : i, c.length - 1)]!;
 }
 
 /** Container names inside the lab network (DNS aliases). */

@@ -77,6 +77,16 @@ const until = (cond: () => boolean, ms = 3000) => waitFor("the condition", cond,
 const frame = (method: string) => JSON.stringify({ type: "req", id: method, method, params: {} });
 
 describe("wire faults", () => {
+  it("close takes any close code a peer may send, and refuses another when it is made, with the reason", () => {
+    for (const code of [1000, 1001, 1006, 1011, 1012, 1013, 1014, 3000, 4999]) expect(() => wire.close(on, code)).not.toThrow();
+    expect(() => wire.close(on, 1005)).toThrow(/faults\.wire\.close: 1005 is reserved/);
+    expect(() => wire.close(on, 1004)).toThrow(/reserved/);
+    expect(() => wire.close(on, 1015)).toThrow(/reserved/);
+    expect(() => wire.close(on, 999)).toThrow(/use 1000-1003, 1007-1014 or 3000-4999 .* or 1006/);
+    expect(() => wire.close(on, 5000)).toThrow(/not a close code/);
+    expect(() => wire.close(on, 1001.5)).toThrow(/integer/);
+  });
+
   it("close 1006 at a protocol point: armed, fired on the matching frame (time recorded), healed by removing the rule", async () => {
     const timeline = new FaultTimeline();
     const { client, server, atServer } = await pair();

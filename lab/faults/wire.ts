@@ -8,7 +8,7 @@
 // wire.halfOpen, wire.withholdPong, wire.freeze, wire.respond and wire.inject each as its own
 // entry (below). wire.inject is the one that writes: a frame of the tap's own into a live
 // connection, recorded with action "inject" in the tap transcript.
-import type { TapAction, TapControl, TapMatch, TapRule, TapRuleSpec } from "../clients/tap.ts";
+import { closeCodeProblem, type CloseCode, type TapAction, type TapControl, type TapMatch, type TapRule, type TapRuleSpec } from "../clients/tap.ts";
 import type { TeardownStack } from "../topology/teardown.ts";
 import { waitFor, WaitTimeout } from "../core/wait.ts";
 import { Fault, type Detail, type FaultOptions } from "./fault.ts";
@@ -146,14 +146,20 @@ export const wireDrop = defineFault({
   bench: bench("drop at a frame", (bed) => drop(bed.tap, { method: "worker.launch.v1" })),
 });
 
-/** Close the connection at the matching frame: 1001/1011 send a close frame to `side`, 1006
- * aborts the sockets without one; the other side hears nothing until heal or its timeouts. */
-const close = (on: TapHost, code: 1001 | 1006 | 1011, opts: WireOptions & { side?: "node" | "gw" | "both"; match?: TapMatch; after?: boolean } = {}) =>
-  new WireFault(on, { match: opts.match, action: { close: { code, side: opts.side ?? "both", ...(opts.after ? { after: true } : {}) } } }, opts);
+/** Close the connection at the matching frame: any sendable close code (1000-1003, 1007-1014,
+ * 3000-4999; e.g. 1001 going away, 1011 internal error, 1012 service restart) sends a close frame
+ * with it to `side`, 1006 aborts the sockets without one; the other side hears nothing until heal
+ * or its timeouts. Any other code (1004, 1005, 1015, out of range) is refused here, when the
+ * fault is made, with the reason. */
+const close = (on: TapHost, code: CloseCode, opts: WireOptions & { side?: "node" | "gw" | "both"; match?: TapMatch; after?: boolean } = {}) => {
+  const bad = closeCodeProblem(code);
+  if (bad) throw new Error(`faults.wire.close: ${bad}`);
+  return new WireFault(on, { match: opts.match, action: { close: { code, side: opts.side ?? "both", ...(opts.after ? { after: true } : {}) } } }, opts);
+};
 export const wireClose = defineFault({
   name: "wire.close",
   family: "wire",
-  describe: "close the connection at the matching frame (1001/1011 with a close frame, 1006 aborting the sockets; after: forward that frame first, then close behind it)",
+  describe: "close the connection at the matching frame (a close frame with any sendable code, or 1006: the sockets aborted; after: the frame first)",
   available: needsTap,
   make: close,
   bench: bench("close 1006 at a frame", (bed) => close(bed.tap, 1006, { match: { method: "worker.launch.v1" } })),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Frame } from "../clients/tap.ts";
-import { answerOf, commandOf, invokePayload, invokeParams, launchIdentity, launchOf, refusedConnectsIn } from "./node-wire.ts";
+import { answerOf, commandOf, inventoryIn, invokePayload, invokeParams, launchIdentity, launchOf, refusedConnectsIn } from "./node-wire.ts";
 import type { HttpExchange } from "../clients/tap.ts";
 
 // A node.invoke.request as the tap records it (gw->node, the command's params as a JSON string).
@@ -139,5 +139,24 @@ describe("invokePayload", () => {
     expect(invokePayload({ ok: true, payload: { a: 1 }, payloadJSON: '{"a":2}' })).toEqual({ a: 1 });
     expect(invokePayload({ ok: true, payloadJSON: '{"a":2}' })).toEqual({ a: 2 });
     expect(invokePayload({ ok: true })).toBeUndefined();
+  });
+});
+
+describe("inventoryIn: the node's runner inventory updates with their tap times", () => {
+  const base = { kind: "frame", conn: "c1", path: "/", opcode: 1, fin: true, len: 100, masked: false, action: "forward" } as const;
+  const req = (seq: number, id: string, params: unknown, text?: string): Frame => ({ ...base, seq, t: 5_000 + seq, dir: "node->gw", type: "req", id, method: "node.runnerInventory.update", text: text ?? JSON.stringify({ type: "req", id, method: "node.runnerInventory.update", params }) });
+  const res = (seq: number, id: string, ok: boolean, errorCode?: string): Frame => ({ ...base, seq, t: 5_000 + seq, dir: "gw->node", type: "res", id, ok, ...(errorCode ? { errorCode } : {}) });
+
+  it("each update with its tap time, the answer's and its fields; an unanswered one has no ok", () => {
+    const frames = [req(1, "a", { workerHost: { slots: 1 }, protocolFeatures: ["x"] }), res(2, "a", true), req(3, "b", { workerHost: { slots: 1 } }), res(4, "b", false, "INVALID_REQUEST"), req(5, "c", {})];
+    expect(inventoryIn(frames)).toEqual([
+      { seq: 1, t: 5_001, conn: "c1", ok: true, answeredT: 5_002, errorCode: undefined, errorDetailsCode: undefined, workerHost: { slots: 1 }, protocolFeatures: ["x"] },
+      { seq: 3, t: 5_003, conn: "c1", ok: false, answeredT: 5_004, errorCode: "INVALID_REQUEST", errorDetailsCode: undefined, workerHost: { slots: 1 }, protocolFeatures: undefined },
+      { seq: 5, t: 5_005, conn: "c1", ok: undefined, errorCode: undefined, errorDetailsCode: undefined, workerHost: undefined, protocolFeatures: undefined },
+    ]);
+  });
+
+  it("a frame cut short keeps its time; its fields stay unknown", () => {
+    expect(inventoryIn([req(7, "d", {}, '{"type":"req","params":{"workerHo')])).toMatchObject([{ seq: 7, t: 5_007, ok: undefined, workerHost: undefined }]);
   });
 });

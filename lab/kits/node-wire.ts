@@ -18,15 +18,30 @@ export interface WireSummary {
   launches: Frame[];
   bundleDownloads: HttpExchange[];
   workerSockets: HttpExchange[];
-  /** Every node.runnerInventory.update the node sent, with the gateway's answer. */
-  inventory: { seq: number; ok: boolean | undefined; errorCode?: string; errorDetailsCode?: string; workerHost?: unknown; protocolFeatures?: unknown }[];
+  /** Every node.runnerInventory.update the node sent, with the gateway's answer and their tap times. */
+  inventory: InventoryUpdate[];
 }
 
-export async function wireSummary(lab: Lab, alias: string, since = 0): Promise<WireSummary> {
-  const tap = lab.tap(alias);
-  const [frames, http] = await Promise.all([tap.frames({ since }), tap.http({ since })]);
-  const invokes = (command: string) => frames.filter((f) => isInvoke(f) && f.command === command);
-  const inventory = frames
+/**
+ * One node.runnerInventory.update (the node's runner inventory: its worker host and slots) as
+ * the tap saw it: `t` when the tap read the request (epoch ms, the tap's clock, as every Frame's
+ * `t`), `answeredT` when it read the gateway's answer (undefined: no answer yet, then `ok` is too).
+ */
+export interface InventoryUpdate {
+  seq: number;
+  t: number;
+  conn: string;
+  ok: boolean | undefined;
+  answeredT?: number;
+  errorCode?: string;
+  errorDetailsCode?: string;
+  workerHost?: unknown;
+  protocolFeatures?: unknown;
+}
+
+/** The runner inventory updates among a tap's frames, in order, each with the gateway's answer. */
+export function inventoryIn(frames: readonly Frame[]): InventoryUpdate[] {
+  return frames
     .filter((f) => f.dir === "node->gw" && f.method === "node.runnerInventory.update")
     .map((req) => {
       const res = frames.find((f) => f.dir === "gw->node" && f.type === "res" && f.id === req.id && f.conn === req.conn);
@@ -36,8 +51,30 @@ export async function wireSummary(lab: Lab, alias: string, since = 0): Promise<W
       } catch {
         /* a truncated frame: fields stay unknown */
       }
-      return { seq: req.seq, ok: res?.ok, errorCode: res?.errorCode, errorDetailsCode: res?.errorDetailsCode, workerHost: params.workerHost, protocolFeatures: params.protocolFeatures };
+      return {
+        seq: req.seq,
+        t: req.t,
+        conn: req.conn,
+        ok: res?.ok,
+        ...(res ? { answeredT: res.t } : {}),
+        errorCode: res?.errorCode,
+        errorDetailsCode: res?.errorDetailsCode,
+        workerHost: params.workerHost,
+        protocolFeatures: params.protocolFeatures,
+      };
     });
+}
+
+/** The node's runner inventory updates since `since` (a tap seq), with their tap times and answers. */
+export async function inventoryUpdates(tap: TapControl, since = 0): Promise<InventoryUpdate[]> {
+  return inventoryIn(await tap.frames({ since }));
+}
+
+export async function wireSummary(lab: Lab, alias: string, since = 0): Promise<WireSummary> {
+  const tap = lab.tap(alias);
+  const [frames, http] = await Promise.all([tap.frames({ since }), tap.http({ since })]);
+  const invokes = (command: string) => frames.filter((f) => isInvoke(f) && f.command === command);
+  const inventory = inventoryIn(frames);
   return {
     bundleInstalls: invokes("worker.bundle.install.v1"),
     launches: invokes("worker.launch.v1"),

@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ScenarioContext } from "../scenario.ts";
 import { TeardownStack } from "../topology/teardown.ts";
-import { mcpScene, nodeScene, scene } from "./scene.ts";
+import { mcpScene, nodeScene, nodesScene, scene } from "./scene.ts";
 
 let dir: string;
 let calls: string[];
@@ -74,6 +74,28 @@ describe("nodeScene", () => {
   it("an evidence entry `node` replaces the alias, in first place", async () => {
     await nodeScene(context(), { faults: false, evidence: { node: { alias: "node-1", slots: 1 }, bounds: {} } }, async () => {});
     expect(evidence()).toEqual({ node: { alias: "node-1", slots: 1 }, bounds: {} });
+  });
+});
+
+describe("nodesScene", () => {
+  it("every node by default: evidence.json starts with their aliases; each tap is taken once, when first asked for", async () => {
+    await nodesScene(context(["node-1", "node-2", "node-3"]), { evidence: { boundS: 5 } }, async ({ aliases, tap, tl }) => {
+      expect(aliases).toEqual(["node-1", "node-2", "node-3"]);
+      expect(tl).toBeDefined();
+      expect(calls.filter((c) => c.startsWith("tap"))).toEqual([]);
+      expect(tap("node-2")).toBe(tap("node-2"));
+      expect(() => tap("node-9")).toThrow(/not one of this scene's nodes/);
+    });
+    expect(calls.filter((c) => c.startsWith("tap"))).toEqual(["tap node-2"]);
+    expect(evidence()).toEqual({ nodes: ["node-1", "node-2", "node-3"], boundS: 5 });
+  });
+
+  it("a count takes the first nodes, a list those indexes; more than the lab has fails before the body, naming the count", async () => {
+    await nodesScene(context(["node-1", "node-2", "node-3"]), { nodes: 2, faults: false }, async ({ aliases }) => void expect(aliases).toEqual(["node-1", "node-2"]));
+    await nodesScene(context(["node-1", "node-2", "node-3"]), { nodes: [2, 0] }, async ({ aliases }) => void expect(aliases).toEqual(["node-3", "node-1"]));
+    let ran = false;
+    await expect(nodesScene(context(["node-1"]), { nodes: 2 }, async () => void (ran = true))).rejects.toThrow(/has 1 node host\(s\) \(node-1\); node index\(es\) 1 do not exist: raise spec.nodes.count/);
+    expect(ran).toBe(false);
   });
 });
 

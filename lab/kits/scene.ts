@@ -8,6 +8,7 @@
 //   await nodeScene(ctx, { evidence: { boundS: BOUND_S } }, async ({ alias, tap, evidence, tl }) => {
 //     ... evidence.before = await nodeView(lab, alias); faults.kill(lab, alias, { timeline: tl }) ...
 //   });
+//   await nodesScene(ctx, { nodes: 2 }, async ({ aliases, tap, evidence, tl }) => { ... tap("node-2") ... });
 //   await mcpScene(ctx, { reset: ["south"] }, async ({ events, extra }) => { ... });
 import type { TapControl } from "../clients/tap.ts";
 import { writeJson } from "../evidence/write.ts";
@@ -52,6 +53,35 @@ export async function nodeScene<F extends boolean = true>(ctx: ScenarioContext, 
     },
   };
   await play(ctx, s as unknown as NodeScene<F>, opts, body); // tl is added by play()
+}
+
+/** A scene about several node hosts: their aliases, and each one's wire tap (taken when first asked for). */
+export type NodesScene<F extends boolean = true> = Scene<F> & { aliases: string[]; tap(alias: string): TapControl };
+
+/**
+ * A scene about several node hosts: `nodes` is how many of the lab's first nodes (a number), or
+ * which ones (indexes into lab.nodes); default every node. evidence.json starts with
+ * `nodes: [<alias>, ...]`. A scene that asks for more nodes than the lab has fails at once,
+ * naming the spec's count (give the scenario `spec: { nodes: { count: N } }`).
+ */
+export async function nodesScene<F extends boolean = true>(ctx: ScenarioContext, opts: SceneOptions<NodesScene<F>> & { faults?: F; nodes?: number | readonly number[] }, body: (s: NodesScene<F>) => Promise<void>): Promise<void> {
+  const all = ctx.lab.nodes.map((m) => m.alias);
+  const want = opts.nodes === undefined ? all.map((_, i) => i) : typeof opts.nodes === "number" ? Array.from({ length: opts.nodes }, (_, i) => i) : [...opts.nodes];
+  const missing = want.filter((i) => !Number.isInteger(i) || i < 0 || i >= all.length);
+  if (missing.length) throw new Error(`nodesScene: the lab has ${all.length} node host(s) (${all.join(", ") || "none"}); node index(es) ${missing.join(", ")} do not exist: raise spec.nodes.count`);
+  const aliases = want.map((i) => all[i]!);
+  const taps = new Map<string, TapControl>();
+  const s = {
+    evidence: { nodes: aliases, ...opts.evidence },
+    aliases,
+    tap(alias: string): TapControl {
+      if (!aliases.includes(alias)) throw new Error(`nodesScene: ${alias} is not one of this scene's nodes (${aliases.join(", ")})`);
+      let t = taps.get(alias);
+      if (!t) taps.set(alias, (t = ctx.lab.tap(alias)));
+      return t;
+    },
+  };
+  await play(ctx, s as unknown as NodesScene<F>, opts, body); // tl is added by play()
 }
 
 async function play<S extends { evidence: Record<string, unknown> }>(ctx: ScenarioContext, s: S, opts: { faults?: boolean; atEnd?: (s: S) => unknown }, body: (s: S) => Promise<void>): Promise<void> {

@@ -23,7 +23,7 @@ import { deadline, PacedBudget } from "../core/pace.ts";
 import { sleep } from "../core/wait.ts";
 import { LabInfraError } from "../definitions/verdict.ts";
 import type { Lab } from "../topology/lab.ts";
-import { dispatchTo, reclaim, uniqueName, type Dispatched } from "./workers.ts";
+import { dispatchOrRefusal, dispatchTo, reclaim, uniqueName, type Dispatched, type DispatchOutcome } from "./workers.ts";
 import type { PublishedWorkspace } from "./workspace.ts";
 
 /** How a run ended, as agent.wait says it (with the reply text, when there is one). */
@@ -141,6 +141,11 @@ export class Session {
   /** sessions.dispatch to a node by alias, or "auto". */
   dispatch(to: string | "auto"): Promise<Dispatched> {
     return dispatchTo(this.lab, this.key, to);
+  }
+
+  /** sessions.dispatch with the gateway's refusal kept as data (dispatchOrRefusal, lab/kits/workers.ts): `{ ok: true, placement, ms }` or `{ ok: false, code, detailsCode?, message, ms }`. */
+  dispatchOrRefusal(to: string | "auto"): Promise<DispatchOutcome> {
+    return dispatchOrRefusal(this.lab, this.key, to);
   }
 
   /** sessions.reclaim: bring the session back to the gateway. */

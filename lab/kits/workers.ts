@@ -4,7 +4,8 @@
 // worker environments (environments.list, where qa-lab reads its state database).
 import crypto from "node:crypto";
 import { z } from "zod";
-import type { AgentTurnOptions, AgentTurnResult } from "../clients/operator.ts";
+import { GatewayError, type LocalErrorCode } from "../clients/gateway.ts";
+import { refusal, type AgentTurnOptions, type AgentTurnResult, type Refused } from "../clients/operator.ts";
 import { chatTurn, createSession, describeSession, dispatchSession, reclaimSession, type DispatchTarget, type Placement, type SessionsCreateResult, type SessionsDispatchResult } from "../clients/sessions.ts";
 import type { HeldRequest } from "../clients/model.ts";
 import type { Lab } from "../topology/lab.ts";
@@ -66,31 +67,83 @@ export interface HeldTurn {
  * contain) so the worker stays up while the scenario looks at the node. Always call
  * finish(), or release the model request, before the scenario ends.
  */
-export async function startHeldTurn(lab: Lab, key: string, message: string, token: string, opts: { heldWithinMs?: number; turnTimeoutMs?: number } = {}): Promise<HeldTurn> {
-  if (!message.includes(token)) throw new Error(`startHeldTurn: message must contain the token '${token}'`);
-  await lab.model.hold({ match: { contains: token }, count: 1 });
-  const turn = workerTurn(lab, key, message, { timeoutMs: opts.turnTimeoutMs ?? 180_000 });
-  turn.catch(() => {}); // judged by whoever awaits it
-  let held: HeldRequest;
+export async function startHeldTurn(lab: Lab, key: string, message: string, token: string, opts: HeldTurnOptions = {}): Promise<HeldTurn> {
+  return (await startHeldTurns(lab, [{ key, message, token }], opts))[0]!;
+}
+
+export interface HeldTurnOptions {
+  /** How long each turn's model request may take to be held (the lab's wait, paced); default 60 s. */
+  heldWithinMs?: number;
+  /** Each turn's whole budget (chat.send + agent.wait); default 180 s. */
+  turnTimeoutMs?: number;
+}
+
+/**
+ * Several worker turns sent as one burst, each held at its model call: every hold is armed
+ * first, then every chat.send goes out at once (none waits for another), then each turn is
+ * waited on until its own model request is held. `token`s must differ, and each `message`
+ * contains its token. If any turn ends or is not held in time, every held request is released
+ * and the error thrown; otherwise the HeldTurns come back in the order given (finish() each, or
+ * release the model, before the scenario ends).
+ */
+export async function startHeldTurns(lab: Lab, turns: readonly { key: string; message: string; token: string }[], opts: HeldTurnOptions = {}): Promise<HeldTurn[]> {
+  for (const t of turns) if (!t.message.includes(t.token)) throw new Error(`startHeldTurn: message must contain the token '${t.token}'`);
+  if (new Set(turns.map((t) => t.token)).size !== turns.length) throw new Error("startHeldTurns: each turn needs a token of its own");
+  for (const t of turns) await lab.model.hold({ match: { contains: t.token }, count: 1 });
+  // The burst: every turn is sent before any is awaited.
+  const started = turns.map((t) => {
+    const turn = workerTurn(lab, t.key, t.message, { timeoutMs: opts.turnTimeoutMs ?? 180_000 });
+    turn.catch(() => {}); // judged by whoever awaits it
+    return turn;
+  });
+  let held: HeldRequest[];
   try {
-    held = await Promise.race([
-      lab.model.waitForHeld(opts.heldWithinMs ?? 60_000, (h) => h.userText.includes(token)),
-      turn.then((r) => {
-        throw new Error(`the turn ended (${r.status}: ${r.text}) before its model request was held`);
-      }),
-    ]);
+    held = await Promise.all(
+      turns.map((t, i) =>
+        Promise.race([
+          lab.model.waitForHeld(opts.heldWithinMs ?? 60_000, (h) => h.userText.includes(t.token)),
+          started[i]!.then((r) => {
+            throw new Error(`the turn ended (${r.status}: ${r.text}) before its model request was held`);
+          }),
+        ]),
+      ),
+    );
   } catch (err) {
     await lab.model.release().catch(() => {});
     throw err;
   }
-  return {
-    held,
-    turn,
+  return held.map((h, i) => ({
+    held: h,
+    turn: started[i]!,
     finish: async () => {
-      await lab.model.release(held.id);
-      return turn;
+      await lab.model.release(h.id);
+      return started[i]!;
     },
-  };
+  }));
+}
+
+/** What sessions.dispatch answered: the placement, or the gateway's refusal kept as data; `ms` the call's duration. */
+export type DispatchOutcome = ({ ok: true; placement: Placement } | Refused) & { ms: number };
+
+/** The client's own codes (no answer from the gateway): the lab's failure, never a refusal. */
+const LOCAL_CODES: ReadonlySet<string> = new Set<LocalErrorCode>(["TIMEOUT", "CONNECTION_CLOSED", "NOT_CONNECTED", "HANDSHAKE_FAILED", "BAD_RESPONSE", "PAYLOAD_TOO_LARGE"]);
+
+/**
+ * sessions.dispatch of `key` to a node by alias (or `"auto"`), the gateway's refusal kept as
+ * data: `{ ok: false, code, detailsCode?, message, ms }` (e.g. INVALID_REQUEST "device worker is
+ * at capacity ..."). Anything else (no answer, a node missing from node.list) is thrown: the lab
+ * could not ask, which is no refusal.
+ */
+export async function dispatchOrRefusal(lab: Lab, key: string, to: string | "auto"): Promise<DispatchOutcome> {
+  const target: DispatchTarget = to === "auto" ? { autoDevice: true } : { deviceId: (await nodeByAlias(lab, to)).nodeId };
+  const t0 = performance.now();
+  try {
+    const r = await dispatchSession(lab.operator.client, key, target);
+    return { ok: true, placement: r.placement, ms: Math.round(performance.now() - t0) };
+  } catch (err) {
+    if (!(err instanceof GatewayError) || LOCAL_CODES.has(err.code)) throw err;
+    return { ...refusal(err), ms: Math.round(performance.now() - t0) };
+  }
 }
 
 /** One entry of environments.list; `worker` is the worker environment's metadata (WorkerEnvironmentMetadata). */

@@ -8,7 +8,7 @@
 // and bring-up fails as OpenClaw's failure (SystemUnderTestError), quoting its last log lines.
 import { fitConfig, nodeRunExtraArgs } from "../engine/capabilities.ts";
 import type { TopologySpec } from "../definitions/spec.ts";
-import { tapAlias } from "../definitions/spec.ts";
+import { nodeAliases, nodeCapacity, tapAlias } from "../definitions/spec.ts";
 import { OpenclawContainer, READY_WHEN_RUNNING, type LabContext } from "./member.ts";
 
 export class NodeHostContainer extends OpenclawContainer {
@@ -34,7 +34,7 @@ export function nodeConfig(spec: TopologySpec, alias?: string): Record<string, u
     discovery: { mdns: { mode: "off" } },
     update: { checkOnStart: false },
     nodeHost: {
-      workerRuns: { enabled: true, capacity: spec.nodes.capacity },
+      workerRuns: { enabled: true, capacity: nodeCapacity(spec, alias ?? nodeAliases(spec)[0] ?? "") },
       autoUpdate: { enabled: false },
       browserProxy: { enabled: false },
       ...(hosted.length

@@ -37,7 +37,7 @@ import { memberLogLines } from "../../lab/kits/logs.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
-import { docker } from "../../lab/engine/docker.ts";
+import { containerState } from "../../lab/kits/container.ts";
 import { nodeByAlias, nodeView, sameNode, waitConnected } from "../../lab/kits/nodes.ts";
 import { nodeScene } from "../../lab/kits/scene.ts";
 import type { Lab } from "../../lab/topology/lab.ts";
@@ -81,7 +81,11 @@ export default defineScenario({
       // 2. The node host process starts again while its gateway address is down.
       const restart = faults.restart(lab, alias, { timeoutSeconds: 10, timeline: tl });
       evidence.nodeRestarted = await labStep(`restarting ${alias}`, () => restart.inject());
-      const startedAt = await labStep(`reading ${alias}'s start time`, async () => Date.parse((await docker().getContainer(lab.member(alias).id).inspect()).State.StartedAt));
+      const startedAt = await labStep(`reading ${alias}'s start time`, async () => {
+        const t = (await containerState(lab, alias)).startedAt;
+        if (t === undefined) throw new Error(`${alias}'s container has no start time`);
+        return t;
+      });
       // Its first connect must fail (the lab's precondition): seen in its own log since it started.
       const first = await waitFor(
         `${alias}'s first connect after its start to fail (its log)`,
@@ -89,8 +93,8 @@ export default defineScenario({
           const lines = await memberLogLines(lab, alias, startedAt);
           const i = lines.findIndex((l) => l.includes(CONNECT_FAILED) || l.includes(CONNECTED));
           if (i >= 0) return { line: lines[i]!, failed: lines[i]!.includes(CONNECT_FAILED) };
-          const st = (await docker().getContainer(lab.member(alias).id).inspect()).State;
-          return st.Running ? undefined : { line: `(container exited ${st.ExitCode}) ${lines.slice(-5).join(" | ")}`, failed: false, exited: true };
+          const st = await containerState(lab, alias);
+          return st.running ? undefined : { line: `(container exited ${st.exitCode}) ${lines.slice(-5).join(" | ")}`, failed: false, exited: true };
         },
         { timeoutMs: 30_000, intervalMs: 250, signal },
       ).catch(async (err: Error) => {

@@ -75,7 +75,7 @@ import { normalise } from "../../lab/findings/normalise.ts";
 import { nodeByAlias, summarizeNode, waitConnected, waitForNode, waitForWorkerHost, slotsFree } from "../../lab/kits/nodes.ts";
 import { plantNodeMarker, proveTurnOnNode, type NodeMarker } from "../../lab/kits/proof.ts";
 import { nodeScene } from "../../lab/kits/scene.ts";
-import { openSession, refusal, type Session } from "../../lab/kits/session.ts";
+import { openSession, type Session } from "../../lab/kits/session.ts";
 import { listEnvironments, startHeldTurn, uniqueName, type HeldTurn } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 
@@ -218,18 +218,12 @@ export default defineScenario({
   },
 });
 
-type DispatchOutcome = { ok: true; state: string; deviceId?: string } | { ok: false; code: string; message: string };
-
-/** sessions.dispatch to `alias`, its refusal kept as data. */
+/** sessions.dispatch of `s` to `alias`, its refusal kept as data (dispatchOrRefusal), in this repro's evidence form. */
 async function dispatchAsData(s: Session, alias: string): Promise<DispatchOutcome> {
-  return s.dispatch(alias).then(
-    (r): DispatchOutcome => ({ ok: true, state: r.placement.state, deviceId: r.placement.runner?.deviceId }),
-    (err: unknown): DispatchOutcome => {
-      const r = refusal(err);
-      return { ok: false, code: r.code, message: r.message };
-    },
-  );
+  const d = await s.dispatchOrRefusal(alias);
+  return d.ok ? { ok: true, state: d.placement.state, deviceId: d.placement.runner?.deviceId } : { ok: false, code: d.code, message: d.message };
 }
+type DispatchOutcome = { ok: true; state: string; deviceId?: string } | { ok: false; code: string; message: string };
 
 function withNodeId(d: DispatchOutcome, nodeId: string): Record<string, unknown> {
   return d.ok ? { accepted: d.state, onNode: d.deviceId === nodeId } : { code: d.code, message: d.message.replaceAll(nodeId, "<nodeId>") };

@@ -51,7 +51,7 @@
 // it opened no connection for 30 s (no upgrade at its tap; node.list connected: false; container
 // running). The documented restart brought it back in about 7 s (R-82590-remedy passes).
 import { memberLog } from "../../lab/kits/logs.ts";
-import { docker } from "../../lab/engine/docker.ts";
+import { containerState } from "../../lab/kits/container.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import * as op from "../../lab/clients/operator.ts";
@@ -162,8 +162,8 @@ export default defineScenario({
         (v) => v.connects > 0 && v.connected,
         { deadlineMs: RESUME_S * 1000, from: approvedAt, intervalMs: 500, signal },
       );
-      const st = await labStep(`inspect ${alias}'s container`, () => docker().getContainer(lab.member(alias).id).inspect());
-      const nodeProcess = st.State.Running ? "running" : `exited ${st.State.ExitCode}`;
+      const st = await labStep(`inspect ${alias}'s container`, () => containerState(lab, alias));
+      const nodeProcess = st.running ? "running" : `exited ${st.exitCode}`;
       const observed = normalise({
         within_s: RESUME_S,
         refusedWith: "PAIRING_REQUIRED",
@@ -174,7 +174,7 @@ export default defineScenario({
         nodeProcess,
       });
       log(`${resumed.held ? "connected again" : "not connected"} ${Math.round(resumed.ms / 100) / 10} s after the approval: ${JSON.stringify(resumed.last)}; container ${nodeProcess}`);
-      evidence.resumed = { held: resumed.held, ms: resumed.ms, polls: resumed.polls, last: resumed.last, container: { status: st.State.Status, startedAt: st.State.StartedAt, restartCount: st.RestartCount } };
+      evidence.resumed = { held: resumed.held, ms: resumed.ms, polls: resumed.polls, last: resumed.last, container: { status: st.status, startedAt: st.startedAt === undefined ? null : new Date(st.startedAt).toISOString(), restartCount: st.restartCount } };
       check({ id: "R-82590-resume-after-approval", expectation: EXPECTATION, holds: resumed.held, observed, kind: "differs-from-reference" });
 
       // ---- 4. the documented remedy: restart (rerun) the node, approve its surface request

@@ -31,7 +31,7 @@ const RuleMatch = z.object({
 const RuleAction = z.discriminatedUnion("type", [
   z.object({ type: z.literal("delay"), ms: z.number() }),
   z.object({ type: z.literal("drop"), count: z.number() }),
-  z.object({ type: z.literal("close"), code: z.union([z.literal(1001), z.literal(1006), z.literal(1011)]), side: CloseSide, after: z.boolean() }),
+  z.object({ type: z.literal("close"), code: z.number().int(), side: CloseSide, after: z.boolean() }),
   z.object({ type: z.literal("respond"), status: z.number() }),
   z.object({ type: z.literal("notify"), url: z.string() }),
   z.object({ type: z.literal("halfOpen") }),
