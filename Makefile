@@ -55,6 +55,7 @@ help:
 	@echo "  make busy-check [SCENARIOS=...] [QUIET=<run id>]   the scenarios quiet, then with CPU busy loops and a disk job beside them: same verdicts?"
 	@echo "  make nightly-sim SHARDS=4   every nightly shard one after another, then the merge"
 	@echo "  make costs RUNS='<run id>...'   refresh scenarios/costs.json from run folders"
+	@echo "  make findings-docs   write the README's findings list and findings.md's table from the finding records"
 	@echo ""
 	@echo "Parts of make test"
 	@echo "  make typecheck        tsc + eslint (no floating promises)"
@@ -192,6 +193,12 @@ typecheck: deps
 # SHARD=1/N..N/N with the shard step's command, then the merge; wall time per shard and total.
 nightly-sim: deps engine
 	bash lab/testing/simulate-nightly.sh $(or $(SHARDS),4)
+
+# The README's findings list and findings.md's table, written again from the finding records
+# between their generated markers (lab/commands/findings-docs.ts); a unit test fails until they are.
+.PHONY: findings-docs
+findings-docs: deps
+	npm exec --offline -- node --import tsx lab/commands/findings-docs.ts
 
 # Seconds per scenario for the shard split, from run folders (default: the newest run).
 costs: deps

@@ -30,6 +30,7 @@ const FOREIGN_FLAGS: Record<string, string> = {
   port: "openclaw node run",
   arg: "jq",
   inject: "strace",
+  follow: "openclaw logs (in an error text OpenClaw prints)",
 };
 
 /** Make variables that are make's own or the Makefile's internals, not set by a user. */
