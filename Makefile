@@ -43,7 +43,7 @@ help:
 	@echo ""
 	@echo "Run"
 	@echo "  make lab              the scenarios on the standard topology (first: make lab SCENARIOS=smoke)"
-	@echo "  make test             typecheck + unit tests + the scenario suite (what CI runs)"
+	@echo "  make test             typecheck + unit tests + the scenario suite (what .ci/run runs)"
 	@echo "  make repro NAME=<scenario> N=10 [UNTIL=1]   one scenario N times: reproduced (the bug) k/N, failed otherwise, ..."
 	@echo "  make repro NAME=<scenario> N=1 AIM_OFF=1    the premise self-test: the fault aimed off its path must read unknown"
 	@echo "  make matrix VERSIONS='2026.9.4 2026.9.6'    scenarios x OpenClaw versions (newest, lastN too)"
