@@ -74,7 +74,7 @@ help:
 	@echo "  make clean            remove the lab's own state: run folders, caches, fleetlab images (says what first)"
 	@echo ""
 	@echo "Variables"
-	@echo "  SCENARIOS='a b'       scenarios to run (default: all; make test leaves out scenarios/repro unless REPROS=1)"
+	@echo "  SCENARIOS='a b'       scenarios to run: make lab, matrix, soak, busy-check (default: all; make test runs every one, scenarios/repro only with REPROS=1)"
 	@echo "  NODES=4  OPENCLAW_VERSION=2026.9.6  SEED=123  TOPOLOGY='{\"nodes\":{\"count\":3}}'"
 	@echo "  LANES=2               scenarios side by side (1: one after another)"
 	@echo "  SHARD=2/4             one shard of the suite, as a nightly runner does"
