@@ -43,7 +43,7 @@ help:
 	@echo ""
 	@echo "Run"
 	@echo "  make lab              the scenarios on the standard topology (first: make lab SCENARIOS=smoke)"
-	@echo "  make test             typecheck + unit tests + the scenario suite (what CI runs)"
+	@echo "  make test             typecheck + unit tests + the scenario suite (what .ci/run runs)"
 	@echo "  make repro NAME=<scenario> N=10 [UNTIL=1]   one scenario N times: reproduced (the bug) k/N, failed otherwise, ..."
 	@echo "  make repro NAME=<scenario> N=1 AIM_OFF=1    the premise self-test: the fault aimed off its path must read unknown"
 	@echo "  make matrix VERSIONS='2026.9.4 2026.9.6'    scenarios x OpenClaw versions (newest, lastN too)"
@@ -56,6 +56,7 @@ help:
 	@echo "  make busy-check [SCENARIOS=...] [QUIET=<run id>]   the scenarios quiet, then with CPU busy loops and a disk job beside them: same verdicts?"
 	@echo "  make nightly-sim SHARDS=4   every nightly shard one after another, then the merge"
 	@echo "  make costs RUNS='<run id>...'   refresh scenarios/costs.json from run folders"
+	@echo "  make findings-docs   write the README's findings list and findings.md's table from the finding records"
 	@echo ""
 	@echo "Parts of make test"
 	@echo "  make typecheck        tsc + eslint (no floating promises)"
@@ -74,7 +75,7 @@ help:
 	@echo "  make clean            remove the lab's own state: run folders, caches, fleetlab images (says what first)"
 	@echo ""
 	@echo "Variables"
-	@echo "  SCENARIOS='a b'       scenarios to run (default: all; make test leaves out scenarios/repro unless REPROS=1)"
+	@echo "  SCENARIOS='a b'       scenarios to run: make lab, matrix, soak, busy-check (default: all; make test runs every one, scenarios/repro only with REPROS=1)"
 	@echo "  NODES=4  OPENCLAW_VERSION=2026.9.6  SEED=123  TOPOLOGY='{\"nodes\":{\"count\":3}}'"
 	@echo "  LANES=2               scenarios side by side (1: one after another)"
 	@echo "  SHARD=2/4             one shard of the suite, as a nightly runner does"
@@ -199,6 +200,12 @@ typecheck: deps
 # SHARD=1/N..N/N with the shard step's command, then the merge; wall time per shard and total.
 nightly-sim: deps engine
 	bash lab/testing/simulate-nightly.sh $(or $(SHARDS),4)
+
+# The README's findings list and findings.md's table, written again from the finding records
+# between their generated markers (lab/commands/findings-docs.ts); a unit test fails until they are.
+.PHONY: findings-docs
+findings-docs: deps
+	npm exec --offline -- node --import tsx lab/commands/findings-docs.ts
 
 # Seconds per scenario for the shard split, from run folders (default: the newest run).
 costs: deps

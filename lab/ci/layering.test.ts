@@ -30,7 +30,8 @@ const FLOORS: string[][] = [
   ["lab/commands/repro.ts", "lab/commands/matrix.ts", "lab/commands/soak.ts", "lab/commands/bisect.ts", "lab/bench/", "lab/commands/issue-report.ts"],
   ["lab/commands/usage.ts", "lab/commands/inputs.ts"],
   ["lab/commands/cli.ts"],
-  ["lab/testing/", "scenarios/"],
+  // findings-docs reads every scenario's records to write the docs' findings, so it sits beside them.
+  ["lab/testing/", "scenarios/", "lab/commands/findings-docs.ts"],
 ];
 
 function floorOf(file: string): number {
