@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { LabError } from "../core/log.ts";
-import { settingsTable } from "../definitions/settings.ts";
+import { selectNames, settingsTable, unmatchedText } from "../definitions/settings.ts";
 
 export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fleetlab COMMAND --help, fleetlab --version)
 
@@ -74,17 +74,17 @@ const TOPOLOGY_FLAGS = ["nodes", "openclaw-version", "openclaw-package", "topolo
 
 /** What each command takes, for `fleetlab <command> --help` and the one-line refusals. */
 export const COMMANDS: Record<string, { usage: string; options: string[] }> = {
-  run: { usage: "run [scenario...] [--seed N] [--replay FILE] [--shard K/N] [--in-network] [SETTINGS]", options: ["seed", "replay", "shard", "in-network", ...TOPOLOGY_FLAGS, "lanes"] },
-  repro: { usage: "repro SCENARIO [--n N] [--until] [--aim-off] [--seed N] [SETTINGS]", options: ["n", "until", "aim-off", "seed", "replay", ...TOPOLOGY_FLAGS] },
-  soak: { usage: "soak [scenario...] [--rounds R] [--seed N] [SETTINGS] | soak --from DIR...", options: ["rounds", "from", "seed", "shard", ...TOPOLOGY_FLAGS, "lanes"] },
-  matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N] [SETTINGS]', options: ["versions", "seed", "nodes", "topology", "lanes"] },
+  run: { usage: "run [scenario...] [--seed N] [--replay FILE] [--shard K/N] [--in-network] [SETTINGS] [--json]", options: ["seed", "replay", "shard", "in-network", ...TOPOLOGY_FLAGS, "lanes", "json"] },
+  repro: { usage: "repro SCENARIO [--n N] [--until] [--aim-off] [--seed N] [SETTINGS] [--json]", options: ["n", "until", "aim-off", "seed", "replay", ...TOPOLOGY_FLAGS, "json"] },
+  soak: { usage: "soak [scenario...] [--rounds R] [--seed N] [SETTINGS] | soak --from DIR... [--json]", options: ["rounds", "from", "seed", "shard", ...TOPOLOGY_FLAGS, "lanes", "json"] },
+  matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N] [SETTINGS] [--json]', options: ["versions", "seed", "nodes", "topology", "lanes", "json"] },
   bisect: { usage: "bisect SCENARIO --good V --bad V [--n N] [--pre] [--seed N] [SETTINGS]", options: ["good", "bad", "n", "pre", "seed", "nodes", "topology"] },
   up: { usage: "up [--seed N] [SETTINGS]", options: ["seed", "replay", ...TOPOLOGY_FLAGS] },
   down: { usage: "down RUN_ID", options: [] },
   prune: { usage: "prune [--all]", options: ["all"] },
-  report: { usage: "report [RUN_ID]", options: [] },
-  list: { usage: "list", options: [] },
-  merge: { usage: 'merge OUT RUN... [--shards N] [--versions "A B"]', options: ["shards", "versions"] },
+  report: { usage: "report [RUN_ID] [--json]", options: ["json"] },
+  list: { usage: "list [pattern...] [--json]", options: ["json"] },
+  merge: { usage: 'merge OUT RUN... [--shards N] [--versions "A B"] [--json]', options: ["shards", "versions", "json"] },
   excerpt: { usage: "excerpt RUN [FINDING_ID...]", options: [] },
   issue: { usage: "issue FINDING_ID | --all", options: ["all"] },
   costs: { usage: "costs [RUN...]", options: [] },
@@ -157,6 +157,7 @@ export const OPTIONS = {
   "openclaw-package": { type: "string" },
   topology: { type: "string" },
   lanes: { type: "string" },
+  json: { type: "boolean" },
   version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -223,16 +224,27 @@ export function refuseUnknownScenarios(argv: string[], known: string[], err: (t:
     return undefined; // answerAtOnce has said it
   }
   const [cmd, ...names] = parsed.positionals;
-  if (!cmd || !SCENARIO_COMMANDS.includes(cmd) || parsed.values.from || parsed.values.help) return undefined;
-  const unknown = names.filter((n) => !known.includes(n));
-  if (!unknown.length) return undefined;
+  if (!cmd || !(SCENARIO_COMMANDS.includes(cmd) || cmd === "list") || parsed.values.from || parsed.values.help) return undefined;
+  const { unknown, unmatched } = selectNames(names, known);
+  if (!unknown.length && !unmatched.length) return undefined;
+  if (!unknown.length) {
+    err(`fleetlab: ${unmatchedText(unmatched)}\n`);
+    return 2;
+  }
   const listed = unknown.find((n) => n.includes(",") && n.split(",").every((p) => known.includes(p.trim())));
   const hint = listed ? ` (names are separated by spaces: SCENARIOS="${listed.split(",").map((p) => p.trim()).join(" ")}")` : "";
-  err(`fleetlab: unknown scenario${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}${hint}. Known scenarios: ${known.join(", ")}\n`);
+  err(`fleetlab: unknown scenario${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}${hint}. Known scenarios: ${known.join(", ")}${unmatched.length ? `; and ${unmatchedText(unmatched)}` : ""}\n`);
   return 2;
 }
 
+/** What `fleetlab list` says of a scenario (kept in .lab/list.json, so that list loads no scenario while the sources are unchanged). */
+export interface ListEntry {
+  name: string;
+  topology: string;
+  proves: string;
+}
+
 /** `fleetlab list`: one line per scenario (its name, its lab, what it proves). */
-export function listText(scenarios: { name: string; topology: string; proves: string }[]): string {
+export function listText(scenarios: ListEntry[]): string {
   return scenarios.map((s) => `${s.name.padEnd(20)} [${s.topology}] ${s.proves}\n`).join("");
 }
