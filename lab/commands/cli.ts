@@ -20,7 +20,7 @@ import { resolveScenarios, runLanes, recordRunEnd, sealRun, type ScenarioResult 
 import { aimablePremises, aimOffExitCode, aimOffLine, bugChecks, reproDocument, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
 import { roundFromRunDir, scenarioOf, soakDocument, soakExitCode, soakFromDirs, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
 import { cellOf, matrixDocument, matrixExitCode, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
-import { bisect, bisectAgain, bisectExitCode, bisectVersions, maxSteps, answerLine, stepLine, writeBisect, type BisectRecord, type StepAttempt } from "./bisect.ts";
+import { bisect, bisectAgain, bisectDocument, bisectExitCode, bisectVersions, maxSteps, answerLine, stepLine, writeBisect, type BisectRecord, type StepAttempt } from "./bisect.ts";
 import { CACHE, RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";
 import { issueCommand } from "./issue-report.ts";
@@ -442,6 +442,7 @@ async function bisectCommand({ rest, values, scenarios }: CommandArgs): Promise<
   say(
     `\nsteps (in the order run; each step's run folder in ${path.relative(process.cwd(), RUNS) || RUNS}):\n${result.steps.map((x) => `  ${stepLine(x, width)}\n`).join("")}\n${answerLine(result.answer, { scenario: s!.name, good, bad })}\nbisect: ${path.relative(process.cwd(), file) || file}\nagain:  ${again}\n`,
   );
+  if (values.json) printJson(bisectDocument(rec, path.relative(process.cwd(), dir) || dir));
   return bisectExitCode(result.answer);
 }
 

@@ -2,7 +2,7 @@
 // by a pure function of what the command stored. Here each is built from real stored runs
 // (fixtures/runs/: run.json and each scenario's verdict.json of runs on openclaw@2026.9.6) and
 // parsed against the schema, so these tests cover exactly what `fleetlab run --json`,
-// `report --json`, `repro --json`, `matrix --json`, `soak --json` and `merge --json` print
+// `report --json`, `repro --json`, `matrix --json`, `soak --json`, `merge --json` and `bisect --json` print
 // (the commands call these builders on the records they just wrote).
 import fs from "node:fs";
 import os from "node:os";
@@ -13,10 +13,11 @@ import { readRunRecord, type RunRecord } from "../evidence/run.ts";
 import { mergeRuns } from "../evidence/merge.ts";
 import { exitCodeOf } from "../definitions/verdict.ts";
 import type { ScenarioResult } from "../run/runner.ts";
-import { JsonDocument, MatrixDocument, ReproDocument, RunDocument, SCHEMA_VERSION, SoakDocument, jsonText, listDocument, mergeDocument, runDocument } from "./json.ts";
+import { BisectDocument, JsonDocument, MatrixDocument, ReproDocument, RunDocument, SCHEMA_VERSION, SoakDocument, jsonText, listDocument, mergeDocument, runDocument } from "./json.ts";
 import { cellOf, matrixDocument, matrixExitCode, type MatrixRecord } from "./matrix.ts";
 import { roundFromRunDir, soakDocument, soakExitCode, soakTable, type SoakRecord } from "./soak.ts";
 import { attemptName, bugChecks, classify, reproDocument, tally, type Attempt } from "./repro.ts";
+import { bisect, bisectDocument, type BisectRecord } from "./bisect.ts";
 
 const RUNS = path.join(ROOT, "fixtures", "runs");
 const SMOKE = "20261203-080420-2186bf82e3d37dab";
@@ -129,6 +130,28 @@ describe("repro --json: the loop's classes and attempts from its run.json", () =
     expect(doc.repro.classes).toMatchObject({ reproduced: 1, "not reproduced": 0, "could not tell": 0 });
     expect(doc.repro.attempts).toEqual([expect.objectContaining({ index: 1, name, class: "reproduced", evidence: `scenarios/${name}`, seconds: r.seconds })]);
     expect(doc.run.scenarios[0]!.findings.length).toBeGreaterThan(0);
+  });
+});
+
+describe("bisect --json: bisect.json's steps and answer", () => {
+  it("a search whose every step is a stored run's verdict: each step, the answer, exit 0 found / 3 while none", async () => {
+    // GOOD reads as the stored abort-lost-ack (known finding); the versions after it as the stored smoke (pass).
+    const ack = result(SUITE[1]!, "abort-lost-ack");
+    const smoke = result(SMOKE, "smoke");
+    const versions = ["2026.9.4", "2026.9.5", "2026.9.6"];
+    const runStep = async (v: string) => {
+      const r = v === "2026.9.4" ? ack : smoke;
+      return { attempts: [{ verdict: r.verdict, evidence: r.evidence }], run: v === "2026.9.4" ? SUITE[1] : SMOKE };
+    };
+    const rec: BisectRecord = { id: "bisect-test", startedAt: "2026-12-03T09:00:00.000Z", scenario: "abort-lost-ack", good: "2026.9.4", bad: "2026.9.6", n: 1, pre: false, seed: 7, versions, steps: [] };
+    expect(BisectDocument.parse(printed(bisectDocument(rec, "b"))).exitCode).toBe(3); // no answer yet
+    const found = await bisect(versions, runStep, (step) => rec.steps.push(step));
+    rec.answer = found.answer;
+    rec.endedAt = "2026-12-03T09:10:00.000Z";
+    const doc = BisectDocument.parse(printed(bisectDocument(rec, ".lab/runs/bisect-test")));
+    expect(doc.exitCode).toBe(0);
+    expect(doc.answer).toEqual({ result: "found", good: "2026.9.4", goodReads: "known-finding", first: "2026.9.5", firstReads: "pass", lastGood: "2026.9.4" });
+    expect(doc.steps.map((x) => [x.version, x.reads, x.run])).toEqual(rec.steps.map((x) => [x.version, x.reads, x.run]));
   });
 });
 

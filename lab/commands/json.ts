@@ -1,8 +1,8 @@
 // The machine-readable output of every command that prints a table (`--json`): `list`, `run`,
-// `report`, `repro`, `matrix`, `soak` and `merge` print one JSON document on stdout and nothing
+// `report`, `repro`, `matrix`, `soak`, `merge` and `bisect` print one JSON document on stdout and nothing
 // else (progress and the tables go to stderr), with the exit code they have without --json. The
 // documents' one schema is here (zod); docs/reference/json.md describes it. Each document is a
-// pure function of what the command stored (run.json, matrix.json, soak.json; the builders are
+// pure function of what the command stored (run.json, matrix.json, soak.json, bisect.json; the builders are
 // here and beside each command), so a test that parses the document built from a stored record
 // covers what the command prints. `schemaVersion` changes when a field changes meaning or goes;
 // a field may be added within a version.
@@ -183,14 +183,43 @@ export const MergeDocument = z.strictObject({
   summary: z.string(),
 });
 
+export const BisectDocument = z.strictObject({
+  ...base,
+  command: z.literal("bisect"),
+  id: z.string(),
+  /** The bisect folder (bisect.json). */
+  dir: z.string(),
+  startedAt: z.string(),
+  endedAt: z.string().optional(),
+  scenario: z.string(),
+  good: z.string(),
+  bad: z.string(),
+  /** Attempts per step, and whether pre-releases were searched. */
+  n: z.number().int(),
+  pre: z.boolean(),
+  seed: z.number().int().optional(),
+  /** The versions searched, oldest first, GOOD and BAD included. */
+  versions: z.array(z.string()),
+  /** Every step in the order it ran: its version, each attempt's verdict, what it reads, its run. */
+  steps: z.array(z.strictObject({ version: z.string(), verdicts: z.array(z.string()), reads: z.string(), run: z.string().optional(), evidence: z.array(z.string()), error: z.string().optional() })),
+  /** The answer, once the search ended: found, same (GOOD and BAD read the same), or could not tell. */
+  answer: z
+    .discriminatedUnion("result", [
+      z.strictObject({ result: z.literal("found"), good: z.string(), goodReads: z.string(), first: z.string(), firstReads: z.string(), lastGood: z.string() }),
+      z.strictObject({ result: z.literal("same"), reads: z.string() }),
+      z.strictObject({ result: z.literal("could not tell"), at: z.string(), verdicts: z.array(z.string()), error: z.string().optional() }),
+    ])
+    .optional(),
+});
+
 /** Every document a command prints under --json: one of these, by `command`. */
-export const JsonDocument = z.union([ListDocument, RunDocument, ReproDocument, MatrixDocument, SoakDocument, MergeDocument]);
+export const JsonDocument = z.union([ListDocument, RunDocument, ReproDocument, MatrixDocument, SoakDocument, MergeDocument, BisectDocument]);
 export type JsonDocument = z.infer<typeof JsonDocument>;
 export type JsonRun = z.infer<typeof JsonRun>;
 
 /** The document as printed: validated against the schema first (a builder that drifted fails here, naming the field), one line. */
 export function jsonText(doc: JsonDocument): string {
-  const schema = { list: ListDocument, run: RunDocument, report: RunDocument, repro: ReproDocument, matrix: MatrixDocument, soak: SoakDocument, merge: MergeDocument }[doc.command];
+  const schema = { list: ListDocument, run: RunDocument, report: RunDocument, repro: ReproDocument, matrix: MatrixDocument, soak: SoakDocument, merge: MergeDocument, bisect: BisectDocument }[doc.command];
   const ok = schema.safeParse(doc);
   if (!ok.success) throw new Error(`fleetlab --json: the ${doc.command} document does not match its schema: ${ok.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   return JSON.stringify(doc) + "\n";

@@ -65,7 +65,7 @@ export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMA
 Settings (a flag, or its environment variable; make takes the name on the right: make lab NODES=4):
 ${settingsTable()}
 
---json (list, run, report, repro, matrix, soak, merge): one JSON document on stdout (its schema:
+--json (list, run, report, repro, matrix, soak, merge, bisect): one JSON document on stdout (its schema:
 docs/reference/json.md), the tables and progress on stderr, the same exit code.
 A command that takes a run id (report, down, excerpt, costs) takes latest: .lab/runs/latest.
 
@@ -84,7 +84,7 @@ export const COMMANDS: Record<string, { usage: string; options: string[] }> = {
   repro: { usage: "repro SCENARIO [--n N] [--until] [--aim-off] [--seed N] [SETTINGS] [--json]", options: ["n", "until", "aim-off", "seed", "replay", ...TOPOLOGY_FLAGS, "json"] },
   soak: { usage: "soak [scenario...] [--rounds R] [--seed N] [SETTINGS] [--json] | soak --from DIR... [--json]", options: ["rounds", "from", "seed", "shard", ...TOPOLOGY_FLAGS, "lanes", "json"] },
   matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N] [SETTINGS] [--json]', options: ["versions", "seed", "nodes", "topology", "lanes", "json"] },
-  bisect: { usage: "bisect SCENARIO --good V --bad V [--n N] [--pre] [--seed N] [SETTINGS]", options: ["good", "bad", "n", "pre", "seed", "nodes", "topology"] },
+  bisect: { usage: "bisect SCENARIO --good V --bad V [--n N] [--pre] [--seed N] [SETTINGS] [--json]", options: ["good", "bad", "n", "pre", "seed", "nodes", "topology", "json"] },
   up: { usage: "up [--seed N] [SETTINGS]", options: ["seed", "replay", ...TOPOLOGY_FLAGS] },
   down: { usage: "down RUN_ID", options: [] },
   prune: { usage: "prune [--all]", options: ["all"] },
