@@ -26,11 +26,21 @@ $(eval $(call check_form,NODES,[0-8],give a whole number of node hosts from 0 to
 $(eval $(call check_form,SEED,[0-9]{1$(comma)10},give a non-negative integer (the seed of every random choice)))
 $(eval $(call check_form,SHARD,[0-9]+/[0-9]+,is not K/N (e.g. SHARD=2/4: the second of four shards)))
 # SCENARIOS: each name a scenario file's (scenarios/, parity/, repro/; each file is named for its
-# scenario), the lab's refusal in its words; names are separated by spaces.
+# scenario), the lab's refusal in its words; names are separated by spaces. A word with *, ? or
+# [...] is a pattern (SCENARIOS='mcp-*'), matched as bash's [[ name == pattern ]] matches, as the
+# lab does (lab/definitions/settings.ts selectNames); one that matches no scenario is refused.
 SCENARIO_NAMES := $(basename $(notdir $(filter-out %/index.ts %/main.ts %.test.ts %.scenario.ts %.d.ts,$(wildcard scenarios/*.ts scenarios/parity/*.ts scenarios/repro/*.ts))))
+# The words of SCENARIOS quoted for the shell, so a recipe hands a pattern to the lab unexpanded.
+SCENARIO_ARGS = $(foreach s,$(SCENARIOS),'$(s)')
 ifneq ($(filter command line,$(origin SCENARIOS)),)
-ifneq ($(filter-out $(SCENARIO_NAMES),$(SCENARIOS)),)
-$(error unknown scenario(s): $(filter-out $(SCENARIO_NAMES),$(SCENARIOS))$(if $(findstring $(comma),$(SCENARIOS)), (names are separated by spaces: SCENARIOS="$(subst $(comma), ,$(SCENARIOS))")). Known scenarios: $(SCENARIO_NAMES))
+SCENARIO_PATTERNS := $(foreach s,$(SCENARIOS),$(if $(findstring *,$(s))$(findstring ?,$(s))$(findstring [,$(s)),$(s)))
+SCENARIO_UNKNOWN := $(filter-out $(SCENARIO_NAMES) $(SCENARIO_PATTERNS),$(SCENARIOS))
+SCENARIO_UNMATCHED := $(if $(SCENARIO_PATTERNS),$(shell for p in $(foreach s,$(SCENARIO_PATTERNS),'$(s)'); do m=; for n in $(SCENARIO_NAMES); do [[ $$n == $$p ]] && m=1 && break; done; [ -n "$$m" ] || printf "'%s' " "$$p"; done))
+ifneq ($(SCENARIO_UNKNOWN),)
+$(error unknown scenario(s): $(SCENARIO_UNKNOWN)$(if $(findstring $(comma),$(SCENARIOS)), (names are separated by spaces: SCENARIOS="$(subst $(comma), ,$(SCENARIOS))")). Known scenarios: $(SCENARIO_NAMES))
+endif
+ifneq ($(strip $(SCENARIO_UNMATCHED)),)
+$(error no scenario matches $(strip $(SCENARIO_UNMATCHED)) (a pattern: * any characters$(comma) ? one$(comma) [ab] one of them); see npx fleetlab list for the names)
 endif
 endif
 export TESTCONTAINERS_RYUK_DISABLED := true
@@ -72,10 +82,10 @@ help:
 	@echo ""
 	@echo "Clean"
 	@echo "  make prune [ALL=1]    remove what dead runs left on the engine (ALL=1: every lab resource)"
-	@echo "  make clean            remove the lab's own state: run folders, caches, fleetlab images (says what first)"
+	@echo "  make clean [YES=1]    remove the lab's own state: run folders, the shared cache, fleetlab images (says what, asks y/N; YES=1: no question)"
 	@echo ""
 	@echo "Variables"
-	@echo "  SCENARIOS='a b'       scenarios to run: make lab, matrix, soak, busy-check (default: all; make test runs every one, scenarios/repro only with REPROS=1)"
+	@echo "  SCENARIOS='a b'       scenarios to run, by name or pattern ('mcp-*'): make lab, matrix, soak, busy-check (default: all; make test runs every one, scenarios/repro only with REPROS=1)"
 	@echo "  NODES=4  OPENCLAW_VERSION=2026.9.6  SEED=123  TOPOLOGY='{\"nodes\":{\"count\":3}}'"
 	@echo "  LANES=2               scenarios side by side (1: one after another)"
 	@echo "  SHARD=2/4             one shard of the suite, as a nightly runner does"
@@ -113,7 +123,7 @@ chromium:
 LAST_EXIT ?= .lab/last-exit
 FLEETLAB_RUN ?= npm run --silent fleetlab -- run
 lab: deps engine
-	@rc=0; $(FLEETLAB_RUN) $(if $(filter container,$(RUNNER)),--in-network) $(if $(REPLAY),--replay $(REPLAY)) $(SCENARIOS) || rc=$$?; \
+	@rc=0; $(FLEETLAB_RUN) $(if $(filter container,$(RUNNER)),--in-network) $(if $(REPLAY),--replay $(REPLAY)) $(SCENARIO_ARGS) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; \
 	  case $$rc in 0) m="every verdict accepted: pass, known finding or fixed?";; 1) m="a scenario failed";; 2) m="bad input or set-up";; \
 	    3) m="unknown: the lab could not tell";; 129|130|143) m="interrupted";; *) m="unexpected";; esac; \
@@ -130,12 +140,12 @@ repro: deps engine
 # round a normal run; a table per scenario of verdicts, signatures and times in .lab/runs/soak-<id>/.
 # FROM="DIR..." writes the table again from soak folders, run folders or run ids.
 soak: deps engine
-	@rc=0; npm run --silent fleetlab -- soak $(if $(FROM),--from $(FROM),$(SCENARIOS)) || rc=$$?; \
+	@rc=0; npm run --silent fleetlab -- soak $(if $(FROM),--from $(FROM),$(SCENARIO_ARGS)) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
 
 # The scenarios on each OpenClaw version (lab/commands/matrix.ts): VERSIONS="2026.9.4 2026.9.6", newest or last3.
 matrix: deps engine
-	@rc=0; npm run --silent fleetlab -- matrix $(SCENARIOS) || rc=$$?; \
+	@rc=0; npm run --silent fleetlab -- matrix $(SCENARIO_ARGS) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
 
 # The first version that broke (lab/commands/bisect.ts): NAME's scenario N times (default 3) on each
@@ -185,7 +195,7 @@ bench: deps engine
 # with CPU busy loops at twice the cores and a disk-heavy job beside them; both verdict tables and
 # the load seen; exit 1 when the loaded run reads a FAIL or UNKNOWN the quiet one lacks.
 busy-check: deps engine
-	npm run --silent busy-check -- $(if $(QUIET),--quiet $(QUIET)) $(if $(LOADED),--loaded $(LOADED)) $(SCENARIOS)
+	npm run --silent busy-check -- $(if $(QUIET),--quiet $(QUIET)) $(if $(LOADED),--loaded $(LOADED)) $(SCENARIO_ARGS)
 
 prune: deps engine
 	npm run --silent fleetlab -- prune $(if $(ALL),--all)
@@ -218,14 +228,24 @@ costs: deps
 # The lab's own state: this checkout's run folders and state (.lab/), the per-user cache
 # (~/.cache/fleetlab: the openclaw package per version, snapshots, probes, the operator identity)
 # and every fleetlab image on the engine. Lab containers of live runs are left alone (make prune ALL=1).
+# The cache and the images serve every clone on the machine, so it asks first: on a terminal it
+# shows what it would remove and asks y/N; without one it refuses (exit 2) unless YES=1.
 CACHE_DIR = $(or $(FLEETLAB_CACHE),$(if $(FLEETLAB_STATE),$(FLEETLAB_STATE)/cache,$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/fleetlab))
 STATE_DIR = $(or $(FLEETLAB_STATE),.lab)
 clean:
 	@imgs=$$(docker images --filter reference='fleetlab/*' --format '{{.Repository}}:{{.Tag}}' 2>/dev/null); \
 	  echo "make clean removes:"; \
 	  echo "  $(STATE_DIR)/ (run folders, last-exit, logs; $$(du -sh $(STATE_DIR) 2>/dev/null | cut -f1 || echo 0))"; \
-	  echo "  $(CACHE_DIR)/ (package cache, snapshots, probes, operator identity; $$(du -sh $(CACHE_DIR) 2>/dev/null | cut -f1 || echo 0))"; \
-	  echo "  $$(echo "$$imgs" | grep -c . ) fleetlab image(s) on the engine"; \
+	  echo "  $(CACHE_DIR)/ (shared by every clone on this machine: package cache, snapshots, probes, operator identity; $$(du -sh $(CACHE_DIR) 2>/dev/null | cut -f1 || echo 0))"; \
+	  echo "  $$(echo "$$imgs" | grep -c . ) fleetlab image(s) on the engine (every clone's)"; \
+	  if [ "$(YES)" != 1 ]; then \
+	    if [ -t 0 ]; then \
+	      read -r -p "remove all of this? [y/N] " answer; \
+	      case "$$answer" in y|Y|yes|YES) ;; *) echo "make clean: nothing removed"; exit 0;; esac; \
+	    else \
+	      echo "make clean: not on a terminal, so nothing removed; make clean YES=1 removes it without asking" >&2; exit 2; \
+	    fi; \
+	  fi; \
 	  if [ -n "$$imgs" ]; then docker rmi $$imgs >/dev/null || echo "make clean: some images are in use (make prune ALL=1 first)"; fi; \
 	  rm -rf "$(STATE_DIR)" "$(CACHE_DIR)"; echo "make clean: done"
 

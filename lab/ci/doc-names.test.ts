@@ -37,7 +37,7 @@ const FOREIGN_FLAGS: Record<string, string> = {
 };
 
 /** Make variables that are make's own or the Makefile's internals, not set by a user. */
-const MAKE_INTERNAL = new Set(["SHELL", "MAKECMDGOALS", "HOME", "SCENARIO_NAMES", "BISECT_MISSING"]);
+const MAKE_INTERNAL = new Set(["SHELL", "MAKECMDGOALS", "HOME", "SCENARIO_NAMES", "SCENARIO_ARGS", "SCENARIO_PATTERNS", "SCENARIO_UNKNOWN", "SCENARIO_UNMATCHED", "BISECT_MISSING"]);
 
 /** Make targets that are steps of others, not run by a user. */
 const INTERNAL_TARGETS = new Set(["node_modules/.fleetlab-deps"]);

@@ -18,7 +18,7 @@ const FLOORS: string[][] = [
   // The evidence records (every format a producer writes, lab/evidence/records/) sit on the spec's
   // floor: below the producers (clients, members, faults) and readers (checks, findings) that
   // import them; the report beside them in lab/evidence/ reads them too.
-  ["lab/definitions/spec.ts", "lab/definitions/build.ts", "lab/definitions/verdict.ts", "lab/engine/cleanup.ts", "lab/engine/lock.ts", "lab/engine/child.ts", "lab/evidence/records/", "lab/evidence/", "lab/definitions/phases.ts"],
+  ["lab/definitions/spec.ts", "lab/definitions/build.ts", "lab/definitions/verdict.ts", "lab/engine/cleanup.ts", "lab/engine/lock.ts", "lab/engine/child.ts", "lab/evidence/records/", "lab/evidence/", "lab/definitions/phases.ts", "lab/commands/json.ts"],
   ["lab/findings/", "lab/run/judging.ts", "lab/run/admission.ts", "lab/clients/", "lab/engine/capabilities.ts", "lab/run/shard.ts", "lab/engine/images.ts"],
   ["lab/members/", "lab/engine/runner-container.ts"],
   ["lab/topology/"],

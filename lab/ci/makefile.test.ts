@@ -1,7 +1,7 @@
 // `make lab` exits 2 for any failed recipe (make's own code); the lab's code is reachable all the
 // same: the recipe's last line says it and LAST_EXIT (default .lab/last-exit) keeps it.
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -103,4 +103,73 @@ describe("make checks the forms of its settings before deps and engine", () => {
       expect(r.stdout).toBe("");
     });
   }
+});
+
+describe("make lab SCENARIOS takes patterns", () => {
+  const dry = (v: string) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile("make", ["--no-print-directory", "-n", "-o", "deps", "-o", "engine", "lab", v], { cwd: ROOT, env: { ...process.env, MAKEFLAGS: "" } }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
+      ),
+    );
+
+  it("a pattern that matches reaches the lab quoted (the recipe's shell leaves it alone), beside plain names", async () => {
+    const r = await dry("SCENARIOS=mcp-* smoke");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/fleetlab -- run +'mcp-\*' 'smoke' \|\| rc=/);
+  });
+
+  it("a pattern that matches nothing: one line naming it and pointing to fleetlab list, exit 2, no recipe run", async () => {
+    const r = await dry("SCENARIOS=smoke zz-*");
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(/no scenario matches 'zz-\*' \(a pattern: \* any characters, \? one, \[ab\] one of them\); see npx fleetlab list for the names/);
+  });
+});
+
+describe("make clean asks first", () => {
+  /** A state folder and a cache of their own, and a `docker` that lists no image (the engine is never asked). */
+  function scratch() {
+    const d = mkdtempSync(join(tmpdir(), "fleetlab-clean-"));
+    for (const sub of ["bin", "state/runs", "cache/openclaw-2026.9.6"]) mkdirSync(join(d, sub), { recursive: true });
+    writeFileSync(join(d, "bin", "docker"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    return { d, env: { ...process.env, MAKEFLAGS: "", PATH: `${join(d, "bin")}:${process.env.PATH}`, FLEETLAB_STATE: join(d, "state"), FLEETLAB_CACHE: join(d, "cache") } };
+  }
+  const run = (file: string, args: string[], env: NodeJS.ProcessEnv, input?: string) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(file, args, { cwd: ROOT, env }, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr }));
+      child.stdin?.end(input ?? "");
+    });
+
+  it("without a terminal: says what it would remove, removes nothing and exits 2 naming YES=1", { timeout: 60_000 }, async () => {
+    const { d, env } = scratch();
+    const r = await run("make", ["--no-print-directory", "clean"], env);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/make clean removes:\n.*state\/ \(run folders[\s\S]*cache\/ \(shared by every clone on this machine/);
+    expect(r.stderr).toMatch(/make clean: not on a terminal, so nothing removed; make clean YES=1 removes it without asking/);
+    expect([existsSync(join(d, "state")), existsSync(join(d, "cache"))]).toEqual([true, true]);
+    rmSync(d, { recursive: true, force: true });
+  });
+
+  it("YES=1: removes the state folder and the cache without asking", { timeout: 60_000 }, async () => {
+    const { d, env } = scratch();
+    const r = await run("make", ["--no-print-directory", "clean", "YES=1"], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/make clean: done/);
+    expect([existsSync(join(d, "state")), existsSync(join(d, "cache"))]).toEqual([false, false]);
+    rmSync(d, { recursive: true, force: true });
+  });
+
+  it.skipIf(!existsSync("/usr/bin/script"))("on a terminal: asks y/N; anything but y removes nothing, y removes it", { timeout: 60_000 }, async () => {
+    const { d, env } = scratch();
+    // script(1) gives make a terminal, fed from our stdin.
+    const no = await run("script", ["-qec", "make --no-print-directory clean", "/dev/null"], env, "n\n");
+    expect(no.stdout).toMatch(/remove all of this\? \[y\/N\] make clean: nothing removed/);
+    expect(existsSync(join(d, "cache"))).toBe(true);
+    const yes = await run("script", ["-qec", "make --no-print-directory clean", "/dev/null"], env, "y\n");
+    expect(yes.stdout).toMatch(/make clean: done/);
+    expect(existsSync(join(d, "cache"))).toBe(false);
+    rmSync(d, { recursive: true, force: true });
+  });
 });

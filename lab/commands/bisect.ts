@@ -24,6 +24,7 @@ import { z } from "zod";
 import { LabError } from "../core/log.ts";
 import type { Verdict } from "../definitions/verdict.ts";
 import { compareVersions } from "../findings/versions.ts";
+import { BisectDocument, SCHEMA_VERSION } from "./json.ts";
 
 export const RELEASE = /^\d+\.\d+\.\d+$/;
 export const PRE_RELEASE = /^\d+\.\d+\.\d+-[0-9A-Za-z.-]+$/;
@@ -218,4 +219,15 @@ export function writeBisect(dir: string, rec: BisectRecord): string {
   const file = path.join(dir, "bisect.json");
   fs.writeFileSync(file, JSON.stringify(BisectRecord.parse(rec), null, 2) + "\n");
   return file;
+}
+
+/** `bisect --json` (lab/commands/json.ts): bisect.json as it stands, with the exit code the command ends with (3 while no answer). */
+export function bisectDocument(rec: BisectRecord, dir: string): z.infer<typeof BisectDocument> {
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    command: "bisect",
+    exitCode: rec.answer ? bisectExitCode(rec.answer) : 3,
+    ...BisectDocument.pick({ id: true, startedAt: true, endedAt: true, scenario: true, good: true, bad: true, n: true, pre: true, seed: true, versions: true, steps: true, answer: true }).parse(rec),
+    dir,
+  };
 }

@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../core/paths.ts";
+import { JsonDocument, SCHEMA_VERSION } from "./json.ts";
 
 const state = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-cli-"));
 
@@ -85,6 +86,11 @@ describe("the CLI refuses bad input in one line, exit 2, before a run folder exi
     [["up", "--nodes", "-1"], {}, /^fleetlab: (?:topology spec .* is invalid:\n\s+nodes\.count|Option '--nodes' argument is ambiguous)/],
     [["bisect", "smoke", "--good", "latest", "--bad", "2026.9.6"], {}, /^fleetlab: GOOD=latest is not an exact version/],
     [["bisect", "smoke", "--good", "2026.9.4", "--bad", "2026.9.6"], { FLEETLAB_OPENCLAW_PACKAGE: notOpenclaw }, /^fleetlab: OPENCLAW_PACKAGE=.*left-pad-1\.3\.0\.tgz: left-pad@1\.3\.0 has no OpenClaw gateway/],
+    [["run", "smoke", "zz-*"], {}, /^fleetlab: no scenario matches 'zz-\*' \(a pattern: \* any characters, \? one, \[ab\] one of them\); see 'fleetlab list' for the names/],
+    [["list", "zz-*"], {}, /^fleetlab: no scenario matches 'zz-\*'/],
+    [["repro", "repro-13*", "--n", "1"], {}, /^fleetlab: repro needs exactly one scenario: 'repro-13\*' matches \d+ scenarios \(repro-137088, repro-137355, /],
+    [["run", "smoke"], { FLEETLAB_RUN_ID: "latest" }, /^fleetlab: FLEETLAB_RUN_ID=latest: that name is the link to the newest run/],
+    [["report", "latest"], {}, /^fleetlab: .*runs\/latest: no run yet \(the link to the newest run is made when a run starts\)/, "lab"],
     [["repro", "smoke", "--aim-off", "--n", "1"], {}, /^fleetlab: --aim-off: scenario smoke declares no premise it can aim its fault off \(Premise\.aimOff\); scenarios that can: (repro-\d+, )*repro-148693, (repro-\d+, )*repro-68187/, "lab"],
   ] as [string[], Record<string, string>, RegExp, "lab"?][]) {
     // "lab": the refusal needs the scenarios themselves (their premises, a soak folder's rounds), so the lab loads first.
@@ -100,6 +106,37 @@ describe("the CLI refuses bad input in one line, exit 2, before a run folder exi
       expect(fs.existsSync(path.join(state, "runs")) ? fs.readdirSync(path.join(state, "runs")) : []).toEqual([]);
     });
   }
+
+  it("list --json: one JSON document on stdout that parses against the schema, before the lab loads; a pattern selects", { timeout: 120_000 }, async () => {
+    // The first list in a state folder loads the scenarios to keep what it says of them (.lab/list.json); then none is loaded.
+    expect((await cli(["list"])).code).toBe(0);
+    const all = await cli(["list", "--json"], {}, true);
+    expect(all.stderr).toBe("");
+    expect(all.code).toBe(0);
+    const doc = JsonDocument.parse(JSON.parse(all.stdout));
+    expect(doc).toMatchObject({ schemaVersion: SCHEMA_VERSION, command: "list", exitCode: 0 });
+    const names = (doc as { scenarios: { name: string }[] }).scenarios.map((s) => s.name);
+    expect(names).toContain("smoke");
+    const mcp = JsonDocument.parse(JSON.parse((await cli(["list", "mcp-*", "--json"], {}, true)).stdout)) as { scenarios: { name: string }[] };
+    expect(mcp.scenarios.map((s) => s.name)).toEqual(names.filter((n) => n.startsWith("mcp-")));
+    expect((await cli(["list", "mcp-*"], {}, true)).stdout.trim().split("\n")).toHaveLength(mcp.scenarios.length);
+  });
+
+  it("report: a run folder that never ran is unknown, exit 3 (cli.md); latest is that folder; --json carries the same code", { timeout: 60_000 }, async () => {
+    const st = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-cli-report-"));
+    const id = "20261203-072500-b7d7453a26bdd606";
+    fs.mkdirSync(path.join(st, "runs", id), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, "fixtures", "runs", id, "run.json"), path.join(st, "runs", id, "run.json"));
+    fs.symlinkSync(id, path.join(st, "runs", "latest"));
+    const r = await cli(["report", "latest"], { FLEETLAB_STATE: st });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/run\.json: partial: the run never recorded its end/);
+    const j = await cli(["report", "latest", "--json"], { FLEETLAB_STATE: st });
+    expect(j.code).toBe(3);
+    expect(JsonDocument.parse(JSON.parse(j.stdout))).toMatchObject({ command: "report", exitCode: 3, run: { id, scenarios: [] } });
+    expect(j.stderr).toMatch(/^run 20261203-072500-b7d7453a26bdd606/);
+    fs.rmSync(st, { recursive: true, force: true });
+  });
 
   it("help and COMMAND --help print that command's usage, exit 0", { timeout: 60_000 }, async () => {
     const a = await cli(["help", "repro"]);

@@ -8,7 +8,7 @@ import { helpFor, listText, parseCli } from "./usage.ts";
 export { commandHelp, parseCli } from "./usage.ts";
 import { requireEngine } from "../engine/docker.ts";
 import { Run, newRunId } from "../evidence/run.ts";
-import { NOT_RUN, findRun, reportRows, runProblems, verdictTable } from "../evidence/report.ts";
+import { findRun, reportRows, runDir, runExitCode, runProblems, verdictTable } from "../evidence/report.ts";
 import { junitXml } from "../evidence/junit.ts";
 import { writeReportHtml } from "../evidence/report-html.ts";
 import { checkOpenclawVersion, ensureImages, npmVersions, packageImageThere } from "../engine/images.ts";
@@ -17,10 +17,10 @@ import { LabError, info } from "../core/log.ts";
 import { lanesFromEnv } from "../definitions/settings.ts";
 import { buildsIn } from "../definitions/build.ts";
 import { resolveScenarios, runLanes, recordRunEnd, sealRun, type ScenarioResult } from "../run/runner.ts";
-import { aimablePremises, aimOffExitCode, aimOffLine, bugChecks, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
-import { roundFromRunDir, scenarioOf, soakFromDirs, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
-import { cellOf, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
-import { bisect, bisectAgain, bisectExitCode, bisectVersions, maxSteps, answerLine, stepLine, writeBisect, type BisectRecord, type StepAttempt } from "./bisect.ts";
+import { aimablePremises, aimOffExitCode, aimOffLine, bugChecks, reproDocument, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
+import { roundFromRunDir, scenarioOf, soakDocument, soakExitCode, soakFromDirs, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
+import { cellOf, matrixDocument, matrixExitCode, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
+import { bisect, bisectAgain, bisectDocument, bisectExitCode, bisectVersions, maxSteps, answerLine, stepLine, writeBisect, type BisectRecord, type StepAttempt } from "./bisect.ts";
 import { CACHE, RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";
 import { issueCommand } from "./issue-report.ts";
@@ -28,14 +28,22 @@ import { runInNetwork } from "../engine/runner-container.ts";
 import { COSTS_FILE, costsFromRuns, loadCosts, selectShard, shardRecord, type Shard, type ShardPlan } from "../run/shard.ts";
 import { bisectInput, givenRunId, matrixVersionsText, mergeShards, reproInput, shardSetting, soakRounds, specFor } from "./inputs.ts";
 import { mergeRuns } from "../evidence/merge.ts";
+import { jsonText, listDocument, mergeDocument, mergeExitCode, runDocument, type JsonDocument } from "./json.ts";
 import type { Scenario } from "../scenario.ts";
 import { Lab } from "../topology/lab.ts";
 import { buildInput, mergeSpec, parseTopology, topologyFromEnv, type TopologySpec } from "../definitions/spec.ts";
-import { exitCodeOf, type Verdict } from "../definitions/verdict.ts";
 
+
+/**
+ * Where a command's tables and lines go: stdout, or under --json stderr, so that stdout carries
+ * the command's JSON document alone (lab/commands/json.ts), printed with printJson.
+ */
+let say = (t: string): void => void process.stdout.write(t);
+const printJson = (doc: JsonDocument): void => void process.stdout.write(jsonText(doc));
 
 export async function main(argv: string[], scenarios: Scenario[]): Promise<number> {
   const { values, positionals } = parseCli(argv);
+  if (values.json) say = (t) => void process.stderr.write(t);
   applyFlags(values); // a flag wins over its environment variable: written there before anything reads it
   const help = helpFor({ values, positionals });
   if (help) {
@@ -57,8 +65,10 @@ interface CommandArgs {
 }
 
 /** The scenarios handed in, with what each proves. */
-function listCommand({ scenarios }: CommandArgs): number {
-  process.stdout.write(listText(scenarios));
+function listCommand({ rest, scenarios, values }: CommandArgs): number {
+  const chosen = rest.length ? resolveScenarios(rest, scenarios) : scenarios;
+  if (values.json) printJson(listDocument(chosen));
+  else say(listText(chosen));
   return 0;
 }
 
@@ -73,36 +83,40 @@ async function runCommand({ rest, values, argv, scenarios }: CommandArgs): Promi
   const run = Run.create({ seed, id: givenRunId() }); // the runner's launcher names its run
   if (shard) {
     shard.mark(run);
-    process.stdout.write(`shard ${shard.index}/${shard.total}: ${chosen.length ? chosen.map((s) => s.name).join(" ") : "no scenarios"} (estimated ${shard.plan.seconds[shard.index - 1]} s; shards ${shard.plan.seconds.join(" / ")} s)\n`);
+    say(`shard ${shard.index}/${shard.total}: ${chosen.length ? chosen.map((s) => s.name).join(" ") : "no scenarios"} (estimated ${shard.plan.seconds[shard.index - 1]} s; shards ${shard.plan.seconds.join(" / ")} s)\n`);
   }
-  process.stdout.write(`fleetlab run ${run.id}  seed=${run.record.seed}  ${underTest(spec)}  ${topologyLine(spec, chosen)}\n`);
+  say(`fleetlab run ${run.id}  seed=${run.record.seed}  ${underTest(spec)}  ${topologyLine(spec, chosen)}\n`);
   // An early end (a signal, an error of the lab's own) still prints what was decided.
   const sofar: ScenarioResult[] = [];
   onEarlyEnd(() => {
     // Its folder is sealed as a finished run's is (the labs are down by now: their logs are in).
     sealEarly(run);
-    process.stdout.write(`\nverdicts so far (the run ended early; not run: ${chosen.filter((s) => !sofar.some((r) => r.name === s.name)).map((s) => s.name).join(", ") || "-"}):\n${verdictTable(sofar)}\nevidence: ${path.relative(process.cwd(), run.dir) || run.dir}\n`);
+    say(`\nverdicts so far (the run ended early; not run: ${chosen.filter((s) => !sofar.some((r) => r.name === s.name)).map((s) => s.name).join(", ") || "-"}):\n${verdictTable(sofar)}\nevidence: ${path.relative(process.cwd(), run.dir) || run.dir}\n`);
+    // The run folder as it was sealed: its planned scenarios that never ran read "not run".
+    if (values.json) printJson(runDocument(run.record, path.relative(process.cwd(), run.dir) || run.dir));
   });
   const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes, onResult: (r) => sofar.push(r) });
-  process.stdout.write(`\n${verdictTable(results)}\n`);
+  say(`\n${verdictTable(results)}\n`);
   const checks = results.flatMap((r) => r.checks);
   const labWide = (c: (typeof checks)[number]) => c.scope === "lab" && c.outcome === "known-finding";
   const shortfalls = findingsTable(checks.filter((c) => c.kind === "shortfall" && !labWide(c)), "findings (what OpenClaw did short of the expectation):");
   const differs = findingsTable(checks.filter((c) => c.kind === "differs-from-reference" && !labWide(c)), "differs from reference:");
-  for (const t of [shortfalls, differs]) if (t) process.stdout.write(`\n${t}\n`);
+  for (const t of [shortfalls, differs]) if (t) say(`\n${t}\n`);
   // Lab-wide known findings (e.g. protocol drift) once for the run, not once per scenario.
   const wide = new Map<string, string[]>();
   for (const c of checks.filter(labWide)) wide.set(c.findingId, [...(wide.get(c.findingId) ?? []), c.scenario]);
   if (wide.size) {
-    process.stdout.write(`\nlab-wide known findings (judged in every scenario's evidence; they leave its verdict alone):\n`);
-    for (const [id, in_] of wide) process.stdout.write(`  KNOWN-FINDING ${id}  [${in_.length} scenario(s)]\n`);
+    say(`\nlab-wide known findings (judged in every scenario's evidence; they leave its verdict alone):\n`);
+    for (const [id, in_] of wide) say(`  KNOWN-FINDING ${id}  [${in_.length} scenario(s)]\n`);
   }
   const shown = path.relative(process.cwd(), run.dir) || run.dir;
-  process.stdout.write(`\nevidence: ${shown}\n`);
-  for (const [label, f] of [["report:", "report.html"], ["junit:", "junit.xml"]]) if (fs.existsSync(path.join(run.dir, f!))) process.stdout.write(`${label!.padEnd(9)} ${path.join(shown, f!)}\n`);
-  const code = exitCodeOf(results.map((r) => r.verdict));
+  say(`\nevidence: ${shown}\n`);
+  for (const [label, f] of [["report:", "report.html"], ["junit:", "junit.xml"]]) if (fs.existsSync(path.join(run.dir, f!))) say(`${label!.padEnd(9)} ${path.join(shown, f!)}\n`);
+  // The code the stored run reads as (as `fleetlab report` reads it): the verdicts', every planned scenario having run.
+  const code = runExitCode(run.record);
   const again = results.filter((r) => r.verdict !== "pass" && r.verdict !== "n/a").map((r) => r.name);
-  if (code !== 0 || again.length) process.stdout.write(`reproduce with: ${reproduceCommand(spec, run.record.seed, again)}\n`);
+  if (code !== 0 || again.length) say(`reproduce with: ${reproduceCommand(spec, run.record.seed, again)}\n`);
+  if (values.json) printJson(runDocument(run.record, shown));
   return code;
 }
 
@@ -117,7 +131,7 @@ async function reproCommand({ rest, values, scenarios }: CommandArgs): Promise<n
   const { spec, seed } = specFor(values.seed, values.replay);
   await checkUnderTest(spec);
   const run = Run.create({ seed });
-  process.stdout.write(`fleetlab repro ${s!.name} x${n}${values.until ? " (until the first reproduction)" : ""}${aimOff ? ` (premise self-test: fault aimed off for ${aimablePremises(s!).join(", ")})` : ""}  run ${run.id}  seed=${run.record.seed}  ${underTest(spec)}  ${topologyLine(spec, [s!])}\n`);
+  say(`fleetlab repro ${s!.name} x${n}${values.until ? " (until the first reproduction)" : ""}${aimOff ? ` (premise self-test: fault aimed off for ${aimablePremises(s!).join(", ")})` : ""}  run ${run.id}  seed=${run.record.seed}  ${underTest(spec)}  ${topologyLine(spec, [s!])}\n`);
   const shown = path.relative(process.cwd(), run.dir) || run.dir;
   const t = await reproLoop(s!, n, {
     spec: { ...spec, seed: run.record.seed },
@@ -128,10 +142,11 @@ async function reproCommand({ rest, values, scenarios }: CommandArgs): Promise<n
       // Under --aim-off an attempt is said by whether its premise check caught the miss.
       const label = aimOff ? (a.aimOff?.caught ? "caught the miss" : "NOT CAUGHT") : a.class;
       const why = aimOff ? a.aimOff?.why : a.why;
-      process.stdout.write(`attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${label.padEnd(16)}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}${why ? `\n    ${why.slice(0, 300)}` : ""}\n`);
+      say(`attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${label.padEnd(16)}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}${why ? `\n    ${why.slice(0, 300)}` : ""}\n`);
     },
   });
-  process.stdout.write(`\n${s!.name}: ${aimOff ? aimOffLine(t) : tallyLine(t)}\nevidence: ${shown}\nagain:    ${makeReproCommand(spec, run.record.seed, s!.name, n, values.until, aimOff)}\n`);
+  say(`\n${s!.name}: ${aimOff ? aimOffLine(t) : tallyLine(t)}\nevidence: ${shown}\nagain:    ${makeReproCommand(spec, run.record.seed, s!.name, n, values.until, aimOff)}\n`);
+  if (values.json) printJson(reproDocument(run.record, shown));
   return aimOff ? aimOffExitCode(t) : reproExitCode(t);
 }
 
@@ -150,33 +165,32 @@ async function matrixCommand({ rest, values, scenarios }: CommandArgs): Promise<
   const id = `matrix-${newRunId()}`;
   const dir = path.join(RUNS, id);
   const m: MatrixRecord = { id, startedAt: new Date().toISOString(), versions, scenarios: chosen.map((x) => x.name), cells: {}, runs: {}, ...(builds.size ? { builds: Object.fromEntries([...builds].map(([k, b]) => [k, { source: b.source, sha256: b.sha256 }])) } : {}) };
-  process.stdout.write(`fleetlab matrix ${id}: ${chosen.length} scenario(s) x ${versions.length} version(s): ${versions.join(", ")}\n`);
+  say(`fleetlab matrix ${id}: ${chosen.length} scenario(s) x ${versions.length} version(s): ${versions.join(", ")}\n`);
   for (const v of versions) {
     const t0 = performance.now();
     const run = Run.create({ seed });
     const build = builds.get(v);
     const onV = build ? { ...spec, ...buildInput(build) } : { ...spec, openclawVersion: v, openclawBuild: undefined };
-    process.stdout.write(`\n== ${underTest(onV)}: run ${run.id}\n`);
+    say(`\n== ${underTest(onV)}: run ${run.id}\n`);
     try {
       const results = await runLanes(chosen, { ...onV, seed: run.record.seed }, run, { lanes: lanesFromEnv() });
       // A repro's cell (or any scenario that names its bug checks) says what it showed of the bug.
       const bugOf = new Map(chosen.map((x) => [x.name, x.name.startsWith("repro-") || x.bug ? bugChecks(x) : []]));
       for (const r of results) (m.cells[r.name] ??= {})[v] = cellOf(r, run.id, bugOf.get(r.name));
       m.runs[v] = { run: run.id, seconds: Math.round(performance.now() - t0) / 1000 };
-      process.stdout.write(`${verdictTable(results)}\n`);
+      say(`${verdictTable(results)}\n`);
     } catch (err) {
       if (interrupted()) throw err;
       m.runs[v] = { run: run.id, error: (err as Error).message, seconds: Math.round(performance.now() - t0) / 1000 };
-      process.stdout.write(`openclaw@${v} could not run: ${(err as Error).message}\n`);
+      say(`openclaw@${v} could not run: ${(err as Error).message}\n`);
     }
     writeMatrix(dir, m);
   }
   m.endedAt = new Date().toISOString();
   const file = writeMatrix(dir, m);
-  process.stdout.write(`\n${matrixTable(m)}\n\nmatrix: ${path.relative(process.cwd(), file) || file}\n`);
-  const all = Object.values(m.cells).flatMap((row) => Object.values(row).map((c) => c.verdict as Verdict));
-  const missing = versions.some((v) => m.runs[v]?.error);
-  return exitCodeOf(all) || (missing ? 3 : 0);
+  say(`\n${matrixTable(m)}\n\nmatrix: ${path.relative(process.cwd(), file) || file}\n`);
+  if (values.json) printJson(matrixDocument(m, path.relative(process.cwd(), dir) || dir));
+  return matrixExitCode(m);
 }
 
 /**
@@ -206,7 +220,7 @@ function sealEarly(run: Run): void {
 
 /** The stability run: the suite R rounds, a table of what moved (lab/commands/soak.ts). */
 async function soakCommand({ rest, values, scenarios }: CommandArgs): Promise<number> {
-  if (values.from) return soakFrom(rest);
+  if (values.from) return soakFrom(rest, !!values.json);
   const rounds = soakRounds();
   const { chosen, shard } = shardOf(resolveScenarios(rest, scenarios));
   const lanes = lanesFromEnv();
@@ -218,43 +232,42 @@ async function soakCommand({ rest, values, scenarios }: CommandArgs): Promise<nu
   const rec: SoakRecord = { id, startedAt: new Date().toISOString(), version: spec.openclawVersion, asked: rounds, scenarios: chosen.map((x) => x.name), ...(shard ? { shard: shard.text } : {}), rounds: [], table: [] };
   const seen: SoakRound[] = [];
   const shown = path.relative(process.cwd(), dir) || dir;
-  process.stdout.write(`fleetlab soak ${id}: ${chosen.length} scenario(s) x ${rounds} round(s), openclaw@${spec.openclawVersion}${shard ? `, shard ${shard.text}` : ""}  ${topologyLine(spec, chosen)}
+  say(`fleetlab soak ${id}: ${chosen.length} scenario(s) x ${rounds} round(s), openclaw@${spec.openclawVersion}${shard ? `, shard ${shard.text}` : ""}  ${topologyLine(spec, chosen)}
 `);
   let current: Run | undefined;
   onEarlyEnd(() => {
     // The round in progress is sealed as a finished run's is (its folder may be uploaded as it is).
     if (current) sealEarly(current);
-    if (seen.length) process.stdout.write(`\nthe soak ended early, after ${seen.length} of ${rounds} round(s):\n\n${writeSoak(dir, { ...rec, table: soakTable(seen) })}\nsoak: ${shown}\n`);
+    if (seen.length) say(`\nthe soak ended early, after ${seen.length} of ${rounds} round(s):\n\n${writeSoak(dir, { ...rec, table: soakTable(seen) })}\nsoak: ${shown}\n`);
   });
-  const verdicts: Verdict[] = [];
   for (let k = 1; k <= rounds; k++) {
     const run = (current = Run.create({ seed: k === 1 ? seed : undefined }));
     shard?.mark(run);
-    process.stdout.write(`\n== round ${k}/${rounds}: run ${run.id}  seed=${run.record.seed}\n`);
+    say(`\n== round ${k}/${rounds}: run ${run.id}  seed=${run.record.seed}\n`);
     const results = await runLanes(chosen, { ...spec, seed: run.record.seed }, run, { lanes });
-    verdicts.push(...results.map((r) => r.verdict));
     seen.push({ run: run.id, results });
     rec.rounds.push(run.id);
     rec.table = soakTable(seen);
     writeSoak(dir, rec);
-    process.stdout.write(`${verdictTable(results)}\n`);
+    say(`${verdictTable(results)}\n`);
   }
   rec.endedAt = new Date().toISOString();
-  process.stdout.write(`\n${writeSoak(dir, rec)}\nsoak: ${path.join(shown, "soak.md")} (soak.html beside it)\n`);
-  return exitCodeOf(verdicts) || (rec.table.some((r) => r.moved) ? 1 : 0);
+  say(`\n${writeSoak(dir, rec)}\nsoak: ${path.join(shown, "soak.md")} (soak.html beside it)\n`);
+  if (values.json) printJson(soakDocument(rec, shown));
+  return soakExitCode(rec);
 }
 
 /** The stability table again from soak folders, run folders or run ids (make soak FROM="..."). */
-function soakFrom(args: string[]): number {
+function soakFrom(args: string[], json: boolean): number {
   const rounds = soakFromDirs(args).map(roundFromRunDir);
   const versions = [...new Set(rounds.map((r) => r.version))];
   if (versions.length > 1) throw new LabError(`soak --from: the rounds ran different OpenClaw versions (${versions.join(", ")}); a stability table compares one version: give the rounds of one`);
   const id = `soak-${newRunId()}`;
   const dir = path.join(RUNS, id);
   const rec: SoakRecord = { id, startedAt: new Date().toISOString(), endedAt: new Date().toISOString(), version: versions[0]!, asked: rounds.length, scenarios: [...new Set(rounds.flatMap((r) => r.results.map((x) => scenarioOf(x.name))))], rounds: rounds.map((r) => r.run), table: soakTable(rounds) };
-  process.stdout.write(`${writeSoak(dir, rec)}\nsoak: ${path.join(path.relative(process.cwd(), dir) || dir, "soak.md")}\n`);
-  const verdicts = rounds.flatMap((r) => r.results.map((x) => x.verdict as Verdict));
-  return exitCodeOf(verdicts) || (rec.table.some((r) => r.moved) ? 1 : 0);
+  say(`${writeSoak(dir, rec)}\nsoak: ${path.join(path.relative(process.cwd(), dir) || dir, "soak.md")}\n`);
+  if (json) printJson(soakDocument(rec, path.relative(process.cwd(), dir) || dir));
+  return soakExitCode(rec);
 }
 
 /** Bring the standard topology up and keep it until Ctrl-C (the interrupt handler takes it down). */
@@ -265,19 +278,20 @@ async function upCommand({ values }: CommandArgs): Promise<number> {
   await pruneDeadRuns();
   const run = Run.create({ seed });
   const lab = await Lab.up(spec, run);
-  process.stdout.write(`lab ${lab.id} is up (run ${run.id}; Ctrl-C to take it down)\n  gateway  ${lab.gatewayUrl}  token ${spec.gateway.token}\n`);
-  for (const m of lab.members.values()) process.stdout.write(`  ${m.alias.padEnd(8)} ${m.ip}  container ${m.container.getName().replace(/^\//, "")}\n`);
-  process.stdout.write(`  evidence ${run.dir}\n`);
+  say(`lab ${lab.id} is up (run ${run.id}; Ctrl-C to take it down)\n  gateway  ${lab.gatewayUrl}  token ${spec.gateway.token}\n`);
+  for (const m of lab.members.values()) say(`  ${m.alias.padEnd(8)} ${m.ip}  container ${m.container.getName().replace(/^\//, "")}\n`);
+  say(`  evidence ${run.dir}\n`);
   await new Promise<void>(() => {}); // the interrupt handler takes the lab down and exits
   return 0;
 }
 
 /** Remove one run's containers, network and volumes. */
 async function downCommand({ rest }: CommandArgs): Promise<number> {
-  if (!rest[0]) throw new LabError("down needs a run id (see .lab/runs/ or 'docker ps --filter label=fleetlab.run')");
+  if (!rest[0]) throw new LabError("down needs a run id (see .lab/runs/ or 'docker ps --filter label=fleetlab.run'), or latest");
+  const runId = path.basename(runDir(rest[0])); // `latest`: the run it points at
   await requireEngine();
-  const r = await prune({ runId: rest[0] });
-  process.stdout.write(`removed ${r.containers} containers, ${r.networks} networks, ${r.volumes} volumes of run ${rest[0]}\n`);
+  const r = await prune({ runId });
+  say(`removed ${r.containers} containers, ${r.networks} networks, ${r.volumes} volumes of run ${runId}\n`);
   return 0;
 }
 
@@ -285,26 +299,27 @@ async function downCommand({ rest }: CommandArgs): Promise<number> {
 async function pruneCommand({ values }: CommandArgs): Promise<number> {
   await requireEngine();
   const r = await prune({ all: values.all });
-  process.stdout.write(`removed ${r.containers} containers, ${r.networks} networks, ${r.volumes} volumes of ${r.runs.length} run(s), ${r.folders ?? 0} scripted node identity folder(s)\n`);
-  for (const s of r.stuck) process.stdout.write(`  ${s}\n`);
-  for (const id of r.runs) if ((await leftovers({ run: id })).length) process.stdout.write(`  run ${id}: some resources could not be removed\n`);
+  say(`removed ${r.containers} containers, ${r.networks} networks, ${r.volumes} volumes of ${r.runs.length} run(s), ${r.folders ?? 0} scripted node identity folder(s)\n`);
+  for (const s of r.stuck) say(`  ${s}\n`);
+  for (const id of r.runs) if ((await leftovers({ run: id })).length) say(`  run ${id}: some resources could not be removed\n`);
   return 0;
 }
 
 /** Write a run's reports again from its folder and print its verdict table. */
-function reportCommand({ rest }: CommandArgs): number {
+function reportCommand({ rest, values }: CommandArgs): number {
   const { dir, record } = findRun(rest[0]);
   // Written again from the run folder: junit.xml, and report.html with the evidence as it is now.
   fs.writeFileSync(path.join(dir, "junit.xml"), junitXml(record));
   const page = writeReportHtml(dir, record);
   // run.json was validated by findRun (a corrupt one stops here, exit 3); a partial one is said, and what never ran is "not run".
   const rows = reportRows(record);
-  process.stdout.write(`run ${record.id}  seed=${record.seed}\n\n${verdictTable(rows)}\n\nevidence: ${dir}\n`);
-  process.stdout.write(`report:   ${page.file} (${(page.bytes / 2 ** 20).toFixed(1)} MiB, ${page.frames.embedded} of ${page.frames.total} frames, built in ${page.ms} ms)\njunit:    ${path.join(dir, "junit.xml")}\n`);
-  for (const p of runProblems(record)) process.stdout.write(`run.json: ${p}\n`);
-  for (const u of record.unexercised ?? []) process.stdout.write(`unexercised finding record ${u.id} [${u.scenario ?? "lab-wide"}]: no check judged it in this run\n`);
-  // A scenario that never ran is never a pass: unknown (3) unless something failed (1).
-  return exitCodeOf(rows.map((r) => (r.verdict === NOT_RUN ? "unknown" : (r.verdict as Verdict))));
+  say(`run ${record.id}  seed=${record.seed}\n\n${verdictTable(rows)}\n\nevidence: ${dir}\n`);
+  say(`report:   ${page.file} (${(page.bytes / 2 ** 20).toFixed(1)} MiB, ${page.frames.embedded} of ${page.frames.total} frames, built in ${page.ms} ms)\njunit:    ${path.join(dir, "junit.xml")}\n`);
+  for (const p of runProblems(record)) say(`run.json: ${p}\n`);
+  for (const u of record.unexercised ?? []) say(`unexercised finding record ${u.id} [${u.scenario ?? "lab-wide"}]: no check judged it in this run\n`);
+  if (values.json) printJson(runDocument(record, dir, "report"));
+  // A scenario that never ran is never a pass, nor is a run folder that never ran: unknown (3) unless something failed (1).
+  return runExitCode(record);
 }
 
 /** Merge shard run folders into one run per version. */
@@ -315,16 +330,14 @@ function mergeCommand({ rest, values, scenarios }: CommandArgs): number {
   const versions = values.versions?.split(/[\s,]+/).filter(Boolean);
   const m = mergeRuns(out, dirs, { shards, versions });
   for (const v of m.versions) {
-    process.stdout.write(`openclaw@${v.version}: ${v.dir}\n${verdictTable(v.record.scenarios)}\n`);
-    for (const s of v.record.shards ?? []) if (s.status !== "complete") process.stdout.write(`shard ${s.index}/${s.total} ${s.status}; never ran: ${s.neverRan.join(", ") || "-"}\n`);
-    process.stdout.write("\n");
+    say(`openclaw@${v.version}: ${v.dir}\n${verdictTable(v.record.scenarios)}\n`);
+    for (const s of v.record.shards ?? []) if (s.status !== "complete") say(`shard ${s.index}/${s.total} ${s.status}; never ran: ${s.neverRan.join(", ") || "-"}\n`);
+    say("\n");
   }
-  for (const p of m.problems) process.stdout.write(`problem: ${p}\n`);
-  process.stdout.write(`summary: ${m.summaryFile}\n`);
-  const all = m.versions.flatMap((v) => v.record.scenarios.map((r) => r.verdict));
-  const code = exitCodeOf(all);
-  const notRun = m.versions.some((v) => (v.record.plan ?? []).some((n) => !v.record.scenarios.some((r) => r.name === n)));
-  return code !== 0 ? code : notRun || m.problems.length || !m.versions.length ? 3 : 0;
+  for (const p of m.problems) say(`problem: ${p}\n`);
+  say(`summary: ${m.summaryFile}\n`);
+  if (values.json) printJson(mergeDocument(m));
+  return mergeExitCode(m);
 }
 
 /** Keep a trimmed excerpt of each finding a run saw, for the records to point to. */
@@ -338,8 +351,8 @@ function excerptCommand({ rest }: CommandArgs): number {
   } catch (err) {
     throw new LabError((err as Error).message);
   }
-  for (const w of written) process.stdout.write(`${w.id.padEnd(44)} ${path.relative(process.cwd(), w.file)}  ${(w.bytes / 1024).toFixed(1)} KB${w.raw ? "" : "  NO RAW EVIDENCE (no frame or log line carries its signature in that run)"}\n`);
-  process.stdout.write(`${written.length} excerpt(s) from run ${record.id}; point each record's evidence at its file\n`);
+  for (const w of written) say(`${w.id.padEnd(44)} ${path.relative(process.cwd(), w.file)}  ${(w.bytes / 1024).toFixed(1)} KB${w.raw ? "" : "  NO RAW EVIDENCE (no frame or log line carries its signature in that run)"}\n`);
+  say(`${written.length} excerpt(s) from run ${record.id}; point each record's evidence at its file\n`);
   return 0;
 }
 
@@ -351,8 +364,8 @@ function costsCommand({ rest, scenarios }: CommandArgs): number {
   const after = costsFromRuns(runs, before, (n) => known.get(n));
   for (const n of Object.keys(after.scenarios)) if (!known.has(n)) delete after.scenarios[n]; // a scenario the suite no longer has
   fs.writeFileSync(COSTS_FILE, JSON.stringify(after, null, 2) + "\n");
-  for (const s of scenarios) process.stdout.write(`${s.name.padEnd(24)} ${String(before.scenarios[s.name] ?? "-").padStart(7)} -> ${String(after.scenarios[s.name] ?? `${after.defaultSeconds} (default)`).padStart(7)} s\n`);
-  process.stdout.write(`shared lab bring-up ${before.sharedLab.seconds} -> ${after.sharedLab.seconds} s\nwrote ${path.relative(process.cwd(), COSTS_FILE)} from ${runs.map((r) => r.id).join(", ")}\n`);
+  for (const s of scenarios) say(`${s.name.padEnd(24)} ${String(before.scenarios[s.name] ?? "-").padStart(7)} -> ${String(after.scenarios[s.name] ?? `${after.defaultSeconds} (default)`).padStart(7)} s\n`);
+  say(`shared lab bring-up ${before.sharedLab.seconds} -> ${after.sharedLab.seconds} s\nwrote ${path.relative(process.cwd(), COSTS_FILE)} from ${runs.map((r) => r.id).join(", ")}\n`);
   return 0;
 }
 
@@ -360,7 +373,7 @@ function costsCommand({ rest, scenarios }: CommandArgs): number {
 async function imagesCommand({ values }: CommandArgs): Promise<number> {
   await requireEngine();
   const set = await ensureImages(topologyFromEnv().openclawVersion);
-  for (const i of Object.values(set)) process.stdout.write(`${i.name.padEnd(13)} ${i.tag}  ${i.cached ? "cached" : "built"} ${i.seconds.toFixed(1)} s\n`);
+  for (const i of Object.values(set)) say(`${i.name.padEnd(13)} ${i.tag}  ${i.cached ? "cached" : "built"} ${i.seconds.toFixed(1)} s\n`);
   return 0;
 }
 
@@ -382,7 +395,7 @@ async function bisectCommand({ rest, values, scenarios }: CommandArgs): Promise<
   const rec: BisectRecord = { id, startedAt: new Date().toISOString(), scenario: s!.name, good, bad, n, pre, versions, steps: [] };
   writeBisect(dir, rec);
   const width = Math.max(...versions.map((v) => v.length));
-  process.stdout.write(
+  say(
     `fleetlab bisect ${id}: ${s!.name} from GOOD ${good} to BAD ${bad}: ${versions.length} version(s)${pre ? " (pre-releases included)" : ""}, at most ${maxSteps(versions.length)} step(s) of ${n} attempt(s)  ${topologyLine(spec, [s!])}\n  versions: ${versions.join(" ")}\n`,
   );
   // Every step on one seed (the first step's, when none is given): the versions are what differs.
@@ -390,13 +403,13 @@ async function bisectCommand({ rest, values, scenarios }: CommandArgs): Promise<
   let current: Run | undefined;
   onEarlyEnd(() => {
     if (current) sealEarly(current);
-    process.stdout.write(`\nthe bisect ended early, after ${rec.steps.length} step(s):\n${rec.steps.map((x) => `  ${stepLine(x, width)}\n`).join("")}bisect: ${path.join(shownDir, "bisect.json")}\n`);
+    say(`\nthe bisect ended early, after ${rec.steps.length} step(s):\n${rec.steps.map((x) => `  ${stepLine(x, width)}\n`).join("")}bisect: ${path.join(shownDir, "bisect.json")}\n`);
   });
   const runStep = async (v: string) => {
     const run = (current = Run.create({ seed: common }));
     common = run.record.seed;
     const shown = path.relative(process.cwd(), run.dir) || run.dir;
-    process.stdout.write(`\n== openclaw@${v}: ${s!.name} x${n}  run ${run.id}  seed=${run.record.seed}\n`);
+    say(`\n== openclaw@${v}: ${s!.name} x${n}  run ${run.id}  seed=${run.record.seed}\n`);
     const attempts: StepAttempt[] = [];
     try {
       await reproLoop(s!, n, {
@@ -405,7 +418,7 @@ async function bisectCommand({ rest, values, scenarios }: CommandArgs): Promise<
         onAttempt: (a) => {
           attempts.push({ verdict: a.verdict, evidence: a.evidence });
           const why = a.verdict === "unknown" || a.verdict === "fail" ? a.detail?.split("\n")[0]?.slice(0, 200) : undefined;
-          process.stdout.write(`attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${a.seconds.toFixed(1).padStart(6)} s  ${path.join(shown, a.evidence)}${why ? `\n    ${why}` : ""}\n`);
+          say(`attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${a.seconds.toFixed(1).padStart(6)} s  ${path.join(shown, a.evidence)}${why ? `\n    ${why}` : ""}\n`);
         },
       });
       return { attempts, run: run.id };
@@ -419,16 +432,17 @@ async function bisectCommand({ rest, values, scenarios }: CommandArgs): Promise<
     rec.steps.push(step);
     rec.seed = common;
     writeBisect(dir, rec);
-    process.stdout.write(`${stepLine(step, width)}\n`);
+    say(`${stepLine(step, width)}\n`);
   });
   current = undefined;
   rec.answer = result.answer;
   rec.endedAt = new Date().toISOString();
   const file = writeBisect(dir, rec);
   const again = bisectAgain({ scenario: s!.name, good, bad, n, pre, seed: common!, nodes: setting("NODES"), topology: setting("TOPOLOGY") });
-  process.stdout.write(
+  say(
     `\nsteps (in the order run; each step's run folder in ${path.relative(process.cwd(), RUNS) || RUNS}):\n${result.steps.map((x) => `  ${stepLine(x, width)}\n`).join("")}\n${answerLine(result.answer, { scenario: s!.name, good, bad })}\nbisect: ${path.relative(process.cwd(), file) || file}\nagain:  ${again}\n`,
   );
+  if (values.json) printJson(bisectDocument(rec, path.relative(process.cwd(), dir) || dir));
   return bisectExitCode(result.answer);
 }
 
@@ -446,7 +460,7 @@ const HANDLERS: Record<string, (c: CommandArgs) => number | Promise<number>> = {
   report: reportCommand,
   merge: mergeCommand,
   excerpt: excerptCommand,
-  issue: ({ rest, values, scenarios }) => issueCommand(rest, !!values.all, scenarios, (t) => process.stdout.write(t)),
+  issue: ({ rest, values, scenarios }) => issueCommand(rest, !!values.all, scenarios, (t) => say(t)),
   costs: costsCommand,
   images: imagesCommand,
 };

@@ -7,7 +7,7 @@
 // by the command, still before the engine or a run folder.
 import fs from "node:fs";
 import { LabError, info } from "../core/log.ts";
-import { applyFlags, lanesFromEnv, setting } from "../definitions/settings.ts";
+import { applyFlags, isNamePattern, lanesFromEnv, selectNames, setting } from "../definitions/settings.ts";
 import { parseTopology, topologyFromEnv, type TopologySpec } from "../definitions/spec.ts";
 import { checkGivenRunId, readRunRecord } from "../evidence/run.ts";
 import { REDACTED } from "../evidence/redact.ts";
@@ -51,10 +51,23 @@ export function givenRunId(): string | undefined {
   return given === undefined ? undefined : checkGivenRunId(given);
 }
 
+/**
+ * The one scenario `repro` or `bisect` takes: a name, or a pattern that matches exactly one (a
+ * pattern that matches several is refused naming them; one that matches none is refused before,
+ * in usage.ts refuseUnknownScenarios).
+ */
+function oneScenario(word: string, known: string[], form: string): string {
+  if (!isNamePattern(word)) return word;
+  const { names } = selectNames([word], known);
+  if (names.length > 1) throw new LabError(`${form}: '${word}' matches ${names.length} scenarios (${names.join(", ")}); name one of them`);
+  return names[0] ?? word;
+}
+
 /** `repro`'s scenario (exactly one) and attempts. */
 export function reproInput(rest: string[], values: Values, known: string[]): { name: string; n: number; aimOff: boolean } {
-  const [name, ...extra] = rest;
-  if (!name || extra.length) throw new LabError(`repro needs exactly one scenario: fleetlab repro SCENARIO --n 20 (make repro NAME=SCENARIO N=20). Known scenarios: ${known.join(", ")}`);
+  const [word, ...extra] = rest;
+  if (!word || extra.length) throw new LabError(`repro needs exactly one scenario: fleetlab repro SCENARIO --n 20 (make repro NAME=SCENARIO N=20). Known scenarios: ${known.join(", ")}`);
+  const name = oneScenario(word, known, "repro needs exactly one scenario");
   const n = values.n === undefined ? 10 : Number(values.n);
   if (!Number.isInteger(n) || n < 1 || n > 1000) throw new LabError(`--n ${values.n}: must be a whole number of attempts from 1 to 1000 (N=20)`);
   const aimOff = !!values["aim-off"];
@@ -81,8 +94,9 @@ const BISECT_FORM = "fleetlab bisect SCENARIO --good 2026.9.4 --bad 2026.9.6 [--
 
 /** `bisect`'s scenario, versions (their form and order; npm is asked later) and attempts per step. */
 export function bisectInput(rest: string[], values: Values, known: string[]): { name: string; good: string; bad: string; n: number; pre: boolean } {
-  const [name, ...extra] = rest;
-  if (!name || extra.length) throw new LabError(`bisect needs exactly one scenario: ${BISECT_FORM}. Known scenarios: ${known.join(", ")}`);
+  const [word, ...extra] = rest;
+  if (!word || extra.length) throw new LabError(`bisect needs exactly one scenario: ${BISECT_FORM}. Known scenarios: ${known.join(", ")}`);
+  const name = oneScenario(word, known, "bisect needs exactly one scenario");
   const good = values.good?.trim();
   const bad = values.bad?.trim();
   if (!good || !bad) throw new LabError(`bisect needs --good and --bad: ${BISECT_FORM}`);

@@ -15,7 +15,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Redactor } from "../evidence/redact.ts";
-import { readRunRecord, type RunRecord } from "../evidence/run.ts";
+import { LATEST, readRunRecord, type RunRecord } from "../evidence/run.ts";
 import { LabError } from "../core/log.ts";
 import { MatrixRecord } from "./matrix.ts";
 import { ROOT, RUNS } from "../core/paths.ts";
@@ -130,7 +130,8 @@ export function versionRows(m: Pick<MatrixRecord, "versions" | "cells">, scenari
 }
 
 function newestRuns(runs: string): string[] {
-  return fs.existsSync(runs) ? fs.readdirSync(runs).sort().reverse() : [];
+  // The link to the newest run (.lab/runs/latest) is a second name of a folder listed already.
+  return fs.existsSync(runs) ? fs.readdirSync(runs).filter((d) => d !== LATEST).sort().reverse() : [];
 }
 
 function readRecord(file: string): RunRecord | undefined {

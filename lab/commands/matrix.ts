@@ -12,6 +12,8 @@ import { LabError } from "../core/log.ts";
 import type { ScenarioResult } from "../run/runner.ts";
 import { classify, matchedName } from "./repro.ts";
 import { isPackagePath, resolveBuild, type Build } from "../definitions/build.ts";
+import { exitCodeOf, type Verdict } from "../definitions/verdict.ts";
+import { SCHEMA_VERSION, type MatrixDocument } from "./json.ts";
 
 /** Published release versions (no pre-releases), oldest first, as npm lists them. */
 export function releases(all: string[]): string[] {
@@ -152,4 +154,37 @@ export function writeMatrix(dir: string, m: MatrixRecord): string {
   fs.writeFileSync(file, JSON.stringify(MatrixRecord.parse(m), null, 2) + "\n");
   fs.writeFileSync(path.join(dir, "matrix.txt"), matrixTable(m) + "\n");
   return file;
+}
+
+/** `matrix`'s exit code from matrix.json: the cells' verdicts (1 a fail, 3 an unknown), else 3 when a version could not run, else 0. */
+export function matrixExitCode(m: Pick<MatrixRecord, "versions" | "cells" | "runs">): number {
+  const all = Object.values(m.cells).flatMap((row) => Object.values(row).map((c) => c.verdict as Verdict));
+  return exitCodeOf(all) || (m.versions.some((v) => m.runs[v]?.error) ? 3 : 0);
+}
+
+/** `matrix --json` (lab/commands/json.ts): matrix.json's cells, scenario by scenario in the table's order, and each version's run. */
+export function matrixDocument(m: MatrixRecord, dir: string): z.infer<typeof MatrixDocument> {
+  const cells = m.scenarios.flatMap((scenario) =>
+    m.versions.flatMap((version) => {
+      const c = m.cells[scenario]?.[version];
+      if (!c) return [];
+      type Cell = z.infer<typeof MatrixDocument>["cells"][number];
+      const { bug, verdict, ...rest } = c;
+      return [{ scenario, version, ...rest, verdict: verdict as Cell["verdict"], ...(bug ? { bug: bug as NonNullable<Cell["bug"]> } : {}) }];
+    }),
+  );
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    command: "matrix",
+    exitCode: matrixExitCode(m),
+    id: m.id,
+    dir,
+    startedAt: m.startedAt,
+    ...(m.endedAt ? { endedAt: m.endedAt } : {}),
+    versions: m.versions,
+    scenarios: m.scenarios,
+    cells,
+    runs: m.versions.map((version) => ({ version, ...m.runs[version] })),
+    ...(m.builds ? { builds: m.builds } : {}),
+  };
 }

@@ -29,7 +29,9 @@
 // through but some could not tell.
 // A record with a signature per version range (FindingRecord.variants) says which one matched:
 // each attempt's `why` and the summary line name it ("R-x [variant >=2026.9.5]").
-import type { Run } from "../evidence/run.ts";
+import type { Run, RunRecord } from "../evidence/run.ts";
+import type { z } from "zod";
+import { SCHEMA_VERSION, jsonRun, type ReproDocument } from "./json.ts";
 import type { CheckResult } from "../findings/findings.ts";
 import type { Scenario } from "../scenario.ts";
 import { LabPool, endRun, runScenario, type ScenarioResult } from "../run/runner.ts";
@@ -178,7 +180,7 @@ export function aimOffLine(t: ReproTally): string {
 }
 
 /** Exit code of a premise self-test: 0 every attempt caught the miss, 1 one was let through, 3 none was but some could not tell. */
-export function aimOffExitCode(t: ReproTally): number {
+export function aimOffExitCode(t: Pick<ReproTally, "ran" | "caught" | "letThrough" | "couldNotTell">): number {
   if (t.ran > 0 && t.caught === t.ran) return 0;
   return (t.letThrough ?? 0) > 0 || t.ran === 0 ? 1 : 3;
 }
@@ -203,12 +205,12 @@ export function tallyLine(t: ReproTally): string {
  * 1 it never did and some attempt was judged (not reproduced, differs from reference, or failed
  * otherwise); 3 no attempt could tell.
  */
-export function reproExitCode(t: ReproTally): number {
+export function reproExitCode(t: Pick<ReproTally, "reproduced" | "newSignature" | "notReproduced" | "failedOtherwise" | "differs">): number {
   if (t.reproduced + t.newSignature > 0) return 0;
   return t.notReproduced + t.failedOtherwise + t.differs > 0 ? 1 : 3;
 }
 
-export const attemptName = (s: Scenario, i: number, n: number): string => `${s.name}~${String(i).padStart(String(n).length, "0")}`;
+export const attemptName = (s: Pick<Scenario, "name">, i: number, n: number): string => `${s.name}~${String(i).padStart(String(n).length, "0")}`;
 
 /**
  * Run `s` up to `n` times (stopping at the first reproduction with `until`), each attempt
@@ -262,4 +264,38 @@ export async function reproLoop(
     endRun(opts.run, pool.opts.labFindings);
   }
   return tally(s.name, n, attempts);
+}
+
+/**
+ * `repro --json` (lab/commands/json.ts): the loop as its run.json keeps it (the repro field and
+ * each attempt's row), with the exit code the command ends with (reproExitCode, or
+ * aimOffExitCode under --aim-off, on the stored counts).
+ */
+export function reproDocument(record: RunRecord, dir: string): z.infer<typeof ReproDocument> {
+  const r = record.repro;
+  if (!r) throw new Error(`run ${record.id} is no repro loop (its run.json has no repro field)`);
+  const n = (k?: number) => k ?? 0;
+  const ran = r.ran ?? r.attempts?.length ?? 0;
+  const counts = { ran, reproduced: n(r.reproduced), differs: n(r.differs), newSignature: n(r.newSignature), failedOtherwise: n(r.failedOtherwise), notReproduced: n(r.notReproduced), caught: n(r.caught), letThrough: n(r.letThrough) };
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    command: "repro",
+    exitCode: r.aimOff ? aimOffExitCode(counts) : reproExitCode(counts),
+    run: jsonRun(record, dir),
+    repro: {
+      scenario: r.scenario,
+      asked: r.asked,
+      ran,
+      until: r.until,
+      aimOff: !!r.aimOff,
+      classes: { reproduced: counts.reproduced, "differs from reference": counts.differs, "new signature": counts.newSignature, "failed otherwise": counts.failedOtherwise, "not reproduced": counts.notReproduced, "could not tell": n(r.unknown) },
+      ...(r.aimOff ? { aimOffOutcomes: { caught: counts.caught, "let through": counts.letThrough, "could not tell": n(r.couldNotTell) } } : {}),
+      hits: r.hits ?? [],
+      attempts: (r.attempts ?? []).map((a) => {
+        const name = attemptName({ name: r.scenario }, a.index, r.asked);
+        const row = record.scenarios.find((x) => x.name === name);
+        return { index: a.index, name, verdict: a.verdict, class: a.class, ...(a.why ? { why: a.why } : {}), ...(row ? { seconds: row.seconds, ...(row.evidence ? { evidence: row.evidence } : {}) } : {}), ...(a.aimOff ? { aimOff: a.aimOff } : {}) };
+      }),
+    },
+  };
 }

@@ -19,7 +19,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { CheckResult } from "../findings/findings.ts";
-import type { Verdict } from "../definitions/verdict.ts";
+import { exitCodeOf, type Verdict } from "../definitions/verdict.ts";
+import type { z } from "zod";
+import { SCHEMA_VERSION, type SoakDocument } from "./json.ts";
 import { LabError } from "../core/log.ts";
 import { RUNS } from "../core/paths.ts";
 import { readRunRecord } from "../evidence/run.ts";
@@ -232,4 +234,27 @@ export function soakFromDirs(args: string[], runs = RUNS): string[] {
   });
   for (const d of dirs) if (!fs.existsSync(path.join(d, "run.json"))) throw new LabError(`soak --from: round ${d} is gone (no run.json): it was pruned or never copied here`);
   return dirs;
+}
+
+/** `soak`'s exit code from its table: the verdicts' code (1 a fail, 3 an unknown), else 1 when a scenario moved, else 0. */
+export function soakExitCode(rec: Pick<SoakRecord, "table">): number {
+  return exitCodeOf(rec.table.flatMap((r) => Object.keys(r.verdicts) as Verdict[])) || (rec.table.some((r) => r.moved) ? 1 : 0);
+}
+
+/** `soak --json` (lab/commands/json.ts): soak.json's rows, in the order of the table. */
+export function soakDocument(rec: SoakRecord, dir: string): z.infer<typeof SoakDocument> {
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    command: "soak",
+    exitCode: soakExitCode(rec),
+    id: rec.id,
+    dir,
+    startedAt: rec.startedAt,
+    ...(rec.endedAt ? { endedAt: rec.endedAt } : {}),
+    version: rec.version,
+    asked: rec.asked,
+    rounds: rec.rounds,
+    ...(rec.shard ? { shard: rec.shard } : {}),
+    rows: rec.table.map((r) => ({ scenario: r.scenario, rounds: r.rounds, verdicts: r.verdicts, moved: r.moved, seconds: r.seconds, checks: r.checks, runsByVerdict: r.runsByVerdict })),
+  };
 }

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { ROOT } from "../core/paths.ts";
 import { DEFAULT_OPENCLAW_VERSION } from "../definitions/spec.ts";
 import { answerAtOnce, refuseUnknownScenarios } from "./usage.ts";
+import { namePattern, selectNames } from "../definitions/settings.ts";
 
 function ask(argv: string[]) {
   let out = "";
@@ -39,7 +40,10 @@ describe("answerAtOnce", () => {
     const imports = [...fs.readFileSync(path.join(ROOT, "lab/commands/usage.ts"), "utf8").matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
     expect(imports.sort()).toEqual(["../core/log.ts", "../definitions/settings.ts", "node:fs", "node:util"]);
     const main = fs.readFileSync(path.join(ROOT, "scenarios/main.ts"), "utf8");
-    expect([...main.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../lab/commands/inputs.ts", "../lab/commands/usage.ts", "../lab/core/log.ts", "../lab/core/paths.ts", "./index.ts", "node:fs", "node:path"]);
+    expect([...main.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../lab/commands/inputs.ts", "../lab/commands/json.ts", "../lab/commands/usage.ts", "../lab/core/log.ts", "../lab/core/paths.ts", "../lab/definitions/settings.ts", "./index.ts", "node:fs", "node:path"]);
+    // The --json schema it prints `list` with is zod and the evidence's report (lab/commands/json.ts), none of the lab.
+    const json = fs.readFileSync(path.join(ROOT, "lab/commands/json.ts"), "utf8");
+    expect([...json.matchAll(/^import (?!type ).* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../definitions/verdict.ts", "../evidence/report.ts", "node:path", "zod"]);
     // Its input checks (lab/commands/inputs.ts) reach none of the lab's engine, runner or topology (lab/commands/cli.test.ts proves it with a hook).
     // The scenario index it reads the names from loads no scenario and none of the lab until asked.
     const index = fs.readFileSync(path.join(ROOT, "scenarios/index.ts"), "utf8");
@@ -87,5 +91,30 @@ describe("refuseUnknownScenarios", () => {
     expect(refuse(["report", "20261203-070928-abc"]).code).toBeUndefined();
     expect(refuse(["soak", "--from", ".lab/runs/soak-1"]).code).toBeUndefined();
     expect(refuse(["run", "--help"]).code).toBeUndefined();
+  });
+});
+
+describe("selection by name pattern", () => {
+  const known = ["smoke", "mcp-routing", "mcp-policy", "repro-137355", "repro-137379", "repro-50219"];
+
+  it("a pattern selects every name it matches, in the known order, once; names stay names", () => {
+    expect(selectNames(["mcp-*"], known)).toEqual({ names: ["mcp-routing", "mcp-policy"], unknown: [], unmatched: [] });
+    expect(selectNames(["repro-13*", "smoke", "repro-137355"], known).names).toEqual(["repro-137355", "repro-137379", "smoke"]);
+    expect(selectNames(["repro-1373?9", "mcp-[pq]*"], known).names).toEqual(["repro-137379", "mcp-policy"]);
+    expect(selectNames(["mcp-[!p]*"], known).names).toEqual(["mcp-routing"]);
+    expect(selectNames(["nope", "zz*"], known)).toEqual({ names: [], unknown: ["nope"], unmatched: ["zz*"] });
+    expect(namePattern("a.b*").test("axb")).toBe(false); // only *, ? and [...] are special
+  });
+
+  it("a pattern that matches nothing is refused naming it and pointing to fleetlab list, exit 2; an unknown name as before", () => {
+    let err = "";
+    expect(refuseUnknownScenarios(["run", "smoke", "zz-*"], known, (t) => void (err += t))).toBe(2);
+    expect(err).toBe("fleetlab: no scenario matches 'zz-*' (a pattern: * any characters, ? one, [ab] one of them); see 'fleetlab list' for the names\n");
+    err = "";
+    expect(refuseUnknownScenarios(["list", "zz-*"], known, (t) => void (err += t))).toBe(2);
+    expect(refuseUnknownScenarios(["run", "mcp-*", "smoke"], known, () => {})).toBeUndefined();
+    err = "";
+    refuseUnknownScenarios(["run", "nope"], known, (t) => void (err += t));
+    expect(err).toBe(`fleetlab: unknown scenario: nope. Known scenarios: ${known.join(", ")}\n`);
   });
 });

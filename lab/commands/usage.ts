@@ -5,11 +5,12 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { LabError } from "../core/log.ts";
-import { settingsTable } from "../definitions/settings.ts";
+import { selectNames, settingsTable, unmatchedText } from "../definitions/settings.ts";
 
 export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fleetlab COMMAND --help, fleetlab --version)
 
   run [scenario...]   bring up labs, run scenarios (all when none named), print verdicts
+                      (a scenario is a name or a quoted pattern: 'mcp-*', 'repro-13?', '[ab]*')
         --seed N          seed every random choice (default: random, printed)
         --replay FILE     re-run with the seed and topology of an earlier run.json
         --shard K/N       run only shard K of N (also SHARD=K/N): split by scenarios/costs.json
@@ -45,9 +46,10 @@ export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMA
   up                  bring up the standard topology and keep it until Ctrl-C
   down RUN_ID         remove one run's containers, network and volumes
   prune [--all]       remove what dead runs left (--all: every lab resource, live runs too)
-  report [RUN_ID]     print the verdict table of a run (default: the newest) and write its
-                      report.html and junit.xml again
-  list                list the scenarios and what each proves
+  report [RUN_ID]     print the verdict table of a run (default: the newest; a run id, a run
+                      folder, or latest: .lab/runs/latest, the newest run's link) and write its
+                      report.html and junit.xml again (exit 3: scenarios, or the run, never ran)
+  list [pattern...]   list the scenarios (or those the patterns select) and what each proves
   merge OUT RUN...    merge shard run folders (or folders of them) into OUT/<version>/ (run.json,
                       junit.xml, report.html, summary.md) and OUT/summary.md over all versions
         --shards N        shards each version was split into (a missing one is named)
@@ -63,8 +65,12 @@ export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMA
 Settings (a flag, or its environment variable; make takes the name on the right: make lab NODES=4):
 ${settingsTable()}
 
+--json (list, run, report, repro, matrix, soak, merge, bisect): one JSON document on stdout (its schema:
+docs/reference/json.md), the tables and progress on stderr, the same exit code.
+A command that takes a run id (report, down, excerpt, costs) takes latest: .lab/runs/latest.
+
 Exit codes: 0 pass, 1 fail, 2 bad input or setup, 3 unknown (repro: 0 the bug showed at least
-once, 1 it never did and some attempt was judged, 3 no attempt could tell).`;
+once, 1 it never did and some attempt was judged, 3 no attempt could tell); docs/reference/cli.md.`;
 
 /**
  * The CLI is handed the scenarios it can run, as Jepsen's -main hands cli/run! its test:
@@ -74,17 +80,17 @@ const TOPOLOGY_FLAGS = ["nodes", "openclaw-version", "openclaw-package", "topolo
 
 /** What each command takes, for `fleetlab <command> --help` and the one-line refusals. */
 export const COMMANDS: Record<string, { usage: string; options: string[] }> = {
-  run: { usage: "run [scenario...] [--seed N] [--replay FILE] [--shard K/N] [--in-network] [SETTINGS]", options: ["seed", "replay", "shard", "in-network", ...TOPOLOGY_FLAGS, "lanes"] },
-  repro: { usage: "repro SCENARIO [--n N] [--until] [--aim-off] [--seed N] [SETTINGS]", options: ["n", "until", "aim-off", "seed", "replay", ...TOPOLOGY_FLAGS] },
-  soak: { usage: "soak [scenario...] [--rounds R] [--seed N] [SETTINGS] | soak --from DIR...", options: ["rounds", "from", "seed", "shard", ...TOPOLOGY_FLAGS, "lanes"] },
-  matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N] [SETTINGS]', options: ["versions", "seed", "nodes", "topology", "lanes"] },
-  bisect: { usage: "bisect SCENARIO --good V --bad V [--n N] [--pre] [--seed N] [SETTINGS]", options: ["good", "bad", "n", "pre", "seed", "nodes", "topology"] },
+  run: { usage: "run [scenario...] [--seed N] [--replay FILE] [--shard K/N] [--in-network] [SETTINGS] [--json]", options: ["seed", "replay", "shard", "in-network", ...TOPOLOGY_FLAGS, "lanes", "json"] },
+  repro: { usage: "repro SCENARIO [--n N] [--until] [--aim-off] [--seed N] [SETTINGS] [--json]", options: ["n", "until", "aim-off", "seed", "replay", ...TOPOLOGY_FLAGS, "json"] },
+  soak: { usage: "soak [scenario...] [--rounds R] [--seed N] [SETTINGS] [--json] | soak --from DIR... [--json]", options: ["rounds", "from", "seed", "shard", ...TOPOLOGY_FLAGS, "lanes", "json"] },
+  matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N] [SETTINGS] [--json]', options: ["versions", "seed", "nodes", "topology", "lanes", "json"] },
+  bisect: { usage: "bisect SCENARIO --good V --bad V [--n N] [--pre] [--seed N] [SETTINGS] [--json]", options: ["good", "bad", "n", "pre", "seed", "nodes", "topology", "json"] },
   up: { usage: "up [--seed N] [SETTINGS]", options: ["seed", "replay", ...TOPOLOGY_FLAGS] },
   down: { usage: "down RUN_ID", options: [] },
   prune: { usage: "prune [--all]", options: ["all"] },
-  report: { usage: "report [RUN_ID]", options: [] },
-  list: { usage: "list", options: [] },
-  merge: { usage: 'merge OUT RUN... [--shards N] [--versions "A B"]', options: ["shards", "versions"] },
+  report: { usage: "report [RUN_ID|latest] [--json]", options: ["json"] },
+  list: { usage: "list [pattern...] [--json]", options: ["json"] },
+  merge: { usage: 'merge OUT RUN... [--shards N] [--versions "A B"] [--json]', options: ["shards", "versions", "json"] },
   excerpt: { usage: "excerpt RUN [FINDING_ID...]", options: [] },
   issue: { usage: "issue FINDING_ID | --all", options: ["all"] },
   costs: { usage: "costs [RUN...]", options: [] },
@@ -157,6 +163,7 @@ export const OPTIONS = {
   "openclaw-package": { type: "string" },
   topology: { type: "string" },
   lanes: { type: "string" },
+  json: { type: "boolean" },
   version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -223,16 +230,27 @@ export function refuseUnknownScenarios(argv: string[], known: string[], err: (t:
     return undefined; // answerAtOnce has said it
   }
   const [cmd, ...names] = parsed.positionals;
-  if (!cmd || !SCENARIO_COMMANDS.includes(cmd) || parsed.values.from || parsed.values.help) return undefined;
-  const unknown = names.filter((n) => !known.includes(n));
-  if (!unknown.length) return undefined;
+  if (!cmd || !(SCENARIO_COMMANDS.includes(cmd) || cmd === "list") || parsed.values.from || parsed.values.help) return undefined;
+  const { unknown, unmatched } = selectNames(names, known);
+  if (!unknown.length && !unmatched.length) return undefined;
+  if (!unknown.length) {
+    err(`fleetlab: ${unmatchedText(unmatched)}\n`);
+    return 2;
+  }
   const listed = unknown.find((n) => n.includes(",") && n.split(",").every((p) => known.includes(p.trim())));
   const hint = listed ? ` (names are separated by spaces: SCENARIOS="${listed.split(",").map((p) => p.trim()).join(" ")}")` : "";
-  err(`fleetlab: unknown scenario${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}${hint}. Known scenarios: ${known.join(", ")}\n`);
+  err(`fleetlab: unknown scenario${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}${hint}. Known scenarios: ${known.join(", ")}${unmatched.length ? `; and ${unmatchedText(unmatched)}` : ""}\n`);
   return 2;
 }
 
+/** What `fleetlab list` says of a scenario (kept in .lab/list.json, so that list loads no scenario while the sources are unchanged). */
+export interface ListEntry {
+  name: string;
+  topology: string;
+  proves: string;
+}
+
 /** `fleetlab list`: one line per scenario (its name, its lab, what it proves). */
-export function listText(scenarios: { name: string; topology: string; proves: string }[]): string {
+export function listText(scenarios: ListEntry[]): string {
   return scenarios.map((s) => `${s.name.padEnd(20)} [${s.topology}] ${s.proves}\n`).join("");
 }

@@ -71,3 +71,52 @@ export function lanesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   if (!Number.isInteger(n) || n < 1 || n > 8) throw new LabError(`LANES=${raw}: give a whole number of scenarios to run at once, 1 to 8 (1 runs them one after another; default ${DEFAULT_LANES})`);
   return n;
 }
+
+/**
+ * Scenario selection by name or pattern (`fleetlab run 'mcp-*'`, make lab SCENARIOS='repro-13*'):
+ * a word with `*` (any characters), `?` (one character) or `[...]` (one of them; `[!...]` none of
+ * them) is a pattern matched against the whole name, as the shell's globs match a file name (the
+ * Makefile's check matches with bash's `[[ name == pattern ]]`, the same rules); any other word is
+ * a name. Scenario names are `[a-z0-9-]`, so those three are all a pattern needs (Node's own
+ * path.matchesGlob warns that it is experimental on every first use in Node 24).
+ */
+export const isNamePattern = (word: string): boolean => /[*?[]/.test(word);
+
+/** A pattern as a RegExp over a whole name. */
+export function namePattern(pattern: string): RegExp {
+  let re = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    const close = c === "[" ? pattern.indexOf("]", i + 2) : -1;
+    if (c === "*") re += ".*";
+    else if (c === "?") re += ".";
+    else if (close > 0) {
+      const set = pattern.slice(i + 1, close);
+      re += `[${set.startsWith("!") ? `^${set.slice(1)}` : set}]`.replace(/\\/g, "\\\\");
+      i = close;
+    } else re += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/**
+ * The names `words` select from `known`: each name, and each pattern's matches in `known`'s
+ * order, once each; the plain words no scenario has (`unknown`) and the patterns that match none
+ * (`unmatched`), for the caller to refuse.
+ */
+export function selectNames(words: string[], known: string[]): { names: string[]; unknown: string[]; unmatched: string[] } {
+  const names: string[] = [];
+  const unknown: string[] = [];
+  const unmatched: string[] = [];
+  for (const w of words) {
+    const hits = isNamePattern(w) ? known.filter((k) => namePattern(w).test(k)) : known.includes(w) ? [w] : [];
+    if (!hits.length) (isNamePattern(w) ? unmatched : unknown).push(w);
+    for (const h of hits) if (!names.includes(h)) names.push(h);
+  }
+  return { names, unknown, unmatched };
+}
+
+/** The refusal of patterns that match no scenario: names them and where the names are. */
+export function unmatchedText(unmatched: string[]): string {
+  return `no scenario matches ${unmatched.map((p) => `'${p}'`).join(", ")} (a pattern: * any characters, ? one, [ab] one of them); see 'fleetlab list' for the names`;
+}

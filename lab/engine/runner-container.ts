@@ -13,7 +13,7 @@ import path from "node:path";
 import type Docker from "dockerode";
 import { onInterrupt, prune, runLabels } from "./cleanup.ts";
 import { docker, requireEngine } from "./docker.ts";
-import { newRunId } from "../evidence/run.ts";
+import { linkLatest, newRunId } from "../evidence/run.ts";
 import { ensureImages, ensureTag, sha } from "./images.ts";
 import { LabError, info, step } from "../core/log.ts";
 import { ROOT, RUNS } from "../core/paths.ts";
@@ -189,12 +189,15 @@ export async function runInNetwork(args: string[]): Promise<number> {
     unregister();
   }
   const local = path.join(RUNS, runId);
+  // Under --json the run's stdout (relayed above) is its JSON document alone: these lines go to stderr.
+  const say = (t: string) => void (args.includes("--json") ? process.stderr : process.stdout).write(t);
   if (!fs.existsSync(path.join(local, "run.json"))) {
-    process.stdout.write(`no run folder came back from ${name}\n`);
+    say(`no run folder came back from ${name}\n`);
     return exitCode === 0 ? 3 : (exitCode ?? 3);
   }
+  linkLatest(RUNS, runId); // .lab/runs/latest: the run folder copied back is the newest here
   const shown = path.relative(process.cwd(), local) || local;
-  process.stdout.write(`\nevidence copied back: ${shown}  (from ${where})\n`);
+  say(`\nevidence copied back: ${shown}  (from ${where})\n`);
   return exitCode ?? 3;
 }
 

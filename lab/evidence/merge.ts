@@ -18,7 +18,7 @@ import { LabError } from "../core/log.ts";
 import { junitXml } from "./junit.ts";
 import { TimelineEntry, parseJsonLine } from "./records/index.ts";
 import { writeReportHtml } from "./report-html.ts";
-import { Run, newRunId, readRunRecord, type RunRecord } from "./run.ts";
+import { LATEST, Run, newRunId, readRunRecord, type RunRecord } from "./run.ts";
 import { summaryMarkdown, type VersionRun } from "./summary.ts";
 
 type ShardRow = NonNullable<RunRecord["shards"]>[number];
@@ -57,7 +57,8 @@ export function findRunFolders(inputs: string[]): { found: Found[]; problems: st
     if (input.endsWith(".json") && fs.existsSync(input)) take(path.dirname(input));
     else if (fs.existsSync(path.join(input, "run.json"))) take(input);
     else if (fs.existsSync(input) && fs.statSync(input).isDirectory()) {
-      const subs = fs.readdirSync(input).filter((d) => fs.existsSync(path.join(input, d, "run.json"))).sort();
+      // The link to the newest run (.lab/runs/latest) is a second name of a folder beside it: left out.
+      const subs = fs.readdirSync(input).filter((d) => d !== LATEST && fs.existsSync(path.join(input, d, "run.json"))).sort();
       if (!subs.length) problems.push(`${input}: no run.json in it or in its folders`);
       for (const d of subs) take(path.join(input, d));
     } else problems.push(`${input}: no such run folder`);

@@ -1,6 +1,9 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { NOT_RUN, reportRows, runProblems, verdictTable } from "./report.ts";
-import type { RunRecord } from "./run.ts";
+import { NOT_RUN, findRun, reportRows, runDir, runExitCode, runProblems, verdictTable } from "./report.ts";
+import { LATEST, Run, checkGivenRunId, linkLatest, type RunRecord } from "./run.ts";
 
 const cut: RunRecord = {
   id: "r1",
@@ -31,5 +34,67 @@ describe("report of a run", () => {
     expect(runProblems(cut)).toEqual(["partial: the run never recorded its end (cut, killed, or still running)", "not run: smoke (the run was cut before them)"]);
     expect(runProblems({ ...cut, plan: undefined, endedAt: "x" })).toEqual(["partial: the run recorded no plan, so scenarios it never reached cannot be named"]);
     expect(runProblems({ ...cut, plan: ["pair", "capacity"], endedAt: "x" })).toEqual([]);
+  });
+});
+
+describe("the exit code a stored run reads as (fleetlab report, and run at its end)", () => {
+  const ended = { ...cut, endedAt: "2026-11-30T06:05:00.000Z" };
+  it("1 a fail; 3 an unknown or a planned scenario never run; 0 every verdict accepted", () => {
+    expect(runExitCode({ ...ended, plan: ["pair", "capacity"] })).toBe(0);
+    expect(runExitCode(ended)).toBe(3); // smoke never ran
+    expect(runExitCode({ ...ended, scenarios: [...cut.scenarios, { name: "smoke", verdict: "fail", seconds: 1 }] })).toBe(1);
+    expect(runExitCode({ ...ended, plan: ["pair"], scenarios: [{ name: "pair", verdict: "unknown", seconds: 1 }] })).toBe(3);
+  });
+
+  it("a run folder that never ran (no plan, no scenario) is 3, never a pass; a run that planned nothing and ended is 0", () => {
+    const never: RunRecord = { id: "r0", startedAt: "2026-12-03T07:25:00.932Z", seed: 1, host: cut.host, timings: {}, scenarios: [] };
+    expect(runExitCode(never)).toBe(3);
+    expect(runExitCode({ ...never, endedAt: "x" })).toBe(3);
+    expect(runExitCode({ ...never, plan: [], endedAt: "x" })).toBe(0); // a shard with no scenario
+    // No plan recorded and no end: what never ran cannot be named.
+    expect(runExitCode({ ...cut, plan: undefined })).toBe(3);
+    expect(runExitCode({ ...cut, plan: undefined, endedAt: "x" })).toBe(0);
+  });
+});
+
+describe("latest: the link to the newest run folder", () => {
+  it("Run.create points <runs>/latest at the folder it made, by a relative link; findRun and runDir take latest", () => {
+    const runs = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-latest-"));
+    try {
+      const a = Run.create({ root: runs, seed: 1 });
+      expect(fs.readlinkSync(path.join(runs, LATEST))).toBe(a.id);
+      const b = Run.create({ root: runs, seed: 2, id: "zz-second" });
+      expect(fs.readlinkSync(path.join(runs, LATEST))).toBe("zz-second");
+      expect(runDir(LATEST, runs)).toBe(b.dir);
+      expect(findRun(LATEST, runs).record.seed).toBe(2);
+      // The newest by name, the link left out; no temporary link left behind.
+      expect(findRun(undefined, runs).record.id).toBe("zz-second");
+      expect(fs.readdirSync(runs).sort()).toEqual([a.id, LATEST, "zz-second"].sort());
+    } finally {
+      fs.rmSync(runs, { recursive: true, force: true });
+    }
+  });
+
+  it("replaces the link atomically (a temporary link renamed over it) and a run id may not be latest", () => {
+    const runs = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-latest-"));
+    try {
+      fs.mkdirSync(path.join(runs, "one"));
+      linkLatest(runs, "one");
+      linkLatest(runs, "two");
+      expect(fs.readlinkSync(path.join(runs, LATEST))).toBe("two");
+      expect(fs.readdirSync(runs).filter((f) => f.includes("tmp"))).toEqual([]);
+      expect(() => checkGivenRunId(LATEST, runs)).toThrow(/FLEETLAB_RUN_ID=latest: that name is the link to the newest run/);
+    } finally {
+      fs.rmSync(runs, { recursive: true, force: true });
+    }
+  });
+
+  it("no run yet: latest is refused naming the fix", () => {
+    const runs = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-latest-"));
+    try {
+      expect(() => findRun(LATEST, runs)).toThrow(/latest: no run yet .*run 'make lab' first/);
+    } finally {
+      fs.rmSync(runs, { recursive: true, force: true });
+    }
   });
 });

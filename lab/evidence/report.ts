@@ -2,8 +2,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { RUNS } from "../core/paths.ts";
-import { readRunRecord, type RunRecord } from "./run.ts";
+import { LATEST, readRunRecord, type RunRecord } from "./run.ts";
 import { LabError } from "../core/log.ts";
+import { exitCodeOf, type Verdict } from "../definitions/verdict.ts";
 
 export interface Row {
   name: string;
@@ -46,18 +47,48 @@ export function runProblems(record: RunRecord): string[] {
   return out;
 }
 
-/** The newest run folder, or the one named. */
-export function findRun(id?: string): { dir: string; record: RunRecord } {
+/**
+ * The exit code a stored run reads as (`fleetlab report`, and `fleetlab run` at its end): 1 a
+ * scenario failed; 3 one read unknown, a planned one never ran, or the run never got as far as
+ * its plan (a run folder with no scenario and no plan: it never ran, which is never a pass), or
+ * recorded neither its plan nor its end (what never ran cannot be named); 0 otherwise. A run
+ * that planned nothing (a shard with no scenario) and ended is 0.
+ */
+export function runExitCode(record: RunRecord): number {
+  const code = exitCodeOf(reportRows(record).map((r) => (r.verdict === NOT_RUN ? "unknown" : (r.verdict as Verdict))));
+  if (code) return code;
+  if (!record.plan && (!record.scenarios.length || !record.endedAt)) return 3;
+  return 0;
+}
+
+/**
+ * A run named as the commands take it: a run id, a run folder or its run.json, or `latest` (the
+ * link to the newest run folder, `.lab/runs/latest`), resolved to the folder it points at.
+ */
+export function runDir(id: string, runs = RUNS): string {
+  if (id.includes("/") || id.endsWith(".json")) return id.endsWith(".json") ? path.dirname(id) : id;
+  if (id !== LATEST) return path.join(runs, id);
+  const link = path.join(runs, LATEST);
+  let target: string;
+  try {
+    target = fs.readlinkSync(link);
+  } catch {
+    throw new LabError(`${link}: no run yet (the link to the newest run is made when a run starts): run 'make lab' first, or give a run id from ${runs}`);
+  }
+  return path.isAbsolute(target) ? target : path.join(runs, target);
+}
+
+/** The newest run folder, or the one named (a run id, a folder, or `latest`). */
+export function findRun(id?: string, runs = RUNS): { dir: string; record: RunRecord } {
   let dir: string;
-  if (id && (id.includes("/") || id.endsWith(".json"))) dir = id.endsWith(".json") ? path.dirname(id) : id;
-  else if (id) dir = path.join(RUNS, id);
+  if (id) dir = runDir(id, runs);
   else {
-    const all = fs.existsSync(RUNS) ? fs.readdirSync(RUNS).filter((d) => fs.existsSync(path.join(RUNS, d, "run.json"))).sort() : [];
-    if (!all.length) throw new LabError(`no runs in ${RUNS} yet: run 'make lab' first`);
-    dir = path.join(RUNS, all[all.length - 1]);
+    const all = fs.existsSync(runs) ? fs.readdirSync(runs).filter((d) => d !== LATEST && fs.existsSync(path.join(runs, d, "run.json"))).sort() : [];
+    if (!all.length) throw new LabError(`no runs in ${runs} yet: run 'make lab' first`);
+    dir = path.join(runs, all[all.length - 1]);
   }
   const file = path.join(dir, "run.json");
-  if (!fs.existsSync(file)) throw new LabError(`no run.json in ${dir}: give a run id from ${RUNS} or a run folder`);
+  if (!fs.existsSync(file)) throw new LabError(`no run.json in ${dir}: give a run id from ${runs}, a run folder, or latest`);
   try {
     return { dir, record: readRunRecord(file) };
   } catch (err) {

@@ -192,8 +192,29 @@ export function newRunId(now = new Date()): string {
  */
 export function checkGivenRunId(id: string, runs = RUNS): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(id)) throw new LabError(`FLEETLAB_RUN_ID=${JSON.stringify(id)}: a run id is 1-64 of A-Z a-z 0-9 . _ - (starting with a letter or digit); unset it to get a fresh one`);
+  if (id === LATEST) throw new LabError(`FLEETLAB_RUN_ID=${LATEST}: that name is the link to the newest run (${path.join(runs, LATEST)}); give another id or unset it to get a fresh one`);
   if (fs.existsSync(path.join(runs, id))) throw new LabError(`FLEETLAB_RUN_ID=${id}: a run with this id exists already (${path.join(runs, id)}); unset it to get a fresh one`);
   return id;
+}
+
+/** The name of the link, in the runs folder, to the newest run folder (`.lab/runs/latest`). */
+export const LATEST = "latest";
+
+/**
+ * Point `<runs>/latest` at the run folder `id` (relative, so the runs folder can be moved or
+ * copied whole): a link made under a temporary name, then renamed over the old one, so a reader
+ * never meets a missing or half-made link, and of two runs created at once the later rename wins.
+ * A link that cannot be made (a file system without symbolic links) is said, never a failed run.
+ */
+export function linkLatest(runs: string, id: string): void {
+  const tmp = path.join(runs, `.${LATEST}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
+  try {
+    fs.symlinkSync(id, tmp);
+    fs.renameSync(tmp, path.join(runs, LATEST));
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    process.stderr.write(`fleetlab: could not point ${path.join(runs, LATEST)} at ${id}: ${(err as Error).message}\n`);
+  }
 }
 
 export class Run {
@@ -218,7 +239,10 @@ export class Run {
   static create(opts: { seed?: number; id?: string; root?: string } = {}): Run {
     const id = opts.id ?? newRunId();
     const seed = opts.seed ?? randomBytes(4).readUInt32BE() >>> 1;
-    return new Run(id, path.join(opts.root ?? RUNS, id), seed);
+    const root = opts.root ?? RUNS;
+    const run = new Run(id, path.join(root, id), seed);
+    linkLatest(root, id); // the folder and its run.json exist: `latest` never points at nothing
+    return run;
   }
 
   /** A path inside the run folder (its parent folders created). */

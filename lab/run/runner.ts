@@ -24,7 +24,7 @@ import { LabError, info, step } from "../core/log.ts";
 import type { Scenario, ScenarioContext } from "../scenario.ts";
 import { Lab, type LabUpOptions } from "../topology/lab.ts";
 import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "../definitions/spec.ts";
-import { lanesFromEnv } from "../definitions/settings.ts";
+import { lanesFromEnv, selectNames, unmatchedText } from "../definitions/settings.ts";
 import { judge, type CheckResult, type FindingRecord } from "../findings/findings.ts";
 import { judgeScenario, type Note, type Observed, type PremiseResult } from "./judging.ts";
 import { Phases, STOP } from "../definitions/phases.ts";
@@ -64,15 +64,17 @@ export interface ScenarioResult {
   startAttempts?: StartAttempt[];
 }
 
-/** The scenarios named (all of `known` when none are), in the order they run; bad names fail listing the known ones. */
+/** The scenarios named or matched by a pattern (all of `known` when none are), in the order they run; bad names fail listing the known ones, a pattern that matches none fails naming it. */
 export function resolveScenarios(names: string[], known: Scenario[]): Scenario[] {
   if (!names.length) return runOrder(known);
   const byName = new Map(known.map((s) => [s.name, s]));
-  const unknown = names.filter((n) => !byName.has(n));
-  if (unknown.length) {
-    throw new LabError(`unknown scenario${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}. Known scenarios: ${known.map((s) => s.name).join(", ")}`);
+  // A pattern ('mcp-*') selects every scenario it matches (lab/definitions/settings.ts selectNames).
+  const picked = selectNames(names, [...byName.keys()]);
+  if (picked.unknown.length) {
+    throw new LabError(`unknown scenario${picked.unknown.length > 1 ? "s" : ""}: ${picked.unknown.join(", ")}. Known scenarios: ${known.map((s) => s.name).join(", ")}${picked.unmatched.length ? `; and ${unmatchedText(picked.unmatched)}` : ""}`);
   }
-  return runOrder(names.map((n) => byName.get(n)!));
+  if (picked.unmatched.length) throw new LabError(unmatchedText(picked.unmatched));
+  return runOrder(picked.names.map((n) => byName.get(n)!));
 }
 
 /** Every shared-lab scenario first (on one lab), then each one that needs a lab of its own; within each, by declared order, then name. */
