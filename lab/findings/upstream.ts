@@ -84,16 +84,17 @@ export function standing(u: Upstream, version: string): Standing {
   return "closed";
 }
 
-/** The tracker's state in a few words: "open, fix PR #148770 open", "fixed in 2026.9.5 by PR #145191". */
-export function statusWords(u: Upstream): string {
+/** The tracker's state in a few words: "open, fix PR #148770 open", "fixed in 2026.9.5 by PR #145191"; `short` leaves out what is not stated (for a title). */
+export function statusWords(u: Upstream, opts: { short?: boolean } = {}): string {
+  const unstated = (words: string) => (opts.short ? "" : words);
   const pr = u.fixPr && u.fixPr !== u.issue ? ` by PR #${u.fixPr}` : "";
   switch (u.status) {
     case "open":
       return `open${u.fixPr ? `, fix PR #${u.fixPr} ${u.fixPrState ?? "open"}` : ", no fix PR"}`;
     case "fixed":
-      return u.kind === "pr" && (!u.fixPr || u.fixPr === u.issue) ? `merged${u.fixedIn ? `, in ${u.fixedIn}` : ", the release carrying it not stated"}` : `fixed${u.fixedIn ? ` in ${u.fixedIn}` : ""}${pr}${u.fixedIn ? "" : " (the release carrying it not stated)"}`;
+      return u.kind === "pr" && (!u.fixPr || u.fixPr === u.issue) ? `merged${u.fixedIn ? `, in ${u.fixedIn}` : unstated(", the release carrying it not stated")}` : `fixed${u.fixedIn ? ` in ${u.fixedIn}` : ""}${pr}${u.fixedIn ? "" : unstated(" (the release carrying it not stated)")}`;
     case "closed":
-      return `closed${u.fixPr ? `, PR #${u.fixPr}` : ", the thread names no fix"}`;
+      return `closed${u.fixPr ? `, PR #${u.fixPr}` : opts.short ? ", no fix named" : ", the thread names no fix"}`;
     case "closed-not-fixed":
       return u.kind === "pr" ? "closed unmerged" : "closed, not fixed";
     default:
