@@ -145,7 +145,7 @@ export default defineScenario({
     status: "fixed",
     fixPr: 145191,
     fixedIn: "2026.9.5",
-    fixedInSource: "not stated in the thread: #145191 was merged 2026-09-11, after 2026.9.4 was built (2026-09-10) and before 2026.9.5 was released (2026-09-19); its keepalive change is in 2026.9.5's dist (websocket-keepalive-*.mjs) and this repro's finding reads fixed? on 2026.9.5 and 2026.9.6 (matrix-20261202-042317-aa1f)",
+    fixedInSource: "the 2026.9.5 release notes (CHANGELOG/2026.9.5.md in openclaw/openclaw) list #145191, \"Keep slow control connections online while pings wait to send\"; it was merged 2026-09-11, after 2026.9.4 was built; this repro reads fixed? on 2026.9.5 and 2026.9.6 (matrix-20261202-042317-aa1f)",
     checked: "2026-12-03",
     source: "https://github.com/openclaw/openclaw/issues/145189",
   },
