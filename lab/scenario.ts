@@ -6,12 +6,14 @@ import type { TopologyInput } from "./definitions/spec.ts";
 import type { Run } from "./evidence/run.ts";
 import type { FindingRecord } from "./findings/findings.ts";
 import type { Need } from "./engine/capabilities.ts";
+import { upstreamProblems, type Upstream } from "./findings/upstream.ts";
 
 export type { Verdict } from "./definitions/verdict.ts";
 // The verdict errors live beside the verdict rule (lab/definitions/verdict.ts), on the floor members and
 // topology read; scenarios take them from here as before.
 export { LabInfraError, SystemUnderTestError, labStep } from "./definitions/verdict.ts";
 export type { FindingRecord } from "./findings/findings.ts";
+export type { Upstream } from "./findings/upstream.ts";
 
 export interface ScenarioContext {
   lab: Lab;
@@ -94,6 +96,18 @@ export interface Scenario {
   bug?: string[];
   /** What must have happened for its checks to mean anything: each proven in the body with ctx.premise(). */
   premises?: Premise[];
+  /**
+   * A field-bug repro's upstream thread as the tracker showed it on `checked`: status, fix PR, the
+   * release that shipped the fix (lab/findings/upstream.ts). Every scenario in scenarios/repro/
+   * declares one; the bug reports of its findings lead with it.
+   */
+  upstream?: Upstream;
+  /**
+   * The repro's steps at the protocol level, for a maintainer without the lab: the frames and RPCs
+   * to send (method, the params that matter) and what to watch, one step a line. The bug report
+   * puts them before the lab's command.
+   */
+  protocolSteps?: string[];
   timeoutMs: number;
   run(ctx: ScenarioContext): Promise<void>;
 }
@@ -104,6 +118,8 @@ export function defineScenario(s: Scenario): Scenario {
   if (dup) throw new Error(`scenario ${s.name}: finding ${dup} is registered twice`);
   const pdup = twice(s.premises ?? []);
   if (pdup) throw new Error(`scenario ${s.name}: premise ${pdup} is declared twice`);
+  const bad = s.upstream ? upstreamProblems(s.upstream) : [];
+  if (bad.length) throw new Error(`scenario ${s.name}: upstream ${bad.join("; ")}`);
   return s;
 }
 

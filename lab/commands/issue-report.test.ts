@@ -7,10 +7,13 @@ import { LabError } from "../core/log.ts";
 import type { MatrixRecord } from "./matrix.ts";
 import type { Excerpt } from "../findings/excerpt.ts";
 import type { FindingRecord } from "../findings/findings.ts";
+import type { Upstream } from "../findings/upstream.ts";
 import {
   MEASURED,
   REPORTS_DIR,
+  TITLE_MAX,
   closeIds,
+  cutAtWord,
   findFinding,
   headerComment,
   issueCommand,
@@ -54,8 +57,38 @@ describe("the committed bug reports (fixtures/findings/reports/)", () => {
       const ex = readExcerpt(f.record.id);
       const text = fs.readFileSync(path.join(REPORTS_DIR, reportFile(f.record.id)), "utf8");
       if (ex?.logs.length) expect(text, f.record.id).toContain(ex.logs[0]!.slice(0, 60));
-      expect(text.startsWith("# [Bug]: "), f.record.id).toBe(true);
+      expect(text.startsWith(f.record.kind === "differs-from-reference" ? "# [Differs from reference]: " : "# [Bug]: "), f.record.id).toBe(true);
     }
+  });
+
+  it("each title is at most TITLE_MAX long and, when cut, cut at a word boundary of the expectation with an ellipsis", () => {
+    for (const f of all) {
+      const title = fs.readFileSync(path.join(REPORTS_DIR, reportFile(f.record.id)), "utf8").split("\n")[0]!.slice(2);
+      expect(title.length, f.record.id).toBeLessThanOrEqual(TITLE_MAX);
+      const expectation = f.record.expectation.replace(/\s+/g, " ").trim();
+      const at = title.indexOf(expectation.slice(0, 24));
+      expect(at, `${f.record.id}: the title carries the expectation`).toBeGreaterThan(0);
+      const shown = title.slice(at);
+      if (shown === expectation) continue;
+      expect(shown.endsWith("…"), f.record.id).toBe(true);
+      const kept = shown.slice(0, -1);
+      expect(expectation.startsWith(kept), f.record.id).toBe(true);
+      expect(expectation[kept.length], `${f.record.id}: cut mid-word after "${kept.slice(-20)}"`).toMatch(/[\s,;:.)]/);
+    }
+  });
+
+  it("each report of a repro leads with its upstream thread and status; R-145189's says it is filed against 2026.9.4 for an issue fixed in 2026.9.5", () => {
+    for (const f of all.filter((x) => x.upstream)) {
+      const lines = fs.readFileSync(path.join(REPORTS_DIR, reportFile(f.record.id)), "utf8").split("\n");
+      const name = f.upstream!.kind === "pr" ? `openclaw PR #${f.upstream!.issue}` : `openclaw#${f.upstream!.issue}`;
+      expect(lines[0], f.record.id).toContain(name);
+      expect(lines[2], f.record.id).toContain(name);
+      expect(lines[2], f.record.id).toContain(f.upstream!.source);
+    }
+    const text = fs.readFileSync(path.join(REPORTS_DIR, "R-145189-connection-survives.md"), "utf8");
+    expect(text.split("\n")[0]).toMatch(/^# \[Bug\]: openclaw#145189 \(fixed in 2026\.9\.5 by PR #145191\) on openclaw@2026\.9\.4: /);
+    expect(text).toContain("Known upstream as openclaw#145189, fixed in 2026.9.5 by PR #145191; not a new report.");
+    expect(text).toContain("2026.9.4, the version of this evidence, is older than the fix.");
   });
 });
 
@@ -89,7 +122,7 @@ describe("a report follows OpenClaw's bug form", () => {
     const heads = [...text.matchAll(/^### (.+)$/gm)].map((m) => m[1]);
     expect(heads).toEqual(["Bug type", "Summary", "Steps to reproduce", "Expected behavior", "Actual behavior", "OpenClaw version", "Operating system", "Install method", "Logs, screenshots, and evidence", "Impact and severity", "Additional information"]);
     expect(text.split("\n")[0]).toBe("# [Bug]: not met on openclaw@2026.9.6: every patch succeeds, however slowly");
-    expect(text).toContain("   > openclaw#155359"); // the header of scenarios/repro/repro-155359.ts
+    expect(text).toContain("\n> openclaw#155359"); // the header of scenarios/repro/repro-155359.ts
     expect(text).toContain("make repro NAME=repro-155359 N=5 OPENCLAW_VERSION=2026.9.6");
     expect(text).toContain("- 2026.9.5: `{\"refused\":[]}` (nothing refused, but slower)");
     expect(text).toContain('# 2025-12-01T00:00:00.000Z'.replace("2025", "2026"));
@@ -157,6 +190,135 @@ describe("a report follows OpenClaw's bug form", () => {
   });
 });
 
+describe("a report knows the tracker", () => {
+  const rec: FindingRecord = {
+    id: "R-x-dropped",
+    expectation: "while the gateway is still sending a large frame to a node, the gateway does not close that connection: the frame arrives whole and the invoke returns the node's answer",
+    signature: { connectionEnded: "dropped by the gateway" },
+    versions: ["2026.9.4"],
+    kind: "shortfall",
+    evidence: "fixtures/findings/R-x-dropped.json",
+  };
+  const upstream: Upstream = {
+    issue: 145189,
+    title: "Control UI disconnects while WebSocket pings are queued behind outgoing data",
+    status: "fixed",
+    fixPr: 145191,
+    fixedIn: "2026.9.5",
+    fixedInSource: "the release notes of 2026.9.5",
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/145189",
+  };
+  const excerpt = (version: string, frames: unknown[] = []): Excerpt => ({
+    id: rec.id,
+    scenario: "repro-145189",
+    version,
+    run: "20261201-000000-abcd",
+    outcome: "known-finding",
+    expectation: rec.expectation,
+    observed: rec.signature,
+    scenarioLog: [],
+    logs: [],
+    frames,
+    needles: [],
+  });
+  const f = { record: rec, scenario: "repro-145189", upstream };
+  const lines = (text: string) => text.split("\n");
+
+  it("a finding of an issue fixed in a later release says so first: known upstream, fixed in X by the PR, not a new report", () => {
+    const text = issueReport(f, excerpt("2026.9.4"));
+    expect(lines(text)[0]).toBe("# [Bug]: openclaw#145189 (fixed in 2026.9.5 by PR #145191) on openclaw@2026.9.4: while the gateway is still sending a large frame to a node, the gateway does not…");
+    expect(lines(text)[2]).toMatch(/^> \*\*Known upstream as openclaw#145189, fixed in 2026\.9\.5 by PR #145191; not a new report\.\*\* This evidence is from 2026\.9\.4, older than the fix/);
+    expect(lines(text)[2]).toContain("How 2026.9.5 is known: the release notes of 2026.9.5.");
+    expect(text).toContain("Fixed upstream in 2026.9.5 (PR #145191): 2026.9.4, the version of this evidence, is older than the fix.");
+    expect(text).toContain('Upstream: [openclaw#145189](https://github.com/openclaw/openclaw/issues/145189) "Control UI disconnects while WebSocket pings are queued behind outgoing data": fixed in 2026.9.5 by PR #145191 (read 2026-12-03).');
+  });
+
+  it("a finding seen on the release that carries the fix, or a newer one, reads as a regression of it", () => {
+    const text = issueReport(f, excerpt("2026.9.6"));
+    expect(lines(text)[0]).toMatch(/^# \[Bug\]: regression of openclaw#145189 \(fixed in 2026\.9\.5 by PR #145191\) on openclaw@2026\.9\.6: /);
+    expect(lines(text)[2]).toContain("**A regression of openclaw#145189, fixed in 2026.9.5 by PR #145191: seen here on 2026.9.6, which carries that fix**");
+    expect(text).toContain("Regression (worked before, now fails): of openclaw#145189's fix, shipped in 2026.9.5.");
+    expect(text).toContain("2026.9.6 carries the fix, so this is a regression of it.");
+    expect(issueReport(f, excerpt("2026.9.5"))).toContain("regression of openclaw#145189");
+  });
+
+  it("a fixed issue whose release the thread does not state: known, fixed by the PR, a regression only if the version carries it", () => {
+    const text = issueReport({ ...f, upstream: { ...upstream, fixedIn: undefined, fixedInSource: undefined } }, excerpt("2026.9.6"));
+    expect(lines(text)[0]).toMatch(/^# \[Bug\]: openclaw#145189 \(fixed by PR #145191\) still seen on openclaw@2026\.9\.6: /);
+    expect(lines(text)[2]).toContain("if 2026.9.6 carries #145191, this is a regression of it; the thread does not say which release shipped it");
+  });
+
+  it("an open issue: its status and pending fix PR in the title, the report a reproduction for that thread", () => {
+    const open: Upstream = { ...upstream, issue: 148693, status: "open", fixPr: 148770, fixPrState: "open", fixedIn: undefined, fixedInSource: undefined, source: "https://github.com/openclaw/openclaw/issues/148693" };
+    const text = issueReport({ ...f, upstream: open }, excerpt("2026.9.6"));
+    expect(lines(text)[0]).toMatch(/^# \[Bug\]: openclaw#148693 \(open, fix PR #148770 open\) reproduced on openclaw@2026\.9\.6: /);
+    expect(lines(text)[2]).toBe("> **Known upstream as openclaw#148693, open, fix PR #148770 open.** This adds a reproduction to that thread; not a new report (tracker read 2026-12-03: https://github.com/openclaw/openclaw/issues/148693).");
+  });
+
+  it("an unknown status says so and guesses nothing: no fix, no release", () => {
+    const unknown: Upstream = { issue: 145189, title: upstream.title, status: "unknown", checked: "2026-12-03", source: upstream.source };
+    const text = issueReport({ ...f, upstream: unknown }, excerpt("2026.9.4"));
+    expect(lines(text)[0]).toMatch(/^# \[Bug\]: openclaw#145189 \(status unknown\) on openclaw@2026\.9\.4: /);
+    expect(lines(text)[2]).toContain("its status could not be read");
+    expect(text).not.toMatch(/fixed in|fix PR|regression of/);
+  });
+
+  it("a finding of no known thread says none is known, and keeps the plain title", () => {
+    const text = issueReport({ record: rec, scenario: "repro-145189" }, excerpt("2026.9.4"));
+    expect(lines(text)[0]).toMatch(/^# \[Bug\]: not met on openclaw@2026\.9\.4: /);
+    expect(lines(text)[2]).toContain("no thread is known to fleetlab for this finding");
+  });
+
+  it("a differs-from-reference finding does not read as a bug against OpenClaw's contract, upstream thread or not", () => {
+    const differs = { ...rec, kind: "differs-from-reference" as const };
+    for (const g of [{ ...f, record: differs }, { record: differs, scenario: "repro-145189" }]) {
+      const text = issueReport(g, excerpt("2026.9.6"));
+      expect(lines(text)[0]).toMatch(/^# \[Differs from reference\]: openclaw@2026\.9\.6/);
+      expect(text).not.toContain("[Bug]");
+      expect(text).not.toContain("A regression of");
+      expect(text).not.toContain("Regression (worked before");
+      expect(text).not.toContain("published contract");
+      expect(text).toContain("recorded as a difference, not filed as a bug against its contract");
+    }
+    expect(lines(issueReport({ ...f, record: differs }, excerpt("2026.9.6")))[0]).toContain("related to openclaw#145189 (fixed in 2026.9.5 by PR #145191)");
+  });
+
+  it("the steps: at the protocol level first (the repro's protocolSteps, then the requests the excerpt recorded), then the lab's command", () => {
+    const sent = { file: "operator.jsonl", t: Date.parse("2026-12-01T00:00:00Z"), conn: "operator#2", dir: "out", method: "node.invoke", text: '{"type":"req","id":"1","method":"node.invoke","params":{"command":"system.which"}}' };
+    const answer = { file: "operator.jsonl", t: Date.parse("2026-12-01T00:00:01Z"), dir: "in", method: "node.invoke", text: '{"type":"res","id":"1","ok":false}' };
+    const steps = (text: string) => text.slice(text.indexOf("### Steps to reproduce"), text.indexOf("### Expected behavior"));
+    const declared = steps(issueReport({ ...f, protocolSteps: ["Pair a node.", "Send `node.invoke` with a large parameter."] }, excerpt("2026.9.4", [sent, answer])));
+    expect(declared.indexOf("At the protocol level")).toBeGreaterThan(0);
+    expect(declared.indexOf("At the protocol level")).toBeLessThan(declared.indexOf("make repro NAME=repro-145189"));
+    expect(declared).toContain("1. Pair a node.\n2. Send `node.invoke` with a large parameter.");
+    expect(declared).toContain('- 2026-12-01T00:00:00.000Z `node.invoke`: `{"type":"req","id":"1","method":"node.invoke","params":{"command":"system.which"}}`');
+    expect(declared).not.toContain('"type":"res"');
+    // Without declared steps, the requests the excerpt recorded are the protocol steps.
+    const derived = steps(issueReport(f, excerpt("2026.9.4", [sent, answer])));
+    expect(derived).toContain('1. Send `node.invoke`: `{"type":"req","id":"1","method":"node.invoke","params":{"command":"system.which"}}`');
+    expect(derived.indexOf("1. Send `node.invoke`")).toBeLessThan(derived.indexOf("make repro"));
+    // Neither: said so, and the scenario's header (after the command) is what there is.
+    const neither = steps(issueReport(f, excerpt("2026.9.4")));
+    expect(neither).toContain("At the protocol level: not written down for this scenario yet");
+    expect(neither.indexOf("make repro")).toBeLessThan(neither.indexOf("its header"));
+  });
+
+  it("a title is cut at a word boundary with an ellipsis, never mid-word, within its length", () => {
+    expect(cutAtWord("short enough", 20)).toBe("short enough");
+    expect(cutAtWord("every patch succeeds, however slowly", 22)).toBe("every patch succeeds…");
+    expect(cutAtWord("every patch succeeds however slowly", 21)).toBe("every patch succeeds…");
+    expect(cutAtWord("on slow state storage (100 ms per write) succeeds", 28)).toBe("on slow state storage…");
+    expect(cutAtWord("word  with\n spaces", 100)).toBe("word with spaces");
+    for (let max = 10; max < 60; max++) {
+      const cut = cutAtWord(rec.expectation, max);
+      expect(cut.length).toBeLessThanOrEqual(max);
+      expect(rec.expectation.startsWith(cut.slice(0, -1))).toBe(true);
+      expect(rec.expectation[cut.length - 1]).toMatch(/[\s,:]/);
+    }
+  });
+});
+
 describe("fleetlab issue", () => {
   it("an unknown id is refused, naming the close ones; an id is also known by its file name", () => {
     expect(() => findFinding(all, "F-midturn-loss-slot")).toThrow(LabError);
@@ -170,7 +332,7 @@ describe("fleetlab issue", () => {
     const runs = fs.mkdtempSync(path.join(tmp, "runs-"));
     let out = "";
     expect(issueCommand(["R-155359-patch-beside-slow-write"], false, scenarios, (t) => void (out += t), { dir, runs })).toBe(0);
-    expect(out).toMatch(/^# \[Bug\]: not met on openclaw@2026\.9\.6: every sessions\.patch/);
+    expect(out).toMatch(/^# \[Bug\]: openclaw#155359 \(open, no fix PR\) reproduced on openclaw@2026\.9\.6: every sessions\.patch/);
     expect(fs.readdirSync(dir)).toEqual(["R-155359-patch-beside-slow-write.md"]);
     out = "";
     issueCommand([], true, scenarios, (t) => void (out += t), { dir, runs });

@@ -5,10 +5,18 @@
 // behavior, actual behavior, OpenClaw version, operating system, install method, logs and
 // evidence, impact, additional information. What it is made of:
 //   the record        expectation, signature (and its variants), versions, kind
-//   the scenario      its file's header comment (what it sets up and does), the check's id
+//   the scenario      its file's header comment (what it sets up and does), the check's id,
+//                     and for a field-bug repro its upstream thread (status, fix PR, the release
+//                     that shipped the fix: lab/findings/upstream.ts) and its protocol-level steps
 //   the excerpt       the observed value and the raw frames and log lines (fixtures/findings)
 //   this machine      the newest matrix.json (versions affected and not), the newest
 //                     `make repro` loop of the scenario (k/N), the excerpt's run (Docker, OS)
+// A report that knows the tracker says so first: the upstream thread and its status are in the
+// title and the line below it, so a finding of an issue already fixed reads as that issue ("known
+// upstream, fixed in X; not a new report"), or as a regression of its fix when seen on the release
+// that carries it, never as a new report. The steps come at the protocol level first (the frames
+// and RPCs a maintainer can send without the lab), then the lab's command. A finding of kind
+// differs-from-reference is not filed as a bug against OpenClaw's contract: it says what it is.
 // Everything quoted is redacted again (lab/evidence/redact.ts). The parts from this machine's
 // .lab/runs sit between MEASURED markers: they differ between machines, so the committed
 // reports are compared with what the repository alone gives without them (issue-report.test.ts).
@@ -26,6 +34,7 @@ import { excerptFile, excerptPath, type Excerpt } from "../findings/excerpt.ts";
 import { BASE_VARIANT, matchVariant, namedVersions, type FindingRecord } from "../findings/findings.ts";
 import { compareVersions } from "../findings/versions.ts";
 import { cachedBuild, isBuild, packageVersion } from "../definitions/build.ts";
+import { standing, statusWords, threadName, type Upstream } from "../findings/upstream.ts";
 
 export const REPORTS_DIR = path.join(ROOT, "fixtures", "findings", "reports");
 /** A finding's report file name (its excerpt's, as markdown). */
@@ -45,11 +54,104 @@ export interface RegisteredFinding {
   record: FindingRecord;
   /** The scenario that registers it; undefined for a lab-wide record (lab/checks/findings.ts). */
   scenario?: string;
+  /** The scenario's upstream thread (a field-bug repro's), as the tracker showed it. */
+  upstream?: Upstream;
+  /** The scenario's steps at the protocol level, when it declares them. */
+  protocolSteps?: string[];
 }
 
-/** Every registered finding: each scenario's own, then the lab-wide ones. */
-export function registeredFindings(scenarios: Pick<Scenario, "name" | "findings">[], lab: FindingRecord[] = labFindings): RegisteredFinding[] {
-  return [...scenarios.flatMap((s) => (s.findings ?? []).map((record) => ({ record, scenario: s.name }))), ...lab.map((record) => ({ record }))];
+type ScenarioPart = Pick<Scenario, "name" | "findings"> & Partial<Pick<Scenario, "upstream" | "protocolSteps">>;
+
+/** Every registered finding: each scenario's own (with its upstream thread and protocol steps), then the lab-wide ones. */
+export function registeredFindings(scenarios: ScenarioPart[], lab: FindingRecord[] = labFindings): RegisteredFinding[] {
+  return [
+    ...scenarios.flatMap((s) => (s.findings ?? []).map((record): RegisteredFinding => ({ record, scenario: s.name, ...(s.upstream && { upstream: s.upstream }), ...(s.protocolSteps && { protocolSteps: s.protocolSteps }) }))),
+    ...lab.map((record) => ({ record })),
+  ];
+}
+
+/** `text` cut to at most `max` characters at a word boundary, with an ellipsis when cut (never mid-word, no dangling punctuation). */
+export function cutAtWord(text: string, max: number): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  if (t.length <= max) return t;
+  const room = t.slice(0, max - 1); // and the ellipsis: at most `max` in all
+  const at = t[max - 1] === " " ? room.length : room.lastIndexOf(" ");
+  let head = at > 0 ? room.slice(0, at) : room; // one word longer than `max` is cut, having no boundary
+  // A last word that opens a parenthesis it does not close ("storage (100") goes too.
+  const last = head.slice(head.lastIndexOf(" ") + 1);
+  if (/^[([{]/.test(last) && !/[)\]}]/.test(last) && head.includes(" ")) head = head.slice(0, head.lastIndexOf(" "));
+  return `${head.replace(/[\s,;:.([{"'`-]+$/, "")}…`;
+}
+
+/** The longest title a report gets (GitHub allows 256; a list shows about this much). */
+export const TITLE_MAX = 160;
+
+/** A request frame the lab sent, as recorded in an excerpt: its method and the frame, for the protocol steps. */
+function sentRequests(excerpt: Excerpt | undefined): { method: string; at?: string; frame: string }[] {
+  const out: { method: string; at?: string; frame: string }[] = [];
+  for (const raw of excerpt?.frames ?? []) {
+    const fr = raw as Record<string, unknown>;
+    const text = String(fr.text ?? fr.frame ?? "");
+    if (fr.dir !== "out" || !/"type":"req"/.test(text)) continue;
+    out.push({ method: String(fr.method ?? /"method":"([^"]+)"/.exec(text)?.[1] ?? "?"), at: typeof fr.t === "number" ? new Date(fr.t).toISOString() : undefined, frame: text });
+  }
+  return out;
+}
+
+/**
+ * What a report says first of the upstream thread, for a finding of `kind` seen on `version`:
+ * the words in its title (after "[Bug]: ") and its lead paragraph.
+ */
+export function upstreamLead(u: Upstream | undefined, kind: FindingRecord["kind"], version: string): { title: string; lead: string } {
+  if (!u) {
+    return kind === "differs-from-reference"
+      ? { title: "", lead: "Upstream: no thread is known to fleetlab for this difference (its scenario is the lab's own, not a field-bug repro)." }
+      : { title: "", lead: "Upstream: no thread is known to fleetlab for this finding (its scenario is the lab's own, not a field-bug repro): search the tracker before filing." };
+  }
+  const name = threadName(u);
+  const words = statusWords(u);
+  const short = statusWords(u, { short: true });
+  const how = u.fixedIn && u.fixedInSource ? ` How ${u.fixedIn} is known: ${u.fixedInSource}.` : "";
+  const fixBy = u.fixPr && u.fixPr !== u.issue ? ` by PR #${u.fixPr}` : "";
+  const checked = `(tracker read ${u.checked}: ${u.source})`;
+  if (kind === "differs-from-reference") {
+    return {
+      title: `related to ${name} (${short})`,
+      lead: `**Related upstream thread: ${name}, ${words}.** What OpenClaw does here is what it documents, or what it chose instead of the reference harness: not filed as a bug against its contract, nor as a regression of that thread's fix; it records where OpenClaw differs from the expectation the lab holds ${checked}.`,
+    };
+  }
+  switch (standing(u, version)) {
+    case "fixed-later":
+      return {
+        title: `${name} (fixed in ${u.fixedIn}${fixBy}) on openclaw@${version}`,
+        lead: `**Known upstream as ${name}, fixed in ${u.fixedIn}${fixBy}; not a new report.** This evidence is from ${version}, older than the fix: it shows the issue as reported, on a release without the fix; there is nothing new to file ${checked}.${how}`,
+      };
+    case "regression":
+      return {
+        title: `regression of ${name} (fixed in ${u.fixedIn}${fixBy}) on openclaw@${version}`,
+        lead: `**A regression of ${name}, fixed in ${u.fixedIn}${fixBy}: seen here on ${version}, which carries that fix** ${checked}.${how}`,
+      };
+    case "fixed-release-unknown":
+      return {
+        title: `${name} (${short}) still seen on openclaw@${version}`,
+        lead: `**Known upstream as ${name}, ${words}; not a new report.** Seen here on ${version}: if ${version} carries ${u.kind === "pr" ? `#${u.issue}` : `#${u.fixPr ?? "the fix"}`}, this is a regression of it; the thread does not say which release shipped it ${checked}.`,
+      };
+    case "open":
+      return {
+        title: `${name} (${short}) reproduced on openclaw@${version}`,
+        lead: `**Known upstream as ${name}, ${words}.** This adds a reproduction to that thread; not a new report ${checked}.`,
+      };
+    case "closed":
+      return {
+        title: `${name} (${short}) seen on openclaw@${version}`,
+        lead: `**Known upstream as ${name}, ${words}.** Seen here on ${version}: a comment on that thread (or a reopen), not a new report ${checked}.`,
+      };
+    default:
+      return {
+        title: `${name} (status unknown) on openclaw@${version}`,
+        lead: `**Upstream thread: ${name}; its status could not be read** ${checked}: read it before filing.`,
+      };
+  }
 }
 
 /** Ids like `given`, best first: sharing the most words (split at - . and spaces), or containing it. */
@@ -214,29 +316,53 @@ export function issueReport(f: RegisteredFinding, excerpt: Excerpt | undefined, 
   // Seen on a build of one's own (OPENCLAW_PACKAGE): said as the build, never as the published version of that number.
   const build = isBuild(version) ? cachedBuild(version) : undefined;
   const onWhat = isBuild(version) ? `build openclaw@${version}` : `openclaw@${version}`;
-  out.push(`# [Bug]: not met on ${onWhat}: ${expectation.length > 110 ? `${expectation.slice(0, 110).replace(/\s+\S*$/, "")}…` : expectation}`, "");
+  const differs = rec.kind === "differs-from-reference";
+  const lead = upstreamLead(f.upstream, rec.kind, version);
+  // The title: what the tracker knows first, then what was not met, cut at a word.
+  const head = differs ? `[Differs from reference]: openclaw@${isBuild(version) ? `${version} (a build)` : version}${lead.title ? `, ${lead.title}` : ""}: ` : lead.title ? `[Bug]: ${lead.title}${isBuild(version) ? " (a build)" : ""}: ` : `[Bug]: not met on ${onWhat}: `;
+  out.push(`# ${head}${cutAtWord(expectation, Math.max(40, TITLE_MAX - head.length))}`, "");
+  out.push(`> ${lead.lead}`, "");
   out.push(`<!-- fleetlab finding ${rec.id}; written by \`fleetlab issue\` from ${rec.evidence} and ${file ?? "lab/checks/findings.ts"}; regenerate, do not edit -->`, "");
 
   out.push("### Bug type", "");
   const rows = m.matrix?.rows ?? [];
   const firstBad = rows.find((r) => r.status === "affected" || r.status === "other signature");
   const lastGood = firstBad ? rows.filter((r) => r.status === "not affected" && compareVersions(r.version, firstBad.version) < 0).at(-1) : undefined;
-  out.push(MEASURED, lastGood ? "Regression (worked before, now fails)" : "Behavior bug (incorrect output/state without crash)", MEASURED_END, "");
+  const upstreamStanding = f.upstream && !differs ? standing(f.upstream, version) : undefined;
+  if (differs) out.push("Differs from the reference (kind differs-from-reference): OpenClaw does what it documents, or what it chose instead of the reference harness; recorded as a difference, not filed as a bug against its contract.", "");
+  else if (upstreamStanding === "regression") out.push(`Regression (worked before, now fails): of ${threadName(f.upstream!)}'s fix, shipped in ${f.upstream!.fixedIn}.`, "");
+  else out.push(MEASURED, lastGood ? "Regression (worked before, now fails)" : "Behavior bug (incorrect output/state without crash)", MEASURED_END, "");
 
   out.push("### Summary", "");
-  const kind = rec.kind === "differs-from-reference" ? "differ from the reference" : "fall short of what a user needs";
+  const kind = differs ? "differ from the reference (the lab's expectation, which OpenClaw's own documentation or design does not promise)" : "fall short of what a user needs";
   out.push(`On ${onWhat}, ${scenario ? `the fleetlab scenario \`${scenario}\`` : "every fleetlab scenario"} sees OpenClaw ${kind}: expected ${expectation}; observed instead \`${red.text(json(observed))}\`${variantNote}.`, "");
+  if (f.upstream) out.push(`Upstream: [${threadName(f.upstream)}](${f.upstream.source}) "${f.upstream.title}": ${statusWords(f.upstream)}${f.upstream.related?.length ? `; related ${f.upstream.related.map((n) => `#${n}`).join(", ")}` : ""} (read ${f.upstream.checked}).`, "");
 
   out.push("### Steps to reproduce", "");
+  // At the protocol level first: what a maintainer sends to a gateway without the lab.
+  const sent = sentRequests(excerpt);
+  const recorded = (n: { method: string; at?: string; frame: string }) => `\`${red.text(n.frame.length > 400 ? `${n.frame.slice(0, 400)}…` : n.frame)}\``;
+  if (f.protocolSteps?.length) {
+    out.push("At the protocol level (the frames and RPCs to send to a gateway and its nodes; no fleetlab needed):", "");
+    f.protocolSteps.forEach((step, i) => out.push(`${i + 1}. ${step}`));
+    out.push("");
+    if (sent.length) {
+      out.push(`The requests as fleetlab sent them (run ${excerpt!.run}, from the excerpt):`, "");
+      for (const r of sent) out.push(`- ${r.at ? `${r.at} ` : ""}\`${r.method}\`: ${recorded(r)}`);
+      out.push("");
+    }
+  } else if (sent.length) {
+    out.push(`At the protocol level: the requests fleetlab sent (run ${excerpt!.run}, from the excerpt), in order; then watch what the check below judges:`, "");
+    sent.forEach((r, i) => out.push(`${i + 1}. Send \`${r.method}\`: ${recorded(r)}`));
+    out.push("");
+  } else out.push("At the protocol level: not written down for this scenario yet; the scenario's header below says what it sends and watches.", "");
+
+  out.push("With fleetlab (the lab's command):", "");
   out.push(
     `1. ${isBuild(version) ? `A build of openclaw ${packageVersion(version)} (\`${version}\`: packed from a branch, not the published package${build?.source ? `; from ${build.source}` : ""})` : `Real, published \`openclaw@${version}\``} (gateway and node hosts from the npm package) in Docker on a private network, as fleetlab brings it up: ${f.scenario ? `scenario \`${scenario}\` (\`${file}\`)` : `any scenario whose frames carry it, e.g. \`${scenario}\` (\`${file}\`), with the lab-wide evidence check of \`lab/checks/\``}.`,
   );
-  out.push(`2. What the scenario sets up and does (its header):`, "");
-  for (const l of header) out.push(l ? `   > ${l}` : "   >");
-  if (!header.length) out.push("   > (the scenario's file has no header comment)");
-  out.push("");
-  out.push(`3. The check \`${rec.id}\` judges: ${expectation}.`, "");
-  out.push("Reproduce with fleetlab (Docker, Node >= 20.17; `make help`):", "");
+  out.push(`2. The check \`${rec.id}\` judges: ${expectation}.`, "");
+  out.push("Run it (Docker, Node >= 20.17; `make help`):", "");
   const under = isBuild(version) ? `OPENCLAW_PACKAGE=${build?.source ?? "<the build's .tgz>"}` : `OPENCLAW_VERSION=${version}`;
   const command = f.scenario ? `make repro NAME=${scenario} N=${m.repro?.asked ?? 5} ${under}` : `make lab SCENARIOS="${scenario ?? "smoke"}" ${under}`;
   out.push(MEASURED);
@@ -245,6 +371,10 @@ export function issueReport(f: RegisteredFinding, excerpt: Excerpt | undefined, 
   else if (f.scenario) out.push("", `No \`make repro\` loop of \`${scenario}\` in this machine's runs: the excerpt's run (${excerpt?.run ?? "none kept"}) showed it once.`);
   else out.push("", "A lab-wide record: judged in the evidence of every scenario of the run; the excerpt's run showed it in the scenario above.");
   out.push(MEASURED_END, "");
+  out.push("<details><summary>What the scenario sets up and does (its header)</summary>", "");
+  for (const l of header) out.push(l ? `> ${l}` : ">");
+  if (!header.length) out.push("> (the scenario's file has no header comment)");
+  out.push("", "</details>", "");
 
   out.push("### Expected behavior", "", `${expectation[0]!.toUpperCase()}${expectation.slice(1)}.`, "");
 
@@ -264,6 +394,8 @@ export function issueReport(f: RegisteredFinding, excerpt: Excerpt | undefined, 
   out.push("### OpenClaw version", "");
   const named = namedVersions(rec);
   out.push(`Registered on ${named.join(", ")} (the record's versions${rec.variants?.length ? " and its variants' ranges" : ""}); the evidence below is from ${version}.`, "");
+  if (upstreamStanding === "fixed-later") out.push(`Fixed upstream in ${f.upstream!.fixedIn}${f.upstream!.fixPr ? ` (PR #${f.upstream!.fixPr})` : ""}: ${version}, the version of this evidence, is older than the fix.`, "");
+  else if (upstreamStanding === "regression") out.push(`Fixed upstream in ${f.upstream!.fixedIn}${f.upstream!.fixPr ? ` (PR #${f.upstream!.fixPr})` : ""}: ${version} carries the fix, so this is a regression of it.`, "");
   out.push(MEASURED);
   if (m.matrix) {
     out.push(`Across versions (\`make matrix\`, ${m.matrix.id}):`, "", "| version | this finding |", "|---|---|");
@@ -294,13 +426,14 @@ export function issueReport(f: RegisteredFinding, excerpt: Excerpt | undefined, 
   out.push("### Impact and severity", "");
   out.push(
     rec.kind === "differs-from-reference"
-      ? "Differs from the reference (OpenClaw's published contract or the reference harness): a client or operator relying on the reference meets it."
+      ? "Differs from the reference: OpenClaw's own contract is not breached (it does what it documents, or chose otherwise than the reference harness); a client or operator that expects the reference's behaviour meets it."
       : "A user meets it whenever the scenario's situation arises (see the steps); how often it shows:",
   );
   out.push(MEASURED, m.repro ? `Frequency: ${m.repro.line} (make repro).` : "Frequency: not measured on this machine (make repro).", MEASURED_END, "");
 
   out.push("### Additional information", "");
   out.push(`fleetlab finding \`${rec.id}\` (kind ${rec.kind}), registered in \`${file && f.scenario ? file : "lab/checks/findings.ts"}\`; excerpt \`${rec.evidence}\`.`);
+  if (f.upstream) out.push(`Upstream as read on ${f.upstream.checked} (the repro's \`upstream\` in \`${file}\`): ${f.upstream.source}, ${statusWords(f.upstream)}${f.upstream.fixedIn && f.upstream.fixedInSource ? `; fixed in ${f.upstream.fixedIn}: ${f.upstream.fixedInSource}` : ""}.`);
   out.push(MEASURED);
   if (lastGood && firstBad) out.push(`Last known good version ${lastGood.version}, first known bad version ${firstBad.version} (\`make matrix\` ${m.matrix!.id}).`);
   else out.push("No regression bounds measured here (a `make matrix` over several versions gives them).");

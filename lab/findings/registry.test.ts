@@ -9,8 +9,12 @@ import { labFindings } from "../checks/findings.ts";
 import { ROOT } from "../core/paths.ts";
 import { excerptPath, hasRawEvidence, type Excerpt } from "./excerpt.ts";
 import { recordProblems } from "./findings.ts";
+import { upstreamProblems } from "./upstream.ts";
 
-const records = [...(await loadScenarios()).flatMap((s) => s.findings ?? []), ...labFindings];
+const scenarios = await loadScenarios();
+const records = [...scenarios.flatMap((s) => s.findings ?? []), ...labFindings];
+/** The field-bug repros (scenarios/repro/), each named for the upstream thread it reproduces. */
+const repros = scenarios.filter((s) => fs.existsSync(path.join(ROOT, "scenarios", "repro", `${s.name}.ts`)));
 
 /**
  * Excerpts written before the excerpt builder carried raw evidence (20 of 41 held only the
@@ -60,5 +64,35 @@ describe("finding registry", () => {
       return !records.some((r) => r.id === id) || !ex || hasRawEvidence(ex);
     });
     expect(stale).toEqual([]);
+  });
+});
+
+describe("the repros know their upstream thread (what the bug reports lead with)", () => {
+  it("there are repros to check", () => {
+    expect(repros.length).toBeGreaterThan(0);
+  });
+
+  it("every repro declares its upstream thread: sound (status, fix PR, fixedIn with its source), read on a stated day", () => {
+    const problems = repros.flatMap((s) => (s.upstream ? upstreamProblems(s.upstream).map((p) => `${s.name}: ${p}`) : [`${s.name}: no upstream (defineScenario({ upstream }))`]));
+    expect(problems).toEqual([]);
+  });
+
+  it("the thread it declares is the one its header names, and its name's number is that thread or a related one", () => {
+    const wrong = repros.flatMap((s) => {
+      const u = s.upstream;
+      if (!u) return [];
+      const header = fs.readFileSync(path.join(ROOT, "scenarios", "repro", `${s.name}.ts`), "utf8").split("\n").filter((l) => l.startsWith("//")).join("\n");
+      const named = Number(/(\d+)$/.exec(s.name)?.[1]);
+      return [
+        ...(header.includes(`#${u.issue}`) ? [] : [`${s.name}: its header never names #${u.issue}`]),
+        ...(u.fixPr && !header.includes(`#${u.fixPr}`) ? [`${s.name}: its header never names the fix PR #${u.fixPr}`] : []),
+        ...(named === u.issue || u.related?.includes(named) ? [] : [`${s.name}: upstream #${u.issue} is neither #${named} nor lists it as related`]),
+      ];
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it("a repro with registered findings declares its steps at the protocol level (the report's first steps)", () => {
+    expect(repros.filter((s) => s.findings?.length && !s.protocolSteps?.length).map((s) => s.name)).toEqual([]);
   });
 });

@@ -108,6 +108,20 @@ const refusedAs = (r: Refused) => `${r.code}/${r.detailsCode ?? "-"}`;
 
 export default defineScenario({
   name: "repro-103080",
+  upstream: {
+    issue: 103079,
+    title: "[Bug]: Node invoke timeout semantics diverge across Gateway and node",
+    status: "fixed",
+    fixPr: 103093,
+    related: [103080],
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/103079",
+  },
+  protocolSteps: [
+    "Connect a node (role node, paired and approved) that declares the command system.which.",
+    "As an operator, send `{\"type\":\"req\",\"method\":\"node.invoke\",\"params\":{\"nodeId\":\"<node>\",\"command\":\"system.which\",\"params\":{\"bins\":[\"git\"]},\"timeoutMs\":3000000000}}` (above 2147483647, the largest delay a Node timer holds).",
+    "On the node's socket, read the `node.invoke.request` event's `timeoutMs`: it arrives as 2999999955 (the raw remaining time), not clamped; expected a value within 1..2147483647, or the invoke refused before dispatch.",
+  ],
   proves: "a node.invoke with timeoutMs 0 has no deadline on either side and ends with the node's late answer; an oversized timeoutMs reaches the node timer-safe; a node that misses pongs is shown offline (openclaw/openclaw#103079, #103080, fix PR #103093)",
   topology: "own",
   pairing: "fresh",

@@ -62,6 +62,14 @@ const findings: FindingRecord[] = [];
 
 export default defineScenario({
   name: "repro-111961",
+  upstream: {
+    issue: 111961,
+    title: "Failed MCP tool catalogs remain cached after the server recovers",
+    status: "fixed",
+    fixPr: 111962,
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/111961",
+  },
   proves: "an MCP server down at a session's first turn is retried after it recovers: a later turn in the same session is offered and can call its tool, the healthy server is not re-listed (openclaw/openclaw#111961)",
   topology: "own",
   spec: { nodes: { count: 0 }, git: { enabled: false } },

@@ -58,6 +58,14 @@ const findings: FindingRecord[] = [];
 
 export default defineScenario({
   name: "repro-115539",
+  upstream: {
+    issue: 115539,
+    kind: "pr",
+    title: "fix(gateway): reconnect nodes after transient socket failures",
+    status: "fixed",
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/pull/115539",
+  },
   proves: "openclaw PR #115539 (regression): a node host whose first connect after process start fails (its gateway address is down) connects on its own once the address answers again, as the same node, without a new pairing request",
   topology: "own",
   spec: { nodes: { count: 1 }, mcp: { servers: [] }, git: { enabled: false } },

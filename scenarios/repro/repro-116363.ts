@@ -59,6 +59,14 @@ const findings: FindingRecord[] = [];
 
 export default defineScenario({
   name: "repro-116363",
+  upstream: {
+    issue: 116363,
+    title: "Node invoke results can lose to immediate socket close",
+    status: "fixed",
+    fixPr: 119246,
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/116363",
+  },
   proves: "openclaw#116363: a node.invoke.result the gateway received just before the node's socket closed still resolves the operator's invoke with its payload (not DISCONNECTED), and the node reconnects as the same node",
   topology: "shared",
   needs: [{ method: "node.invoke", why: "the operator invokes system.which on the node" }],

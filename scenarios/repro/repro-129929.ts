@@ -95,6 +95,15 @@ const OFFLINE_ERROR = "The device runner is offline";
 
 export default defineScenario({
   name: "repro-129929",
+  upstream: {
+    issue: 129929,
+    kind: "pr",
+    title: "fix(workers): keep remote execution on its selected node",
+    status: "fixed",
+    related: [130445],
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/pull/129929",
+  },
   proves: "openclaw PRs #129929/#130445: work aimed at a chosen node that is full or offline is refused naming the node as at capacity or not connected (a full node never as offline), and never runs on the gateway instead; a queued turn runs on the node once it returns",
   topology: "own",
   spec: { nodes: { count: 1, capacity: 1 }, mcp: { servers: [] } },

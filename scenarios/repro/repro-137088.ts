@@ -58,6 +58,15 @@ const findings: FindingRecord[] = [];
 
 export default defineScenario({
   name: NAME,
+  upstream: {
+    issue: 137088,
+    kind: "pr",
+    title: "fix(gateway): let operators abandon a worker placement whose paired device is offline",
+    status: "fixed",
+    related: [126284, 146012],
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/pull/137088",
+  },
   proves: "openclaw PR #137088: an operator can abandon a placement whose paired device is gone (Continue on Gateway: sessions.move abandonSource)",
   topology: "own",
   spec: { nodes: { count: 1 }, mcp: { servers: [] } },

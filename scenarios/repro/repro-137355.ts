@@ -82,6 +82,20 @@ type Variant = "restart" | "sigkill";
 
 export default defineScenario({
   name: "repro-137355",
+  upstream: {
+    issue: 137355,
+    title: "[Bug]: 2026.8.2 restart recovery skips drain-admitted session; subsequent dispatch fails with 'changed while starting work' and drops the message",
+    status: "closed",
+    related: [117096],
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/137355",
+  },
+  protocolSteps: [
+    "As an operator, `chat.send` a message to a session and hold the model's response (one streamed delta, then nothing): a turn in flight.",
+    "Restart the gateway: SIGTERM (SIGKILL after 10 s, the shutdown drain waits on the held turn), or SIGKILL and start it again on the same state directory.",
+    "As soon as `/readyz` answers, reconnect and `chat.send` a new message to the same session.",
+    "Read `agent.wait` of its runId and the session's `chat.history` for 60 s: on 2026.9.4 the run ends `ok` but no reply to the new message is ever in the history (expected: answered, or refused with \"changed while starting work\" and answered on retry).",
+  ],
   proves: "openclaw#137355/#117096: after a gateway restart (graceful or SIGKILL) under a turn in flight, a new message to that session is accepted and answered within 60 s of the gateway being ready, never 'changed while starting work'",
   topology: "own",
   spec: { nodes: { count: 0 }, mcp: { servers: [] }, git: { enabled: false } },

@@ -95,6 +95,18 @@ function listCancels(records: McpRecord[]): string[] {
 
 export default defineScenario({
   name: NAME,
+  upstream: {
+    issue: 137379,
+    title: "MCP tool listing timed out after 1500ms — hardcoded timeout too tight for large MCP servers",
+    status: "closed",
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/137379",
+  },
+  protocolSteps: [
+    "Configure two MCP servers (Streamable HTTP, `connectionTimeoutMs` only, no `requestTimeoutMs`) whose `tools/list` answers take 1.2 s (north) and 1.6 s (south).",
+    "As an operator, `chat.send` one message in a new session (catalog discovery runs at a session's first turn).",
+    "Read the tools the turn's first model request offers: only north's; the gateway logs \"MCP tool listing timed out after 1500ms\" for south and sends it `notifications/cancelled` (expected: both servers' tools offered).",
+  ],
   proves: "openclaw#137379: an MCP server whose tools/list takes a little longer than 1.5 s still has its tools offered to the model",
   topology: "own",
   spec: { nodes: { count: 0 }, git: { enabled: false } },

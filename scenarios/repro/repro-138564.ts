@@ -110,6 +110,20 @@ function expectation(kind: Kind): string {
 
 export default defineScenario({
   name: "repro-138564",
+  upstream: {
+    issue: 138564,
+    title: "Queued RPC replies lose restart recovery before final delivery",
+    status: "fixed",
+    fixPr: 138565,
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/138564",
+  },
+  protocolSteps: [
+    "As an operator, `chat.send` message A to a session and hold its model request (one streamed delta, then nothing).",
+    "`chat.send` message B to the same session with `queueMode: \"followup\"`; `chat.history` lists it in `pendingInputs` as queued, and no model request has carried it.",
+    "Stop the gateway (SIGTERM, SIGKILL after 10 s; or SIGKILL) and start it again on the same state directory.",
+    "After `/readyz`, reconnect and read `chat.history` for 90 s: A is resumed and answered; B is never run and is listed in `pendingInputs` as `interrupted` on 2026.9.5 and 2026.9.6 (OpenClaw documents that such input must be resent), with no pending input at all on 2026.9.4.",
+  ],
   proves: `openclaw#138564: a followup queued (queueMode followup) behind a running turn when the gateway restarts (SIGTERM, or SIGKILL) is not lost: it is answered within ${ANSWER_S} s of the gateway being ready`,
   topology: "own",
   spec: { nodes: { count: 0 }, mcp: { servers: [] }, git: { enabled: false } },

@@ -125,6 +125,14 @@ const keyShape = (key: string, baseKey: string): string => (key === baseKey ? "b
 
 export default defineScenario({
   name: NAME,
+  upstream: {
+    issue: 139098,
+    title: "One-shot automation session cannot be deleted: leftover non-terminal row in worker_session_placements (cloud worker placement identity changed)",
+    status: "open",
+    related: [136865, 138299],
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/139098",
+  },
   proves: "openclaw#139098: the session of a one-shot automation that has run can be deleted (no leftover placement row blocks sessions.delete)",
   topology: "own",
   spec: { nodes: { count: 0 }, git: { enabled: false }, mcp: { servers: [] } },

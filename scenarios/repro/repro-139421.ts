@@ -51,6 +51,15 @@ const findings: FindingRecord[] = [];
 
 export default defineScenario({
   name: "repro-139421",
+  upstream: {
+    issue: 139421,
+    kind: "pr",
+    title: "fix(gateway): reconcile pairing lifecycle after token removal",
+    status: "fixed",
+    related: [135868],
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/pull/139421",
+  },
   proves: "a node connection whose token is revoked is not served after the revocation answers, and is closed (openclaw/openclaw PR #139421)",
   topology: "own",
   pairing: "fresh",

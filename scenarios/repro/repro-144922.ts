@@ -107,6 +107,13 @@ const findings: FindingRecord[] = [];
 
 export default defineScenario({
   name: "repro-144922",
+  upstream: {
+    issue: 144922,
+    title: "[Bug]: Agent sessions aborted at ~82 s by internal watchdog when a model call is in flight, then silently re-dispatched — duplicate side effects (duplicate message delivery)",
+    status: "open",
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/144922",
+  },
   proves: "a turn whose side-effecting tool ran once, and whose next model first token comes after the model watchdog's bound, is not dispatched again (the effect at most once) and ends completed or with a visible error (openclaw/openclaw#144922)",
   topology: "own",
   spec: { nodes: { count: 0 }, git: { enabled: false }, mcp: { servers: [{ name: "north", catalog: "north-write", port: 8080 }], approvalTools: [] } },

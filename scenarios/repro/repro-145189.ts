@@ -139,6 +139,21 @@ interface Sample {
 
 export default defineScenario({
   name: "repro-145189",
+  upstream: {
+    issue: 145189,
+    title: "Control UI disconnects while WebSocket pings are queued behind outgoing data",
+    status: "fixed",
+    fixPr: 145191,
+    fixedIn: "2026.9.5",
+    fixedInSource: "the 2026.9.5 release notes (CHANGELOG/2026.9.5.md in openclaw/openclaw) list #145191, \"Keep slow control connections online while pings wait to send\"; it was merged 2026-09-11, after 2026.9.4 was built; this repro reads fixed? on 2026.9.5 and 2026.9.6 (matrix-20261202-042317-aa1f)",
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/145189",
+  },
+  protocolSteps: [
+    "Pair a node and keep its connection open; limit what the gateway sends to it to 512 kbit/s (e.g. `tc tbf` on the gateway's egress).",
+    "About 3 s before one of the gateway's keepalive pings to that connection (every 25 s), as an operator send `node.invoke` `system.which` to the node with a ~3.5 MB incompressible padding parameter, so the `node.invoke.request` frame takes ~44 s to leave the gateway.",
+    "Watch the node's side: on 2026.9.4 no ping arrives behind the frame, the gateway closes the connection (1006) at the keepalive deadline while the frame's bytes still arrive, the frame never completes, and the operator's invoke answers `UNAVAILABLE` \"DISCONNECTED: node disconnected (system.which)\" (expected: the frame arrives whole, the node answers, the invoke returns that answer).",
+  ],
   proves: "a node connection over which the gateway is still sending a large frame (data moving past the keepalive deadline) is not closed by the gateway's keepalive: the frame arrives whole and the invoke is answered (openclaw/openclaw#145189, fix PR #145191)",
   topology: "own",
   pairing: "fresh",

@@ -66,6 +66,21 @@ const findings: FindingRecord[] = [
 
 export default defineScenario({
   name: "repro-148693",
+  upstream: {
+    issue: 148693,
+    title: "[Bug]: Android stays Connected while node events repeatedly fail with PAIRING_CHANGED (2026.9.4)",
+    status: "open",
+    fixPr: 148770,
+    fixPrState: "open",
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/148693",
+  },
+  protocolSteps: [
+    "Connection A: connect as a node with device identity D, get it paired and approved; a `node.event` on A is answered.",
+    "Open connection B with the same device identity D and `connect` again: admitted, B is now the node's session.",
+    "On A, send `{\"type\":\"req\",\"method\":\"node.event\",...}` once a second for 10 s.",
+    "Every one is answered `UNAVAILABLE` \"node pairing changed before request dispatch\" (details `PAIRING_CHANGED`, `retryable: true`) and the gateway never closes A (expected: A closed by the gateway, 4001 in fix PR #148770, so the node's reconnect can run; or A still served).",
+  ],
   proves: "a node connection whose pairing state is no longer current (a second connection of the same device was admitted) is retired by the gateway, not left open with every request refused PAIRING_CHANGED (openclaw/openclaw#148693)",
   topology: "own",
   pairing: "fresh",

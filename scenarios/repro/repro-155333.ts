@@ -80,6 +80,19 @@ const findings: FindingRecord[] = [
 
 export default defineScenario({
   name: "repro-155333",
+  upstream: {
+    issue: 155333,
+    title: "Cloud-worker dispatch aborts an active session before the replacement worker is ready",
+    status: "open",
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/155333",
+  },
+  protocolSteps: [
+    "Create a worker session on a published workspace (placement local) and pair a node that can host workers.",
+    "As an operator, `chat.send` a message to it and hold the model request (one streamed delta, then nothing): the turn runs on the gateway.",
+    "Delay the node's `worker.bundle.install.v1` (15 s), then send `{\"type\":\"req\",\"method\":\"sessions.dispatch\",\"params\":{\"key\":\"<session>\",\"deviceId\":\"<node>\"}}`.",
+    "Watch the held model request, the node's socket and `agent.wait`: the request is aborted about 1 s after the dispatch, before `worker.bundle.install.v1` reaches the node; `agent.wait` answers `error` with `stopReason: \"restart\"` though nothing restarted; the task is never answered in `chat.history` (expected: the turn is not aborted before the worker is ready, or the dispatch is refused and the turn completes).",
+  ],
   proves: "openclaw#155333: sessions.dispatch of a session with a running gateway turn does not abort that turn before the worker is ready (or is refused, and the turn completes), and the task is not lost",
   topology: "own",
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },

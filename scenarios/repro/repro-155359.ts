@@ -69,6 +69,20 @@ interface PatchOutcome {
 
 export default defineScenario({
   name: NAME,
+  upstream: {
+    issue: 155359,
+    title: "[Bug]: 9 dual-monitor-verified SQLite write-transaction holds (5.9s-33.2s) on an awake Windows host in 2 days, all past busy_timeout=5000ms - plus: gateway freeze detector reports freezes the process",
+    status: "open",
+    related: [154971, 148307, 143640],
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/155359",
+  },
+  protocolSteps: [
+    "Slow every write the gateway makes under its state directory (`~/.openclaw`, its SQLite databases) by 100 ms.",
+    "As an operator, `chat.send` one message to a session (an agent turn writes its state).",
+    "While that turn runs and just after it, send `{\"type\":\"req\",\"method\":\"sessions.patch\",\"params\":{\"key\":\"<session>\",\"label\":\"<n>\"}}` one after another.",
+    "Some are answered `UNAVAILABLE` \"Session patch failed unexpectedly. Retry the request.\" after about 5 s, with \"SQLite transaction lock wait failed\" / \"database is locked\" in the gateway's log (expected: every patch succeeds, however slowly).",
+  ],
   proves: "openclaw#155359: a sessions.patch during or right after an agent turn on slow state storage succeeds, perhaps slowly; it is not refused because another write held the database past SQLite's 5 s busy timeout",
   topology: "own",
   spec: { nodes: { count: 0 }, git: { enabled: false }, mcp: { servers: [] } },

@@ -62,6 +62,13 @@ const findings: FindingRecord[] = [];
 
 export default defineScenario({
   name: "repro-50219",
+  upstream: {
+    issue: 50219,
+    title: "Node host WebSocket retry gets stuck after Cloudflare 502 errors",
+    status: "open",
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/50219",
+  },
   proves: "openclaw#50219: a node host whose reconnects are answered HTTP 502 by the proxy in front of the gateway connects again on its own, as the same node, once the proxy recovers",
   topology: "own",
   spec: { nodes: { count: 1 }, mcp: { servers: [] }, git: { enabled: false } },

@@ -69,6 +69,13 @@ const findings: FindingRecord[] = [];
 
 export default defineScenario({
   name: "repro-68187",
+  upstream: {
+    issue: 68187,
+    title: "SSE-backed MCP sessions can stay stale after server restart and fail with 'Session not found'",
+    status: "closed",
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/issues/68187",
+  },
   proves: "after an MCP server forgets its sessions (as a restart does), a later call in the same chat session succeeds over a new MCP session and no call is replayed (openclaw/openclaw#68187, Streamable HTTP)",
   topology: "own",
   spec: { nodes: { count: 0 }, git: { enabled: false }, mcp: { servers: [{ name: "north", catalog: "north", port: 8080 }] } },

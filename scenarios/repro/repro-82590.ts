@@ -90,6 +90,20 @@ const findings: FindingRecord[] = [
 
 export default defineScenario({
   name: "repro-82590",
+  upstream: {
+    issue: 82590,
+    kind: "pr",
+    title: "fix(node-host): exit on PAIRING_REQUIRED for systemd restart",
+    status: "closed-not-fixed",
+    checked: "2026-12-03",
+    source: "https://github.com/openclaw/openclaw/pull/82590",
+  },
+  protocolSteps: [
+    "Run a node host paired and connected (device pairing approved).",
+    "As an operator, `device.pair.remove` `{\"deviceId\":\"<node>\"}`: the gateway closes the node (4001 \"device removed\"), its reconnect is refused `PAIRING_REQUIRED` and it logs \"reconnect paused ... waiting for operator action\".",
+    "Approve the node's pending request: `device.pair.list`, then `device.pair.approve` `{\"requestId\":\"<request>\"}`.",
+    "For 30 s the node opens no new connection and `node.list` shows it disconnected; only restarting the node host brings it back. OpenClaw 2026.9.6 documents this (docs/cli/node.md: a node paused on PAIRING_REQUIRED does not resume after approval).",
+  ],
   proves: "a node host paused on PAIRING_REQUIRED connects again by itself once its device pairing is approved (openclaw/openclaw#82590)",
   topology: "own",
   pairing: "fresh",
