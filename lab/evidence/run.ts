@@ -198,11 +198,15 @@ export function checkGivenRunId(id: string, runs = RUNS): string {
 
 export class Run {
   readonly record: RunRecord;
+  readonly id: string;
+  readonly dir: string;
   constructor(
-    readonly id: string,
-    readonly dir: string,
+    id: string,
+    dir: string,
     seed: number,
   ) {
+    this.id = id;
+    this.dir = dir;
     fs.mkdirSync(dir, { recursive: true });
     this.record = {
       id,
