@@ -3,9 +3,12 @@
 // before the lab and its scenarios are loaded: compiling those takes seconds.
 // A scenario name is checked against the scenario files' names the same way (no file is loaded),
 // and `list` is answered from its text kept under a hash of the sources (loaded when they change).
+// Node runs all of it as it is (type stripping); before the lab loads, its compile cache is turned
+// on (kept in the temp folder, keyed by each file's content), so a start compiles only what changed.
 // Then every check of the input that needs no more than the settings and the scenarios' names
 // (lab/commands/inputs.ts): bad settings are refused before the lab loads, with nothing created.
 import fs from "node:fs";
+import module from "node:module";
 import path from "node:path";
 import { answerAtOnce, listText, parseCli, refuseUnknownScenarios } from "../lab/commands/usage.ts";
 import { checkInput } from "../lab/commands/inputs.ts";
@@ -28,6 +31,7 @@ else if (argv.length === 1 && argv[0] === "list") {
   }
   let text = kept.key === key ? kept.text : undefined;
   if (text === undefined) {
+    module.enableCompileCache();
     const { loadScenarios } = await import("./index.ts");
     text = listText(await loadScenarios());
     fs.mkdirSync(STATE, { recursive: true });
@@ -35,6 +39,7 @@ else if (argv.length === 1 && argv[0] === "list") {
   }
   process.stdout.write(text);
 } else {
+  module.enableCompileCache();
   const { runCli } = await import("../lab/commands/cli.ts");
   const { loadScenarios } = await import("./index.ts");
   runCli(argv, () => loadScenarios());

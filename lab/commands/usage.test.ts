@@ -39,7 +39,7 @@ describe("answerAtOnce", () => {
     const imports = [...fs.readFileSync(path.join(ROOT, "lab/commands/usage.ts"), "utf8").matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
     expect(imports.sort()).toEqual(["../core/log.ts", "../definitions/settings.ts", "node:fs", "node:util"]);
     const main = fs.readFileSync(path.join(ROOT, "scenarios/main.ts"), "utf8");
-    expect([...main.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../lab/commands/inputs.ts", "../lab/commands/usage.ts", "../lab/core/log.ts", "../lab/core/paths.ts", "./index.ts", "node:fs", "node:path"]);
+    expect([...main.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../lab/commands/inputs.ts", "../lab/commands/usage.ts", "../lab/core/log.ts", "../lab/core/paths.ts", "./index.ts", "node:fs", "node:module", "node:path"]);
     // Its input checks (lab/commands/inputs.ts) reach none of the lab's engine, runner or topology (lab/commands/cli.test.ts proves it with a hook).
     // The scenario index it reads the names from loads no scenario and none of the lab until asked.
     const index = fs.readFileSync(path.join(ROOT, "scenarios/index.ts"), "utf8");
