@@ -5,10 +5,13 @@
 // type stripping; no compiler), whatever folder it is called from. When this already is the
 // pinned Node (npx puts it first on the PATH), main.ts runs in this process; otherwise the
 // pinned Node is started on it, signals are passed on, so a Ctrl-C or SIGTERM reaches the run's
-// own clean-up, and its exit code is this one's.
+// own clean-up, and its exit code is this one's. Either way Node's compile cache is on before
+// main.ts loads (the temp folder's node-compile-cache, keyed by each file's content): a start
+// then compiles only the files that changed, which halves what `help` or bad input costs.
 import "./need-packages.mjs"; // first: one line and exit 2 when `npm ci` has not run
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import module from "node:module";
 import { fileURLToPath } from "node:url";
 
 const main = new URL("./main.ts", import.meta.url);
@@ -21,9 +24,12 @@ const real = (f) => {
   }
 };
 const node = real(pinned) ?? process.execPath;
-if (real(process.execPath) === node && process.features.typescript) await import(main.href);
-else {
-  const child = spawn(node, [fileURLToPath(main), ...process.argv.slice(2)], { stdio: "inherit" });
+if (real(process.execPath) === node && process.features.typescript) {
+  module.enableCompileCache();
+  await import(main.href);
+} else {
+  const cache = 'data:text/javascript,import { enableCompileCache } from "node:module"; enableCompileCache();';
+  const child = spawn(node, ["--import", cache, fileURLToPath(main), ...process.argv.slice(2)], { stdio: "inherit" });
   for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(sig, () => child.kill(sig));
   child.on("exit", (code, signal) => process.exit(code ?? (signal === "SIGINT" ? 130 : signal === "SIGTERM" ? 143 : 1)));
 }

@@ -9,7 +9,7 @@ import { docker } from "./docker.ts";
 import { ROOT } from "../core/paths.ts";
 
 const run = promisify(execFile);
-// One process, as `npm run fleetlab` starts it (node scenarios/main.ts), so signals reach the lab.
+// One process, as `npm run fleetlab` runs it (scenarios/fleetlab.mjs imports main.ts in its own process), so signals reach the lab.
 const cli = (...args: string[]) => [process.execPath, ["scenarios/main.ts", ...args]] as const;
 const env = { ...process.env, NODES: "0", FLEETLAB_QUIET: "1" };
 
