@@ -166,7 +166,7 @@ issue: deps
 # the shared cache (lab/engine/images.ts openclawPackage, once per version on the machine; a
 # version already there is not installed again), then the docs folder's path.
 openclaw-docs: deps
-	@npm exec --silent -- tsx -e 'import("./lab/engine/images.ts").then(async ({ openclawPackage, DEFAULT_OPENCLAW_VERSION }) => console.log(require("node:path").join(await openclawPackage(process.env.OPENCLAW_VERSION || DEFAULT_OPENCLAW_VERSION), "node_modules/openclaw/docs")))'
+	@npm exec --silent -- node --input-type=module -e 'const { openclawPackage, DEFAULT_OPENCLAW_VERSION } = await import("./lab/engine/images.ts"); const path = await import("node:path"); console.log(path.join(await openclawPackage(process.env.OPENCLAW_VERSION || DEFAULT_OPENCLAW_VERSION), "node_modules/openclaw/docs"))'
 
 test: deps engine chromium
 	npm run --silent typecheck
