@@ -205,7 +205,7 @@ nightly-sim: deps engine
 # between their generated markers (lab/commands/findings-docs.ts); a unit test fails until they are.
 .PHONY: findings-docs
 findings-docs: deps
-	npm exec --offline -- node --import tsx lab/commands/findings-docs.ts
+	npm exec --offline -- node lab/commands/findings-docs.ts
 
 # Seconds per scenario for the shard split, from run folders (default: the newest run).
 costs: deps
