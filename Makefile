@@ -176,7 +176,7 @@ issue: deps
 # the shared cache (lab/engine/images.ts openclawPackage, once per version on the machine; a
 # version already there is not installed again), then the docs folder's path.
 openclaw-docs: deps
-	@npm exec --silent -- tsx -e 'import("./lab/engine/images.ts").then(async ({ openclawPackage, DEFAULT_OPENCLAW_VERSION }) => console.log(require("node:path").join(await openclawPackage(process.env.OPENCLAW_VERSION || DEFAULT_OPENCLAW_VERSION), "node_modules/openclaw/docs")))'
+	@npm exec --silent -- node --input-type=module -e 'const { openclawPackage, DEFAULT_OPENCLAW_VERSION } = await import("./lab/engine/images.ts"); const path = await import("node:path"); console.log(path.join(await openclawPackage(process.env.OPENCLAW_VERSION || DEFAULT_OPENCLAW_VERSION), "node_modules/openclaw/docs"))'
 
 test: deps engine chromium
 	npm run --silent typecheck
@@ -215,7 +215,7 @@ nightly-sim: deps engine
 # between their generated markers (lab/commands/findings-docs.ts); a unit test fails until they are.
 .PHONY: findings-docs
 findings-docs: deps
-	npm exec --offline -- node --import tsx lab/commands/findings-docs.ts
+	npm exec --offline -- node lab/commands/findings-docs.ts
 
 # Seconds per scenario for the shard split, from run folders (default: the newest run).
 costs: deps

@@ -4,9 +4,12 @@
 // A scenario name is checked against the scenario files' names the same way (no file is loaded),
 // and `list` (its names or patterns, its --json) is answered from what it says of each scenario, kept
 // under a hash of the sources (loaded when they change).
+// Node runs all of it as it is (type stripping); before the lab loads, its compile cache is turned
+// on (kept in the temp folder, keyed by each file's content), so a start compiles only what changed.
 // Then every check of the input that needs no more than the settings and the scenarios' names
 // (lab/commands/inputs.ts): bad settings are refused before the lab loads, with nothing created.
 import fs from "node:fs";
+import module from "node:module";
 import path from "node:path";
 import { answerAtOnce, listText, parseCli, refuseUnknownScenarios, type ListEntry } from "../lab/commands/usage.ts";
 import { jsonText, listDocument } from "../lab/commands/json.ts";
@@ -33,6 +36,7 @@ else if (argv[0] === "list") {
   }
   let entries = kept.key === key ? kept.scenarios : undefined;
   if (entries === undefined) {
+    module.enableCompileCache();
     const { loadScenarios } = await import("./index.ts");
     entries = (await loadScenarios()).map((s) => ({ name: s.name, topology: s.topology, proves: s.proves }));
     fs.mkdirSync(STATE, { recursive: true });
@@ -43,6 +47,7 @@ else if (argv[0] === "list") {
   const chosen = picked ? entries.filter((e) => picked.includes(e.name)) : entries;
   process.stdout.write(values.json ? jsonText(listDocument(chosen)) : listText(chosen));
 } else {
+  module.enableCompileCache();
   const { runCli } = await import("../lab/commands/cli.ts");
   const { loadScenarios } = await import("./index.ts");
   runCli(argv, () => loadScenarios());

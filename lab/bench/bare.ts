@@ -36,11 +36,18 @@ export class BareTopology {
   readonly procs = new Map<string, ChildProcess>();
   /** The members' homes (mode 0700, as mkdtemp makes it: a restored state holds the devices' keys and tokens); removed by down(). */
   readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-bare-"));
+  readonly spec: TopologySpec;
+  readonly packageDir: string;
+  readonly port: number;
   constructor(
-    readonly spec: TopologySpec,
-    readonly packageDir: string,
-    readonly port = 28789,
-  ) {}
+    spec: TopologySpec,
+    packageDir: string,
+    port = 28789,
+  ) {
+    this.spec = spec;
+    this.packageDir = packageDir;
+    this.port = port;
+  }
 
   get gatewayUrl(): string {
     return `ws://127.0.0.1:${this.port}`;

@@ -6,7 +6,7 @@
 // at the tap -> action (lab/bench/wire-timing.ts; BENCH_WIRE=0 skips it). Partition has a
 // target (issue 11: in effect within 200 ms); the rest are reported.
 //   benchFaults() -> rows   (lab/bench/main.ts calls it)
-//   node --import tsx lab/bench/faults.ts   prints the table
+//   node_modules/.bin/node lab/bench/faults.ts   prints the table
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";

@@ -64,12 +64,21 @@ export async function startTapBefore(upstream: http.Server): Promise<ServerProce
 }
 
 class LoopbackWire {
+  readonly upstream: http.Server;
+  readonly server: ServerProcess<{ listen: number; control: number }>;
+  readonly tap: TapControl;
+  readonly waiters: ((ws: WebSocket) => void)[];
   private constructor(
-    readonly upstream: http.Server,
-    readonly server: ServerProcess<{ listen: number; control: number }>,
-    readonly tap: TapControl,
-    readonly waiters: ((ws: WebSocket) => void)[],
-  ) {}
+    upstream: http.Server,
+    server: ServerProcess<{ listen: number; control: number }>,
+    tap: TapControl,
+    waiters: ((ws: WebSocket) => void)[],
+  ) {
+    this.upstream = upstream;
+    this.server = server;
+    this.tap = tap;
+    this.waiters = waiters;
+  }
 
   static async start(): Promise<LoopbackWire> {
     const waiters: ((ws: WebSocket) => void)[] = [];

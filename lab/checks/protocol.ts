@@ -130,10 +130,12 @@ export class ProtocolSchema {
   readonly methods: Set<string>;
   readonly #validators = new Map<string, Validator>();
 
+  readonly version: string;
   constructor(
-    readonly version: string,
+    version: string,
     json: { definitions?: Definitions; methods?: Record<string, unknown> },
   ) {
+    this.version = version;
     if (!json.definitions?.RequestFrame || !json.definitions.ResponseFrame || !json.definitions.EventFrame) {
       throw new Error(`protocol schema ${version} has no RequestFrame/ResponseFrame/EventFrame definitions`);
     }

@@ -121,7 +121,9 @@ export class DeviceIdentity {
   readonly #privateKeyPem: string;
   #tokens: Record<string, StoredDeviceToken>;
 
-  private constructor(readonly file: string, data: IdentityFile) {
+  readonly file: string;
+  private constructor(file: string, data: IdentityFile) {
+    this.file = file;
     this.deviceId = data.deviceId;
     this.publicKeyPem = data.publicKeyPem;
     this.#privateKeyPem = data.privateKeyPem;

@@ -169,14 +169,20 @@ export class GatewayError extends Error {
   readonly retryable: boolean | undefined;
   readonly retryAfterMs: number | undefined;
 
+  readonly method: string;
+  readonly code: string;
+  readonly details?: unknown;
   constructor(
-    readonly method: string,
-    readonly code: string,
+    method: string,
+    code: string,
     gatewayMessage: string,
-    readonly details?: unknown,
+    details?: unknown,
     extra: { retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {},
   ) {
     super(GatewayError.#describe(method, code, gatewayMessage, details), extra.cause === undefined ? undefined : { cause: extra.cause });
+    this.method = method;
+    this.code = code;
+    this.details = details;
     this.name = "GatewayError";
     this.gatewayMessage = gatewayMessage;
     this.retryable = extra.retryable;

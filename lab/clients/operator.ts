@@ -155,12 +155,16 @@ export async function approveNode(client: GatewayClient, requestId: string): Pro
 // --- agent turns -------------------------------------------------------------------------
 
 export class AgentTurnError extends Error {
+  readonly runId: string | undefined;
+  readonly result: unknown;
   constructor(
     message: string,
-    readonly runId: string | undefined,
-    readonly result: unknown,
+    runId: string | undefined,
+    result: unknown,
   ) {
     super(message);
+    this.runId = runId;
+    this.result = result;
     this.name = "AgentTurnError";
   }
 }

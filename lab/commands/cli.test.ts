@@ -35,7 +35,7 @@ const NO_LAB = path.join(ROOT, "lab", "testing", "no-lab-load.mjs");
 
 function cli(args: string[], env: Record<string, string> = {}, noLab = false): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", ...(noLab ? ["--import", NO_LAB] : []), path.join(ROOT, "scenarios", "main.ts"), ...args], { cwd: ROOT, env: { ...process.env, FLEETLAB_STATE: state, FLEETLAB_QUIET: "1", ...env } }, (err, stdout, stderr) =>
+    execFile(process.execPath, [...(noLab ? ["--import", NO_LAB] : []), path.join(ROOT, "scenarios", "main.ts"), ...args], { cwd: ROOT, env: { ...process.env, FLEETLAB_STATE: state, FLEETLAB_QUIET: "1", ...env } }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr }),
     );
   });

@@ -40,7 +40,7 @@ describe("answerAtOnce", () => {
     const imports = [...fs.readFileSync(path.join(ROOT, "lab/commands/usage.ts"), "utf8").matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
     expect(imports.sort()).toEqual(["../core/log.ts", "../definitions/settings.ts", "node:fs", "node:util"]);
     const main = fs.readFileSync(path.join(ROOT, "scenarios/main.ts"), "utf8");
-    expect([...main.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../lab/commands/inputs.ts", "../lab/commands/json.ts", "../lab/commands/usage.ts", "../lab/core/log.ts", "../lab/core/paths.ts", "../lab/definitions/settings.ts", "./index.ts", "node:fs", "node:path"]);
+    expect([...main.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../lab/commands/inputs.ts", "../lab/commands/json.ts", "../lab/commands/usage.ts", "../lab/core/log.ts", "../lab/core/paths.ts", "../lab/definitions/settings.ts", "./index.ts", "node:fs", "node:module", "node:path"]);
     // The --json schema it prints `list` with is zod and the evidence's report (lab/commands/json.ts), none of the lab.
     const json = fs.readFileSync(path.join(ROOT, "lab/commands/json.ts"), "utf8");
     expect([...json.matchAll(/^import (?!type ).* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../definitions/verdict.ts", "../evidence/report.ts", "node:path", "zod"]);

@@ -14,7 +14,7 @@ import { readRunRecord } from "../evidence/run.ts";
 const SMALL = JSON.stringify({ nodes: { count: 0 }, git: { enabled: false }, mcp: { servers: [] } });
 
 async function cli(extraEnv: Record<string, string>, onStderr?: (text: string) => void) {
-  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("../testing/escaping-run.ts", import.meta.url)), "run"], {
+  const child = spawn(process.execPath, [fileURLToPath(new URL("../testing/escaping-run.ts", import.meta.url)), "run"], {
     cwd: ROOT,
     env: { ...process.env, FLEETLAB_TOPOLOGY: SMALL, FLEETLAB_LANES: "1", FLEETLAB_QUIET: "1", ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],

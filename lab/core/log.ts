@@ -219,8 +219,10 @@ export function secs(t0: number): string {
 
 /** An error whose message is meant for the user as is (bad input, missing engine, ...). */
 export class LabError extends Error {
-  constructor(message: string, readonly exitCode = 2) {
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 2) {
     super(message);
+    this.exitCode = exitCode;
     this.name = "LabError";
   }
 }

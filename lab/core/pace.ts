@@ -112,11 +112,16 @@ export class PaceMonitor {
   readonly samples: PaceSample[] = [];
   #calibrations: number[] = [];
 
+  readonly cores: number;
+  /** FLEETLAB_PACE: the factor deadlines are spent at, whatever is measured. */
+  readonly fixed?: number;
   constructor(
-    readonly cores = os.cpus().length,
-    /** FLEETLAB_PACE: the factor deadlines are spent at, whatever is measured. */
-    readonly fixed?: number,
-  ) {}
+    cores = os.cpus().length,
+    fixed?: number,
+  ) {
+    this.cores = cores;
+    this.fixed = fixed;
+  }
 
   /** Add a reading: the 1-minute load and one calibration's ratio to the reference (undefined: keep the last ones). */
   record(t: number, load: number, cpuRatio?: number): PaceSample {
@@ -266,11 +271,15 @@ export class PacedBudget {
   readonly from = Date.now();
   readonly #m: PaceMonitor;
 
+  readonly ms: number;
+  readonly fixed: boolean;
   constructor(
-    readonly ms: number,
-    readonly fixed = false,
+    ms: number,
+    fixed = false,
     m?: PaceMonitor,
   ) {
+    this.ms = ms;
+    this.fixed = fixed;
     this.#m = m ?? monitor();
   }
 
@@ -326,12 +335,14 @@ export function pacedTimer(ms: number, fn: (budget: PacedBudget) => void, m?: Pa
  * GatewayError TIMEOUT) anywhere in its cause chain counts the same (machineBusyIn).
  */
 export class MachineBusy extends Error {
+  readonly machineBusy: string;
   constructor(
     message: string,
-    readonly machineBusy: string,
+    machineBusy: string,
     options?: { cause?: unknown },
   ) {
     super(`${message}; ${machineBusy}`, options);
+    this.machineBusy = machineBusy;
     this.name = "MachineBusy";
   }
 }

@@ -37,18 +37,28 @@ export class StopWaiting extends Error {
 
 /** The wait ran out of time with nothing observed. */
 export class WaitTimeout extends Error {
+  readonly what: string;
+  readonly timeoutMs: number;
+  readonly lastState: string;
+  /** A lab-side deadline that passed on a machine busier than planned: why (lab/core/pace.ts machineBusyIn). */
+  readonly machineBusy?: string;
+  /** Wall ms it took, when paced. */
+  readonly wallMs?: number;
   constructor(
-    readonly what: string,
-    readonly timeoutMs: number,
-    readonly lastState: string,
-    /** A lab-side deadline that passed on a machine busier than planned: why (lab/core/pace.ts machineBusyIn). */
-    readonly machineBusy?: string,
-    /** Wall ms it took, when paced. */
-    readonly wallMs?: number,
+    what: string,
+    timeoutMs: number,
+    lastState: string,
+    machineBusy?: string,
+    wallMs?: number,
   ) {
     super(
       `timed out after ${fmtMs(timeoutMs)}${wallMs !== undefined && Math.abs(wallMs - timeoutMs) > 1_000 ? ` at the machine's pace (${fmtMs(wallMs)} of wall time)` : ""} waiting for ${what}${lastState ? ` (${lastState})` : ""}${machineBusy ? `; ${machineBusy}` : ""}`,
     );
+    this.what = what;
+    this.timeoutMs = timeoutMs;
+    this.lastState = lastState;
+    this.machineBusy = machineBusy;
+    this.wallMs = wallMs;
     this.name = "WaitTimeout";
   }
 }
@@ -123,12 +133,14 @@ export async function withDeadline<T>(fn: (signal: AbortSignal) => Promise<T>, m
 }
 
 export class DeadlineExceeded extends Error {
+  /** The deadline passed on a machine busier than planned: why (lab/core/pace.ts machineBusyIn). */
+  readonly machineBusy?: string;
   constructor(
     message: string,
-    /** The deadline passed on a machine busier than planned: why (lab/core/pace.ts machineBusyIn). */
-    readonly machineBusy?: string,
+    machineBusy?: string,
   ) {
     super(machineBusy ? `${message}; ${machineBusy}` : message);
+    this.machineBusy = machineBusy;
     this.name = "DeadlineExceeded";
   }
 }

@@ -26,7 +26,10 @@ export class Phases {
   /** Every phase run so far, in order. */
   readonly rows: PhaseRow[] = [];
 
-  constructor(private readonly now: () => number = () => performance.now()) {}
+  private readonly now: () => number;
+  constructor(now: () => number = () => performance.now()) {
+    this.now = now;
+  }
 
   /** Run one phase, timed into `rows` (ok: false when it throws; the error goes on to the caller). */
   async run<T>(name: string, fn: () => Promise<T>): Promise<T> {

@@ -19,7 +19,7 @@ const alive = (pid: number) => {
 describe("set-up children", () => {
   it("SIGTERM during a build: the child's whole process group ends, the staging folder goes, exit 143", { timeout: 60_000 }, async () => {
     const staging = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-staging-"));
-    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("../testing/interrupted-build.ts", import.meta.url)), staging], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [fileURLToPath(new URL("../testing/interrupted-build.ts", import.meta.url)), staging], { stdio: ["ignore", "pipe", "pipe"] });
     const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
     const ready = await new Promise<string>((resolve) => child.stdout!.on("data", (d: Buffer) => /ready/.test(String(d)) && resolve(String(d))));
     const shell = Number(/ready (\d+)/.exec(ready)![1]);

@@ -9,8 +9,8 @@ import { docker } from "./docker.ts";
 import { ROOT } from "../core/paths.ts";
 
 const run = promisify(execFile);
-// One process, as `npm run fleetlab` starts it (node --import tsx), so signals reach the lab.
-const cli = (...args: string[]) => [process.execPath, ["--import", "tsx", "scenarios/main.ts", ...args]] as const;
+// One process, as `npm run fleetlab` runs it (scenarios/fleetlab.mjs imports main.ts in its own process), so signals reach the lab.
+const cli = (...args: string[]) => [process.execPath, ["scenarios/main.ts", ...args]] as const;
 const env = { ...process.env, NODES: "0", FLEETLAB_QUIET: "1" };
 
 /** Start `fleetlab up` on a gateway-only topology and resolve once it says it is up. */

@@ -150,7 +150,7 @@ describe("removeNetwork", () => {
 
 describe("interrupt", () => {
   it("an exit asked for while the interrupt's clean-up runs waits for it, and the signal's code wins", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("../testing/interrupted-exit.ts", import.meta.url)), "800"], {
+    const child = spawn(process.execPath, [fileURLToPath(new URL("../testing/interrupted-exit.ts", import.meta.url)), "800"], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -168,7 +168,7 @@ describe("interrupt", () => {
   });
 
   async function interrupted(teardownMs: number, env: Record<string, string> = {}) {
-    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("../testing/interrupted-exit.ts", import.meta.url)), String(teardownMs)], {
+    const child = spawn(process.execPath, [fileURLToPath(new URL("../testing/interrupted-exit.ts", import.meta.url)), String(teardownMs)], {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, ...env },
     });

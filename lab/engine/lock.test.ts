@@ -44,7 +44,7 @@ describe("one build at a time, whoever asks", () => {
     const file = lockFile("openclaw-2026.9.6", dir);
     const code = `import { withLock } from ${JSON.stringify(path.join(ROOT, "lab", "engine", "lock.ts"))};
       await withLock("openclaw-2026.9.6", "installing in a child", async () => { process.stdout.write("held\\n"); await new Promise((r) => setTimeout(r, 700)); }, { dir: ${JSON.stringify(dir)} });`;
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     const exited = new Promise<number | null>((r) => child.on("exit", r));
     let err = "";
     child.stderr!.on("data", (d) => (err += d));

@@ -48,10 +48,12 @@ export class ContainerEvents {
   readonly seen: ContainerEventLine[] = [];
   #stream: NodeJS.ReadableStream & { destroy?: () => void };
 
+  readonly file: string;
   private constructor(
-    readonly file: string,
+    file: string,
     stream: NodeJS.ReadableStream,
   ) {
+    this.file = file;
     this.#stream = stream;
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, "");

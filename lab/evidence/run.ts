@@ -219,11 +219,15 @@ export function linkLatest(runs: string, id: string): void {
 
 export class Run {
   readonly record: RunRecord;
+  readonly id: string;
+  readonly dir: string;
   constructor(
-    readonly id: string,
-    readonly dir: string,
+    id: string,
+    dir: string,
     seed: number,
   ) {
+    this.id = id;
+    this.dir = dir;
     fs.mkdirSync(dir, { recursive: true });
     this.record = {
       id,

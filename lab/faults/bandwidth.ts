@@ -32,13 +32,17 @@ export class BandwidthFault extends HelperFault {
   #iface = "";
   static readonly HANDLE = "f1a:";
 
+  readonly rate: string;
+  private readonly bopts: BandwidthOptions;
   constructor(
     lab: FaultLab,
     alias: string,
-    readonly rate: string,
-    private readonly bopts: BandwidthOptions = {},
+    rate: string,
+    bopts: BandwidthOptions = {},
   ) {
     super(lab, alias, alias, bopts);
+    this.rate = rate;
+    this.bopts = bopts;
     rateBits(rate);
   }
   protected async prepareMore(): Promise<Detail> {

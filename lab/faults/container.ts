@@ -35,12 +35,16 @@ export async function ipOnLab(lab: FaultLab, alias: string): Promise<string> {
 /** A fault on one member's container; healing starts the same container again (same state volume). */
 export abstract class ContainerFault extends Fault {
   protected readonly containerId: string;
+  protected readonly lab: FaultLab;
+  protected readonly alias: string;
   constructor(
-    protected readonly lab: FaultLab,
-    protected readonly alias: string,
+    lab: FaultLab,
+    alias: string,
     opts: FaultOptions = {},
   ) {
     super(alias, { ...opts, run: lab.run }, lab.teardown);
+    this.lab = lab;
+    this.alias = alias;
     this.containerId = lab.member(alias).id;
   }
   protected get container(): Docker.Container {

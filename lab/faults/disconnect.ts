@@ -12,12 +12,16 @@ export class DisconnectFault extends Fault {
   #aliases: string[] = [];
   #ip = "";
 
+  private readonly lab: FaultLab;
+  private readonly alias: string;
   constructor(
-    private readonly lab: FaultLab,
-    private readonly alias: string,
+    lab: FaultLab,
+    alias: string,
     opts: FaultOptions = {},
   ) {
     super(alias, { ...opts, run: lab.run }, lab.teardown);
+    this.lab = lab;
+    this.alias = alias;
     this.#id = lab.member(alias).id;
   }
 

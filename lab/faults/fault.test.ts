@@ -19,12 +19,14 @@ class FlagFault extends Fault {
   calls: string[] = [];
   #onAt = 0;
   #offAt = 0;
+  readonly t: { effectAfterMs?: number; healAfterMs?: number; failHeal?: boolean; neverInEffect?: boolean };
   constructor(
     target: string,
     opts: FaultOptions & { run?: Run } = {},
-    readonly t: { effectAfterMs?: number; healAfterMs?: number; failHeal?: boolean; neverInEffect?: boolean } = {},
+    t: { effectAfterMs?: number; healAfterMs?: number; failHeal?: boolean; neverInEffect?: boolean } = {},
   ) {
     super(target, opts, lab);
+    this.t = t;
     made.push(this);
   }
   protected async doPrepare() {

@@ -79,13 +79,17 @@ export abstract class Fault {
   #injectAttempted = false;
   #teardown?: TeardownStack;
 
+  /** Who it acts on, as written in the timeline. */
+  readonly target: string;
+  protected readonly opts: FaultOptions & { run?: RunLike };
   constructor(
-    /** Who it acts on, as written in the timeline. */
-    readonly target: string,
-    protected readonly opts: FaultOptions & { run?: RunLike },
+    target: string,
+    opts: FaultOptions & { run?: RunLike },
     /** The teardown stack of the lab it belongs to (opts.teardown wins). */
     teardown?: TeardownStack,
   ) {
+    this.target = target;
+    this.opts = opts;
     this.timeline = opts.timeline ?? (opts.run ? timelineOf(opts.run) : defaultTimeline);
     this.#teardown = opts.teardown ?? teardown;
   }

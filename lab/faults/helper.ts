@@ -78,12 +78,19 @@ export interface HelperOwner {
 }
 
 export class Helper {
+  readonly id: string;
+  readonly targetId: string;
+  /** The target's namespace the helper joined (a restarted target has a new one). */
+  readonly netns: NetnsIdentity;
   private constructor(
-    readonly id: string,
-    readonly targetId: string,
-    /** The target's namespace the helper joined (a restarted target has a new one). */
-    readonly netns: NetnsIdentity,
-  ) {}
+    id: string,
+    targetId: string,
+    netns: NetnsIdentity,
+  ) {
+    this.id = id;
+    this.targetId = targetId;
+    this.netns = netns;
+  }
 
   /** Start a helper in the target's network namespace (the target must be running). */
   static async start(image: string, targetId: string, owner: HelperOwner): Promise<Helper> {
@@ -158,13 +165,17 @@ export abstract class HelperFault extends Fault {
   protected readonly chain = `FL-${process.pid}-${this.id}`;
   protected readonly targetId: string;
 
+  protected readonly lab: FaultLab;
+  protected readonly alias: string;
   constructor(
-    protected readonly lab: FaultLab,
-    protected readonly alias: string,
+    lab: FaultLab,
+    alias: string,
     target: string,
     opts: FaultOptions,
   ) {
     super(target, { ...opts, run: lab.run }, lab.teardown);
+    this.lab = lab;
+    this.alias = alias;
     this.targetId = lab.member(alias).id;
   }
 

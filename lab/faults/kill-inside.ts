@@ -68,12 +68,14 @@ export class KillInsideFault extends ContainerFault {
   #ruleId: string | undefined;
   #landed: KillerLine | undefined;
 
+  readonly o: KillInsideOptions;
   constructor(
     lab: KillLab,
     alias: string,
-    readonly o: KillInsideOptions = {},
+    o: KillInsideOptions = {},
   ) {
     super(lab, alias, o);
+    this.o = o;
   }
 
   protected override defaultTimeoutMs(): number {

@@ -6,8 +6,10 @@ import { anywhere, defineFault } from "./kind.ts";
 
 export class KillFault extends ContainerFault {
   readonly kind: string;
-  constructor(lab: FaultLab, alias: string, readonly signal = "SIGKILL", opts: FaultOptions = {}) {
+  readonly signal: string;
+  constructor(lab: FaultLab, alias: string, signal = "SIGKILL", opts: FaultOptions = {}) {
     super(lab, alias, opts);
+    this.signal = signal;
     this.kind = signal === "SIGKILL" ? "kill" : `kill.${signal}`;
   }
   protected async doInject(): Promise<Detail> {

@@ -21,13 +21,17 @@ export class LossFault extends IptablesFault {
   readonly direction: Direction;
   #peerIps: string[] = [];
 
+  readonly probability: number;
+  private readonly lopts: LossOptions;
   constructor(
     lab: FaultLab,
     alias: string,
-    readonly probability: number,
-    private readonly lopts: LossOptions = {},
+    probability: number,
+    lopts: LossOptions = {},
   ) {
     super(lab, alias, lopts.peers?.length ? `${alias}~${lopts.peers.join(",")}` : alias, lopts);
+    this.probability = probability;
+    this.lopts = lopts;
     if (!(probability > 0 && probability <= 1)) throw new Error(`loss: probability must be in (0, 1], got ${probability}`);
     this.direction = lopts.direction ?? "both";
   }

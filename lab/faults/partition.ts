@@ -114,15 +114,19 @@ export class PartitionFault extends IptablesFault {
   /** An observation made in the same exec as inject / heal: the first wait uses it. */
   #pending: Observation | undefined;
 
+  readonly peers: string[];
+  private readonly popts: PartitionOptions;
   constructor(
     lab: FaultLab,
     alias: string,
-    readonly peers: string[],
-    private readonly popts: PartitionOptions = {},
+    peers: string[],
+    popts: PartitionOptions = {},
   ) {
     const direction = popts.direction ?? "both";
     const arrow = direction === "both" ? "<->" : direction === "out" ? "->" : "<-";
     super(lab, alias, `${alias}${arrow}${peers.join(",")}`, popts);
+    this.peers = peers;
+    this.popts = popts;
     if (!peers.length) throw new Error("partition: name at least one peer");
     if (peers.includes(alias)) throw new Error(`partition: ${alias} cannot be partitioned from itself`);
     this.direction = direction;

@@ -16,7 +16,7 @@ type Dying = { runId: string; labId: string; members: Record<string, { id: strin
 
 /** Start dying-run.ts; resolve with what it reports once its faults are in effect. */
 function dyingRun(...args: string[]): Promise<{ info: Dying; kill(): Promise<void> }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "lab/testing/dying-run.ts", ...args], {
+  const child = spawn(process.execPath, ["lab/testing/dying-run.ts", ...args], {
     cwd: ROOT,
     env: { ...process.env, FLEETLAB_QUIET: "1" },
     stdio: ["ignore", "pipe", "pipe"],

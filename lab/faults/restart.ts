@@ -7,8 +7,10 @@ import { anywhere, defineFault } from "./kind.ts";
 export class RestartFault extends ContainerFault {
   readonly kind = "restart";
   #before = "";
-  constructor(lab: FaultLab, alias: string, readonly timeoutSeconds = 10, opts: FaultOptions = {}) {
+  readonly timeoutSeconds: number;
+  constructor(lab: FaultLab, alias: string, timeoutSeconds = 10, opts: FaultOptions = {}) {
     super(lab, alias, opts);
+    this.timeoutSeconds = timeoutSeconds;
   }
   protected async doInject(): Promise<Detail> {
     this.#before = (await this.st()).StartedAt;

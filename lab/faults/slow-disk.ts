@@ -82,12 +82,18 @@ export class SlowDiskFault extends Fault {
   #started: Started | undefined;
   protected readonly targetId: string;
 
+  protected readonly lab: FaultLab;
+  protected readonly alias: string;
+  readonly o: SlowDiskOptions;
   constructor(
-    protected readonly lab: FaultLab,
-    protected readonly alias: string,
-    readonly o: SlowDiskOptions,
+    lab: FaultLab,
+    alias: string,
+    o: SlowDiskOptions,
   ) {
     super(alias, { ...o, run: lab.run }, lab.teardown);
+    this.lab = lab;
+    this.alias = alias;
+    this.o = o;
     this.targetId = lab.member(alias).id;
     this.paths = [o.path].flat();
     this.syscalls = o.syscalls ?? [...WRITE_SYSCALLS];

@@ -5,8 +5,10 @@ import { anywhere, defineFault } from "./kind.ts";
 
 export class StopFault extends ContainerFault {
   readonly kind = "stop";
-  constructor(lab: FaultLab, alias: string, readonly timeoutSeconds = 10, opts: FaultOptions = {}) {
+  readonly timeoutSeconds: number;
+  constructor(lab: FaultLab, alias: string, timeoutSeconds = 10, opts: FaultOptions = {}) {
     super(lab, alias, opts);
+    this.timeoutSeconds = timeoutSeconds;
   }
   protected async doInject(): Promise<Detail> {
     // The engine answers once the container has stopped (or was already stopped: 304).

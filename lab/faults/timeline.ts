@@ -17,8 +17,10 @@ export const nowMs = (): number => Math.round((performance.timeOrigin + performa
 export class FaultTimeline {
   readonly entries: TimelineEntry[] = [];
 
+  readonly file?: string;
   /** file: where entries are appended as JSON lines as they arrive (none: memory only). */
-  constructor(readonly file?: string) {
+  constructor(file?: string) {
+    this.file = file;
     if (file) fs.mkdirSync(path.dirname(file), { recursive: true });
   }
 

@@ -51,14 +51,16 @@ export class WireFault extends Fault {
   /** The rule as the tap last reported it (after heal: just before its removal). */
   rule?: TapRule;
 
+  readonly spec: Omit<TapRuleSpec, "id">;
   constructor(
     on: TapHost,
-    readonly spec: Omit<TapRuleSpec, "id">,
+    spec: Omit<TapRuleSpec, "id">,
     opts: WireOptions = {},
   ) {
     const { tap, run, teardown, node } = unpack(on);
     const match = spec.match && Object.keys(spec.match).length ? ` ${JSON.stringify(spec.match)}` : "";
     super(opts.label ?? `tap${node ? ` ${node}` : ""}${match}`, { ...opts, run: opts.run ?? run }, teardown);
+    this.spec = spec;
     this.tap = tap;
     this.kind = `wire.${actionName(spec.action)}`;
     this.ruleId = `fleetlab-${process.pid}-${this.id}`;

@@ -43,7 +43,7 @@ async function leftOf(runId: string): Promise<string[]> {
 function lab(args: string[], extra: Record<string, string>, onOutput?: (all: string) => void): Promise<{ code: number | null; output: string }> {
   const pinned = path.join(ROOT, "node_modules", ".bin", "node");
   const node = fs.existsSync(pinned) ? fs.realpathSync(pinned) : process.execPath;
-  const child = spawn("ip", ["netns", "exec", NAME, node, "--import", "tsx", "scenarios/main.ts", ...args], {
+  const child = spawn("ip", ["netns", "exec", NAME, node, "scenarios/main.ts", ...args], {
     cwd: ROOT,
     env: { ...process.env, DOCKER_HOST: SOCK, FLEETLAB_QUIET: "", ...extra },
     stdio: ["ignore", "pipe", "pipe"],

@@ -18,8 +18,10 @@ export class EventLog {
   readonly events: Recorded[] = [];
   #off: () => void;
 
+  readonly client: GatewayClient;
   /** Starts recording `client`'s events at once; stop() ends it. */
-  constructor(readonly client: GatewayClient) {
+  constructor(client: GatewayClient) {
+    this.client = client;
     this.#off = client.on("*", (payload: unknown, frame: EventFrame) => {
       if (EventLog.keep(frame.event, payload)) this.events.push({ t: Date.now(), event: frame.event, payload });
     });

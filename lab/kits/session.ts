@@ -41,10 +41,15 @@ export interface RunEnd {
 }
 
 export class Session {
+  readonly lab: Lab;
+  readonly key: string;
   constructor(
-    readonly lab: Lab,
-    readonly key: string,
-  ) {}
+    lab: Lab,
+    key: string,
+  ) {
+    this.lab = lab;
+    this.key = key;
+  }
 
   get client(): GatewayClient {
     return this.lab.operator.client;

@@ -65,13 +65,19 @@ export class MemberContainer extends GenericContainer {
   #volume = false;
   #running = deferred();
 
+  readonly lab: LabContext;
+  readonly kind: MemberKind;
+  readonly alias: string;
   constructor(
-    readonly lab: LabContext,
-    readonly kind: MemberKind,
-    readonly alias: string,
+    lab: LabContext,
+    kind: MemberKind,
+    alias: string,
     image: string,
   ) {
     super(image);
+    this.lab = lab;
+    this.kind = kind;
+    this.alias = alias;
     this.withLabels(labLabels(lab, kind, alias)).withName(`fleetlab-${lab.id}-${alias}`).withNetworkMode(lab.network.name);
     this.createOpts.NetworkingConfig = { EndpointsConfig: { [lab.network.name]: { Aliases: [alias] } } };
     this.hostConfig.DnsOptions = ["timeout:1", "attempts:1"];
@@ -148,10 +154,15 @@ export function openclawFailure(what: string, err: unknown): unknown {
  */
 export class ContainerWatch {
   #startedAt = new Map<string, string>();
+  private readonly idOf: (alias: string) => string;
+  private readonly what: (alias: string) => string;
   constructor(
-    private readonly idOf: (alias: string) => string,
-    private readonly what: (alias: string) => string = (alias) => alias,
-  ) {}
+    idOf: (alias: string) => string,
+    what: (alias: string) => string = (alias) => alias,
+  ) {
+    this.idOf = idOf;
+    this.what = what;
+  }
 
   /** The lab restarted it: its next start time is expected. */
   restarted(alias: string): void {

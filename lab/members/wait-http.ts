@@ -28,7 +28,10 @@ export class HttpOnLabNetwork implements WaitStrategy {
   #timeoutMs = 60_000;
   #timeoutSet = false;
 
-  constructor(readonly opts: HttpOnLabNetworkOptions) {}
+  readonly opts: HttpOnLabNetworkOptions;
+  constructor(opts: HttpOnLabNetworkOptions) {
+    this.opts = opts;
+  }
 
   /** Testcontainers calls this from start(); `boundPorts` is empty on a lab network. */
   async waitUntilReady(container: Dockerode.Container): Promise<void> {

@@ -131,11 +131,15 @@ export class LabPool {
   #shared: Lab | undefined;
   #sharedCount = 0;
   readonly opts: Required<PoolOptions>;
+  readonly spec: TopologySpec;
+  readonly run: Run;
   constructor(
-    readonly spec: TopologySpec,
-    readonly run: Run,
+    spec: TopologySpec,
+    run: Run,
     opts: PoolOptions = {},
   ) {
+    this.spec = spec;
+    this.run = run;
     this.opts = {
       up: opts.up ?? ((spec, run, name, upOpts) => Lab.up(spec, run, name, upOpts)),
       evidenceChecks: opts.evidenceChecks ?? evidenceChecks,
@@ -453,11 +457,17 @@ class ScenarioRun {
   /** Ends the scenario's escape scope (what escapes after its verdict is only said). */
   closeScope = () => {};
 
+  readonly s: Scenario;
+  readonly pool: LabPool;
+  readonly opts: RunOptions;
   constructor(
-    readonly s: Scenario,
-    readonly pool: LabPool,
-    readonly opts: RunOptions = {},
+    s: Scenario,
+    pool: LabPool,
+    opts: RunOptions = {},
   ) {
+    this.s = s;
+    this.pool = pool;
+    this.opts = opts;
     this.run = pool.run;
     this.dir = path.join(this.run.dir, "scenarios", s.name);
     fs.mkdirSync(this.dir, { recursive: true });

@@ -1,7 +1,7 @@
 // A run that injects faults and then waits to be killed: the prune test SIGKILLs it mid-fault.
-//   node --import tsx lab/testing/dying-run.ts own
+//   node_modules/.bin/node lab/testing/dying-run.ts own
 //       brings up its own testbed (its run's labels) and partitions a from b
-//   node --import tsx lab/testing/dying-run.ts attach '<json>'
+//   node_modules/.bin/node lab/testing/dying-run.ts attach '<json>'
 //       faults containers of another (live) run: {network:{name,id}, base, members:{a:{id,ip},...}}
 // Prints one JSON line {runId, labId, members, helpers} once every fault is in effect.
 import { randomBytes } from "node:crypto";

@@ -6,7 +6,7 @@
 //
 // Root, a warm engine (images built) and engine2's images (`make engine2`, then one run there
 // with FLEETLAB_IMAGES_FROM) are needed. Not part of `make test`: about 15 minutes.
-// usage: npx tsx lab/testing/self-faults.ts [row...]   (prints a markdown table)
+// usage: node_modules/.bin/node lab/testing/self-faults.ts [row...]   (prints a markdown table)
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -129,7 +129,7 @@ function runOne(row: Row, extraEnv: Record<string, string>): Promise<Result> {
   // The pinned Node of this checkout (the host's may be older than the lab's libraries allow).
   const pinned = path.join(ROOT, "node_modules", ".bin", "node");
   const node = fs.existsSync(pinned) ? fs.realpathSync(pinned) : process.execPath;
-  const args = ["--import", "tsx", "scenarios/main.ts", "run", "smoke"];
+  const args = ["scenarios/main.ts", "run", "smoke"];
   const child = row.engine2 ? spawn("ip", ["netns", "exec", "fleetlab-engine2", node, ...args], { cwd: ROOT, env, detached: true }) : spawn(node, args, { cwd: ROOT, env, detached: true });
   let output = "";
   let runId: string | undefined;

@@ -54,10 +54,15 @@ export class Testbed implements FaultLab {
   /** Faults made on this bed register their heal here; down() drains it before removing anything. */
   readonly teardown = new TeardownStack();
 
+  readonly id: string;
+  readonly run: RunLike;
   private constructor(
-    readonly id: string,
-    readonly run: RunLike,
-  ) {}
+    id: string,
+    run: RunLike,
+  ) {
+    this.id = id;
+    this.run = run;
+  }
 
   /** Network + one echo container per alias, all started. */
   static async up(run: RunLike, aliases: string[] = ["a", "b"]): Promise<Testbed> {

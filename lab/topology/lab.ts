@@ -110,13 +110,21 @@ export class Lab {
   /** The engine's events for this lab's containers, into containers.jsonl (from bring-up to down()). */
   #containerEvents: ContainerEvents | undefined;
 
+  readonly id: string;
+  readonly spec: TopologySpec;
+  readonly run: Run;
+  /** Evidence folder of this lab (inside the run folder). */
+  readonly dir: string;
   private constructor(
-    readonly id: string,
-    readonly spec: TopologySpec,
-    readonly run: Run,
-    /** Evidence folder of this lab (inside the run folder). */
-    readonly dir: string,
+    id: string,
+    spec: TopologySpec,
+    run: Run,
+    dir: string,
   ) {
+    this.id = id;
+    this.spec = spec;
+    this.run = run;
+    this.dir = dir;
     // The lab's shared token is a credential the run's final redaction pass must know.
     Redactor.credential(spec.gateway.token);
   }

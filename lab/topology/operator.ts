@@ -47,12 +47,21 @@ export class LabOperator {
   /** Whether this operator's first connect needed the gateway's CLI to approve it (false: the gateway already knew its device). */
   approvedByCli = false;
 
+  readonly client: GatewayClient;
+  readonly transcriptFile: string;
+  private host: OperatorHost;
+  private readonly identityDir: string;
   private constructor(
-    readonly client: GatewayClient,
-    readonly transcriptFile: string,
-    private host: OperatorHost,
-    private readonly identityDir: string,
-  ) {}
+    client: GatewayClient,
+    transcriptFile: string,
+    host: OperatorHost,
+    identityDir: string,
+  ) {
+    this.client = client;
+    this.transcriptFile = transcriptFile;
+    this.host = host;
+    this.identityDir = identityDir;
+  }
 
   /**
    * Connect the same client again (after a gateway restart its socket is gone and it does not

@@ -106,7 +106,10 @@ export interface Snapshot {
 
 /** The snapshot folders on disk: found only when complete and intact; written atomically. */
 export class SnapshotStore {
-  constructor(readonly root: string = SNAPSHOTS) {}
+  readonly root: string;
+  constructor(root: string = SNAPSHOTS) {
+    this.root = root;
+  }
 
   /**
    * The snapshot for this key when it holds every member asked for, intact (sizes and sha256 as

@@ -22,13 +22,23 @@ export class Board {
   readonly scenarios: ScenarioView[] = [];
   framesTotal = 0;
 
+  readonly dir: string;
+  readonly record: RunRecord;
+  public frameCap: number;
+  readonly framesTotalCap: number;
+  readonly contentLimit: number;
   constructor(
-    readonly dir: string,
-    readonly record: RunRecord,
-    public frameCap: number,
-    readonly framesTotalCap: number,
-    readonly contentLimit: number,
+    dir: string,
+    record: RunRecord,
+    frameCap: number,
+    framesTotalCap: number,
+    contentLimit: number,
   ) {
+    this.dir = dir;
+    this.record = record;
+    this.frameCap = frameCap;
+    this.framesTotalCap = framesTotalCap;
+    this.contentLimit = contentLimit;
     const tokens: string[] = [];
     for (const lab of Object.values(record.labs ?? {})) {
       const token = (lab.spec as { gateway?: { token?: unknown } } | undefined)?.gateway?.token;
