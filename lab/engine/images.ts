@@ -57,9 +57,10 @@ export function hashDir(dir: string): string {
   const walk = (d: string) => {
     for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const p = path.join(d, e.name);
-      if (e.isDirectory()) {
-        if (e.name !== "node_modules") walk(p); // dependencies are pinned by the lockfile, which is hashed
-      }
+      // Dependencies are pinned by the lockfile, which is hashed: node_modules is skipped whether it
+      // is a folder or a symlink to one (a worktree sharing another checkout's; read as a file it threw EISDIR).
+      if (e.name === "node_modules") continue;
+      if (e.isDirectory()) walk(p);
       else if (!e.name.endsWith(".test.ts")) h.update(path.relative(dir, p)).update("\0").update(fs.readFileSync(p)).update("\0");
     }
   };
