@@ -196,7 +196,8 @@ describe("runScenario: verdicts with a fake lab", () => {
     );
     const r = await runScenario(s, pool);
     expect(events).toEqual(["aborted: DeadlineExceeded", "settled", "teardown drained", "down scenarios/slow/lab"]);
-    expect([r.verdict, r.detail]).toEqual(["fail", "scenario slow did not finish within 0.1 s"]);
+    expect(r.verdict).toBe("unknown");
+    expect(r.detail).toBe("scenario slow did not finish within 0.1 s: the lab's own deadline for the whole scenario, not an expectation of OpenClaw's (a wait in it had no bound of its own): the lab could not tell");
   });
 
   it("a scenario that does not settle once cancelled is said, and its shared lab is replaced before the next scenario", async () => {
@@ -210,8 +211,8 @@ describe("runScenario: verdicts with a fake lab", () => {
       { timeoutMs: 50, topology: "shared" },
     );
     const r = await runScenario(stray, pool);
-    expect(r.verdict).toBe("fail");
-    expect(r.detail).toBe("scenario stray did not finish within 0.05 s; also the scenario had not settled 0.1 s after it was cancelled (its lab is not used again)");
+    expect(r.verdict).toBe("unknown");
+    expect(r.detail).toBe("scenario stray did not finish within 0.05 s: the lab's own deadline for the whole scenario, not an expectation of OpenClaw's (a wait in it had no bound of its own): the lab could not tell; also the scenario had not settled 0.1 s after it was cancelled (its lab is not used again)");
     expect(events).toEqual(["down shared-lab"]);
     const next = await runScenario(scenario("next", async () => {}, { topology: "shared" }), pool);
     expect(next.verdict).toBe("pass");
@@ -234,12 +235,12 @@ describe("runScenario: verdicts with a fake lab", () => {
     expect([passed.verdict, passed.detail]).toEqual(["unknown", "could not undo: heal partition (iptables: no such rule)"]);
   });
 
-  it("leftovers after a fail are reported without hiding it; after a pass they fail", async () => {
+  it("leftovers after a fail are reported without hiding it; after a pass they are unknown (the lab's own clean-up)", async () => {
     const { pool } = fakePool({ leftovers: ["container fleetlab-x-node-1"] });
     const failed = await runScenario(scenario("f", async () => assert.fail("no reply")), pool);
     expect([failed.verdict, failed.detail]).toEqual(["fail", "no reply; also teardown left resources behind: container fleetlab-x-node-1"]);
     const passed = await runScenario(scenario("p", async () => {}), pool);
-    expect([passed.verdict, passed.detail]).toEqual(["fail", "teardown left resources behind: container fleetlab-x-node-1"]);
+    expect([passed.verdict, passed.detail]).toEqual(["unknown", "teardown left resources behind: container fleetlab-x-node-1"]);
   });
 
   it("an unhealthy shared lab after a fail keeps the fail, is appended, and is replaced before the next scenario", async () => {
@@ -561,6 +562,20 @@ describe("n/a: the version lacks what a scenario needs", () => {
 });
 
 describe("an error that escapes a scenario is its verdict, and the run goes on", () => {
+  it("the Docker engine refusing a call nobody awaited is the lab's: unknown, not fail", async () => {
+    const { pool } = fakePool();
+    const engineError = Object.assign(new Error("(HTTP code 500) server error - container is restarting"), { statusCode: 500, json: { message: "container is restarting" } });
+    const r = await runScenario(
+      scenario("engine-escape", async ({ signal }) => {
+        void sleep(10).then(() => Promise.reject(engineError));
+        await sleep(2_000, signal);
+      }),
+      pool,
+    );
+    expect(r.verdict).toBe("unknown");
+    expect(r.detail).toContain("an error escaped the scenario while it ran (unhandled rejection, nobody awaited it)");
+  });
+
   it("a rejected promise left behind: fail with its message; thrown from a timer: fail; the next scenario still runs", async () => {
     const { pool, run, events } = fakePool();
     const list = [

@@ -621,8 +621,11 @@ class ScenarioRun {
       ctx.log(`the scenario was cancelled; ${end.settled ? "it settled" : `it had not settled ${pool.opts.settleMs / 1000} s later`}`);
       if (!end.settled) this.#stray(notSettled);
     } else if (end.kind === "timed-out") {
-      this.#notes.push({ verdict: end.error.machineBusy ? "unknown" : "fail", text: end.error.message });
-      ctx.log(`fail: ${end.error.message}; the signal was aborted, ${end.settled ? "and the scenario settled" : `and it had not settled ${pool.opts.settleMs / 1000} s later`}`);
+      // The body's deadline is the lab's own backstop, never an expectation (those are the
+      // scenario's own bounded waits, which end first): what OpenClaw would have done is not known.
+      const text = end.error.machineBusy ? end.error.message : `${end.error.message}: the lab's own deadline for the whole scenario, not an expectation of OpenClaw's (a wait in it had no bound of its own): the lab could not tell`;
+      this.#notes.push({ verdict: "unknown", text });
+      ctx.log(`unknown: ${end.error.message}; the signal was aborted, ${end.settled ? "and the scenario settled" : `and it had not settled ${pool.opts.settleMs / 1000} s later`}`);
       if (!end.settled) this.#stray(notSettled);
     }
     this.#windowEnd = new Date().toISOString();
@@ -630,11 +633,12 @@ class ScenarioRun {
 
   /**
    * An error that escapes the body (lab/core/escapes.ts) is the scenario's, by the usual rule: the
-   * lab's own (LabInfraError) unknown, else fail; one that escapes after the body ended but
+   * lab's own (LabInfraError, or the engine refusing a call) unknown, else fail; one that escapes after the body ended but
    * before the verdict is added to it.
    */
   #charge(e: Escape, when: string): void {
-    const v = e.error instanceof LabInfraError ? "unknown" : "fail";
+    // The Docker engine's refusal (an engine API error) is the lab's, like a LabInfraError.
+    const v = e.error instanceof LabInfraError || isEngineApiError(e.error) ? "unknown" : "fail";
     this.#notes.push({ verdict: v, text: `an error escaped the scenario ${when} (${e.kind}, nobody awaited it): ${describeEscape(e.error)}` });
     this.ctx.log(`${v}: an error escaped the scenario ${when} (${e.kind}): ${(e.error as Error)?.stack ?? e.error}`);
   }
@@ -704,7 +708,8 @@ class ScenarioRun {
       try {
         await lab.down();
         const left = await lab.leftovers();
-        if (left.length) after("fail", `teardown left resources behind: ${left.join(", ")}`);
+        // The lab's own clean-up, not OpenClaw's behaviour: said, and a pass becomes unknown.
+        if (left.length) after("unknown", `teardown left resources behind: ${left.join(", ")}`);
       } catch (err) {
         after("unknown", `could not take the lab down: ${(err as Error).message}`);
       }
