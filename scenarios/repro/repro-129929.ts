@@ -185,8 +185,11 @@ export default defineScenario({
 
       const tapSince = await lab.tap(alias).seq();
       const sent = await b.send(markB2.message);
-      // expectation: "no run within WHILE_DOWN_S" is quoted in R-129929-offline-turn: the window is fixed, not paced
-      const early = await b.wait(sent.runId, WHILE_DOWN_S * 1000, { expectation: true });
+      // expectation: "no run within WHILE_DOWN_S" is quoted in R-129929-offline-turn: the window is fixed, not paced.
+      // The whole window: agent.wait answers "pending" after about 2 s, so one wait is not it
+      // (waitEnd waits through the pending answers until the run ends or the window is over).
+      const early = await b.waitEnd(sent.runId, WHILE_DOWN_S * 1000, { signal, expectation: true });
+      const endedWhileDown = early.status === "ok" || early.status === "error";
       const ranWhileDown = await requestsFor(lab, markB2.nonce);
       const downAfter = await nodeByAlias(lab, alias);
       log(`turn B while ${alias} is down: chat.send ${sent.status}; over ${WHILE_DOWN_S} s: ${early.status}; model requests carrying it: ${ranWhileDown}`);
@@ -203,7 +206,8 @@ export default defineScenario({
         await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
         log(`${alias} started again (${Math.round(start.totalMs)} ms)`);
       }
-      const done = await b.waitEnd(sent.runId, AFTER_RETURN_S * 1000, { signal });
+      // A turn that ended while the node was down is judged as it ended; one still waiting must now run on the node.
+      const done = endedWhileDown ? early : await b.waitEnd(sent.runId, AFTER_RETURN_S * 1000, { signal });
       const proof = await proveTurnOnNode(lab, { alias, marker: markB2, reply: done.text, tapSince });
       log(`turn B after ${alias} returned: ${done.status} ${JSON.stringify(done.text ?? done.error ?? null)}; on the node: ${JSON.stringify(proof.observed)}`);
       check({
@@ -212,13 +216,16 @@ export default defineScenario({
         // there once the node is back (2026.9.6), or ends with the offline error having run nowhere
         // (2026.9.4, matrix of 2026-12-02). A first version of this check asked for the first only,
         // from 2026.9.6's behaviour; neither PR says a waiting turn must run after the node returns.
-        expectation: `a turn to a session placed on a node that is down runs nowhere while it is down (no model request within ${WHILE_DOWN_S} s), and then either runs on that node once it returns (a node-only file read; worker.launch.v1 on its tap) or ends with the offline error ('${OFFLINE_ERROR}') having run nowhere; never elsewhere`,
+        expectation: `a turn to a session placed on a node that is down runs nowhere while it is down (no model request within ${WHILE_DOWN_S} s), and then either runs on that node once it returns (a node-only file read; worker.launch.v1 on its tap) or ends with the offline error ('${OFFLINE_ERROR}') within those ${WHILE_DOWN_S} s, while it is down, having run nowhere (not after it returned); never elsewhere`,
+        // The offline error counts only while the node is down (within the window): the same error
+        // after the node came back is the mislabel the fix is about. A reply while it is down ran
+        // elsewhere. A turn still waiting when the node returns must run there.
         holds:
-          early.status !== "ok" &&
-          early.status !== "error" &&
           ranWhileDown === 0 &&
-          ((done.status === "ok" && proof.holds) || (done.status === "error" && JSON.stringify(done.error ?? done.text ?? "").includes(OFFLINE_ERROR) && proof.observed.launches === 0 && proof.observed.reply === "none")),
-        observed: normalise({ chatSend: sent.status, whileDown: early.status, modelRequestsWhileDown: ranWhileDown, afterReturn: done.status, ...proof.observed }),
+          (endedWhileDown
+            ? early.status === "error" && JSON.stringify(early.error ?? early.text ?? "").includes(OFFLINE_ERROR) && proof.observed.launches === 0 && proof.observed.reply === "none"
+            : done.status === "ok" && proof.holds),
+        observed: normalise({ chatSend: sent.status, whileDown: early.status, modelRequestsWhileDown: ranWhileDown, afterReturn: endedWhileDown ? "ended while down" : done.status, ...proof.observed }),
       });
       Object.assign(evidence, {
         offline: { before: downBefore, windowEnd: downAfter, environment: envDown, dispatchC: downDispatch, placementCAfter: cAfterDown ?? null, turnB: { sent, whileDown: early, modelRequestsWhileDown: ranWhileDown, end: done, proof: proof.evidence } },
