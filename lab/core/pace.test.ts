@@ -19,12 +19,12 @@ describe("the machine's pace", () => {
   it("FLEETLAB_PACE sets it; a bad value is refused naming the variable and the range", () => {
     expect(paceFromEnv({})).toBeUndefined();
     expect(paceFromEnv({ FLEETLAB_PACE: "2.5" })).toBe(2.5);
-    expect(() => paceFromEnv({ FLEETLAB_PACE: "fast" })).toThrow(/FLEETLAB_PACE=fast is not a factor from 1 to 12/);
+    expect(() => paceFromEnv({ FLEETLAB_PACE: "fast" })).toThrow(/FLEETLAB_PACE=fast is not a factor from 1 to 6/);
     expect(() => paceFromEnv({ FLEETLAB_PACE: "0.5" })).toThrow(/FLEETLAB_PACE=0.5/);
   });
   it("says what it measured in the run header", () => {
     expect(paceLine({ factor: 2, calibrationMs: 60, referenceMs: 52, load: 2, cores: 2, source: "measured" })).toBe(
-      "pace 2.00x (calibration 60 ms against 52 ms; load 2 on 2 cores): lab-side deadlines x2.00 now, following the machine (sampled every 2 s, up to 12x)",
+      "pace 2.00x (calibration 60 ms against 52 ms; load 2 on 2 cores): lab-side deadlines x2.00 now, following the machine (sampled every 2 s, up to 6x)",
     );
   });
 });
@@ -44,16 +44,16 @@ describe("the pace follows the machine while the run goes on", () => {
   });
   it("a reading at the start is not enough: the load that comes later stretches the rest of the wait", () => {
     const m = mon([[0, 0, 1], [1_000, 10]]);
-    // 1 s at 1x, then 6x (load 10 on 2 cores is 6x)
+    // 1 s at 1x, then 6x (load 10 on 2 cores is 6x, the plan's limit)
     expect(Math.round(m.spent(0, 61_000))).toBe(11_000);
   });
   it("is clamped at the plan's limit, and a window slower than that is named as busier than planned, with the load", () => {
-    const m = mon([[0, 0, 1], [10_000, 26]]);
+    const m = mon([[0, 0, 1], [10_000, 16]]);
     expect(m.factorAt(20_000)).toBe(MAX_FACTOR);
     expect(m.busierThanPlanned(0, 9_000)).toBeUndefined();
-    expect(m.busierThanPlanned(0, 20_000)).toMatch(/busier than the lab plans for: pace 14.00x at worst \(load 26 on 2 cores/);
+    expect(m.busierThanPlanned(0, 20_000)).toMatch(/busier than the lab plans for: pace 9.00x at worst \(load 16 on 2 cores/);
     // The reading in force at a window's start counts, so a short window inside a busy stretch is named too.
-    expect(m.busierThanPlanned(12_000, 13_000)).toMatch(/pace 14.00x/);
+    expect(m.busierThanPlanned(12_000, 13_000)).toMatch(/pace 9.00x/);
   });
   it("the CPU calibration counts as well as the load (median of the last five)", () => {
     const m = mon([[0, 0, 3], [1, 0, 3], [2, 0, 1], [3, 0, 3], [4, 0, 8]]);

@@ -31,11 +31,7 @@ import { LabError } from "./log.ts";
 /** The calibration's median round (64 MiB) on an idle 2-core machine of the kind the figures come from (measured 2026-12-01). */
 export const REFERENCE_MS = 52;
 /** The slowest pace the lab plans for: deadlines stretch up to this, and a deadline passed beyond it is the machine's, not OpenClaw's. */
-// 12, not 6: the busy machine the lab must give verdicts on (CPU busy loops at twice the cores
-// and a disk job beside a lab on 2 cores) was measured at pace 7 to 11 (load 9 to 16, most of it
-// the lab's own containers beside the loops, 2026-12-03); at 6 its deadlines were already
-// "beyond the plan" there and every one that passed read unknown.
-export const MAX_FACTOR = 12;
+export const MAX_FACTOR = 6;
 const ROUNDS = 5;
 /** How often the monitor samples the machine while the lab runs, and how many samples it keeps (an hour). */
 export const SAMPLE_MS = 2_000;

@@ -92,11 +92,11 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 /** A machine as quiet as the reference, whatever this one is doing while the unit tests run. */
 const quiet = new PaceMonitor(2, 1);
 quiet.record(0, 0, 1);
-/** A machine busier than the lab plans for (load 30 on 2 cores: 16x) from now on. */
+/** A machine busier than the lab plans for (load 20 on 2 cores: 11x) from now on. */
 function busyMonitor(): PaceMonitor {
   const m = new PaceMonitor(2);
   m.record(0, 0, 1);
-  m.record(Date.now() - 1, 30, 1);
+  m.record(Date.now() - 1, 20, 1);
   return m;
 }
 
@@ -267,7 +267,7 @@ describe("a busy machine: unknown or another attempt, never a fail", () => {
     const busy = fakePool({ paceMonitor: busyMonitor });
     const r = await runScenario(scenario("starved", async () => assert.ok(false as boolean, "no reply within 90 s")), busy.pool);
     expect(r.verdict).toBe("unknown");
-    expect(r.detail).toMatch(/^the lab could not tell: the machine was busier than the lab plans for: pace 16.00x at worst \(load 30 on 2 cores.*its fail is not charged to OpenClaw: no reply within 90 s/);
+    expect(r.detail).toMatch(/^the lab could not tell: the machine was busier than the lab plans for: pace 11.00x at worst \(load 20 on 2 cores.*its fail is not charged to OpenClaw: no reply within 90 s/);
     const q = fakePool();
     expect((await runScenario(scenario("quiet", async () => assert.ok(false as boolean, "no reply within 90 s")), q.pool)).verdict).toBe("fail");
   });
