@@ -31,6 +31,10 @@ import { LabError } from "./log.ts";
 /** The calibration's median round (64 MiB) on an idle 2-core machine of the kind the figures come from (measured 2026-12-01). */
 export const REFERENCE_MS = 52;
 /** The slowest pace the lab plans for: deadlines stretch up to this, and a deadline passed beyond it is the machine's, not OpenClaw's. */
+// Not 12 (tried 2026-12-03): with deadlines stretched to 12x under CPU busy loops at twice the
+// cores and a disk job (pace 7-11), abort-lost-ack read FAIL at pace 8.67x on OpenClaw's own
+// timer ("Timed out waiting for session ... turn claim release"), which the lab cannot stretch:
+// beyond 6x a fail cannot be told from starvation, so 6x stays the plan a verdict is judged in.
 export const MAX_FACTOR = 6;
 const ROUNDS = 5;
 /** How often the monitor samples the machine while the lab runs, and how many samples it keeps (an hour). */
