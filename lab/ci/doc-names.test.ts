@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../core/paths.ts";
+import { docFiles } from "./sources.ts";
 import { SETTINGS } from "../definitions/settings.ts";
 import { OPTIONS } from "../commands/usage.ts";
 
@@ -149,24 +150,12 @@ export function staleNames(file: string, text: string, known: Known): string[] {
   return problems.sort((a, b) => lineOf(a) - lineOf(b));
 }
 
-function docs(): string[] {
-  const out = ["README.md"];
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(path.join(ROOT, d), { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith(".md")) out.push(p);
-    }
-  };
-  walk("docs");
-  return out;
-}
 
 const known = knownNames();
 const read = (f: string) => fs.readFileSync(path.join(ROOT, f), "utf8");
 
 describe("the names the docs give a user exist where they are declared", () => {
-  for (const file of docs()) {
+  for (const file of docFiles()) {
     it(`${file}: every flag, FLEETLAB_* variable, make target and make variable`, () => {
       expect(staleNames(file, read(file), known)).toEqual([]);
     });

@@ -5,27 +5,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../core/paths.ts";
+import { docFiles } from "./sources.ts";
 
-function docs(): string[] {
-  const out = ["README.md"];
-  const walk = (d: string) => {
-    if (!fs.existsSync(path.join(ROOT, d))) return;
-    for (const e of fs.readdirSync(path.join(ROOT, d), { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith(".md")) out.push(p);
-    }
-  };
-  walk("docs");
-  return out;
-}
 
 const targets = new Set([...fs.readFileSync(path.join(ROOT, "Makefile"), "utf8").matchAll(/^([A-Za-z0-9_-]+):/gm)].map((m) => m[1]!));
 /** Top-level folders a backticked path may start with. */
 const ROOTS = ["lab/", "scenarios/", "docker/", "fixtures/", "docs/", ".ci/", ".github/"];
 
 describe("what the README and docs/ name exists", () => {
-  for (const file of docs()) {
+  for (const file of docFiles()) {
     const text = fs.readFileSync(path.join(ROOT, file), "utf8");
     it(`${file}: every make target, repository path and relative link`, () => {
       const problems: string[] = [];

@@ -19,3 +19,18 @@ export function labSources(keep: (rel: string, isDir: boolean) => boolean = () =
   walk("scenarios");
   return out;
 }
+
+/** README.md and every .md under docs/ (repository-relative): what the docs tests read. */
+export function docFiles(): string[] {
+  const out = ["README.md"];
+  const walk = (d: string) => {
+    if (!fs.existsSync(path.join(ROOT, d))) return;
+    for (const e of fs.readdirSync(path.join(ROOT, d), { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith(".md")) out.push(p);
+    }
+  };
+  walk("docs");
+  return out;
+}
