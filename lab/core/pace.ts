@@ -13,7 +13,11 @@
 //   what it takes on an idle machine of the kind the deadlines were measured on; the median of
 //   the last CALIBRATIONS samples (one sample is a single time slice: too noisy alone);
 // - the load: 1 + the 1-minute load average per core (an idle machine: 1; two busy loops on two
-//   cores: about 2), since every member of a lab competes for the same cores.
+//   cores: about 2), since every member of a lab competes for the same cores. When the lab holds
+//   its CPU share (lab/core/cpu-share.ts: its process and containers weighted before the work
+//   beside them), the load is the lab's own: the same damped average over its cgroup's tasks
+//   alone, since the work beside it no longer slows it (`own` in a sample; `load` stays the
+//   machine's, for the record).
 // The factor a deadline is spent at is clamped to [1, MAX_FACTOR]: never shorter than measured,
 // never so long that a hang takes ages. MAX_FACTOR is also the plan: a deadline that passes while
 // the machine was slower than that (busierThanPlanned) is not OpenClaw's failure but the lab's
@@ -26,6 +30,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
+import { labRunnable, OwnLoad } from "./cpu-share.ts";
 import { LabError } from "./log.ts";
 
 /** The calibration's median round (64 MiB) on an idle 2-core machine of the kind the figures come from (measured 2026-12-01). */
@@ -54,6 +59,8 @@ export interface Pace {
   /** 1-minute load average and cores when measured. */
   load: number;
   cores: number;
+  /** The lab's own load when it holds its CPU share (lab/core/cpu-share.ts): what the factor counted. */
+  own?: number;
   /** Where the factor came from: "measured" or "FLEETLAB_PACE". */
   source: "measured" | "FLEETLAB_PACE";
 }
@@ -64,6 +71,8 @@ export interface PaceSample {
   load: number;
   cpu: number;
   raw: number;
+  /** The lab's own load (its cgroup's tasks, damped like the load average) when it holds its CPU share: the factor counts this, not `load`. */
+  own?: number;
 }
 
 let first: Pace | undefined;
@@ -123,15 +132,17 @@ export class PaceMonitor {
     this.fixed = fixed;
   }
 
-  /** Add a reading: the 1-minute load and one calibration's ratio to the reference (undefined: keep the last ones). */
-  record(t: number, load: number, cpuRatio?: number): PaceSample {
+  /** Add a reading: the 1-minute load, one calibration's ratio to the reference (undefined: keep the last ones), and the lab's own load when it holds its CPU share. */
+  record(t: number, load: number, cpuRatio?: number, own?: number): PaceSample {
     if (cpuRatio !== undefined) {
       this.#calibrations.push(cpuRatio);
       if (this.#calibrations.length > CALIBRATIONS) this.#calibrations.shift();
     }
     const sorted = [...this.#calibrations].sort((a, b) => a - b);
     const cpu = sorted.length ? sorted[Math.floor(sorted.length / 2)]! : 1;
-    const s = { t, load, cpu: round2(cpu), raw: round2(Math.max(1, cpu, 1 + load / Math.max(1, this.cores))) };
+    const counted = own ?? load;
+    const s: PaceSample = { t, load, cpu: round2(cpu), raw: round2(Math.max(1, cpu, 1 + counted / Math.max(1, this.cores))) };
+    if (own !== undefined) s.own = own;
     this.samples.push(s);
     if (this.samples.length > KEEP) this.samples.shift();
     return s;
@@ -196,7 +207,8 @@ export class PaceMonitor {
     const worst = this.worst(from, to);
     if (!worst || worst.raw <= MAX_FACTOR) return undefined;
     const over = seen.filter((s) => s.raw > MAX_FACTOR).length;
-    return `the machine was busier than the lab plans for: pace ${worst.raw.toFixed(2)}x at worst (load ${worst.load} on ${this.cores} cores, CPU ${worst.cpu.toFixed(2)}x slower than the reference) against the ${MAX_FACTOR}x the lab's deadlines stretch to, in ${over} of ${seen.length} reading(s) over ${fmtS(to - from)}`;
+    const load = worst.own !== undefined ? `the lab's own load ${worst.own} with its CPU share, the machine's ${worst.load},` : `load ${worst.load}`;
+    return `the machine was busier than the lab plans for: pace ${worst.raw.toFixed(2)}x at worst (${load} on ${this.cores} cores, CPU ${worst.cpu.toFixed(2)}x slower than the reference) against the ${MAX_FACTOR}x the lab's deadlines stretch to, in ${over} of ${seen.length} reading(s) over ${fmtS(to - from)}`;
   }
 
   /** The readings from `from` to `to`, with the one in force at `from`. */
@@ -221,8 +233,10 @@ function sampleNow(m: PaceMonitor): PaceSample {
   const t0 = performance.now();
   crypto.createHash("sha256").update(chunk).digest();
   const ms = performance.now() - t0;
-  return m.record(Date.now(), Math.round(os.loadavg()[0]! * 100) / 100, ms / ((REFERENCE_MS * SAMPLE_MIB) / 64));
+  const own = labRunnable();
+  return m.record(Date.now(), Math.round(os.loadavg()[0]! * 100) / 100, ms / ((REFERENCE_MS * SAMPLE_MIB) / 64), own === undefined ? undefined : (ownLoad ??= new OwnLoad(SAMPLE_MS)).add(own));
 }
+let ownLoad: OwnLoad | undefined;
 let chunkBuf: Buffer | undefined;
 function sampleChunk(): Buffer {
   return (chunkBuf ??= Buffer.alloc(SAMPLE_MIB * 2 ** 20, 7));
@@ -232,11 +246,15 @@ function sampleChunk(): Buffer {
 export function monitor(): PaceMonitor {
   if (live) return live;
   const m = (live = new PaceMonitor(os.cpus().length, paceFromEnv()));
+  // The lab's tasks counted before the calibration, which would count itself.
+  const runnable = labRunnable();
   const cal = calibrate();
   const load = Math.round(os.loadavg()[0]! * 100) / 100;
+  const own = runnable === undefined ? undefined : (ownLoad ??= new OwnLoad(SAMPLE_MS)).add(runnable);
   // The full calibration counts as several samples' worth, so the first minutes are not one time slice.
-  for (let i = 0; i < CALIBRATIONS; i++) m.record(Date.now(), load, cal / REFERENCE_MS);
+  for (let i = 0; i < CALIBRATIONS; i++) m.record(Date.now(), load, cal / REFERENCE_MS, own);
   first = { factor: m.factorAt(Date.now()), calibrationMs: Math.round(cal * 10) / 10, referenceMs: REFERENCE_MS, load, cores: m.cores, source: m.fixed ? "FLEETLAB_PACE" : "measured" };
+  if (own !== undefined) first.own = own;
   timer = setInterval(() => sampleNow(m), SAMPLE_MS);
   timer.unref();
   return m;
@@ -358,7 +376,7 @@ export function machineBusyIn(err: unknown): string | undefined {
 
 /** For the run header: "pace 1.00x (calibration 53 ms against 52 ms; load 0.3 on 2 cores) ...". */
 export function paceLine(p: Pace = pace()): string {
-  return `pace ${p.factor.toFixed(2)}x (${p.source === "FLEETLAB_PACE" ? "FLEETLAB_PACE; " : ""}calibration ${p.calibrationMs} ms against ${p.referenceMs} ms; load ${p.load} on ${p.cores} cores): lab-side deadlines x${p.factor.toFixed(2)} now, following the machine (sampled every ${SAMPLE_MS / 1000} s, up to ${MAX_FACTOR}x)`;
+  return `pace ${p.factor.toFixed(2)}x (${p.source === "FLEETLAB_PACE" ? "FLEETLAB_PACE; " : ""}calibration ${p.calibrationMs} ms against ${p.referenceMs} ms; ${p.own !== undefined ? `the lab's own load ${p.own} with its CPU share, the machine's ${p.load},` : `load ${p.load}`} on ${p.cores} cores): lab-side deadlines x${p.factor.toFixed(2)} now, following the machine (sampled every ${SAMPLE_MS / 1000} s, up to ${MAX_FACTOR}x)`;
 }
 
 /** The load per core now, to say when a wait ran out on a machine busier than planned. */

@@ -3,6 +3,7 @@ import type { ClientRequest, IncomingMessage } from "node:http";
 import Docker from "dockerode";
 import { LabError } from "../core/log.ts";
 import { deadline } from "../core/pace.ts";
+import type { EngineCgroups } from "../core/cpu-share.ts";
 
 // Testcontainers must never reach for ryuk or an alpine helper: no registry here.
 process.env.TESTCONTAINERS_RYUK_DISABLED ??= "true";
@@ -57,6 +58,18 @@ export async function requireEngine(): Promise<{ version: string; apiVersion: st
         `  Run 'make engine' (installs Debian's docker.io and starts dockerd when run as root on Debian),\n` +
         `  or start Docker yourself / point DOCKER_HOST at a running engine.`,
     );
+  }
+}
+
+/** What the engine says of its cgroups (docker info), and whether it runs on this machine: for the lab's CPU share (lab/core/cpu-share.ts). */
+export async function engineCgroups(): Promise<EngineCgroups> {
+  const host = process.env.DOCKER_HOST;
+  const local = !host || host.startsWith("unix://");
+  try {
+    const i = (await docker().info()) as { CgroupDriver?: string; CgroupVersion?: string };
+    return { driver: i.CgroupDriver, version: i.CgroupVersion, local };
+  } catch {
+    return { local };
   }
 }
 

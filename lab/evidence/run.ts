@@ -45,7 +45,7 @@ export const ScenarioRow = z.object({
   /** Labs whose start OpenClaw gave up because the machine starved it, started again (lab/run/admission.ts): each failed start. */
   startAttempts: z.array(z.object({ lab: z.string(), attempt: z.number().int().positive(), reason: z.string(), evidence: z.string().optional() })).optional(),
   /** The machine's pace while it ran (lab/core/pace.ts): the worst reading, and why it was busier than planned if it was. */
-  pace: z.object({ worst: z.number(), load: z.number(), busy: z.string().optional() }).optional(),
+  pace: z.object({ worst: z.number(), load: z.number(), own: z.number().optional(), busy: z.string().optional() }).optional(),
 });
 
 /** One judged expectation (lab/findings/findings.ts CheckResult). */
@@ -110,7 +110,9 @@ export const RunRecordSchema = z.strictObject({
   host: z.object({ platform: z.string(), cpus: z.number(), memGiB: z.number(), node: z.string() }),
   engine: z.object({ version: z.string(), apiVersion: z.string() }).optional(),
   /** The machine's pace when the run started (lab/core/pace.ts): what its bring-up deadlines were multiplied by. */
-  pace: z.object({ factor: z.number(), calibrationMs: z.number(), referenceMs: z.number(), load: z.number(), cores: z.number(), source: z.enum(["measured", "FLEETLAB_PACE"]) }).optional(),
+  pace: z.object({ factor: z.number(), calibrationMs: z.number(), referenceMs: z.number(), load: z.number(), cores: z.number(), own: z.number().optional(), source: z.enum(["measured", "FLEETLAB_PACE"]) }).optional(),
+  /** The lab's CPU share (lab/core/cpu-share.ts): whether its process and containers were weighted before the work beside them, and how or why not. */
+  cpuShare: z.object({ claimed: z.boolean(), how: z.string() }).optional(),
   /** The machine's pace as it was sampled through the run (lab/core/pace.ts): [ms since start, load, unclamped factor], every 10th sample. */
   paceTrace: z.array(z.tuple([z.number(), z.number(), z.number()])).optional(),
   /** The lab's own process: its event loop's late ticks of 250 ms or more and of 1 s or more, the longest, and its delay percentiles (lab/core/stalls.ts). */

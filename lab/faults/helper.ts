@@ -18,6 +18,7 @@ import { PassThrough } from "node:stream";
 import { docker } from "../engine/docker.ts";
 import { LABEL_HEAL, runLabels } from "../engine/cleanup.ts";
 import { Fault, type Detail, type FaultLab, type FaultOptions } from "./fault.ts";
+import { cpuShare } from "../core/cpu-share.ts";
 
 /** Where a helper keeps the script that undoes its fault (run by heal and by prune). */
 export const HEAL_SCRIPT = "/fleetlab/heal.sh";
@@ -113,6 +114,8 @@ export class Helper {
       HostConfig: {
         NetworkMode: `container:${targetId}`,
         CapAdd: ["NET_ADMIN"],
+        // Under the lab's CPU share when the run claimed it (lab/core/cpu-share.ts).
+        ...(cpuShare().parent ? { CgroupParent: cpuShare().parent } : {}),
         // The helper holds a reference to the target's namespace, nothing else: keep it small.
         Memory: 64 * 2 ** 20,
       },

@@ -24,6 +24,7 @@ import type { Detail, FaultLab, FaultOptions } from "./fault.ts";
 import { anywhere, defineFault } from "./kind.ts";
 import { nowMs } from "./timeline.ts";
 import { waitFor } from "../core/wait.ts";
+import { cpuShare } from "../core/cpu-share.ts";
 import type { TappedLab } from "./wire.ts";
 
 export const KILLER_PORT = 17070;
@@ -90,7 +91,7 @@ export class KillInsideFault extends ContainerFault {
       Image: image,
       Cmd: ["node", "-e", KILLER],
       Labels: { ...runLabels(lab.run.id, "fault-helper"), "fleetlab.lab": lab.id, "fleetlab.fault": this.id, "fleetlab.target": this.alias, [LABEL_HEAL]: "" },
-      HostConfig: { PidMode: `container:${this.containerId}`, NetworkMode: `container:${this.containerId}`, Memory: 64 * 2 ** 20 },
+      HostConfig: { PidMode: `container:${this.containerId}`, NetworkMode: `container:${this.containerId}`, Memory: 64 * 2 ** 20, ...(cpuShare().parent ? { CgroupParent: cpuShare().parent } : {}) },
     });
     this.#killer = c.id;
     await c.start();

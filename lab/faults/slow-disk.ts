@@ -28,6 +28,7 @@ import { gone } from "./container.ts";
 import { Fault, type Detail, type FaultLab, type FaultOptions } from "./fault.ts";
 import { HEAL_SCRIPT, execIn, execOk, shq } from "./helper.ts";
 import { defineFault, needsHelper } from "./kind.ts";
+import { cpuShare } from "../core/cpu-share.ts";
 
 /** What slowDisk delays unless told otherwise: the syscalls that write or change files. */
 export const WRITE_SYSCALLS = [
@@ -135,6 +136,8 @@ export class SlowDiskFault extends Fault {
         PidMode: `container:${this.targetId}`,
         NetworkMode: "none",
         CapAdd: ["SYS_PTRACE"],
+        // Under the lab's CPU share when the run claimed it (lab/core/cpu-share.ts).
+        ...(cpuShare().parent ? { CgroupParent: cpuShare().parent } : {}),
         Memory: 64 * 2 ** 20,
       },
     });

@@ -11,6 +11,7 @@ import type { Capabilities } from "../engine/capabilities.ts";
 import type { TopologySpec } from "../definitions/spec.ts";
 import { HttpOnLabNetwork, inspectRunning, logTail } from "./wait-http.ts";
 import { LabError } from "../core/log.ts";
+import { cpuShare } from "../core/cpu-share.ts";
 import { LabInfraError, SystemUnderTestError } from "../definitions/verdict.ts";
 import { StopWaiting, WaitTimeout } from "../core/wait.ts";
 
@@ -81,6 +82,9 @@ export class MemberContainer extends GenericContainer {
     this.withLabels(labLabels(lab, kind, alias)).withName(`fleetlab-${lab.id}-${alias}`).withNetworkMode(lab.network.name);
     this.createOpts.NetworkingConfig = { EndpointsConfig: { [lab.network.name]: { Aliases: [alias] } } };
     this.hostConfig.DnsOptions = ["timeout:1", "attempts:1"];
+    // Under the lab's CPU share when the run claimed it (lab/core/cpu-share.ts).
+    const parent = cpuShare().parent;
+    if (parent) this.hostConfig.CgroupParent = parent;
   }
 
   /** A named volume on /home/lab (OpenClaw's state and identity), created at start, kept across restarts. */

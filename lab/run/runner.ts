@@ -13,12 +13,13 @@ import { finished } from "node:stream/promises";
 import { writeJson } from "../evidence/write.ts";
 import { sealFolder } from "../evidence/redact.ts";
 import { machineBusyIn, monitor, pace, paceLine, pacedTimer, type PaceMonitor } from "../core/pace.ts";
+import { claimCpuShare } from "../core/cpu-share.ts";
 import { admit, SCENARIO_ATTEMPTS, START_ATTEMPTS, starvedStart } from "./admission.ts";
 import { junitXml } from "../evidence/junit.ts";
 import { writeReportHtml, type ReportWritten } from "../evidence/report-html.ts";
 import path from "node:path";
 import { interrupted as interruptedRun, pruneDeadRuns } from "../engine/cleanup.ts";
-import { engineTrouble, isEngineApiError, requireEngine } from "../engine/docker.ts";
+import { engineCgroups, engineTrouble, isEngineApiError, requireEngine } from "../engine/docker.ts";
 import type { PhaseRow, Run } from "../evidence/run.ts";
 import { LabError, info, step } from "../core/log.ts";
 import type { Scenario, ScenarioContext } from "../scenario.ts";
@@ -764,7 +765,7 @@ class ScenarioRun {
     const phases = [...this.phases.rows];
     const premises = this.#seen.premises?.length ? [...this.#seen.premises] : undefined;
     const startAttempts = this.#startAttempts.length ? this.#startAttempts : undefined;
-    const paceRow = worst ? { worst: worst.raw, load: worst.load, ...(busy ? { busy } : {}) } : undefined;
+    const paceRow = worst ? { worst: worst.raw, load: worst.load, ...(worst.own !== undefined ? { own: worst.own } : {}), ...(busy ? { busy } : {}) } : undefined;
     const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases, premises, machineBusy: busy, startAttempts, stray: this.#straying || undefined, ...(judged.failedSteps.length ? { failedSteps: judged.failedSteps } : {}) };
     if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
     run.update((rec) => {
@@ -865,11 +866,16 @@ export async function runLanes(
 export async function startRun(run: Run, spec: TopologySpec, plan: Scenario[]): Promise<void> {
   StallWatch.get(); // from here on, stalls of this process are seen
   const engine = await requireEngine();
+  // Before the pace's first reading and before any container: the pace counts the lab's own load
+  // when the share is claimed, and every member is created under it.
+  const share = claimCpuShare(await engineCgroups());
+  info(`CPU share: ${share.how}`);
   // Measured before the run's own labs load the machine: what its bring-up deadlines are scaled by.
   const machinePace = pace();
   info(paceLine(machinePace));
   run.update((r) => {
     r.engine = engine;
+    r.cpuShare = { claimed: share.claimed, how: share.how };
     r.topology = spec;
     r.plan = runOrder(plan).map((s) => s.name);
     r.pace = machinePace;

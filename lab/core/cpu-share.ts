@@ -1,0 +1,195 @@
+// The lab's CPU share. A lab on a busy machine (a build, a test run, busy loops beside it) used to
+// get a fifth of the CPU or less: every task on the machine weighs the same, and a lab is a few of
+// them among many. Its deadlines then stretched beyond the plan and its verdicts read unknown.
+// When it can, the lab claims the CPU the way a dedicated runner would: its own process and its
+// containers run in one cgroup, `fleetlab`, whose CPU weight is the largest the kernel takes, so
+// the work beside the lab gets the CPU whenever the lab does not want it, and waits while it does.
+// The work beside it still runs (nothing is stopped or slowed beyond that), and the disk is not
+// claimed: a lab slowed on the disk shows it in its own load (tasks waiting on I/O count).
+//
+// What it takes: root, a local engine whose cgroup driver is cgroupfs (`make engine`'s dockerd is;
+// a systemd-driven engine places containers in slices of its own), and the cgroup filesystem
+// (v1's cpu controller, or v2 with the cpu controller). Otherwise the lab runs as before and the
+// run header says why: the pace (lab/core/pace.ts) then reads the machine's load, and a deadline
+// that passes beyond the plan is unknown, naming it. FLEETLAB_CPU_SHARE=0 leaves the machine's
+// scheduling alone.
+//
+// The pace needs to know how busy the lab itself is, not the machine: with the share claimed, the
+// machine's load average counts the work beside the lab that no longer slows it. labRunnable()
+// counts the lab's tasks that are running, waiting for a CPU or waiting on the disk (what the load
+// average counts, for the lab's cgroup alone).
+import fs from "node:fs";
+import path from "node:path";
+
+/** The cgroup's name under the hierarchy's root; containers are created with CgroupParent "/fleetlab". */
+export const CGROUP = "fleetlab";
+/** The lab's own process goes into a leaf beside the containers' groups (cgroup v2 allows processes only in leaves). */
+const OWN = "lab";
+/** The largest weights the kernel takes: cpu.shares (v1) 262144, cpu.weight (v2) 10000; the default is 1024 / 100. */
+export const SHARES_V1 = 262_144;
+export const WEIGHT_V2 = 10_000;
+
+export interface CpuShare {
+  /** Whether the lab's process and containers run in the weighted cgroup. */
+  claimed: boolean;
+  /** For the containers: HostConfig.CgroupParent, when claimed. */
+  parent?: string;
+  /** "cgroup v1 cpu.shares=262144 on /fleetlab (2 tasks of the engine's in it too)", or why not. */
+  how: string;
+  /** The cgroup's folder (the cpu hierarchy's), when claimed. */
+  dir?: string;
+  version?: 1 | 2;
+}
+
+/** What the engine says of itself (docker info), for the claim. */
+export interface EngineCgroups {
+  driver?: string;
+  version?: string;
+  /** The engine runs on this machine (a unix socket, no DOCKER_HOST elsewhere). */
+  local: boolean;
+}
+
+let current: CpuShare = { claimed: false, how: "not claimed yet" };
+
+/** The share as claimed by this process (claimCpuShare), for members and the pace. */
+export function cpuShare(): CpuShare {
+  return current;
+}
+
+/**
+ * Claim the CPU share for this process and the containers it creates from now on. Never throws:
+ * a claim that cannot be made is said in `how` and the lab goes on without it. `root` is the
+ * cgroup filesystem's mount (a test passes a folder of its own).
+ */
+export function claimCpuShare(engine: EngineCgroups, opts: { root?: string; procRoot?: string; env?: NodeJS.ProcessEnv; uid?: number; pid?: number } = {}): CpuShare {
+  const env = opts.env ?? process.env;
+  const root = opts.root ?? "/sys/fs/cgroup";
+  const procRoot = opts.procRoot ?? "/proc";
+  const uid = opts.uid ?? process.getuid?.() ?? -1;
+  const pid = opts.pid ?? process.pid;
+  const off = (how: string): CpuShare => (current = { claimed: false, how });
+  const flag = env.FLEETLAB_CPU_SHARE?.trim();
+  if (flag === "0") return off("left alone (FLEETLAB_CPU_SHARE=0)");
+  if (flag && flag !== "1") return off(`left alone: FLEETLAB_CPU_SHARE=${flag} is neither 0 nor 1`);
+  if (uid !== 0) return off("not claimed: the lab runs as uid " + uid + " and only root may weight a cgroup");
+  if (!engine.local) return off("not claimed: the engine runs on another machine (DOCKER_HOST)");
+  if (engine.driver !== "cgroupfs") return off(`not claimed: the engine's cgroup driver is ${engine.driver ?? "unknown"}, not cgroupfs`);
+  try {
+    if (fs.existsSync(path.join(root, "cpu", "cpu.shares"))) {
+      const dir = path.join(root, "cpu", CGROUP);
+      fs.mkdirSync(path.join(dir, OWN), { recursive: true });
+      fs.writeFileSync(path.join(dir, "cpu.shares"), String(SHARES_V1));
+      fs.writeFileSync(path.join(dir, OWN, "cgroup.procs"), String(pid));
+      const engineMoved = moveEngine(dir, procRoot);
+      return (current = { claimed: true, parent: `/${CGROUP}`, dir, version: 1, how: `cgroup v1 /${CGROUP} with cpu.shares ${SHARES_V1} (the default is 1024): the lab's process, containers${engineMoved} before the work beside them` });
+    }
+    if (fs.existsSync(path.join(root, "cgroup.controllers"))) {
+      if (!fs.readFileSync(path.join(root, "cgroup.controllers"), "utf8").split(/\s+/).includes("cpu")) return off("not claimed: cgroup v2 without the cpu controller");
+      const dir = path.join(root, CGROUP);
+      fs.mkdirSync(path.join(dir, OWN), { recursive: true });
+      if (!fs.readFileSync(path.join(root, "cgroup.subtree_control"), "utf8").split(/\s+/).includes("cpu")) fs.writeFileSync(path.join(root, "cgroup.subtree_control"), "+cpu");
+      fs.writeFileSync(path.join(dir, "cpu.weight"), String(WEIGHT_V2));
+      fs.writeFileSync(path.join(dir, OWN, "cgroup.procs"), String(pid));
+      const engineMoved = moveEngine(dir, procRoot);
+      return (current = { claimed: true, parent: `/${CGROUP}`, dir, version: 2, how: `cgroup v2 /${CGROUP} with cpu.weight ${WEIGHT_V2} (the default is 100): the lab's process, containers${engineMoved} before the work beside them` });
+    }
+    return off(`not claimed: no cgroup filesystem with a cpu controller at ${root}`);
+  } catch (err) {
+    return off(`not claimed: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * The engine's own processes (dockerd, containerd) into the cgroup's `engine` leaf: every container
+ * start, exec and log read of the lab goes through them. Done when the claim is made, for the
+ * local cgroupfs engine only; they stay there after the run (the weight only matters while the
+ * lab wants the CPU). Returns ", the engine's dockerd and containerd" for the header, or "".
+ */
+function moveEngine(dir: string, procRoot: string): string {
+  const moved: string[] = [];
+  let pids: string[] = [];
+  try {
+    pids = fs.readdirSync(procRoot).filter((p) => /^\d+$/.test(p));
+  } catch {
+    return "";
+  }
+  for (const p of pids) {
+    try {
+      const comm = fs.readFileSync(path.join(procRoot, p, "comm"), "utf8").trim();
+      if (comm !== "dockerd" && comm !== "containerd") continue;
+      fs.mkdirSync(path.join(dir, "engine"), { recursive: true });
+      fs.writeFileSync(path.join(dir, "engine", "cgroup.procs"), p);
+      if (!moved.includes(comm)) moved.push(comm);
+    } catch {
+      /* gone, or not ours to move */
+    }
+  }
+  return moved.length ? `, the engine's ${moved.sort().reverse().join(" and ")}` : "";
+}
+
+/** Forget the claim (tests). */
+export function resetCpuShare(): void {
+  current = { claimed: false, how: "not claimed yet" };
+}
+
+/**
+ * The lab's tasks that count toward a load average right now: threads of the lab's cgroup (its
+ * process and every container under it) running or waiting for a CPU (R) or waiting on the disk
+ * (D). Undefined when the share is not claimed. `procRoot` for tests.
+ */
+export function labRunnable(share: CpuShare = current, procRoot = "/proc"): number | undefined {
+  if (!share.claimed || !share.dir) return undefined;
+  let n = 0;
+  for (const tid of threadsUnder(share.dir, share.version === 2 ? "cgroup.threads" : "tasks")) {
+    try {
+      const stat = fs.readFileSync(path.join(procRoot, tid, "stat"), "utf8");
+      const state = stat[stat.lastIndexOf(")") + 2];
+      if (state === "R" || state === "D") n++;
+    } catch {
+      /* gone since the list was read */
+    }
+  }
+  return n;
+}
+
+/** Every thread id listed in `file` in dir and the folders below it. */
+function threadsUnder(dir: string, file: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (e.isDirectory()) walk(path.join(d, e.name));
+      else if (e.name === file) {
+        try {
+          for (const t of fs.readFileSync(path.join(d, e.name), "utf8").split("\n")) if (t) out.push(t);
+        } catch {
+          /* removed meanwhile */
+        }
+      }
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/**
+ * The lab's own load: an exponentially damped average of labRunnable(), like the kernel's
+ * 1-minute load average (a sample every `intervalMs`, decaying over a minute).
+ */
+export class OwnLoad {
+  #value: number | undefined;
+  readonly #decay: number;
+  constructor(intervalMs: number) {
+    this.#decay = Math.exp(-intervalMs / 60_000);
+  }
+  /** Add a count; the average so far (the first count starts it). */
+  add(count: number): number {
+    this.#value = this.#value === undefined ? count : this.#value * this.#decay + count * (1 - this.#decay);
+    return Math.round(this.#value * 100) / 100;
+  }
+}
