@@ -55,6 +55,13 @@ describe("the pace follows the machine while the run goes on", () => {
     // The reading in force at a window's start counts, so a short window inside a busy stretch is named too.
     expect(m.busierThanPlanned(12_000, 13_000)).toMatch(/pace 9.00x/);
   });
+  it("with the lab's CPU share claimed, the lab's own load counts, not the machine's: load 13 beside it, own 2 on 2 cores is 2x; own 14 is beyond the plan and named", () => {
+    const m = new PaceMonitor(2);
+    expect(m.record(0, 13, 1, 2)).toMatchObject({ load: 13, own: 2, raw: 2 });
+    expect(m.busierThanPlanned(0, 1_000)).toBeUndefined();
+    m.record(2_000, 13, 1, 14);
+    expect(m.busierThanPlanned(0, 3_000)).toMatch(/pace 8.00x at worst \(the lab's own load 14 with its CPU share, the machine's 13, on 2 cores/);
+  });
   it("the CPU calibration counts as well as the load (median of the last five)", () => {
     const m = mon([[0, 0, 3], [1, 0, 3], [2, 0, 1], [3, 0, 3], [4, 0, 8]]);
     expect(m.factorAt(4)).toBe(3);
