@@ -3,7 +3,7 @@ import { docker } from "../lab/engine/docker.ts";
 import { faults } from "../lab/faults/index.ts";
 import * as op from "../lab/clients/operator.ts";
 import { describeSession } from "../lab/clients/sessions.ts";
-import { defineScenario } from "../lab/scenario.ts";
+import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { waitReconnect } from "../lab/kits/node-wire.ts";
 import { bundleKept, nodeView, waitBundleInstalled, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { scene } from "../lab/kits/scene.ts";
@@ -16,10 +16,28 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 // itself; pairing (device and node), sessions and their placements must persist; the next
 // turn in each placed session must complete. How long each reconnection took is recorded.
 // The lab's operator socket dies with the gateway and is reconnected here (same identity).
+const findings: FindingRecord[] = [
+  {
+    // Seen once in about ten runs on 2026-12-03 (fresh-clone make test, run
+    // 20261203-194739-f2517fe07eaa466e): after the restart the gateway sent node-2 a
+    // worker.environment.stop.v1 right after it reconnected (node-1 got none), node-2 then ran
+    // its turn from the same bundle directory, and node.list still gave node-2 no workerBundle 30 s
+    // after the turns. Which node it hits is not fixed, so the signature counts nodes.
+    id: "R-gateway-restart-bundles",
+    expectation: "after the restart and the next turns, node.list says each node's worker bundle is installed, the same bundle directory as before",
+    signature: { nodes: 2, installed: 1, notReported: 1, sameBundleDir: true },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    intermittent: true,
+    evidence: "fixtures/findings/R-gateway-restart-bundles.json",
+  },
+];
+
 export default defineScenario({
   name: "gateway-restart",
   proves: "after a graceful gateway restart every node reconnects on its own without re-pairing, sessions and their placements persist, and the next turn in each placed session completes on its node",
   topology: "shared",
+  findings,
   timeoutMs: 300_000,
   async run(ctx) {
     const { lab, log, check, signal } = ctx;
@@ -107,11 +125,13 @@ export default defineScenario({
         observed: turns.map((t) => ({ node: t.node, ok: t.proof.holds, ...t.observed })),
       });
       const bundles = await Promise.all(nodes.map(async (n) => ({ node: n, ...(await bundleKept(lab, n, viewsBefore[n]!)) })));
+      log(`bundles after the turns: ${JSON.stringify(bundles.map((b) => ({ node: b.node, ...b.observed })))}`);
       check({
         id: "R-gateway-restart-bundles",
         expectation: "after the restart and the next turns, node.list says each node's worker bundle is installed, the same bundle directory as before",
         holds: bundles.every((b) => b.holds),
-        observed: bundles.map((b) => ({ node: b.node, ...b.observed })),
+        // Counted, not per node: which node the gateway forgets is not fixed (the log line names them).
+        observed: { nodes: bundles.length, installed: bundles.filter((b) => b.observed.status === "installed").length, notReported: bundles.filter((b) => b.observed.status === null).length, sameBundleDir: bundles.every((b) => b.observed.sameBundleDir) },
       });
 
       Object.assign(evidence, {

@@ -35,6 +35,16 @@ describe("findings", () => {
     expect(same.note).toBe("registered finding F-run-stays-running did not reproduce on 2026.9.6 (the record lists 2026.9.6)");
   });
 
+  it("an intermittent finding (a race seen in some runs): a run where it holds reads pass with a note on a listed version, fixed? on another; its signature is a known finding; another shortfall fails", () => {
+    const flaky: FindingRecord[] = [{ ...registry[0]!, intermittent: true }];
+    const held = judge(flaky, { ...base, holds: true });
+    expect(held.outcome).toBe("pass");
+    expect(held.note).toMatch(/registered intermittent finding F-run-stays-running not seen in this run on 2026.9.6/);
+    expect(judge(flaky, { ...base, version: "2027.1.1", holds: true }).outcome).toBe("fixed?");
+    expect(judge(flaky, { ...base, holds: false, observed: { placement: "active", session: "running" } }).outcome).toBe("known-finding");
+    expect(judge(flaky, { ...base, holds: false, observed: { session: "running", placement: "failed" } }).outcome).toBe("fail");
+  });
+
   it("on a version the record does not list, a check that holds is still fixed?, not a silent pass", () => {
     const newer = judge(registry, { ...base, version: "2027.1.1", holds: true });
     expect(newer.outcome).toBe("fixed?");
