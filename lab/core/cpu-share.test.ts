@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CGROUP, claimCpuShare, cpuShare, labRunnable, OwnLoad, resetCpuShare, SHARES_V1, WEIGHT_V2 } from "./cpu-share.ts";
 
-const local = { driver: "cgroupfs", version: "1", local: true };
+const local = { driver: "cgroupfs", local: true };
 let tmp: string;
 function tree(): { root: string; proc: string } {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-cgroup-"));
@@ -47,7 +47,7 @@ describe("claimCpuShare", () => {
     const { root, proc: p } = tree();
     fs.writeFileSync(path.join(root, "cgroup.controllers"), "cpuset cpu io memory pids\n");
     fs.writeFileSync(path.join(root, "cgroup.subtree_control"), "cpuset memory\n");
-    const s = claimCpuShare({ ...local, version: "2" }, { root, procRoot: p, uid: 0, pid: 7, env: {} });
+    const s = claimCpuShare(local, { root, procRoot: p, uid: 0, pid: 7, env: {} });
     expect(s).toMatchObject({ claimed: true, version: 2 });
     expect(fs.readFileSync(path.join(root, "cgroup.subtree_control"), "utf8")).toBe("+cpu");
     expect(fs.readFileSync(path.join(root, CGROUP, "cpu.weight"), "utf8")).toBe(String(WEIGHT_V2));

@@ -44,7 +44,6 @@ export interface CpuShare {
 /** What the engine says of itself (docker info), for the claim. */
 export interface EngineCgroups {
   driver?: string;
-  version?: string;
   /** The engine runs on this machine (a unix socket, no DOCKER_HOST elsewhere). */
   local: boolean;
 }
@@ -75,28 +74,31 @@ export function claimCpuShare(engine: EngineCgroups, opts: { root?: string; proc
   if (!engine.local) return off("not claimed: the engine runs on another machine (DOCKER_HOST)");
   if (engine.driver !== "cgroupfs") return off(`not claimed: the engine's cgroup driver is ${engine.driver ?? "unknown"}, not cgroupfs`);
   try {
-    if (fs.existsSync(path.join(root, "cpu", "cpu.shares"))) {
-      const dir = path.join(root, "cpu", CGROUP);
-      fs.mkdirSync(path.join(dir, OWN), { recursive: true });
-      fs.writeFileSync(path.join(dir, "cpu.shares"), String(SHARES_V1));
-      fs.writeFileSync(path.join(dir, OWN, "cgroup.procs"), String(pid));
-      const engineMoved = moveEngine(dir, procRoot);
-      return (current = { claimed: true, parent: `/${CGROUP}`, dir, version: 1, how: `cgroup v1 /${CGROUP} with cpu.shares ${SHARES_V1} (the default is 1024): the lab's process, containers${engineMoved} before the work beside them` });
-    }
-    if (fs.existsSync(path.join(root, "cgroup.controllers"))) {
-      if (!fs.readFileSync(path.join(root, "cgroup.controllers"), "utf8").split(/\s+/).includes("cpu")) return off("not claimed: cgroup v2 without the cpu controller");
-      const dir = path.join(root, CGROUP);
-      fs.mkdirSync(path.join(dir, OWN), { recursive: true });
-      if (!fs.readFileSync(path.join(root, "cgroup.subtree_control"), "utf8").split(/\s+/).includes("cpu")) fs.writeFileSync(path.join(root, "cgroup.subtree_control"), "+cpu");
-      fs.writeFileSync(path.join(dir, "cpu.weight"), String(WEIGHT_V2));
-      fs.writeFileSync(path.join(dir, OWN, "cgroup.procs"), String(pid));
-      const engineMoved = moveEngine(dir, procRoot);
-      return (current = { claimed: true, parent: `/${CGROUP}`, dir, version: 2, how: `cgroup v2 /${CGROUP} with cpu.weight ${WEIGHT_V2} (the default is 100): the lab's process, containers${engineMoved} before the work beside them` });
-    }
-    return off(`not claimed: no cgroup filesystem with a cpu controller at ${root}`);
+    const h = hierarchy(root);
+    if (typeof h === "string") return off(h);
+    const dir = path.join(h.root, CGROUP);
+    fs.mkdirSync(path.join(dir, OWN), { recursive: true });
+    h.enable?.();
+    fs.writeFileSync(path.join(dir, h.file), String(h.weight));
+    fs.writeFileSync(path.join(dir, OWN, "cgroup.procs"), String(pid));
+    const engineMoved = moveEngine(dir, procRoot);
+    return (current = { claimed: true, parent: `/${CGROUP}`, dir, version: h.version, how: `cgroup v${h.version} /${CGROUP} with ${h.file} ${h.weight} (the default is ${h.default}): the lab's process, containers${engineMoved} before the work beside them` });
   } catch (err) {
     return off(`not claimed: ${(err as Error).message}`);
   }
+}
+
+/**
+ * Where the CPU weight is set on this machine: v1's cpu hierarchy (cpu.shares), or v2's unified one
+ * (cpu.weight, the cpu controller enabled below the root first). A string says why neither.
+ */
+function hierarchy(root: string): { root: string; version: 1 | 2; file: string; weight: number; default: number; enable?: () => void } | string {
+  if (fs.existsSync(path.join(root, "cpu", "cpu.shares"))) return { root: path.join(root, "cpu"), version: 1, file: "cpu.shares", weight: SHARES_V1, default: 1024 };
+  if (!fs.existsSync(path.join(root, "cgroup.controllers"))) return `not claimed: no cgroup filesystem with a cpu controller at ${root}`;
+  const has = (file: string) => fs.readFileSync(path.join(root, file), "utf8").split(/\s+/).includes("cpu");
+  if (!has("cgroup.controllers")) return "not claimed: cgroup v2 without the cpu controller";
+  const enable = () => void (has("cgroup.subtree_control") || fs.writeFileSync(path.join(root, "cgroup.subtree_control"), "+cpu"));
+  return { root, version: 2, file: "cpu.weight", weight: WEIGHT_V2, default: 100, enable };
 }
 
 /**

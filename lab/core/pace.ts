@@ -233,10 +233,13 @@ function sampleNow(m: PaceMonitor): PaceSample {
   const t0 = performance.now();
   crypto.createHash("sha256").update(chunk).digest();
   const ms = performance.now() - t0;
-  const own = labRunnable();
-  return m.record(Date.now(), Math.round(os.loadavg()[0]! * 100) / 100, ms / ((REFERENCE_MS * SAMPLE_MIB) / 64), own === undefined ? undefined : (ownLoad ??= new OwnLoad(SAMPLE_MS)).add(own));
+  return m.record(Date.now(), Math.round(os.loadavg()[0]! * 100) / 100, ms / ((REFERENCE_MS * SAMPLE_MIB) / 64), ownLoadAdd(labRunnable()));
 }
 let ownLoad: OwnLoad | undefined;
+/** The lab's own load with this count added, or undefined when the lab holds no CPU share. */
+function ownLoadAdd(runnable: number | undefined): number | undefined {
+  return runnable === undefined ? undefined : (ownLoad ??= new OwnLoad(SAMPLE_MS)).add(runnable);
+}
 let chunkBuf: Buffer | undefined;
 function sampleChunk(): Buffer {
   return (chunkBuf ??= Buffer.alloc(SAMPLE_MIB * 2 ** 20, 7));
@@ -250,7 +253,7 @@ export function monitor(): PaceMonitor {
   const runnable = labRunnable();
   const cal = calibrate();
   const load = Math.round(os.loadavg()[0]! * 100) / 100;
-  const own = runnable === undefined ? undefined : (ownLoad ??= new OwnLoad(SAMPLE_MS)).add(runnable);
+  const own = ownLoadAdd(runnable);
   // The full calibration counts as several samples' worth, so the first minutes are not one time slice.
   for (let i = 0; i < CALIBRATIONS; i++) m.record(Date.now(), load, cal / REFERENCE_MS, own);
   first = { factor: m.factorAt(Date.now()), calibrationMs: Math.round(cal * 10) / 10, referenceMs: REFERENCE_MS, load, cores: m.cores, source: m.fixed ? "FLEETLAB_PACE" : "measured" };

@@ -66,8 +66,8 @@ export async function engineCgroups(): Promise<EngineCgroups> {
   const host = process.env.DOCKER_HOST;
   const local = !host || host.startsWith("unix://");
   try {
-    const i = (await docker().info()) as { CgroupDriver?: string; CgroupVersion?: string };
-    return { driver: i.CgroupDriver, version: i.CgroupVersion, local };
+    const i = (await docker().info()) as { CgroupDriver?: string };
+    return { driver: i.CgroupDriver, local };
   } catch {
     return { local };
   }
