@@ -11,7 +11,7 @@ import { barePathMap, rewritePaths, rewriteStateDb, tarEntries, unpackInto } fro
 import { gatewayConfig } from "../members/gateway.ts";
 import { parseTopology } from "../definitions/spec.ts";
 import { niceScale, scalePlotHtml } from "./plot.ts";
-import { suiteScenarios, suiteTable, type SuiteBench } from "./suite.ts";
+import { suiteScenarios, suiteTable, SUITE_HEAD, type SuiteBench } from "./suite.ts";
 import { stat, wireTimingRows } from "./wire-timing.ts";
 import type { Scenario } from "../scenario.ts";
 
@@ -82,7 +82,7 @@ describe("the suite part", () => {
     expect(() => suiteScenarios(all, "nope")).toThrow(/unknown scenario: nope. Known scenarios: b, a, smoke/);
   });
 
-  it("the per-scenario table: slowest first, then each lab's bring-up", () => {
+  it("the per-scenario table: slowest first, where each one's time went, their sum, then each lab's bring-up", () => {
     const b: SuiteBench = {
       run: "r",
       dir: "d",
@@ -91,15 +91,17 @@ describe("the suite part", () => {
       scenariosS: 90,
       results: [
         { name: "smoke", verdict: "pass", seconds: 3.21 },
-        { name: "capacity", verdict: "known-finding", seconds: 40 },
+        { name: "capacity", verdict: "known-finding", seconds: 40, labS: 12, waits: { bodyS: 27, windowS: 20, observedS: 4, requestS: 1.5, pauseS: 1 } },
       ],
       labs: [{ name: "shared-lab", nodes: 2, ready: 15.5, up: 17, snapshot: "restored" }],
     };
     expect(suiteTable(b)).toEqual([
-      ["capacity", "40.0", "known-finding"],
-      ["smoke", "3.2", "pass"],
-      ["  lab shared-lab (2 node hosts) ready", "15.5", "restored"],
+      ["capacity", "40.0", "known-finding", "12.0", "20.0", "4.0", "1.5", "1.0", "0.5"],
+      ["smoke", "3.2", "pass", "-", "-", "-", "-", "-", "-"],
+      ["(sum over the suite)", "43.2", "", "12.0", "20.0", "4.0", "1.5", "1.0", "0.5"],
+      ["  lab shared-lab (2 node hosts) ready", "15.5", "restored", "", "", "", "", "", ""],
     ]);
+    expect(SUITE_HEAD).toHaveLength(9);
   });
 });
 

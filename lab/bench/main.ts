@@ -48,7 +48,7 @@ import { BareTopology } from "./bare.ts";
 import { benchFaults, benchRows } from "./faults.ts";
 import { containerPeakMiB, treePeakMiB } from "./memory.ts";
 import { scalePlotHtml, type ScalePoint } from "./plot.ts";
-import { benchSuite, suiteScenarios, suiteTable, SUITE_TARGET_S, type SuiteBench } from "./suite.ts";
+import { benchSuite, suiteScenarios, suiteTable, SUITE_HEAD, SUITE_TARGET_S, type SuiteBench } from "./suite.ts";
 import { setting } from "../definitions/settings.ts";
 import { LabError } from "../core/log.ts";
 
@@ -425,7 +425,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
   out.push(table(HEAD, rows));
   if (suite) {
     out.push(`\nscenario suite: run ${suite.run}, wall ${secs(suite.wallS)} (scenarios ${secs(suite.scenariosS)}), evidence ${suite.dir}\n`);
-    out.push(table(["scenario", "seconds", "verdict"], suiteTable(suite)));
+    out.push(table(SUITE_HEAD, suiteTable(suite)));
   }
   if (typeof raw.plot === "string") out.push(`\nplot (ready and memory per node host vs NODES): ${raw.plot}`);
   writeJson(run.file("bench.json"), { rows, ...raw });

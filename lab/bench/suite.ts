@@ -3,7 +3,7 @@
 // headless Chromium), timed: the whole suite's wall time, each scenario's seconds and verdict,
 // and every lab's bring-up (the shared lab's first of all). The bench is handed the scenarios
 // (the lab never imports them): lab/bench/main.ts loads them from the scenarios folder.
-import type { Run } from "../evidence/run.ts";
+import type { Run, ScenarioRow } from "../evidence/run.ts";
 import { faultScenario, lookAtReport } from "../evidence/report-check.ts";
 import { lanesFromEnv } from "../definitions/settings.ts";
 import { LabPool, resolveScenarios, runLanes, writeRunReports, type ScenarioResult } from "../run/runner.ts";
@@ -34,8 +34,16 @@ export interface SuiteBench {
   scenariosS: number;
   reportCheckS?: number;
   reportCheck?: string;
-  results: Pick<ScenarioResult, "name" | "verdict" | "seconds">[];
+  results: SuiteRow[];
   labs: LabBringUp[];
+}
+
+/** One scenario of the suite: its time, and where it went (run.json's phases and waits). */
+export interface SuiteRow extends Pick<ScenarioResult, "name" | "verdict" | "seconds"> {
+  /** Its own lab's bring-up (phase "lab"; 0 on a lane's shared lab once up). */
+  labS?: number;
+  /** Its body's waits (lab/core/waits.ts), as in run.json. */
+  waits?: ScenarioRow["waits"];
 }
 
 /** The scenarios the suite runs: `names` (space separated, e.g. BENCH_SUITE_SCENARIOS) or every one. */
@@ -84,14 +92,34 @@ export async function benchSuite(scenarios: Scenario[], spec: TopologySpec, run:
     scenariosS,
     reportCheckS,
     reportCheck,
-    results: results.map((r) => ({ name: r.name, verdict: r.verdict, seconds: r.seconds })),
+    results: results.map((r) => suiteRow(r, run.record.scenarios.find((x) => x.name === r.name))),
     labs,
   };
 }
 
-/** The per-scenario table: [scenario, seconds, verdict], slowest first, then the labs' bring-ups. */
+/** A scenario's result with where its time went, from its row in run.json. */
+export function suiteRow(r: Pick<ScenarioResult, "name" | "verdict" | "seconds">, row: ScenarioRow | undefined): SuiteRow {
+  const lab = row?.phases?.find((p) => p.name === "lab");
+  return { name: r.name, verdict: r.verdict, seconds: r.seconds, ...(lab ? { labS: lab.ms / 1000 } : {}), ...(row?.waits ? { waits: row.waits } : {}) };
+}
+
+export const SUITE_HEAD = ["scenario", "seconds", "verdict", "own lab up", "windows run out", "awaiting OpenClaw", "its answers", "pauses", "lab's own work"];
+
+/**
+ * The per-scenario table, slowest first, then the labs' bring-ups: each scenario's seconds split
+ * into its own lab's bring-up and its body's waits (lab/core/waits.ts): windows an expectation
+ * imposes (run to their end), waits that ended when OpenClaw did what was awaited, requests
+ * awaiting the gateway's answers, the scenario's pauses, and the rest (the lab's own work:
+ * faults, commands in containers, reading evidence).
+ * The last row sums them over the suite.
+ */
 export function suiteTable(b: SuiteBench): string[][] {
-  const rows = [...b.results].sort((x, y) => y.seconds - x.seconds).map((r) => [r.name, r.seconds.toFixed(1), r.verdict]);
-  const labs = b.labs.map((l) => [`  lab ${l.name} (${l.nodes} node hosts) ready`, l.ready.toFixed(1), l.snapshot ?? "-"]);
-  return [...rows, ...labs];
+  const f = (x: number | undefined) => (x === undefined ? "-" : x.toFixed(1));
+  const rest = (r: SuiteRow) => (r.waits ? Math.max(0, r.waits.bodyS - r.waits.windowS - r.waits.observedS - (r.waits.requestS ?? 0) - r.waits.pauseS) : undefined);
+  const cells = (r: SuiteRow) => [r.labS, r.waits?.windowS, r.waits?.observedS, r.waits?.requestS, r.waits?.pauseS, rest(r)];
+  const rows = [...b.results].sort((x, y) => y.seconds - x.seconds).map((r) => [r.name, r.seconds.toFixed(1), r.verdict, ...cells(r).map(f)]);
+  const sum = (i: number) => b.results.reduce((a, r) => a + (cells(r)[i] ?? 0), 0);
+  const total = ["(sum over the suite)", f(b.results.reduce((a, r) => a + r.seconds, 0)), "", ...[0, 1, 2, 3, 4, 5].map((i) => f(sum(i)))];
+  const labs = b.labs.map((l) => [`  lab ${l.name} (${l.nodes} node hosts) ready`, l.ready.toFixed(1), l.snapshot ?? "-", "", "", "", "", "", ""]);
+  return [...rows, total, ...labs];
 }

@@ -44,6 +44,7 @@ import { REDACTED, Redactor } from "../evidence/redact.ts";
 import type { TranscriptEntry } from "../evidence/records/index.ts";
 import { DeadlineExceeded, sleep, withDeadline } from "../core/wait.ts";
 import { PacedBudget, pacedTimer } from "../core/pace.ts";
+import { recordWait } from "../core/waits.ts";
 
 export const PROTOCOL_VERSION = 4;
 /** Lab-side deadlines (reference-machine ms, spent at the machine's pace: lab/core/pace.ts). */
@@ -736,7 +737,9 @@ export class GatewayClient {
     if (!this.connected) {
       return Promise.reject(new GatewayError(method, "NOT_CONNECTED", `${this.name} is not connected`));
     }
-    return this.#send(method, params, opts) as Promise<T>;
+    // Time awaiting the answer is the scenario's time spent on OpenClaw (lab/core/waits.ts).
+    const began = Date.now();
+    return (this.#send(method, params, opts) as Promise<T>).finally(() => recordWait("request", began));
   }
 
   #send(method: string, params: unknown, opts: RequestOptions): Promise<unknown> {

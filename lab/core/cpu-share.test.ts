@@ -37,6 +37,9 @@ describe("claimCpuShare", () => {
     expect(s).toMatchObject({ claimed: true, parent: `/${CGROUP}`, version: 1 });
     expect(fs.readFileSync(path.join(root, "cpu", CGROUP, "cpu.shares"), "utf8")).toBe(String(SHARES_V1));
     expect(fs.readFileSync(path.join(root, "cpu", CGROUP, "lab", "cgroup.procs"), "utf8")).toBe("4242");
+    // Inside it, the lab's process and the engine before the containers.
+    expect(fs.readFileSync(path.join(root, "cpu", CGROUP, "lab", "cpu.shares"), "utf8")).toBe(String(SHARES_V1));
+    expect(fs.readFileSync(path.join(root, "cpu", CGROUP, "engine", "cpu.shares"), "utf8")).toBe(String(SHARES_V1));
     // The fake file keeps the last write; the real one takes each pid written to it.
     expect(fs.readFileSync(path.join(root, "cpu", CGROUP, "engine", "cgroup.procs"), "utf8")).toBe("11");
     expect(s.how).toContain("the engine's dockerd and containerd");
@@ -52,6 +55,8 @@ describe("claimCpuShare", () => {
     expect(fs.readFileSync(path.join(root, "cgroup.subtree_control"), "utf8")).toBe("+cpu");
     expect(fs.readFileSync(path.join(root, CGROUP, "cpu.weight"), "utf8")).toBe(String(WEIGHT_V2));
     expect(fs.readFileSync(path.join(root, CGROUP, "lab", "cgroup.procs"), "utf8")).toBe("7");
+    expect(fs.readFileSync(path.join(root, CGROUP, "cgroup.subtree_control"), "utf8")).toBe("+cpu");
+    expect(fs.readFileSync(path.join(root, CGROUP, "lab", "cpu.weight"), "utf8")).toBe(String(WEIGHT_V2));
   });
 
   it("is not claimed, saying why, when it must not or cannot be: FLEETLAB_CPU_SHARE=0, not root, a remote engine, a systemd driver, no cpu controller", () => {

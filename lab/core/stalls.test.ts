@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StallWatch, overlapping, stallNote, stallSummary } from "./stalls.ts";
+import { StallWatch, mainThreadSched, overlapping, stallCause, stallNote, stallSummary } from "./stalls.ts";
 
 describe("stalls of the lab's own process", () => {
   const at = Date.parse("2026-11-30T14:30:52.959Z");
@@ -44,5 +44,31 @@ describe("stalls of the lab's own process", () => {
     expect(s.over1s).toBe(0);
     expect(s.longestMs).toBeGreaterThanOrEqual(250);
     expect(s.longestMs).toBeLessThan(1_000);
+  });
+
+  it("a stall says where the main thread was: on a CPU for a busy loop, blocked for a synchronous wait (the kernel's schedstat)", async () => {
+    if (!mainThreadSched()) return; // a kernel without schedstat: stalls carry no cause (checked below by stallCause alone)
+    const w = StallWatch.get();
+    await new Promise((r) => setTimeout(r, 150));
+    const from = Date.now();
+    const until = Date.now() + 600;
+    while (Date.now() < until); // on a CPU
+    await new Promise((r) => setTimeout(r, 250));
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600); // blocked, off any CPU
+    await new Promise((r) => setTimeout(r, 250));
+    const seen = w.counted.filter((s) => s.endedAt >= from);
+    expect(seen).toHaveLength(2);
+    const [busy, blocked] = seen.map((s) => s.where!);
+    expect(busy!.cpuMs).toBeGreaterThan(busy!.blockedMs);
+    expect(blocked!.blockedMs).toBeGreaterThan(blocked!.cpuMs);
+    expect(blocked!.blockedMs).toBeGreaterThanOrEqual(500);
+    const sum = stallSummary(w, from);
+    expect(sum.where!.cpuMs).toBeGreaterThanOrEqual(busy!.cpuMs);
+    expect(sum.longest).toHaveLength(2);
+  });
+
+  it("the cause splits the interval: CPU and queue time from the readings, the rest blocked; GC no more than the CPU time", () => {
+    expect(stallCause({ cpuMs: 100, queuedMs: 50 }, { cpuMs: 400, queuedMs: 850 }, 1_500, 900)).toEqual({ cpuMs: 300, gcMs: 300, queuedMs: 800, blockedMs: 400 });
+    expect(stallCause({ cpuMs: 0, queuedMs: 0 }, { cpuMs: 10, queuedMs: 0 }, 1_000, 0)).toEqual({ cpuMs: 10, gcMs: 0, queuedMs: 0, blockedMs: 990 });
   });
 });

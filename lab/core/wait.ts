@@ -4,6 +4,7 @@
 // a wait that ends with nothing observed throws: it is never a pass.
 import { step } from "./log.ts";
 import { PacedBudget, pacedTimer } from "./pace.ts";
+import { recordWait } from "./waits.ts";
 
 export interface WaitOptions {
   /**
@@ -74,26 +75,44 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     return step(label, () => waitFor(what, probe, { ...opts, progress: undefined }), { showAfterMs: 1_000 });
   }
   const budget = new PacedBudget(opts.timeoutMs, opts.bound === "expectation");
+  const began = Date.now();
   let lastErr: unknown;
   for (;;) {
     opts.signal?.throwIfAborted();
     try {
       const v = await probe();
-      if (v !== undefined && v !== null && v !== false) return v as T;
+      if (v !== undefined && v !== null && v !== false) {
+        recordWait("observed", began);
+        return v as T;
+      }
     } catch (err) {
       if (err instanceof StopWaiting || opts.signal?.aborted) throw err;
       lastErr = err;
     }
     if (budget.expired()) {
+      recordWait("window", began);
       const state = opts.lastState?.() ?? (lastErr ? `last error: ${(lastErr as Error).message}` : "");
       throw new WaitTimeout(what, opts.timeoutMs, state, budget.busy(), budget.fixed ? undefined : budget.elapsed());
     }
-    await sleep(Math.min(opts.intervalMs ?? 200, budget.leftWallMs()), opts.signal);
+    await pause(Math.min(opts.intervalMs ?? 200, budget.leftWallMs()), opts.signal);
   }
 }
 
-/** A sleep that an AbortSignal ends early (throwing its reason). For pacing, never for deciding outcomes. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/**
+ * A sleep that an AbortSignal ends early (throwing its reason). For pacing, never for deciding
+ * outcomes. Counted as a pause of the scenario it runs in (lab/core/waits.ts).
+ */
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  const began = Date.now();
+  try {
+    await pause(ms, signal);
+  } finally {
+    recordWait("pause", began);
+  }
+}
+
+/** sleep, not recorded: the interval between a wait's polls (the wait itself is). */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {
@@ -183,7 +202,8 @@ export interface Polled<T> {
  * is the latest observation and `ms` says when it was made.
  */
 export async function pollUntil<T>(what: string, probe: () => Promise<T> | T, holds: (v: T) => boolean, opts: PollOptions): Promise<Polled<T>> {
-  const from = opts.from ?? Date.now();
+  const began = Date.now();
+  const from = opts.from ?? began;
   const deadline = from + opts.deadlineMs;
   let seen: { v: T; at: number } | undefined;
   let lastErr: unknown;
@@ -194,16 +214,20 @@ export async function pollUntil<T>(what: string, probe: () => Promise<T> | T, ho
     try {
       const v = await probe();
       seen = { v, at: Date.now() };
-      if (holds(v)) return { held: true, last: v, ms: seen.at - from, polls };
+      if (holds(v)) {
+        recordWait("observed", began);
+        return { held: true, last: v, ms: seen.at - from, polls };
+      }
     } catch (err) {
       if (err instanceof StopWaiting || opts.signal?.aborted) throw err;
       lastErr = err;
     }
     const left = deadline - Date.now();
     if (left <= 0) {
+      recordWait("window", began);
       if (!seen) throw new WaitTimeout(what, opts.deadlineMs, `nothing observed${lastErr ? `; last error: ${(lastErr as Error).message}` : ""}`);
       return { held: false, last: seen.v, ms: seen.at - from, polls };
     }
-    await sleep(Math.min(opts.intervalMs ?? 200, left), opts.signal);
+    await pause(Math.min(opts.intervalMs ?? 200, left), opts.signal);
   }
 }

@@ -46,6 +46,13 @@ export const ScenarioRow = z.object({
   startAttempts: z.array(z.object({ lab: z.string(), attempt: z.number().int().positive(), reason: z.string(), evidence: z.string().optional() })).optional(),
   /** The machine's pace while it ran (lab/core/pace.ts): the worst reading, and why it was busier than planned if it was. */
   pace: z.object({ worst: z.number(), load: z.number(), own: z.number().optional(), busy: z.string().optional() }).optional(),
+  /**
+   * Where its body's time went (lab/core/waits.ts): the body's seconds, and of them the waits that
+   * ran a whole window out (an expectation's bound), that ended when OpenClaw did what was awaited,
+   * requests to the gateway awaiting their answers, and the scenario's own pauses; the rest is the
+   * lab's own work (faults, commands in containers, reading evidence).
+   */
+  waits: z.object({ bodyS: z.number(), windowS: z.number(), observedS: z.number(), requestS: z.number().optional(), pauseS: z.number() }).optional(),
 });
 
 /** One judged expectation (lab/findings/findings.ts CheckResult). */
@@ -72,6 +79,8 @@ export const LabRow = z.object({
   timings: z.record(z.string(), z.number()),
   /** Its bring-up's phases (images, network, members, operator, restore, pairing, snapshot) and down; absent in older run folders. */
   phases: z.array(PhaseRow).optional(),
+  /** CPU seconds its containers had used when it was taken down, by kind of member (a restarted container counts from its last start); with the CPU share claimed. */
+  cpuS: z.record(z.string(), z.number()).optional(),
   /** What its OpenClaw version offers (lab/engine/capabilities.ts): CLI options, and the hello-ok's methods and events. */
   capabilities: z.object({ image: z.string(), nodeRunOptions: z.array(z.string()), gatewayRunOptions: z.array(z.string()) }).optional(),
   protocol: z.object({ methods: z.array(z.string()), events: z.array(z.string()) }).optional(),
@@ -102,6 +111,8 @@ export const ShardRow = z.object({
   seconds: z.number().optional(),
 });
 
+const StallCauseSchema = z.object({ cpuMs: z.number(), gcMs: z.number(), queuedMs: z.number(), blockedMs: z.number() });
+
 export const RunRecordSchema = z.strictObject({
   id: z.string(),
   startedAt: z.string(),
@@ -116,7 +127,24 @@ export const RunRecordSchema = z.strictObject({
   /** The machine's pace as it was sampled through the run (lab/core/pace.ts): [ms since start, load, unclamped factor], every 10th sample. */
   paceTrace: z.array(z.tuple([z.number(), z.number(), z.number()])).optional(),
   /** The lab's own process: its event loop's late ticks of 250 ms or more and of 1 s or more, the longest, and its delay percentiles (lab/core/stalls.ts). */
-  stalls: z.object({ over250ms: z.number(), over1s: z.number(), longestMs: z.number(), delayMs: z.object({ p50: z.number(), p99: z.number(), max: z.number() }) }).optional(),
+  stalls: z
+    .object({
+      over250ms: z.number(),
+      over1s: z.number(),
+      longestMs: z.number(),
+      delayMs: z.object({ p50: z.number(), p99: z.number(), max: z.number() }),
+      /** Where the main thread was through the counted stalls (ms): on a CPU (of it GC), waiting for one, blocked in a system call. */
+      where: StallCauseSchema.optional(),
+      /** The longest counted stalls (up to 10), each with where the thread was. */
+      longest: z.array(z.object({ from: z.string(), ms: z.number(), where: StallCauseSchema.optional() })).optional(),
+    })
+    .optional(),
+  /**
+   * The CPU the run used (lab/run/runner.ts cpuSpent): its wall time and the machine's cores, the
+   * lab's containers (with the CPU share claimed: all of them, removed and restarted ones included)
+   * and its own process; by kind of member as read at each lab's teardown.
+   */
+  cpu: z.object({ wallS: z.number(), cores: z.number(), containersS: z.number().optional(), labProcessS: z.number(), byKind: z.record(z.string(), z.number()).optional() }).optional(),
   topology: z.unknown().optional(),
   /** The scenarios this run was asked to run, in order (a cut run shows what never ran). */
   plan: z.array(z.string()).optional(),

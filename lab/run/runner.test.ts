@@ -9,7 +9,7 @@ import type { EvidenceCheck } from "../checks/types.ts";
 import type { FindingRecord } from "../findings/findings.ts";
 import { LabError } from "../core/log.ts";
 import { lanesFromEnv } from "../definitions/settings.ts";
-import { LabPool, endRun, planLanes, resolveScenarios, runBody, runLanes, runOrder, runScenario, runScenarioAttempts, runScenarios, watchEngine, type PoolOptions } from "./runner.ts";
+import { LabPool, endRun, planLanes, resolveScenarios, runBody, runLanes, runOrder, runScenario, runScenarioAttempts, runScenarios, timeSpent, cpuLine, watchEngine, type PoolOptions } from "./runner.ts";
 import { mergeSpec } from "../definitions/spec.ts";
 import { LabInfraError, SystemUnderTestError, defineScenario, type Scenario, type ScenarioContext } from "../scenario.ts";
 import type { Lab } from "../topology/lab.ts";
@@ -707,5 +707,25 @@ describe("runBody", () => {
     const e = new Error("x");
     expect(await runBody(async () => Promise.reject(e), 1_000, 10, "m")).toEqual({ kind: "threw", error: e });
     expect(await runBody(() => { throw e; }, 1_000, 10, "m")).toEqual({ kind: "threw", error: e });
+  });
+});
+
+describe("where a run's scenario time went", () => {
+  it("sums the own labs' bring-up and the bodies' waits, the rest being requests and the lab's work; nothing when no row says", () => {
+    expect(timeSpent([{ name: "a", verdict: "pass", seconds: 10 }])).toBeUndefined();
+    const line = timeSpent([
+      { name: "a", verdict: "pass", seconds: 40, phases: [{ name: "lab", ms: 12_000, ok: true }], waits: { bodyS: 27, windowS: 20, observedS: 4, requestS: 3, pauseS: 1 } },
+      { name: "b", verdict: "pass", seconds: 5, phases: [{ name: "lab", ms: 0, ok: true }], waits: { bodyS: 5, windowS: 0, observedS: 2, pauseS: 0 } },
+    ]);
+    expect(line).toBe("where the scenarios' 45 s went (summed over 2; run.json: scenarios[].waits): their own labs' bring-up 12 s; in their bodies, windows run out 20 s, awaiting OpenClaw 6 s, awaiting its answers to requests 3 s, pauses 1 s, the lab's own work 2 s");
+  });
+});
+
+describe("the CPU a run used", () => {
+  it("against what the cores offered over its wall time, by kind slowest first; without the share the containers are not measured", () => {
+    expect(cpuLine({ wallS: 100, cores: 2, containersS: 150, labProcessS: 10, byKind: { tap: 5, gateway: 90, "node-host": 40 } })).toBe(
+      "CPU: containers 150 s and the lab's process 10 s of the 200 s 2 cores offered over 100 s (80%); by kind at teardown (a restarted container's earlier runs not counted): gateway 90 s, node-host 40 s, tap 5 s (run.json: cpu)",
+    );
+    expect(cpuLine({ wallS: 100, cores: 2, labProcessS: 10 })).toBe("CPU: containers not measured (no CPU share) and the lab's process 10 s of the 200 s 2 cores offered over 100 s (5%) (run.json: cpu)");
   });
 });

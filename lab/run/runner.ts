@@ -8,19 +8,20 @@
 // into run.json (lab/definitions/phases.ts), that gather what it observed; judging is one call
 // (lab/run/judging.ts) over the verdict rule of lab/definitions/verdict.ts (Judgement). How labs come up is the
 // pool's (tests hand in fakes). The CLI and the vitest suite both call it.
+import os from "node:os";
 import fs from "node:fs";
 import { finished } from "node:stream/promises";
 import { writeJson } from "../evidence/write.ts";
 import { sealFolder } from "../evidence/redact.ts";
 import { machineBusyIn, monitor, pace, paceLine, pacedTimer, type PaceMonitor } from "../core/pace.ts";
-import { claimCpuShare } from "../core/cpu-share.ts";
+import { claimCpuShare, cpuSecondsOf } from "../core/cpu-share.ts";
 import { admit, SCENARIO_ATTEMPTS, START_ATTEMPTS, starvedStart } from "./admission.ts";
 import { junitXml } from "../evidence/junit.ts";
 import { writeReportHtml, type ReportWritten } from "../evidence/report-html.ts";
 import path from "node:path";
 import { interrupted as interruptedRun, pruneDeadRuns } from "../engine/cleanup.ts";
 import { engineCgroups, engineTrouble, isEngineApiError, requireEngine } from "../engine/docker.ts";
-import type { PhaseRow, Run } from "../evidence/run.ts";
+import type { PhaseRow, Run, RunRecord, ScenarioRow } from "../evidence/run.ts";
 import { LabError, info, step } from "../core/log.ts";
 import type { Scenario, ScenarioContext } from "../scenario.ts";
 import { Lab, type LabUpOptions } from "../topology/lab.ts";
@@ -38,7 +39,8 @@ import { isProtocolNeed, probeCapabilities, unmet, type Capabilities } from "../
 import { labConfigs } from "../topology/lab.ts";
 import { ensureImages } from "../engine/images.ts";
 import { loadCosts, planShards, type Costs } from "./shard.ts";
-import { StallWatch, stallNote, stallSummary } from "../core/stalls.ts";
+import { StallWatch, causeText, stallNote, stallSummary } from "../core/stalls.ts";
+import { WaitLedger, waitBreakdown, withWaitLedger } from "../core/waits.ts";
 import { describe as describeEscape, isWriteFailure, raise, withEscapes, type Escape } from "../core/escapes.ts";
 
 export interface ScenarioResult {
@@ -453,6 +455,8 @@ class ScenarioRun {
   #tapUnreadable: string | undefined;
   #windowStart = "";
   #windowEnd = "";
+  /** The body's waits (lab/core/waits.ts): where its time went, for run.json and the bench. */
+  readonly #waits = new WaitLedger();
   /** A cancelled body that had not settled: its lab is not used again. */
   #straying = false;
   /** Ends the scenario's escape scope (what escapes after its verdict is only said). */
@@ -594,7 +598,7 @@ class ScenarioRun {
     }
 
     this.#mark = lab.teardown.mark();
-    const body = runBodyScoped((signal) => s.run({ ...ctx, signal }), {
+    const body = runBodyScoped((signal) => withWaitLedger(this.#waits, () => s.run({ ...ctx, signal })), {
       timeoutMs: s.timeoutMs,
       settleMs: pool.opts.settleMs,
       message: `scenario ${s.name} did not finish within ${s.timeoutMs / 1000} s`,
@@ -765,12 +769,15 @@ class ScenarioRun {
     const phases = [...this.phases.rows];
     const premises = this.#seen.premises?.length ? [...this.#seen.premises] : undefined;
     const startAttempts = this.#startAttempts.length ? this.#startAttempts : undefined;
+    const bodyMs = this.#bodyFrom !== undefined && this.#windowEnd ? Date.parse(this.#windowEnd) - this.#bodyFrom : undefined;
+    const w = bodyMs !== undefined ? waitBreakdown(this.#waits.intervals, this.#bodyFrom!, this.#bodyFrom! + bodyMs) : undefined;
+    const waits = w && bodyMs !== undefined ? { bodyS: bodyMs / 1000, windowS: w.windowMs / 1000, observedS: w.observedMs / 1000, requestS: w.requestMs / 1000, pauseS: w.pauseMs / 1000 } : undefined;
     const paceRow = worst ? { worst: worst.raw, load: worst.load, ...(worst.own !== undefined ? { own: worst.own } : {}), ...(busy ? { busy } : {}) } : undefined;
     const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases, premises, machineBusy: busy, startAttempts, stray: this.#straying || undefined, ...(judged.failedSteps.length ? { failedSteps: judged.failedSteps } : {}) };
     if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
     run.update((rec) => {
       (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
-      rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt: r.startedAt, endedAt: r.endedAt, evidence: r.evidence, phases, premises, startAttempts, pace: paceRow });
+      rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt: r.startedAt, endedAt: r.endedAt, evidence: r.evidence, phases, premises, startAttempts, pace: paceRow, waits });
       // A lab-wide record counts as exercised where it was seen, not where it merely held.
       const seen = checks.filter((c) => !(c.scope === "lab" && c.outcome === "pass"));
       if (seen.length) rec.exercised = [...new Set([...(rec.exercised ?? []), ...seen.map((c) => c.findingId)])].sort();
@@ -870,6 +877,7 @@ export async function startRun(run: Run, spec: TopologySpec, plan: Scenario[]): 
   // when the share is claimed, and every member is created under it.
   const share = claimCpuShare(await engineCgroups());
   info(`CPU share: ${share.how}`);
+  cpuAtStart.set(run.id, { containersS: cpuSecondsOf(""), lab: process.cpuUsage(), t: Date.now() });
   // Measured before the run's own labs load the machine: what its bring-up deadlines are scaled by.
   const machinePace = pace();
   info(paceLine(machinePace));
@@ -905,14 +913,69 @@ export async function setUp(spec: TopologySpec): Promise<void> {
  */
 export function recordRunEnd(run: Run): ReturnType<typeof stallSummary> {
   const t0 = Date.parse(run.record.startedAt);
+  const cpu = cpuSpent(run);
   const trace = monitor().samples.filter((x, i) => x.t >= t0 && i % 5 === 0).map((x) => [x.t - t0, x.load, x.raw] as [number, number, number]);
   const stalls = stallSummary(StallWatch.get(), t0);
   run.update((r) => {
     r.endedAt = new Date().toISOString();
     if (trace.length) r.paceTrace = trace;
     r.stalls = stalls;
+    if (cpu) r.cpu = cpu;
   });
+  if (cpu) info(cpuLine(cpu));
   return stalls;
+}
+
+/** The CPU readings at a run's start (startRun), for its end. */
+const cpuAtStart = new Map<string, { containersS: number | undefined; lab: NodeJS.CpuUsage; t: number }>();
+
+/**
+ * The CPU a run used: every container of the lab's cgroup (removed and restarted ones included;
+ * when the share is claimed), the lab's own process, against what the machine's cores offered
+ * over the same wall time; and by kind of member, as read at each lab's teardown.
+ */
+function cpuSpent(run: Run): NonNullable<RunRecord["cpu"]> | undefined {
+  const start = cpuAtStart.get(run.id);
+  if (!start) return undefined;
+  cpuAtStart.delete(run.id);
+  const now = cpuSecondsOf("");
+  const lab = process.cpuUsage(start.lab);
+  const byKind: Record<string, number> = {};
+  for (const l of Object.values(run.record.labs ?? {})) for (const [k, v] of Object.entries(l.cpuS ?? {})) byKind[k] = Math.round(((byKind[k] ?? 0) + v) * 10) / 10;
+  const r1 = (x: number) => Math.round(x * 10) / 10;
+  return {
+    wallS: r1((Date.now() - start.t) / 1000),
+    cores: os.cpus().length,
+    ...(now !== undefined && start.containersS !== undefined ? { containersS: r1(now - start.containersS) } : {}),
+    labProcessS: r1((lab.user + lab.system) / 1e6),
+    ...(Object.keys(byKind).length ? { byKind } : {}),
+  };
+}
+
+/** "CPU: containers 2510 s and the lab's process 104 s of the 3380 s 2 cores offered over 1690 s (77%); by kind ...". */
+export function cpuLine(c: NonNullable<RunRecord["cpu"]>): string {
+  const offered = c.wallS * c.cores;
+  const used = (c.containersS ?? 0) + c.labProcessS;
+  const kinds = c.byKind ? `; by kind at teardown (a restarted container's earlier runs not counted): ${Object.entries(c.byKind).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${Math.round(v)} s`).join(", ")}` : "";
+  const containers = c.containersS === undefined ? "containers not measured (no CPU share)" : `containers ${Math.round(c.containersS)} s`;
+  return `CPU: ${containers} and the lab's process ${Math.round(c.labProcessS)} s of the ${Math.round(offered)} s ${c.cores} cores offered over ${Math.round(c.wallS)} s (${Math.round((100 * used) / offered)}%)${kinds} (run.json: cpu)`;
+}
+
+/**
+ * One line for the end of a run: where its scenarios' time went, summed (their own labs'
+ * bring-up, and in their bodies the windows run out, the waits on OpenClaw, the pauses and the
+ * rest: lab/core/waits.ts). Undefined when no row says.
+ */
+export function timeSpent(rows: ScenarioRow[]): string | undefined {
+  const told = rows.filter((r) => r.waits);
+  if (!told.length) return undefined;
+  const sum = (f: (r: ScenarioRow) => number) => rows.reduce((a, r) => a + f(r), 0);
+  const total = sum((r) => r.seconds);
+  const up = sum((r) => (r.phases?.find((p) => p.name === "lab")?.ms ?? 0) / 1000);
+  const w = (k: "windowS" | "observedS" | "requestS" | "pauseS" | "bodyS") => sum((r) => r.waits?.[k] ?? 0);
+  const rest = Math.max(0, w("bodyS") - w("windowS") - w("observedS") - w("requestS") - w("pauseS"));
+  const s = (x: number) => `${Math.round(x)} s`;
+  return `where the scenarios' ${s(total)} went (summed over ${rows.length}; run.json: scenarios[].waits): their own labs' bring-up ${s(up)}; in their bodies, windows run out ${s(w("windowS"))}, awaiting OpenClaw ${s(w("observedS"))}, awaiting its answers to requests ${s(w("requestS"))}, pauses ${s(w("pauseS"))}, the lab's own work ${s(rest)}`;
 }
 
 /**
@@ -933,7 +996,9 @@ export function endRun(run: Run, lab: FindingRecord[] = labFindings): void {
     if (u.scenario) info(`unexercised finding record ${u.id} [${u.scenario}]: no check judged it in this run; retire or fix the record or its check`);
     else info(`lab-wide finding record ${u.id} was not seen in any scenario of this run: fixed? (retire the record) if the run covered what shows it`);
   }
-  if (ran) info(`the lab's own process: ${stalls.over250ms} stall(s) of 250 ms or more (${stalls.over1s} of 1 s or more; longest ${stalls.longestMs} ms); event loop delay p99 ${stalls.delayMs.p99} ms, max ${stalls.delayMs.max} ms (run.json: stalls)`);
+  const spent = timeSpent(run.record.scenarios);
+  if (spent) info(spent);
+  if (ran) info(`the lab's own process: ${stalls.over250ms} stall(s) of 250 ms or more (${stalls.over1s} of 1 s or more; longest ${stalls.longestMs} ms); event loop delay p99 ${stalls.delayMs.p99} ms, max ${stalls.delayMs.max} ms${stalls.where ? `; through them ${causeText(stalls.where)}` : ""} (run.json: stalls)`);
   writeRunReports(run);
   sealRun(run);
 }

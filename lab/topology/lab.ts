@@ -4,7 +4,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { docker } from "../engine/docker.ts";
+import { docker, LABEL_KIND } from "../engine/docker.ts";
+import { cpuSecondsOf } from "../core/cpu-share.ts";
 import { claimFolder, interrupted, onInterrupt, leftovers, OWNER_FILE, removeNetwork } from "../engine/cleanup.ts";
 import { joinLabNetwork, leaveLabNetwork } from "../engine/runner-container.ts";
 import { ensureImages, type ImageSet } from "../engine/images.ts";
@@ -104,6 +105,8 @@ export class Lab {
   readonly teardown = new TeardownStack();
   /** The teardown under way or done (down() is idempotent: every caller awaits the same one). */
   #downing: Promise<void> | undefined;
+  /** CPU seconds its containers had used at teardown, by kind (run.json labs[].cpuS). */
+  readonly #cpuS: Record<string, number> = {};
   /** Creations under way (network, containers): down() waits for them, so nothing appears after it looked. */
   readonly #creating = new Set<Promise<unknown>>();
   #unregister: () => void = () => {};
@@ -587,6 +590,12 @@ export class Lab {
         if (c.Labels["fleetlab.kind"] === "tap") await redactTapLog(this, [".stdout.log", ".stderr.log"].map((x) => path.join(this.dir, "logs", alias + x))).catch((e) => info(`could not redact the logs of ${alias}: ${(e as Error).message}`));
       }),
     );
+    // What each container used of the CPU, by kind, before it goes (lab/core/cpu-share.ts).
+    for (const c of mine) {
+      const s = cpuSecondsOf(c.Id);
+      const kind = c.Labels[LABEL_KIND] ?? "other";
+      if (s !== undefined) this.#cpuS[kind] = Math.round(((this.#cpuS[kind] ?? 0) + s) * 10) / 10;
+    }
     // Graceful stop of OpenClaw is slow (seconds) and gains nothing at teardown: remove at once.
     await Promise.all(mine.map((c) => d.getContainer(c.Id).remove({ force: true }).catch(() => {})));
     // Whatever the engine still shows for this lab (a restart racing the removal) goes too.
@@ -648,6 +657,7 @@ export class Lab {
       capabilities: this.capabilities,
       protocol: this.protocol,
       snapshot: this.snapshot,
+      ...(Object.keys(this.#cpuS).length ? { cpuS: { ...this.#cpuS } } : {}),
     };
     this.run.update((r) => void ((r.labs ??= {})[this.id] = row));
   }
