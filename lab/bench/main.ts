@@ -21,7 +21,9 @@
 //              (lab/bench/wire-timing.ts)
 //   suite      the `make test` scenario suite in-process (lab/bench/suite.ts): wall time,
 //              per-scenario seconds and verdicts, the labs' bring-ups
-// Env: BENCH_TRIALS (default 2), BENCH_COLD=0 (skip the cold image build), BENCH_FAULTS=0,
+//   first-time `fleetlab run smoke` with an empty cache and every image built again (as a new
+//              user meets it; lab/bench/first-time.ts) vs the same with this machine's caches
+// Env: BENCH_TRIALS (default 2), BENCH_COLD=0 (skip the cold image build), BENCH_FIRST=0 (skip the first-time set-up), BENCH_FAULTS=0,
 // BENCH_FAULT_TRIALS (5), BENCH_WIRE=0, BENCH_SCALE ("1 2 4 8"; "0" skips), BENCH_SCALE_TRIALS (1),
 // BENCH_SNAPSHOT=0 (no snapshot rows), BENCH_ORDER=0 (no start-order rows), BENCH_SUITE=0 (skip the suite), BENCH_SUITE_SCENARIOS
 // ("smoke mcp-routing": only those), NODES (the default topology's node hosts).
@@ -44,6 +46,7 @@ import { SnapshotStore } from "../topology/snapshot.ts";
 import { WaitTimeout } from "../core/wait.ts";
 import { nodeAliases, parseTopology, topologyFromEnv, type TopologySpec } from "../definitions/spec.ts";
 import { startTimes } from "./warm-start.ts";
+import { benchFirstTime, FIRST_TIME_TARGET_S } from "./first-time.ts";
 import { BareTopology } from "./bare.ts";
 import { benchFaults, benchRows } from "./faults.ts";
 import { containerPeakMiB, treePeakMiB } from "./memory.ts";
@@ -184,6 +187,17 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
       for (const img of Object.values(cold)) row(`  cold build: ${img.name}`, secs(img.seconds), `${secs(coldS)} all images`, `${((img.seconds / coldS) * 100).toFixed(0)} %`, "reported");
     }
   });
+
+  // ---- the first-time set-up, to the smoke verdict (lab/bench/first-time.ts), against the same warm
+  if (process.env.BENCH_FIRST !== "0") {
+    await part("first-time set-up", async () => {
+      const { first, warm } = await benchFirstTime(log);
+      raw.firstTime = { first, warm };
+      const said = (t: { verdict: string; exitCode: number }) => `${t.verdict.toUpperCase()}, exit ${t.exitCode}`;
+      row(`first-time set-up to the smoke verdict (empty cache, every image built; ${said(first)})`, secs(first.seconds), `${secs(warm.seconds)} warm (${said(warm)})`, ratio(first.seconds, warm.seconds), `<= ${FIRST_TIME_TARGET_S} s`);
+      if (first.setUpS !== undefined) row("  of it the set-up step (npm install, images)", secs(first.setUpS), `${secs(first.seconds)} first-time`, ratio(first.setUpS, first.seconds), "reported");
+    });
+  }
 
   // ---- OpenClaw's starts in a container: the compile cache the image ships against the same
   // image made cold (lab/bench/warm-start.ts), and the bare gateway on this host beside them.

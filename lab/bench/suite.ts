@@ -11,8 +11,8 @@ import type { Scenario } from "../scenario.ts";
 import { Lab, type LabUpOptions } from "../topology/lab.ts";
 import type { TopologySpec } from "../definitions/spec.ts";
 
-/** The issue's goal for the whole suite's wall time. */
-export const SUITE_TARGET_S = 8 * 60;
+/** Issue 36's goal for the whole suite's wall time (make test and the full make lab). */
+export const SUITE_TARGET_S = 15 * 60;
 
 export interface LabBringUp {
   name: string;
