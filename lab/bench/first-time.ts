@@ -50,7 +50,7 @@ function smokeVerdict(state: string): string {
     const runs = path.join(state, "runs");
     const newest = fs.readdirSync(runs).filter((d) => /^\d{8}-/.test(d)).sort().pop();
     if (!newest) return "no run folder";
-    return readRunRecord(path.join(runs, newest)).scenarios.find((s) => s.name === "smoke")?.verdict ?? "no smoke row";
+    return readRunRecord(path.join(runs, newest, "run.json")).scenarios.find((s) => s.name === "smoke")?.verdict ?? "no smoke row";
   } catch (err) {
     return `unreadable (${(err as Error).message.split("\n")[0]})`;
   }
