@@ -16,7 +16,7 @@ import { findingsTable } from "../findings/findings.ts";
 import { LabError, info } from "../core/log.ts";
 import { lanesFromEnv } from "../definitions/settings.ts";
 import { buildsIn } from "../definitions/build.ts";
-import { resolveScenarios, runLanes, recordRunEnd, sealRun, type ScenarioResult } from "../run/runner.ts";
+import { resolveScenarios, runLanes, recordRunEnd, sealRun, writeRunReports, type ScenarioResult } from "../run/runner.ts";
 import { aimablePremises, aimOffExitCode, aimOffLine, bugChecks, reproDocument, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
 import { roundFromRunDir, scenarioOf, soakDocument, soakExitCode, soakFromDirs, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
 import { cellOf, matrixDocument, matrixExitCode, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
@@ -210,6 +210,11 @@ function sealEarly(run: Run): void {
     recordRunEnd(run);
   } catch (err) {
     process.stderr.write(`fleetlab: could not record the end of ${run.dir}: ${(err as Error).message}\n`);
+  }
+  try {
+    writeRunReports(run); // report.html is written only at a run's end (lab/run/runner.ts record())
+  } catch (err) {
+    process.stderr.write(`fleetlab: could not write the reports of ${run.dir}: ${(err as Error).message}\n`);
   }
   try {
     sealRun(run);

@@ -395,7 +395,7 @@ export async function runScenarioAttempts(s: Scenario, pool: LabPool, opts: RunO
         const row = rec.scenarios.findLast((x) => x.name === s.name);
         if (row) Object.assign(row, { attempts: earlier, detail: r.detail });
       });
-      writeRunReports(pool.run);
+      writeRunReports(pool.run, { html: false });
       return r;
     }
     // The attempt's evidence kept beside the next one's; its row and findings out of run.json (the next one judges).
@@ -784,7 +784,10 @@ class ScenarioRun {
       if (judged.unexercised.length) (rec.unexercised ??= []).push(...judged.unexercised.map((f) => ({ id: f.id, scenario: s.name })));
     });
     writeJson(path.join(dir, "verdict.json"), r);
-    writeRunReports(run);
+    // junit.xml only: report.html reads every transcript of the run so far (17 MB for a full run,
+    // 1-1.5 s of synchronous work on a quiet machine and more on a busy one: the lab's own stalls
+    // late in a run); it is written once, at the run's end (endRun, an interrupted run's too).
+    writeRunReports(run, { html: false });
     info(`scenario ${s.name}: ${r.verdict.toUpperCase()} in ${r.seconds.toFixed(1)} s${detail ? ` (${detail.split("\n")[0]})` : ""}`);
     return r;
   }
@@ -1019,8 +1022,9 @@ export function sealRun(run: Run): void {
  * junit.xml, and report.html (verdicts, findings, the timeline of every lab; a few hundred ms
  * for a full run's evidence). A report.html that cannot be built is said, never a failed run.
  */
-export function writeRunReports(run: Run): ReportWritten | undefined {
+export function writeRunReports(run: Run, opts: { html?: boolean } = {}): ReportWritten | undefined {
   fs.writeFileSync(path.join(run.dir, "junit.xml"), junitXml(run.record));
+  if (opts.html === false) return undefined;
   try {
     return writeReportHtml(run.dir, run.record);
   } catch (err) {
