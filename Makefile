@@ -87,7 +87,7 @@ help:
 	@echo "Variables"
 	@echo "  SCENARIOS='a b'       scenarios to run, by name or pattern ('mcp-*'): make lab, matrix, soak, busy-check (default: all; make test runs every one, scenarios/repro only with REPROS=1)"
 	@echo "  NODES=4  OPENCLAW_VERSION=2026.9.6  SEED=123  TOPOLOGY='{\"nodes\":{\"count\":3}}'"
-	@echo "  LANES=2               scenarios side by side (1: one after another)"
+	@echo "  LANES=3               scenarios side by side (the default; 1: one after another)"
 	@echo "  SHARD=2/4             one shard of the suite, as a nightly runner does"
 	@echo "  REPLAY=path/run.json  re-run an earlier run's seed and topology"
 	@echo "  RUNNER=container      run inside a runner container on the engine DOCKER_HOST names"

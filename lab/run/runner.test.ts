@@ -464,8 +464,8 @@ describe("runScenarios: the run and its finding records", () => {
 });
 
 describe("lanes: scenarios side by side, each lane on its own labs", () => {
-  it("LANES: 1 to 8, default 2; anything else is bad input naming the fix", () => {
-    expect(lanesFromEnv({})).toBe(2);
+  it("LANES: 1 to 8, default 3; anything else is bad input naming the fix", () => {
+    expect(lanesFromEnv({})).toBe(3);
     expect(lanesFromEnv({ LANES: "1" })).toBe(1);
     expect(lanesFromEnv({ FLEETLAB_LANES: "3", LANES: "1" })).toBe(3);
     for (const bad of ["0", "9", "two", "1.5"]) expect(() => lanesFromEnv({ LANES: bad })).toThrow(LabError);

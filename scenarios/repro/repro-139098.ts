@@ -20,7 +20,8 @@
 // no row of the job and the gateway's state holds no placement row of the job's sessions.
 //
 // How this lab gets there: a gateway-only lab (no node). cron.add creates the reporter's job
-// (at: 3 s ahead, deleteAfterRun, isolated agentTurn, delivery none); the model holds the run's
+// (at: 3 s ahead, deleteAfterRun, isolated agentTurn, delivery none), and a second one like it
+// but keeping its session once the first run is held (see run()); the model holds the run's
 // request so the placement can be read while the run is in flight, then answers; the job's run is
 // followed on cron.runs. The placement is read where it lives: worker_session_placements in the
 // gateway's SQLite state (read-only, inside the gateway's container). Premise
@@ -154,12 +155,19 @@ export default defineScenario({
       const listedKeys = async (baseKey: string): Promise<string[]> =>
         ((await client.request<{ sessions?: { key: string }[] }>("sessions.list", {}, { timeoutMs: RPC_MS })).sessions ?? []).map((s) => s.key).filter((k) => k === baseKey || k.startsWith(`${baseKey}:`));
 
-      // ---- both one-shots: created together, each run's model request held, the placement read where it lives
-      const at = new Date(Date.now() + (aimOff ? 3_600_000 : DUE_MS)).toISOString(); // fixed: not a deadline: the one-shot's due time, handed to cron.add
+      // ---- the one-shots one after another: each created once the one before has its run's model
+      // request held (so both runs are in flight together), the placement read where it lives.
+      // Not created together: two isolated one-shots due at the same instant on a gateway whose
+      // agent database does not exist yet raced its creation, and one run ended at once with
+      // "Session metadata unavailable (schema-missing); retry after the agent store is ready"
+      // before any model request (2026.9.6, three lanes on 2 cores, run 20261203-225451): no
+      // placement to read, the premise unmet, the lab unable to tell. That race is not this repro's.
       const jobs: Job[] = [];
+      const during: Record<string, { held: boolean; placements: PlacementRow[] }> = {};
       for (const variant of VARIANTS) {
         const token = `${TOKEN}-${variant.name}`;
         await armHold(lab, token);
+        const at = new Date(Date.now() + (aimOff ? 3_600_000 : DUE_MS)).toISOString(); // fixed: not a deadline: the one-shot's due time, handed to cron.add
         const job = await client.request<Record<string, unknown>>("cron.add", {
           name: `${NAME} ${variant.name}`,
           schedule: { kind: "at", at },
@@ -170,18 +178,14 @@ export default defineScenario({
           payload: { kind: "agentTurn", message: `${token}: say done` },
         });
         const id = String(job.id ?? job.jobId);
-        jobs.push({ ...variant, token, id, baseKey: `agent:main:cron:${id}` });
+        const j: Job = { ...variant, token, id, baseKey: `agent:main:cron:${id}` };
+        jobs.push(j);
         log(`cron.add ${variant.name} (deleteAfterRun ${variant.deleteAfterRun}) -> job ${id} at ${at}`);
+        // expectation: a time-out is "run not held" in P-139098-run-placement: the HELD_S window is fixed, not paced
+        const held = await lab.model.waitForHeld(HELD_S * 1000, (h) => h.userText.includes(j.token), signal, { expectation: true }).catch(() => undefined);
+        during[j.name] = { held: held !== undefined, placements: await placementRows(lab, j.baseKey) };
+        log(`${j.name}: model request ${held ? "held" : `not held within ${HELD_S} s`}; placement rows of the job meanwhile: ${JSON.stringify(during[j.name]!.placements)}`);
       }
-      const during: Record<string, { held: boolean; placements: PlacementRow[] }> = {};
-      await Promise.all(
-        jobs.map(async (j) => {
-          // expectation: a time-out is "run not held" in P-139098-run-placement: the HELD_S window is fixed, not paced
-          const held = await lab.model.waitForHeld(HELD_S * 1000, (h) => h.userText.includes(j.token), signal, { expectation: true }).catch(() => undefined);
-          during[j.name] = { held: held !== undefined, placements: await placementRows(lab, j.baseKey) };
-          log(`${j.name}: model request ${held ? "held" : `not held within ${HELD_S} s`}; placement rows of the job meanwhile: ${JSON.stringify(during[j.name]!.placements)}`);
-        }),
-      );
       evidence.jobs = jobs;
       evidence.during = during;
       premise({
