@@ -29,7 +29,7 @@ export interface SmokeTiming {
 /** `fleetlab run smoke` in a child process with `env` beside this one's, timed to its exit. */
 export async function timeSmoke(env: NodeJS.ProcessEnv, state: string, log?: (s: string) => void): Promise<SmokeTiming> {
   const t = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, "scenarios", "main.ts"), "run", "smoke"], { cwd: ROOT, env: { ...process.env, ...env, FLEETLAB_STATE: state }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [path.join(ROOT, "scenarios", "main.ts"), "run", "smoke"], { cwd: ROOT, env: { ...process.env, ...env, FLEETLAB_STATE: state, FLEETLAB_QUIET: "0" /* the bench quiets its own lab; the child's lines are read here */ }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   const take = (b: Buffer) => {
     const s = b.toString();
