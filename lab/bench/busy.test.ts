@@ -19,4 +19,12 @@ describe("the busy-machine check's comparison", () => {
     // A fixed? under load where the quiet run saw the known finding claims what the quiet run does not (seen: capacity).
     expect(compareVerdicts({ capacity: "known-finding", r: "fixed?" }, { capacity: "fixed?", r: "fixed?" }).map((r) => r.worse)).toEqual([true, false]);
   });
+
+  it("a stored quiet run of the whole suite is compared on the scenarios the loaded run planned only; one planned and missing is still worse", () => {
+    const rows = compareVerdicts({ smoke: "pass", capacity: "known-finding", other: "pass" }, { smoke: "pass" }, ["smoke", "capacity"]);
+    expect(rows.map((r) => [r.name, r.worse])).toEqual([
+      ["smoke", false],
+      ["capacity", true],
+    ]);
+  });
 });

@@ -25,9 +25,13 @@ export interface Row {
   worse: boolean;
 }
 
-/** The two tables side by side (pure: unit-tested). */
-export function compareVerdicts(quiet: Record<string, string>, loaded: Record<string, string>): Row[] {
-  const names = [...new Set([...Object.keys(quiet), ...Object.keys(loaded)])];
+/**
+ * The two tables side by side (pure: unit-tested). `planned`: the scenarios the loaded run was
+ * asked to run; a stored quiet run of the whole suite is then compared on those only (a scenario
+ * planned and missing from the loaded run is still worse).
+ */
+export function compareVerdicts(quiet: Record<string, string>, loaded: Record<string, string>, planned?: string[]): Row[] {
+  const names = planned?.length ? [...new Set([...planned, ...Object.keys(loaded)])] : [...new Set([...Object.keys(quiet), ...Object.keys(loaded)])];
   return names.map((name) => {
     const q = quiet[name];
     const l = loaded[name];
@@ -122,7 +126,7 @@ async function main(): Promise<number> {
       load.stop();
     }
   }
-  const rows = compareVerdicts(verdicts(quiet), verdicts(loaded));
+  const rows = compareVerdicts(verdicts(quiet), verdicts(loaded), readRunRecord(path.join(loaded, "run.json")).plan);
   const sorted = [...loadSeen].sort((a, b) => a - b);
   const seen = sorted.length ? `load average (1 min, ${os.cpus().length} cores) through the loaded run: min ${sorted[0]}, median ${sorted[Math.floor(sorted.length / 2)]}, max ${sorted.at(-1)} (${sorted.length} readings)` : "";
   const worse = rows.filter((r) => r.worse);
