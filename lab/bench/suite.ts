@@ -10,6 +10,7 @@ import { LabPool, resolveScenarios, runLanes, writeRunReports, type ScenarioResu
 import type { Scenario } from "../scenario.ts";
 import { Lab, type LabUpOptions } from "../topology/lab.ts";
 import type { TopologySpec } from "../definitions/spec.ts";
+import { ownWorkS } from "../core/waits.ts";
 
 /** Issue 36's goal for the whole suite's wall time (make test and the full make lab). */
 export const SUITE_TARGET_S = 15 * 60;
@@ -115,8 +116,7 @@ export const SUITE_HEAD = ["scenario", "seconds", "verdict", "own lab up", "wind
  */
 export function suiteTable(b: SuiteBench): string[][] {
   const f = (x: number | undefined) => (x === undefined ? "-" : x.toFixed(1));
-  const rest = (r: SuiteRow) => (r.waits ? Math.max(0, r.waits.bodyS - r.waits.windowS - r.waits.observedS - (r.waits.requestS ?? 0) - r.waits.pauseS) : undefined);
-  const cells = (r: SuiteRow) => [r.labS, r.waits?.windowS, r.waits?.observedS, r.waits?.requestS, r.waits?.pauseS, rest(r)];
+  const cells = (r: SuiteRow) => [r.labS, r.waits?.windowS, r.waits?.observedS, r.waits?.requestS, r.waits?.pauseS, r.waits && ownWorkS(r.waits)];
   const rows = [...b.results].sort((x, y) => y.seconds - x.seconds).map((r) => [r.name, r.seconds.toFixed(1), r.verdict, ...cells(r).map(f)]);
   const sum = (i: number) => b.results.reduce((a, r) => a + (cells(r)[i] ?? 0), 0);
   const total = ["(sum over the suite)", f(b.results.reduce((a, r) => a + r.seconds, 0)), "", ...[0, 1, 2, 3, 4, 5].map((i) => f(sum(i)))];

@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { StallWatch, mainThreadSched, overlapping, stallCause, stallNote, stallSummary } from "./stalls.ts";
 
+/** Let the watcher tick (`ms` of an idle event loop). */
+async function afterTick(ms = 150): Promise<void> {
+  await new Promise((r) => setTimeout(r, ms));
+}
+/** Keep the event loop from running for `ms` (a busy loop, on a CPU). */
+function spin(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until); // block the loop
+}
+
 describe("stalls of the lab's own process", () => {
   const at = Date.parse("2026-11-30T14:30:52.959Z");
   const stall = { endedAt: at, ms: 24_400 };
@@ -21,11 +31,10 @@ describe("stalls of the lab's own process", () => {
 
   it("a blocked event loop is seen as a stall", async () => {
     const w = StallWatch.get();
-    await new Promise((r) => setTimeout(r, 150));
+    await afterTick();
     const from = Date.now();
-    const until = Date.now() + 1_300;
-    while (Date.now() < until); // block the loop
-    await new Promise((r) => setTimeout(r, 250));
+    spin(1_300);
+    await afterTick(250);
     const seen = w.within(from, Date.now());
     expect(seen).toHaveLength(1);
     expect(seen[0]!.ms).toBeGreaterThanOrEqual(1_000);
@@ -34,11 +43,10 @@ describe("stalls of the lab's own process", () => {
 
   it("the run's summary counts a 400 ms block as a stall of 250 ms or more, not of 1 s or more", async () => {
     const w = StallWatch.get();
-    await new Promise((r) => setTimeout(r, 150));
+    await afterTick();
     const from = Date.now();
-    const until = Date.now() + 400;
-    while (Date.now() < until); // block the loop
-    await new Promise((r) => setTimeout(r, 250));
+    spin(400);
+    await afterTick(250);
     const s = stallSummary(w, from);
     expect(s.over250ms).toBe(1);
     expect(s.over1s).toBe(0);
@@ -49,13 +57,12 @@ describe("stalls of the lab's own process", () => {
   it("a stall says where the main thread was: on a CPU for a busy loop, blocked for a synchronous wait (the kernel's schedstat)", async () => {
     if (!mainThreadSched()) return; // a kernel without schedstat: stalls carry no cause (checked below by stallCause alone)
     const w = StallWatch.get();
-    await new Promise((r) => setTimeout(r, 150));
+    await afterTick();
     const from = Date.now();
-    const until = Date.now() + 600;
-    while (Date.now() < until); // on a CPU
-    await new Promise((r) => setTimeout(r, 250));
+    spin(600); // on a CPU
+    await afterTick(250);
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600); // blocked, off any CPU
-    await new Promise((r) => setTimeout(r, 250));
+    await afterTick(250);
     const seen = w.counted.filter((s) => s.endedAt >= from);
     expect(seen).toHaveLength(2);
     const [busy, blocked] = seen.map((s) => s.where!);

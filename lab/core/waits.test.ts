@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { pollUntil, sleep, waitFor, WaitTimeout } from "./wait.ts";
-import { WaitLedger, waitBreakdown, withWaitLedger } from "./waits.ts";
+import { WaitLedger, bodyWaits, ownWorkS, waitBreakdown, withWaitLedger } from "./waits.ts";
 
 describe("where a scenario body's waits went", () => {
   it("each millisecond once: a window before an observed wait before a pause, clipped to the body", () => {
@@ -36,5 +36,12 @@ describe("where a scenario body's waits went", () => {
     expect(observed!.to - observed!.from).toBeGreaterThanOrEqual(30);
     expect(window!.to - window!.from).toBeGreaterThanOrEqual(110);
     expect(pause!.to - pause!.from).toBeGreaterThanOrEqual(55);
+  });
+
+  it("a body's waits in seconds, and what no wait covers (never below 0)", () => {
+    const w = bodyWaits([{ kind: "window", from: 1_000, to: 3_000 }, { kind: "request", from: 3_000, to: 3_500 }], 1_000, 5_000);
+    expect(w).toEqual({ bodyS: 4, windowS: 2, observedS: 0, requestS: 0.5, pauseS: 0 });
+    expect(ownWorkS(w)).toBe(1.5);
+    expect(ownWorkS({ bodyS: 1, windowS: 2, observedS: 0, pauseS: 0 })).toBe(0);
   });
 });

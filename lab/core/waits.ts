@@ -69,3 +69,23 @@ export function waitBreakdown(intervals: WaitInterval[], from: number, to: numbe
   }
   return out;
 }
+
+/** A body's time and its waits in seconds, as run.json keeps them (scenarios[].waits). */
+export interface BodyWaits {
+  bodyS: number;
+  windowS: number;
+  observedS: number;
+  requestS?: number;
+  pauseS: number;
+}
+
+/** The waits of a body that ran over [from, to], in seconds. */
+export function bodyWaits(intervals: WaitInterval[], from: number, to: number): BodyWaits {
+  const b = waitBreakdown(intervals, from, to);
+  return { bodyS: (to - from) / 1000, windowS: b.windowMs / 1000, observedS: b.observedMs / 1000, requestS: b.requestMs / 1000, pauseS: b.pauseMs / 1000 };
+}
+
+/** What no wait covers: the lab's own work in the body (s). */
+export function ownWorkS(w: BodyWaits): number {
+  return Math.max(0, w.bodyS - w.windowS - w.observedS - (w.requestS ?? 0) - w.pauseS);
+}

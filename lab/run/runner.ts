@@ -40,7 +40,7 @@ import { labConfigs } from "../topology/lab.ts";
 import { ensureImages } from "../engine/images.ts";
 import { loadCosts, planShards, type Costs } from "./shard.ts";
 import { StallWatch, causeText, stallNote, stallSummary } from "../core/stalls.ts";
-import { WaitLedger, waitBreakdown, withWaitLedger } from "../core/waits.ts";
+import { WaitLedger, bodyWaits, ownWorkS, withWaitLedger, type BodyWaits } from "../core/waits.ts";
 import { describe as describeEscape, isWriteFailure, raise, withEscapes, type Escape } from "../core/escapes.ts";
 
 export interface ScenarioResult {
@@ -769,9 +769,7 @@ class ScenarioRun {
     const phases = [...this.phases.rows];
     const premises = this.#seen.premises?.length ? [...this.#seen.premises] : undefined;
     const startAttempts = this.#startAttempts.length ? this.#startAttempts : undefined;
-    const bodyMs = this.#bodyFrom !== undefined && this.#windowEnd ? Date.parse(this.#windowEnd) - this.#bodyFrom : undefined;
-    const w = bodyMs !== undefined ? waitBreakdown(this.#waits.intervals, this.#bodyFrom!, this.#bodyFrom! + bodyMs) : undefined;
-    const waits = w && bodyMs !== undefined ? { bodyS: bodyMs / 1000, windowS: w.windowMs / 1000, observedS: w.observedMs / 1000, requestS: w.requestMs / 1000, pauseS: w.pauseMs / 1000 } : undefined;
+    const waits = this.#bodyFrom !== undefined && this.#windowEnd ? bodyWaits(this.#waits.intervals, this.#bodyFrom, Date.parse(this.#windowEnd)) : undefined;
     const paceRow = worst ? { worst: worst.raw, load: worst.load, ...(worst.own !== undefined ? { own: worst.own } : {}), ...(busy ? { busy } : {}) } : undefined;
     const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases, premises, machineBusy: busy, startAttempts, stray: this.#straying || undefined, ...(judged.failedSteps.length ? { failedSteps: judged.failedSteps } : {}) };
     if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
@@ -943,9 +941,9 @@ function cpuSpent(run: Run): NonNullable<RunRecord["cpu"]> | undefined {
   cpuAtStart.delete(run.id);
   const now = cpuSecondsOf("");
   const lab = process.cpuUsage(start.lab);
-  const byKind: Record<string, number> = {};
-  for (const l of Object.values(run.record.labs ?? {})) for (const [k, v] of Object.entries(l.cpuS ?? {})) byKind[k] = Math.round(((byKind[k] ?? 0) + v) * 10) / 10;
   const r1 = (x: number) => Math.round(x * 10) / 10;
+  const byKind: Record<string, number> = {};
+  for (const l of Object.values(run.record.labs ?? {})) for (const [k, v] of Object.entries(l.cpuS ?? {})) byKind[k] = r1((byKind[k] ?? 0) + v);
   return {
     wallS: r1((Date.now() - start.t) / 1000),
     cores: os.cpus().length,
@@ -975,10 +973,10 @@ export function timeSpent(rows: ScenarioRow[]): string | undefined {
   const sum = (f: (r: ScenarioRow) => number) => rows.reduce((a, r) => a + f(r), 0);
   const total = sum((r) => r.seconds);
   const up = sum((r) => (r.phases?.find((p) => p.name === "lab")?.ms ?? 0) / 1000);
-  const w = (k: "windowS" | "observedS" | "requestS" | "pauseS" | "bodyS") => sum((r) => r.waits?.[k] ?? 0);
-  const rest = Math.max(0, w("bodyS") - w("windowS") - w("observedS") - w("requestS") - w("pauseS"));
+  const w = (k: keyof BodyWaits) => sum((r) => r.waits?.[k] ?? 0);
+  const all: BodyWaits = { bodyS: w("bodyS"), windowS: w("windowS"), observedS: w("observedS"), requestS: w("requestS"), pauseS: w("pauseS") };
   const s = (x: number) => `${Math.round(x)} s`;
-  return `where the scenarios' ${s(total)} went (summed over ${rows.length}; run.json: scenarios[].waits): their own labs' bring-up ${s(up)}; in their bodies, windows run out ${s(w("windowS"))}, awaiting OpenClaw ${s(w("observedS"))}, awaiting its answers to requests ${s(w("requestS"))}, pauses ${s(w("pauseS"))}, the lab's own work ${s(rest)}`;
+  return `where the scenarios' ${s(total)} went (summed over ${rows.length}; run.json: scenarios[].waits): their own labs' bring-up ${s(up)}; in their bodies, windows run out ${s(all.windowS)}, awaiting OpenClaw ${s(all.observedS)}, awaiting its answers to requests ${s(all.requestS!)}, pauses ${s(all.pauseS)}, the lab's own work ${s(ownWorkS(all))}`;
 }
 
 /**
