@@ -38,7 +38,13 @@ export async function timeSmoke(env: NodeJS.ProcessEnv, state: string, log?: (s:
   };
   child.stdout.on("data", take);
   child.stderr.on("data", take);
-  const exitCode = await new Promise<number>((resolve) => child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+  const exitCode = await new Promise<number>((resolve) => {
+    child.on("error", (err) => {
+      out += `\ncould not start: ${err.message}\n`;
+      resolve(127);
+    });
+    child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
   const seconds = (performance.now() - t) / 1000;
   const setUp = /set-up: images for openclaw@\S+: done in ([\d.]+) s/.exec(out)?.[1];
   return { seconds, exitCode, verdict: smokeVerdict(state), ...(setUp ? { setUpS: Number(setUp) } : {}) };
