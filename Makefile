@@ -133,7 +133,7 @@ lab: deps engine
 # could not tell (lab/commands/repro.ts); its own exit code as for make lab: 0 the bug showed at least once,
 # 1 it never did and some attempt was judged, 2 bad input, 3 no attempt could tell.
 repro: deps engine
-	@rc=0; npm run --silent fleetlab -- repro $(NAME) --n $(or $(N),10) $(if $(UNTIL),--until) $(if $(AIM_OFF),--aim-off) || rc=$$?; \
+	@rc=0; npm run --silent fleetlab -- repro $(NAME) --n $(or $(N),10) $(if $(UNTIL),--until) $(if $(AIM_OFF),--aim-off $(if $(filter-out 1,$(AIM_OFF)),--premise $(AIM_OFF))) || rc=$$?; \
 	  mkdir -p "$$(dirname '$(LAST_EXIT)')" && echo $$rc > '$(LAST_EXIT)'; echo "fleetlab: exit $$rc (kept in $(LAST_EXIT))"; exit $$rc
 
 # The stability run (lab/commands/soak.ts): the suite (or SCENARIOS) ROUNDS times (default 5), each

@@ -40,12 +40,14 @@ export interface ScenarioContext {
    */
   premise(p: { id: string; met: boolean; observed?: unknown }): boolean;
   /**
-   * The premise self-test (`fleetlab repro SCENARIO --aim-off`): aim the fault off the path its
-   * premise needs, as each premise's `aimOff` says. The premise must then be unmet and the verdict
-   * unknown; a scenario that reads pass, fixed? or a finding this way has a premise check that
-   * cannot fail. False in every other run.
+   * The premise self-test (`fleetlab repro SCENARIO --aim-off`): the id of the one premise this
+   * attempt aims off, as that premise's `aimOff` says (the fault moved off the path it needs).
+   * That premise must then be unmet and the verdict unknown; a scenario that reads pass, fixed? or
+   * a finding this way has a premise check that cannot fail. One premise per attempt, so one that
+   * cannot fail cannot hide behind another: a body with several aim-offs compares the id
+   * (`aimOff === "P-x"`). Undefined in every other run.
    */
-  aimOff: boolean;
+  aimOff: string | undefined;
 }
 
 /** What a scenario must have made happen before its verdict counts (lab/run/judging.ts). */

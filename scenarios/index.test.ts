@@ -53,6 +53,11 @@ describe("premises are visible and proven in code", () => {
           if (!/\baimOff\b[^:]/.test(source.replace(/aimOff: `[^`]*`|aimOff: "[^"]*"/g, ""))) missing.push(`${s.name}: ${p.id} has an aimOff but the body never reads ctx.aimOff`);
           if (!header.includes("AIM_OFF=1")) missing.push(`${s.name}: ${p.id} has an aimOff but the header does not say how to run the self-test (AIM_OFF=1)`);
           if (!docs.includes(`\`${p.id}\``) || !docs.split("\n").some((l) => l.includes(`\`${p.id}\``) && l.split("|").length >= 6)) missing.push(`${s.name}: ${p.id} not in the premises table with its aim-off column`);
+          // Several premises: each attempt aims off one, so the body tells them apart by id
+          // (a bare truthiness test would aim every premise off at once and hide one behind another).
+          if ((s.premises ?? []).length > 1 && !source.includes(`aimOff === "${p.id}"`)) missing.push(`${s.name}: ${p.id} is one of several premises but the body never compares aimOff === "${p.id}"`);
+        } else if (!docs.split("\n").some((l) => l.includes(`\`${p.id}\``) && /\| not self-tested \(no aim-off\) \|\s*$/.test(l))) {
+          missing.push(`${s.name}: ${p.id} has no aim-off but its row in docs/reference/scenarios.md's premises table does not end "| not self-tested (no aim-off) |"`);
         }
       }
     }

@@ -17,7 +17,7 @@ import { LabError, info } from "../core/log.ts";
 import { lanesFromEnv } from "../definitions/settings.ts";
 import { buildsIn } from "../definitions/build.ts";
 import { resolveScenarios, runLanes, recordRunEnd, sealRun, writeRunReports, type ScenarioResult } from "../run/runner.ts";
-import { aimablePremises, aimOffExitCode, aimOffLine, bugChecks, reproDocument, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
+import { aimablePremises, aimOffExitCode, aimTargets, notSelfTested, aimOffLine, bugChecks, reproDocument, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
 import { roundFromRunDir, scenarioOf, soakDocument, soakExitCode, soakFromDirs, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
 import { cellOf, matrixDocument, matrixExitCode, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { bisect, bisectAgain, bisectDocument, bisectExitCode, bisectVersions, maxSteps, answerLine, stepLine, writeBisect, type BisectRecord, type StepAttempt } from "./bisect.ts";
@@ -122,30 +122,35 @@ async function runCommand({ rest, values, argv, scenarios }: CommandArgs): Promi
 
 /** Run one scenario N times and say per attempt whether the bug showed (lab/commands/repro.ts). */
 async function reproCommand({ rest, values, scenarios }: CommandArgs): Promise<number> {
-  const { name, n, aimOff } = reproInput(rest, values, scenarios.map((x) => x.name));
+  const { name, n, aimOff, premise } = reproInput(rest, values, scenarios.map((x) => x.name));
   const [s] = resolveScenarios([name], scenarios);
   if (aimOff && !aimablePremises(s!).length) {
     const can = scenarios.filter((x) => aimablePremises(x).length).map((x) => x.name);
     throw new LabError(`--aim-off: scenario ${s!.name} declares no premise it can aim its fault off (Premise.aimOff); scenarios that can: ${can.join(", ") || "none"}`);
   }
+  const targets = aimOff ? aimTargets(s!, premise) : [];
   const { spec, seed } = specFor(values.seed, values.replay);
   await checkUnderTest(spec);
   const run = Run.create({ seed });
-  say(`fleetlab repro ${s!.name} x${n}${values.until ? " (until the first reproduction)" : ""}${aimOff ? ` (premise self-test: fault aimed off for ${aimablePremises(s!).join(", ")})` : ""}  run ${run.id}  seed=${run.record.seed}  ${underTest(spec)}  ${topologyLine(spec, [s!])}\n`);
+  const total = n * Math.max(1, targets.length);
+  const untested = notSelfTested(s!);
+  const selfTest = aimOff ? ` (premise self-test: ${targets.map((p) => `${p} aimed off x${n}`).join(", then ")}${untested.length ? `; not self-tested, no aim-off: ${untested.join(", ")}` : ""})` : "";
+  say(`fleetlab repro ${s!.name} x${total}${values.until ? " (until the first reproduction)" : ""}${selfTest}  run ${run.id}  seed=${run.record.seed}  ${underTest(spec)}  ${topologyLine(spec, [s!])}\n`);
   const shown = path.relative(process.cwd(), run.dir) || run.dir;
   const t = await reproLoop(s!, n, {
     spec: { ...spec, seed: run.record.seed },
     run,
     until: values.until,
     aimOff,
+    premise,
     onAttempt: (a) => {
-      // Under --aim-off an attempt is said by whether its premise check caught the miss.
-      const label = aimOff ? (a.aimOff?.caught ? "caught the miss" : "NOT CAUGHT") : a.class;
-      const why = aimOff ? a.aimOff?.why : a.why;
-      say(`attempt ${String(a.index).padStart(String(n).length)}/${n}  ${a.verdict.toUpperCase().padEnd(13)}  ${label.padEnd(16)}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}${why ? `\n    ${why.slice(0, 300)}` : ""}\n`);
+      // Under --aim-off an attempt is said by whether the check of the premise it aimed off caught the miss.
+      const label = aimOff ? (a.aimOff?.caught ? "caught the miss" : a.aimOff?.outcome === "could not tell" ? "could not tell" : "NOT CAUGHT") : a.class;
+      const why = aimOff ? `${a.aimOff?.premise} aimed off: ${a.aimOff?.why}` : a.why;
+      say(`attempt ${String(a.index).padStart(String(total).length)}/${total}  ${a.verdict.toUpperCase().padEnd(13)}  ${label.padEnd(16)}  ${a.seconds.toFixed(1).padStart(6)} s  seed=${run.record.seed}  ${path.join(shown, a.evidence)}${why ? `\n    ${why.slice(0, 300)}` : ""}\n`);
     },
   });
-  say(`\n${s!.name}: ${aimOff ? aimOffLine(t) : tallyLine(t)}\nevidence: ${shown}\nagain:    ${makeReproCommand(spec, run.record.seed, s!.name, n, values.until, aimOff)}\n`);
+  say(`\n${s!.name}: ${aimOff ? aimOffLine(t) : tallyLine(t)}\nevidence: ${shown}\nagain:    ${makeReproCommand(spec, run.record.seed, s!.name, n, values.until, aimOff, premise)}\n`);
   if (values.json) printJson(reproDocument(run.record, shown));
   return aimOff ? aimOffExitCode(t) : reproExitCode(t);
 }
@@ -501,8 +506,8 @@ export function reproduceCommand(spec: TopologySpec, seed: number, names: string
   return `make lab ${envArgs(spec, seed)} SCENARIOS="${names.join(" ")}"`;
 }
 
-function makeReproCommand(spec: TopologySpec, seed: number, name: string, n: number, until?: boolean, aimOff?: boolean): string {
-  return `make repro NAME=${name} N=${n}${until ? " UNTIL=1" : ""}${aimOff ? " AIM_OFF=1" : ""} ${envArgs(spec, seed)}`;
+function makeReproCommand(spec: TopologySpec, seed: number, name: string, n: number, until?: boolean, aimOff?: boolean, premise?: string): string {
+  return `make repro NAME=${name} N=${n}${until ? " UNTIL=1" : ""}${aimOff ? ` AIM_OFF=${premise ?? 1}` : ""} ${envArgs(spec, seed)}`;
 }
 
 /**

@@ -64,7 +64,7 @@ function oneScenario(word: string, known: string[], form: string): string {
 }
 
 /** `repro`'s scenario (exactly one) and attempts. */
-export function reproInput(rest: string[], values: Values, known: string[]): { name: string; n: number; aimOff: boolean } {
+export function reproInput(rest: string[], values: Values, known: string[]): { name: string; n: number; aimOff: boolean; premise?: string } {
   const [word, ...extra] = rest;
   if (!word || extra.length) throw new LabError(`repro needs exactly one scenario: fleetlab repro SCENARIO --n 20 (make repro NAME=SCENARIO N=20). Known scenarios: ${known.join(", ")}`);
   const name = oneScenario(word, known, "repro needs exactly one scenario");
@@ -72,7 +72,10 @@ export function reproInput(rest: string[], values: Values, known: string[]): { n
   if (!Number.isInteger(n) || n < 1 || n > 1000) throw new LabError(`--n ${values.n}: must be a whole number of attempts from 1 to 1000 (N=20)`);
   const aimOff = !!values["aim-off"];
   if (aimOff && values.until) throw new LabError("--aim-off with --until: a premise self-test runs every attempt (drop --until / UNTIL=1)");
-  return { name, n, aimOff };
+  const premise = values.premise === undefined ? undefined : String(values.premise);
+  if (premise !== undefined && !aimOff) throw new LabError(`--premise ${premise} without --aim-off: it names the one premise the self-test aims off (make repro NAME=... AIM_OFF=${premise})`);
+  if (premise !== undefined && !/^P-[\w.-]+$/.test(premise)) throw new LabError(`--premise '${premise}': a premise id reads P-<name>, e.g. P-103079-invoke-withheld (docs/reference/scenarios.md lists them)`);
+  return { name, n, aimOff, ...(premise !== undefined ? { premise } : {}) };
 }
 
 /** `soak`'s rounds (ROUNDS; --rounds is written there by applyFlags). */

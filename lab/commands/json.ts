@@ -99,6 +99,10 @@ export const ReproDocument = z.strictObject({
     /** Attempts per class (lab/commands/repro.ts), every class present. */
     classes: z.strictObject({ reproduced: z.number().int(), "differs from reference": z.number().int(), "new signature": z.number().int(), "failed otherwise": z.number().int(), "not reproduced": z.number().int(), "could not tell": z.number().int() }),
     aimOffOutcomes: z.strictObject({ caught: z.number().int(), "let through": z.number().int(), "could not tell": z.number().int() }).optional(),
+    /** Under --aim-off: the premises aimed off, one at a time. */
+    aimed: z.array(z.string()).optional(),
+    /** The scenario's premises with no aim-off: never self-tested. */
+    notSelfTested: z.array(z.string()).optional(),
     /** The attempts that showed the bug (registered or new signature), by index. */
     hits: z.array(z.number().int()),
     attempts: z.array(
@@ -111,7 +115,7 @@ export const ReproDocument = z.strictObject({
         why: z.string().optional(),
         seconds: z.number().optional(),
         evidence: z.string().optional(),
-        aimOff: z.strictObject({ caught: z.boolean(), outcome: z.enum(["caught", "let through", "could not tell"]).optional(), why: z.string() }).optional(),
+        aimOff: z.strictObject({ premise: z.string().optional(), caught: z.boolean(), outcome: z.enum(["caught", "let through", "could not tell"]).optional(), why: z.string() }).optional(),
       }),
     ),
   }),

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PaceMonitor } from "../core/pace.ts";
 import { Run, readRunRecord } from "../evidence/run.ts";
-import { aimOffExitCode, aimOffLine, aimOffOutcome, bugChecks, classify, reproExitCode, reproLoop, tally, tallyLine, type Attempt, type AttemptClass } from "./repro.ts";
+import { aimOffExitCode, aimOffLine, aimOffOutcome, aimTargets, bugChecks, notSelfTested, classify, reproExitCode, reproLoop, tally, tallyLine, type Attempt, type AttemptClass } from "./repro.ts";
 import type { CheckResult, FindingRecord } from "../findings/findings.ts";
 import { LabPool, runOrder } from "../run/runner.ts";
 import { defineScenario, LabInfraError, type Scenario } from "../scenario.ts";
@@ -212,7 +212,7 @@ describe("the premise self-test (--aim-off): the fault aimed off its path must r
     expect(aimOffExitCode(t)).toBe(0);
     const rec = readRunRecord(path.join(run.dir, "run.json"));
     expect(rec.repro).toMatchObject({ aimOff: true, caught: 2, ran: 2 });
-    expect(rec.repro?.attempts?.[0]?.aimOff).toEqual({ caught: true, outcome: "caught", why: seen[0]!.aimOff!.why });
+    expect(rec.repro?.attempts?.[0]?.aimOff).toEqual({ premise: P.id, caught: true, outcome: "caught", why: seen[0]!.aimOff!.why });
   });
 
   it("a premise check that cannot fail lets the miss through: the attempt reads fixed?, NOT caught, exit 1", async () => {
@@ -246,9 +246,68 @@ describe("the premise self-test (--aim-off): the fault aimed off its path must r
     expect(aimOffExitCode({ ...base, caught: 2, letThrough: 0, couldNotTell: 0 })).toBe(0);
   });
 
+  // Two premises, each with an aim-off. `fixed` names the premise whose check ignores its fault.
+  const A = { id: "P-a", what: "fault a acted", aimOff: "a elsewhere" };
+  const B = { id: "P-b", what: "fault b acted", aimOff: "b elsewhere" };
+  const C = { id: "P-c", what: "the turn was in flight" };
+  function twoPremises(cannotFail?: string, extra: { id: string; what: string }[] = []): Scenario {
+    return defineScenario({
+      name: "two",
+      proves: "two",
+      topology: "own",
+      timeoutMs: 5_000,
+      findings: [F],
+      premises: [A, B, ...extra],
+      run: async ({ check, premise, aimOff }) => {
+        for (const p of [A, B]) premise({ id: p.id, met: cannotFail === p.id ? true : aimOff !== p.id, observed: { aimedOff: aimOff ?? null } });
+        for (const p of extra) premise({ id: p.id, met: true });
+        check({ id: "F-race", expectation: F.expectation, holds: true });
+      },
+    });
+  }
+
+  it("each premise is aimed off on its own, N attempts each, and caught on its own: caught 2/2, a line per premise", async () => {
+    const { pool: p, run } = pool();
+    const seen: Attempt[] = [];
+    const t = await reproLoop(twoPremises(undefined, [C]), 1, { spec: p.spec, run, pool: p, aimOff: true, onAttempt: (a) => seen.push(a) });
+    expect(seen.map((a) => [a.aimOff?.premise, a.verdict, a.aimOff?.outcome])).toEqual([
+      ["P-a", "unknown", "caught"],
+      ["P-b", "unknown", "caught"],
+    ]);
+    expect(aimOffLine(t)).toBe("premise self-test (--aim-off): caught the miss 2/2\n  P-a aimed off: caught 1/1\n  P-b aimed off: caught 1/1\n  not self-tested (no aim-off): P-c");
+    expect(aimOffExitCode(t)).toBe(0);
+    const rec = readRunRecord(path.join(run.dir, "run.json"));
+    expect(rec.repro).toMatchObject({ aimOff: true, aimed: ["P-a", "P-b"], notSelfTested: ["P-c"], asked: 2, ran: 2, caught: 2 });
+    expect(rec.scenarios.map((x) => x.name)).toEqual(["two~1", "two~2"]);
+  });
+
+  it("a premise check that cannot fail no longer hides behind the other premise: P-b aimed off reads NOT caught, exit 1", async () => {
+    const { pool: p, run } = pool();
+    const seen: Attempt[] = [];
+    const t = await reproLoop(twoPremises("P-b"), 1, { spec: p.spec, run, pool: p, aimOff: true, onAttempt: (a) => seen.push(a) });
+    // Aiming both off at once would have read "caught" (P-a unmet), whatever P-b's check does.
+    expect(seen.map((a) => [a.aimOff?.premise, a.verdict, a.aimOff?.outcome])).toEqual([
+      ["P-a", "unknown", "caught"],
+      ["P-b", "fixed?", "let through"],
+    ]);
+    expect(aimOffLine(t)).toContain("P-b aimed off: caught 0/1, NOT caught 1");
+    expect(aimOffExitCode(t)).toBe(1);
+  });
+
+  it("--premise aims off that one only; one that is not an aimable premise of the scenario is refused, naming those that are", async () => {
+    const { pool: p, run, state } = pool();
+    const t = await reproLoop(twoPremises(), 2, { spec: p.spec, run, pool: p, aimOff: true, premise: "P-b" });
+    expect(t).toMatchObject({ ran: 2, caught: 2, perPremise: { "P-b": { ran: 2, caught: 2, letThrough: 0, couldNotTell: 0 } } });
+    expect(aimTargets(twoPremises(), undefined)).toEqual(["P-a", "P-b"]);
+    expect(() => aimTargets(twoPremises(undefined, [C]), "P-c")).toThrow("--premise P-c: scenario two's premise P-c has no aim-off (it is not self-tested); the ones it can aim off: P-a, P-b");
+    expect(() => aimTargets(twoPremises(), "P-zz")).toThrow("--premise P-zz: scenario two declares no premise P-zz; the ones it can aim off: P-a, P-b");
+    expect(notSelfTested(twoPremises(undefined, [C]))).toEqual(["P-c"]);
+    expect(state.ups).toBe(2);
+  });
+
   it("a scenario with no premise it can aim off is refused before any lab comes up", async () => {
     const { pool: p, run, state } = pool();
-    await expect(reproLoop(racy("own", () => true), 1, { spec: p.spec, run, pool: p, aimOff: true })).rejects.toThrow("scenario race declares no premise it can aim off");
+    await expect(reproLoop(racy("own", () => true), 1, { spec: p.spec, run, pool: p, aimOff: true })).rejects.toThrow("--aim-off: scenario race declares no premise it can aim its fault off");
     expect(state.ups).toBe(0);
   });
 });

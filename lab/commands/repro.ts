@@ -20,11 +20,14 @@
 //                     version a bug's record names, "not affected": the bug came later)
 //   could not tell    unknown or n/a, or a bug check was never judged (the ones that were held)
 // The premise self-test (`--aim-off`, make repro AIM_OFF=1): the scenario aims its fault off the
-// path its premise needs (each Premise.aimOff says how), so the premise cannot be met. Each attempt
-// is then "caught" (unknown, with an aimed premise unmet), "let through" (an aimed premise read
-// met, or the verdict was judged anyway: a premise check that lets a missed fault through is a
-// defect of the scenario) or "could not tell" (unknown before any aimed premise was proven: the
-// lab, a member or a step failed first, so the attempt says nothing of the premise check).
+// path one premise needs (each Premise.aimOff says how), so that premise cannot be met. Each
+// premise with an aim-off is aimed on its own, N attempts each (`--premise P-x` / AIM_OFF=P-x:
+// that one only), so a premise check that cannot fail cannot hide behind another that can. Each
+// attempt is then "caught" (unknown, with the aimed premise unmet), "let through" (it read met,
+// or the verdict was judged anyway: a premise check that lets a missed fault through is a defect
+// of the scenario) or "could not tell" (unknown before the aimed premise was proven: the lab, a
+// member or a step failed first, so the attempt says nothing of the premise check). Premises
+// without an aim-off are never self-tested; the output names them.
 // Exit 0 only when every attempt was caught, 1 when one was let through, 3 when none was let
 // through but some could not tell.
 // A record with a signature per version range (FindingRecord.variants) says which one matched:
@@ -38,6 +41,7 @@ import { LabPool, endRun, runScenario, type ScenarioResult } from "../run/runner
 import { lastProofs, type PremiseResult } from "../run/judging.ts";
 import type { TopologySpec } from "../definitions/spec.ts";
 import type { Verdict } from "../definitions/verdict.ts";
+import { LabError } from "../core/log.ts";
 
 export type AttemptClass = "reproduced" | "differs from reference" | "new signature" | "failed otherwise" | "not reproduced" | "could not tell";
 
@@ -84,6 +88,26 @@ export function aimablePremises(s: Pick<Scenario, "premises">): string[] {
   return (s.premises ?? []).filter((p) => p.aimOff).map((p) => p.id);
 }
 
+/** The premises no self-test can show to be able to fail: those without an aim-off. */
+export function notSelfTested(s: Pick<Scenario, "premises">): string[] {
+  return (s.premises ?? []).filter((p) => !p.aimOff).map((p) => p.id);
+}
+
+/**
+ * The premises a self-test aims off, one at a time: every one that can be (`--aim-off`), or the
+ * one named (`--premise P-x`). A name that is not an aimable premise of the scenario is refused.
+ */
+export function aimTargets(s: Pick<Scenario, "name" | "premises">, only?: string): string[] {
+  const aimable = aimablePremises(s);
+  if (!aimable.length) throw new LabError(`--aim-off: scenario ${s.name} declares no premise it can aim its fault off (Premise.aimOff)`);
+  if (only === undefined) return aimable;
+  if (aimable.includes(only)) return [only];
+  const without = notSelfTested(s).includes(only);
+  throw new LabError(
+    `--premise ${only}: ${without ? `scenario ${s.name}'s premise ${only} has no aim-off (it is not self-tested)` : `scenario ${s.name} declares no premise ${only}`}; the ones it can aim off: ${aimable.join(", ")}`,
+  );
+}
+
 /** What one --aim-off attempt says of the scenario's premise check. */
 export type AimOffClass = "caught" | "let through" | "could not tell";
 
@@ -114,8 +138,8 @@ export interface Attempt {
   seconds: number;
   evidence: string;
   detail?: string;
-  /** Under --aim-off: whether the premise check caught the miss. */
-  aimOff?: { caught: boolean; outcome: AimOffClass; why: string };
+  /** Under --aim-off: the premise aimed off, and whether its check caught the miss. */
+  aimOff?: { premise?: string; caught: boolean; outcome: AimOffClass; why: string };
 }
 
 export interface ReproTally {
@@ -141,10 +165,23 @@ export interface ReproTally {
   letThrough?: number;
   /** Under --aim-off: attempts that ended before any aimed premise was proven. */
   couldNotTell?: number;
+  /** Under --aim-off: per premise aimed off, its attempts' outcomes. */
+  perPremise?: Record<string, { ran: number; caught: number; letThrough: number; couldNotTell: number }>;
+  /** Premises of the scenario with no aim-off: never self-tested. */
+  notSelfTested?: string[];
 }
 
-export function tally(scenario: string, asked: number, attempts: Attempt[]): ReproTally {
+export function tally(scenario: string, asked: number, attempts: Attempt[], untested: string[] = []): ReproTally {
   const n = (c: AttemptClass) => attempts.filter((a) => a.class === c).length;
+  const perPremise: NonNullable<ReproTally["perPremise"]> = {};
+  for (const a of attempts) {
+    if (!a.aimOff?.premise) continue;
+    const p = (perPremise[a.aimOff.premise] ??= { ran: 0, caught: 0, letThrough: 0, couldNotTell: 0 });
+    p.ran++;
+    if (a.aimOff.outcome === "caught") p.caught++;
+    else if (a.aimOff.outcome === "let through") p.letThrough++;
+    else p.couldNotTell++;
+  }
   return {
     scenario,
     asked,
@@ -162,8 +199,10 @@ export function tally(scenario: string, asked: number, attempts: Attempt[]): Rep
           caught: attempts.filter((a) => a.aimOff?.outcome === "caught").length,
           letThrough: attempts.filter((a) => a.aimOff?.outcome === "let through").length,
           couldNotTell: attempts.filter((a) => a.aimOff?.outcome === "could not tell").length,
+          perPremise,
         }
       : {}),
+    ...(untested.length ? { notSelfTested: untested } : {}),
   };
 }
 
@@ -172,10 +211,14 @@ export function aimOffLine(t: ReproTally): string {
   const caught = t.caught ?? 0;
   const through = t.letThrough ?? 0;
   const untold = t.couldNotTell ?? 0;
+  const each = Object.entries(t.perPremise ?? {});
   return (
     `premise self-test (--aim-off): caught the miss ${caught}/${t.ran}` +
     (through ? ` - ${through} attempt(s) NOT caught: a premise check let the missed fault through` : "") +
-    (untold ? ` - ${untold} attempt(s) could not tell (ended before the premise was judged: the lab, a member or a step failed first; run again)` : "")
+    (untold ? ` - ${untold} attempt(s) could not tell (ended before the premise was judged: the lab, a member or a step failed first; run again)` : "") +
+    // Each premise on its own: the line a reader checks against the scenario's premises.
+    (each.length > 1 || t.notSelfTested?.length ? each.map(([id, p]) => `\n  ${id} aimed off: caught ${p.caught}/${p.ran}${p.letThrough ? `, NOT caught ${p.letThrough}` : ""}${p.couldNotTell ? `, could not tell ${p.couldNotTell}` : ""}`).join("") : "") +
+    (t.notSelfTested?.length ? `\n  not self-tested (no aim-off): ${t.notSelfTested.join(", ")}` : "")
   );
 }
 
@@ -219,35 +262,39 @@ export const attemptName = (s: Pick<Scenario, "name">, i: number, n: number): st
 export async function reproLoop(
   s: Scenario,
   n: number,
-  opts: { spec: TopologySpec; run: Run; until?: boolean; aimOff?: boolean; pool?: LabPool; onAttempt?: (a: Attempt, r: ScenarioResult) => void },
+  opts: { spec: TopologySpec; run: Run; until?: boolean; aimOff?: boolean; premise?: string; pool?: LabPool; onAttempt?: (a: Attempt, r: ScenarioResult) => void },
 ): Promise<ReproTally> {
-  const aimed = aimablePremises(s);
-  if (opts.aimOff && !aimed.length) throw new Error(`scenario ${s.name} declares no premise it can aim off (Premise.aimOff)`);
+  // Under --aim-off, N attempts per premise aimed off, one premise at a time.
+  const targets: (string | undefined)[] = opts.aimOff ? aimTargets(s, opts.premise) : [undefined];
+  const untested = opts.aimOff ? notSelfTested(s) : [];
+  const total = n * targets.length;
+  const plan = targets.flatMap((premise) => Array.from({ length: n }, () => premise));
   const pool = opts.pool ?? new LabPool(opts.spec, opts.run);
-  const instances = Array.from({ length: n }, (_, k) => ({ ...s, name: attemptName(s, k + 1, n) }));
+  const instances = plan.map((_, k) => ({ ...s, name: attemptName(s, k + 1, total) }));
   await pool.opts.start(opts.run, opts.spec, instances);
-  opts.run.update((r) => void (r.repro = { scenario: s.name, asked: n, until: !!opts.until, ...(opts.aimOff ? { aimOff: true } : {}) }));
+  opts.run.update((r) => void (r.repro = { scenario: s.name, asked: total, until: !!opts.until, ...(opts.aimOff ? { aimOff: true, aimed: targets as string[] } : {}) }));
   const attempts: Attempt[] = [];
   try {
     for (const [k, inst] of instances.entries()) {
       if (s.topology === "own") await pool.close();
-      const r = await runScenario(inst, pool, { aimOff: opts.aimOff });
+      const premise = plan[k];
+      const r = await runScenario(inst, pool, { aimOff: premise });
       const c = classify(r.verdict, r.checks, bugChecks(s), r.failedSteps);
       const matched = r.checks.filter((x) => bugChecks(s).includes(x.findingId) && x.outcome === "known-finding").map(matchedName);
-      const a: Attempt = { index: k + 1, verdict: r.verdict, class: c.class, why: c.why, matched, seconds: r.seconds, evidence: r.evidence, detail: r.detail, ...(opts.aimOff ? { aimOff: aimOffOutcome(r, aimed) } : {}) };
+      const a: Attempt = { index: k + 1, verdict: r.verdict, class: c.class, why: c.why, matched, seconds: r.seconds, evidence: r.evidence, detail: r.detail, ...(premise ? { aimOff: { premise, ...aimOffOutcome(r, [premise]) } } : {}) };
       attempts.push(a);
       opts.onAttempt?.(a, r);
       if (opts.until && reproduced(a.class)) break;
     }
   } finally {
     await pool.close();
-    const t = tally(s.name, n, attempts);
+    const t = tally(s.name, total, attempts, untested);
     opts.run.update((r) => {
       r.repro = {
         scenario: s.name,
-        asked: n,
+        asked: total,
         until: !!opts.until,
-        ...(opts.aimOff ? { aimOff: true, caught: t.caught ?? 0, letThrough: t.letThrough ?? 0, couldNotTell: t.couldNotTell ?? 0 } : {}),
+        ...(opts.aimOff ? { aimOff: true, aimed: targets as string[], caught: t.caught ?? 0, letThrough: t.letThrough ?? 0, couldNotTell: t.couldNotTell ?? 0, ...(untested.length ? { notSelfTested: untested } : {}) } : {}),
         ran: t.ran,
         reproduced: t.reproduced,
         differs: t.differs,
@@ -263,7 +310,7 @@ export async function reproLoop(
     });
     endRun(opts.run, pool.opts.labFindings);
   }
-  return tally(s.name, n, attempts);
+  return tally(s.name, total, attempts, untested);
 }
 
 /**
@@ -289,7 +336,7 @@ export function reproDocument(record: RunRecord, dir: string): z.infer<typeof Re
       until: r.until,
       aimOff: !!r.aimOff,
       classes: { reproduced: counts.reproduced, "differs from reference": counts.differs, "new signature": counts.newSignature, "failed otherwise": counts.failedOtherwise, "not reproduced": counts.notReproduced, "could not tell": n(r.unknown) },
-      ...(r.aimOff ? { aimOffOutcomes: { caught: counts.caught, "let through": counts.letThrough, "could not tell": n(r.couldNotTell) } } : {}),
+      ...(r.aimOff ? { aimOffOutcomes: { caught: counts.caught, "let through": counts.letThrough, "could not tell": n(r.couldNotTell) }, ...(r.aimed ? { aimed: r.aimed } : {}), ...(r.notSelfTested ? { notSelfTested: r.notSelfTested } : {}) } : {}),
       hits: r.hits ?? [],
       attempts: (r.attempts ?? []).map((a) => {
         const name = attemptName({ name: r.scenario }, a.index, r.asked);

@@ -22,9 +22,11 @@ export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMA
                       (a fresh lab each time unless it shares one)
         --n N             attempts (default 10)
         --until           stop at the first attempt that reproduced
-        --aim-off         the premise self-test: aim the scenario's fault off the path its premise
-                          needs; every attempt must read unknown with that premise unmet (exit 0
-                          only then; AIM_OFF=1)
+        --aim-off         the premise self-test: aim the scenario's fault off the path one premise
+                          needs, each premise with an aim-off on its own (N attempts each); every
+                          attempt must read unknown with that premise unmet (exit 0 only then;
+                          AIM_OFF=1). Premises without an aim-off are named as not self-tested
+        --premise P-ID    with --aim-off: aim off only this premise (AIM_OFF=P-ID)
   soak [scenario...]  the stability run: the suite (or the scenarios named) R rounds, each a normal
                       run; a table per scenario of its verdicts, each check's signatures and times,
                       the ones that moved first (soak.json, soak.md, soak.html in .lab/runs/soak-<id>/)
@@ -81,7 +83,7 @@ const TOPOLOGY_FLAGS = ["nodes", "openclaw-version", "openclaw-package", "topolo
 /** What each command takes, for `fleetlab <command> --help` and the one-line refusals. */
 export const COMMANDS: Record<string, { usage: string; options: string[] }> = {
   run: { usage: "run [scenario...] [--seed N] [--replay FILE] [--shard K/N] [--in-network] [SETTINGS] [--json]", options: ["seed", "replay", "shard", "in-network", ...TOPOLOGY_FLAGS, "lanes", "json"] },
-  repro: { usage: "repro SCENARIO [--n N] [--until] [--aim-off] [--seed N] [SETTINGS] [--json]", options: ["n", "until", "aim-off", "seed", "replay", ...TOPOLOGY_FLAGS, "json"] },
+  repro: { usage: "repro SCENARIO [--n N] [--until] [--aim-off [--premise P-ID]] [--seed N] [SETTINGS] [--json]", options: ["n", "until", "aim-off", "premise", "seed", "replay", ...TOPOLOGY_FLAGS, "json"] },
   soak: { usage: "soak [scenario...] [--rounds R] [--seed N] [SETTINGS] [--json] | soak --from DIR... [--json]", options: ["rounds", "from", "seed", "shard", ...TOPOLOGY_FLAGS, "lanes", "json"] },
   matrix: { usage: 'matrix [scenario...] --versions "A B" [--seed N] [SETTINGS] [--json]', options: ["versions", "seed", "nodes", "topology", "lanes", "json"] },
   bisect: { usage: "bisect SCENARIO --good V --bad V [--n N] [--pre] [--seed N] [SETTINGS] [--json]", options: ["good", "bad", "n", "pre", "seed", "nodes", "topology", "json"] },
@@ -150,6 +152,7 @@ export const OPTIONS = {
   n: { type: "string" },
   until: { type: "boolean" },
   "aim-off": { type: "boolean" },
+  premise: { type: "string" },
   rounds: { type: "string" },
   from: { type: "boolean" },
   shards: { type: "string" },

@@ -170,8 +170,12 @@ export const RunRecordSchema = z.strictObject({
       scenario: z.string(),
       asked: z.number().int().positive(),
       until: z.boolean(),
-      /** The premise self-test (`--aim-off`): the fault aimed off its path; `caught` attempts read unknown with an aimed premise unmet. */
+      /** The premise self-test (`--aim-off`): the fault aimed off its path; `caught` attempts read unknown with the aimed premise unmet. */
       aimOff: z.boolean().optional(),
+      /** Under --aim-off: the premises aimed off, one at a time, `asked / aimed.length` attempts each. */
+      aimed: z.array(z.string()).optional(),
+      /** The scenario's premises with no aim-off: never self-tested. */
+      notSelfTested: z.array(z.string()).optional(),
       caught: z.number().int().nonnegative().optional(),
       letThrough: z.number().int().nonnegative().optional(),
       couldNotTell: z.number().int().nonnegative().optional(),
@@ -194,7 +198,7 @@ export const RunRecordSchema = z.strictObject({
             class: z.enum(["reproduced", "differs from reference", "new signature", "failed otherwise", "not reproduced", "could not tell"]),
             why: z.string().optional(),
             /** Under --aim-off: whether the premise check caught the miss, and what it saw. */
-            aimOff: z.object({ caught: z.boolean(), outcome: z.enum(["caught", "let through", "could not tell"]).optional(), why: z.string() }).optional(),
+            aimOff: z.object({ premise: z.string().optional(), caught: z.boolean(), outcome: z.enum(["caught", "let through", "could not tell"]).optional(), why: z.string() }).optional(),
           }),
         )
         .optional(),

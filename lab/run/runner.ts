@@ -341,9 +341,9 @@ async function raceTimer<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   }
 }
 
-/** How one scenario runs: `aimOff` is the premise self-test (ScenarioContext.aimOff). */
+/** How one scenario runs: `aimOff` is the premise the self-test aims off (ScenarioContext.aimOff). */
 export interface RunOptions {
-  aimOff?: boolean;
+  aimOff?: string;
 }
 
 /**
@@ -563,7 +563,7 @@ class ScenarioRun {
       lab,
       run,
       dir,
-      aimOff: !!this.opts.aimOff,
+      aimOff: this.opts.aimOff,
       file: (rel) => run.file(path.join("scenarios", s.name, rel)),
       log: (msg) => {
         // A scenario that would not settle may still log after its verdict: never write after the end.

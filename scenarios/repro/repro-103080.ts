@@ -153,7 +153,7 @@ export default defineScenario({
 
       // ---- timeoutMs 0, the node withholding its answer
       const late = { fleetlab: "late answer", heldS: HOLD_S };
-      node.answerWith("system.notify", aimOff ? { ok: true, payload: late } : "withhold");
+      node.answerWith("system.notify", aimOff === "P-103079-invoke-withheld" ? { ok: true, payload: late } : "withhold");
       const since = await tap.seq();
       const zero: Call = { sentAt: Date.now() };
       // The handler is attached at once (an unhandled rejection would end the process) and the
@@ -230,7 +230,7 @@ export default defineScenario({
       let closed: { code: number; reason: string; at: number } | undefined;
       conn.onClose((code, reason) => (closed ??= { code, reason, at: Date.now() }));
       const since3 = await tap.seq();
-      const dir = aimOff ? "gw->node" : "node->gw";
+      const dir = aimOff === "P-103093-pongs-withheld" ? "gw->node" : "node->gw";
       const pongs = faults.wire.withholdPong({ lab, node: alias }, dir, {}, { timeline: tl, label: `${alias}: ${dir} pongs dropped at the tap` });
       await labStep("arming the pong rule at the tap", () => pongs.inject());
       const armedAt = Date.now();

@@ -19,8 +19,9 @@
 // Premises (proven, else the verdict is unknown): P-155359-writes-delayed: strace counted the
 // gateway's write syscalls it delayed (> 0) on the state path; P-155359-patches-beside-turn: at
 // least one patch ran while the slow turn was in flight. Self-test (make repro NAME=repro-155359
-// N=1 AIM_OFF=1): the slow disk on AIM_OFF_PATH (a directory the gateway does not write) instead
-// of its state, so no write is delayed and the verdict must be unknown.
+// N=1 AIM_OFF=1), each premise on its own: the slow disk on AIM_OFF_PATH (a directory the gateway
+// does not write) instead of its state, so no write is delayed; then the patches moved behind the
+// turn's end, so none runs beside it. Each time the verdict must be unknown.
 //
 // Asserts what a user should see: a session patch during (or right after) a slow turn succeeds,
 // perhaps slowly; it is not refused because another write held the database past 5 s.
@@ -93,7 +94,11 @@ export default defineScenario({
       what: `the gateway's writes under its state directory were really delayed (${DELAY_MS} ms each, counted by strace) while the patches ran`,
       aimOff: `the slow disk on ${AIM_OFF_PATH} instead of ${STATE}`,
     },
-    { id: "P-155359-patches-beside-turn", what: "at least one sessions.patch ran while the slow turn was in flight" },
+    {
+      id: "P-155359-patches-beside-turn",
+      what: "at least one sessions.patch ran while the slow turn was in flight",
+      aimOff: "the patches start only once the slow turn has ended (its agent.wait answered)",
+    },
   ],
   timeoutMs: 240_000,
   async run({ lab, log, check, premise, aimOff }) {
@@ -117,7 +122,7 @@ export default defineScenario({
     if (baseline.refused) throw new LabInfraError(`sessions.patch on healthy storage was refused: ${JSON.stringify(baseline.refused)}`);
     log(`healthy: first turn ${first.ms} ms, sessions.patch ${baseline.ms} ms`);
 
-    const slow = faults.slowDisk(lab, lab.spec.gateway.alias, { path: aimOff ? AIM_OFF_PATH : STATE, delayMs: DELAY_MS });
+    const slow = faults.slowDisk(lab, lab.spec.gateway.alias, { path: aimOff === "P-155359-writes-delayed" ? AIM_OFF_PATH : STATE, delayMs: DELAY_MS });
     const injected = await labStep("slowing the gateway's state disk", () => slow.inject());
     log(`slow disk in effect: ${JSON.stringify(injected.detail)}`);
     const sinceMs = Date.now();
@@ -135,6 +140,8 @@ export default defineScenario({
     );
     const patches: PatchOutcome[] = [];
     const stopAt = performance.now() + WINDOW_S * 1000; // fixed: expectation: the observation window WINDOW_S (its length decides how many patches are judged)
+    // Aimed off: the patches move behind the turn's end, so none runs beside it.
+    if (aimOff === "P-155359-patches-beside-turn") await ended;
     // Patch until the turn ends (or its wait fails), a patch is refused (the shape is then known), or the window closes.
     while (!end && !waitFailed && !patches.some((p) => p.refused) && performance.now() < stopAt) patches.push(await patch(patches.length + 1, "during"));
     let patchedUntil = Date.now(); // the signature reads the gateway's log up to the last patch, not the abort's own writes

@@ -30,10 +30,11 @@
 //
 // Premises:
 // - P-78351-invoke-pending-on-a: the first invoke reached the node on connection A, was withheld,
-//   and the operator still had no answer when B was admitted;
+//   and the operator still had no answer when B was admitted. Aimed off: the node answers it at
+//   once, so nothing is pending on A;
 // - P-78351-second-connection: B's connect was admitted (hello-ok) while A was still open.
-//   Aimed off: A is cut BEFORE B connects, so nothing is concurrent. The self-test:
-//   `make repro NAME=repro-78351 N=1 AIM_OFF=1` must print "caught the miss 1/1".
+//   Aimed off: A is cut BEFORE B connects, so nothing is concurrent. The self-test, each premise
+//   on its own: `make repro NAME=repro-78351 N=1 AIM_OFF=1` must print "caught the miss 2/2".
 //
 // Bounds not paced (expectations, wall time): the 5 s after A's close for both the invoke's end
 // and the node.list watch.
@@ -70,7 +71,11 @@ export default defineScenario({
   needs: [{ method: "node.invoke" }],
   bug: ["R-78351-new-session-kept", "R-78351-new-session-serves", "R-78351-stale-invoke-ends"],
   premises: [
-    { id: "P-78351-invoke-pending-on-a", what: "the first invoke reached the node on connection A, was withheld, and the operator had no answer yet when B was admitted" },
+    {
+      id: "P-78351-invoke-pending-on-a",
+      what: "the first invoke reached the node on connection A, was withheld, and the operator had no answer yet when B was admitted",
+      aimOff: "the node answers the first invoke at once instead of withholding it",
+    },
     { id: "P-78351-second-connection", what: "a second connection (B) with the node's own identity was admitted while A was still open", aimOff: "A is cut before B connects" },
   ],
   findings,
@@ -87,7 +92,7 @@ export default defineScenario({
       log(`paired ${ALIAS} as ${paired.nodeId}; connection A is ${connA.name}`);
 
       // 1. An invoke pending on A: the node withholds system.which.
-      node.answerWith(COMMAND, "withhold");
+      node.answerWith(COMMAND, ctx.aimOff === "P-78351-invoke-pending-on-a" ? { ok: true, payload: { fleetlab: "aimed off: answered at once" } } : "withhold");
       let first: (InvokeEnd & { at: number }) | undefined;
       const firstDone = lab.operator.client
         .request<Record<string, unknown>>("node.invoke", { nodeId: paired.nodeId, command: COMMAND, params: { bins: ["sh"] }, idempotencyKey: crypto.randomUUID(), timeoutMs: INVOKE_TIMEOUT_MS }, { timeoutMs: INVOKE_TIMEOUT_MS + 30_000 })
@@ -99,7 +104,8 @@ export default defineScenario({
       log(`invoke ${invA.id} reached ${ALIAS} on ${invA.conn} (withheld)`);
 
       // 2. The second connection (B) while A is open; aimed off: A is cut first.
-      if (ctx.aimOff) {
+      const aCutFirst = ctx.aimOff === "P-78351-second-connection";
+      if (aCutFirst) {
         await node.disconnect(1006, "aimed off: A cut before B", connA);
         log("aim-off: connection A cut before B connects");
       }
@@ -117,7 +123,7 @@ export default defineScenario({
 
       // 3. A's socket is cut (no close frame), unless the aim-off already did.
       const tClose = Date.now();
-      if (!ctx.aimOff) {
+      if (!aCutFirst) {
         await node.disconnect(1006, "stale connection A cut", connA);
         log(`connection A (${connA.name}) cut ${tClose - tB} ms after B was admitted`);
       }
