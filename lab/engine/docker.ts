@@ -118,3 +118,17 @@ export function isEngineApiError(err: unknown): boolean {
   const e = err as { statusCode?: unknown; json?: unknown; reason?: unknown } | undefined;
   return !!e && typeof e === "object" && typeof e.statusCode === "number" && ("json" in e || "reason" in e);
 }
+
+/**
+ * An error of the lab's talk with the Docker engine: the API's answer (isEngineApiError), or its
+ * connection failing (refused, reset, gone) on the engine's socket. Such an error escaping a
+ * scenario unawaited (a log or exec stream whose socket broke) is the lab's, not OpenClaw's.
+ */
+export function isEngineError(err: unknown): boolean {
+  if (isEngineApiError(err)) return true;
+  const e = err as { code?: unknown; address?: unknown; path?: unknown; message?: unknown } | undefined;
+  if (!e || typeof e !== "object" || typeof e.code !== "string") return false;
+  if (!/^(ECONNREFUSED|ECONNRESET|EPIPE|ENOENT|EACCES|ETIMEDOUT)$/.test(e.code)) return false;
+  const where = [e.address, e.path, e.message].filter((x): x is string => typeof x === "string").join(" ");
+  return /docker\.sock\b/.test(where);
+}

@@ -576,6 +576,26 @@ describe("an error that escapes a scenario is its verdict, and the run goes on",
     expect(r.detail).toContain("an error escaped the scenario while it ran (unhandled rejection, nobody awaited it)");
   });
 
+  it("the engine's socket breaking under a stream nobody awaited is the lab's too; so is any escape while the engine does not answer", async () => {
+    const socketError = Object.assign(new Error("connect ECONNRESET /var/run/docker.sock"), { code: "ECONNRESET", address: "/var/run/docker.sock" });
+    const escaping = (name: string, err: Error) =>
+      scenario(name, async ({ signal }) => {
+        void sleep(10).then(() => Promise.reject(err));
+        await sleep(2_000, signal);
+      });
+    const quiet = fakePool();
+    const r = await runScenario(escaping("socket-escape", socketError), quiet.pool);
+    expect([r.verdict, r.detail]).toEqual(["unknown", expect.stringContaining("an error escaped the scenario while it ran (unhandled rejection, nobody awaited it)")]);
+    // Not the engine's socket: OpenClaw's connection, a fail as before.
+    const gw = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET", address: "172.18.0.2" });
+    expect((await runScenario(escaping("gateway-reset", gw), fakePool().pool)).verdict).toBe("fail");
+    // The engine not answering when the escape is charged: unknown, and the detail says why.
+    const sick = fakePool({ engineTrouble: async () => "the Docker engine does not answer (no answer within 5.0 s)" });
+    const s2 = await runScenario(escaping("sick-engine", new Error("gateway agent.wait failed: TIMEOUT")), sick.pool);
+    expect(s2.verdict).toBe("unknown");
+    expect(s2.detail).toContain("the Docker engine does not answer (no answer within 5.0 s); an error escaped the scenario while it ran");
+  });
+
   it("a rejected promise left behind: fail with its message; thrown from a timer: fail; the next scenario still runs", async () => {
     const { pool, run, events } = fakePool();
     const list = [

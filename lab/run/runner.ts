@@ -20,7 +20,7 @@ import { junitXml } from "../evidence/junit.ts";
 import { writeReportHtml, type ReportWritten } from "../evidence/report-html.ts";
 import path from "node:path";
 import { interrupted as interruptedRun, pruneDeadRuns } from "../engine/cleanup.ts";
-import { engineCgroups, engineTrouble, isEngineApiError, requireEngine } from "../engine/docker.ts";
+import { engineCgroups, engineTrouble, isEngineError, requireEngine } from "../engine/docker.ts";
 import type { PhaseRow, Run, RunRecord, ScenarioRow } from "../evidence/run.ts";
 import { LabError, info, step } from "../core/log.ts";
 import type { Scenario, ScenarioContext } from "../scenario.ts";
@@ -531,7 +531,7 @@ class ScenarioRun {
       if (err instanceof LabError) throw err; // bad input: stop the whole run with its message
       // A dead or failing engine is the lab's, whatever it made fail (a container that "exited").
       const trouble = await pool.opts.engineTrouble();
-      if (trouble || isEngineApiError(err)) return this.#notRun("unknown", `the lab could not come up: ${trouble ?? `the Docker engine refused: ${(err as Error).message}`}`);
+      if (trouble || isEngineError(err)) return this.#notRun("unknown", `the lab could not come up: ${trouble ?? `the Docker engine refused: ${(err as Error).message}`}`);
       // OpenClaw not coming up (gateway or node host exited, pairing refused) is a fail; the lab's own parts, unknown.
       if (err instanceof SystemUnderTestError) return this.#notRun("fail", `OpenClaw did not come up: ${(err as Error).message}`);
       return this.#notRun("unknown", `the lab could not come up: ${(err as Error).message}`);
@@ -615,14 +615,16 @@ class ScenarioRun {
       const err = end.error as Error;
       if (isWriteFailure(err)) raise(err); // the disk, not the scenario: ends the run as the lab's own error
       // A failure is OpenClaw's only while the engine answers and did not refuse the call itself.
-      const trouble = err instanceof LabInfraError ? undefined : ((await pool.opts.engineTrouble()) ?? (isEngineApiError(err) ? `the Docker engine refused a call: ${err.message}` : undefined));
+      const trouble = err instanceof LabInfraError ? undefined : ((await pool.opts.engineTrouble()) ?? (isEngineError(err) ? `the Docker engine refused a call: ${err.message}` : undefined));
       // A lab-side deadline that passed on a machine busier than planned: the lab could not tell (lab/core/pace.ts).
       const busy = machineBusyIn(err);
       const v = err instanceof LabInfraError || trouble || busy ? "unknown" : "fail";
       this.#notes.push({ verdict: v, text: trouble ? `${trouble}; the scenario's own failure cannot be told apart: ${err?.message ?? String(err)}` : busy && !(err?.message ?? "").includes(busy) ? `${err?.message ?? String(err)}; ${busy}` : (err?.message ?? String(err)) });
       ctx.log(`${v}: ${err?.stack ?? err}`);
     } else if (end.kind === "escaped") {
-      this.#charge(end.escape, "while it ran");
+      // As for a step that threw: while the engine is in trouble, what escaped cannot be told apart from it.
+      const trouble = end.escape.error instanceof LabInfraError ? undefined : await pool.opts.engineTrouble();
+      this.#charge(end.escape, "while it ran", trouble);
       ctx.log(`the scenario was cancelled; ${end.settled ? "it settled" : `it had not settled ${pool.opts.settleMs / 1000} s later`}`);
       if (!end.settled) this.#stray(notSettled);
     } else if (end.kind === "timed-out") {
@@ -641,10 +643,10 @@ class ScenarioRun {
    * lab's own (LabInfraError, or the engine refusing a call) unknown, else fail; one that escapes after the body ended but
    * before the verdict is added to it.
    */
-  #charge(e: Escape, when: string): void {
-    // The Docker engine's refusal (an engine API error) is the lab's, like a LabInfraError.
-    const v = e.error instanceof LabInfraError || isEngineApiError(e.error) ? "unknown" : "fail";
-    this.#notes.push({ verdict: v, text: `an error escaped the scenario ${when} (${e.kind}, nobody awaited it): ${describeEscape(e.error)}` });
+  #charge(e: Escape, when: string, trouble?: string): void {
+    // The Docker engine's refusal or broken socket (lab/engine/docker.ts isEngineError) is the lab's, like a LabInfraError.
+    const v = e.error instanceof LabInfraError || isEngineError(e.error) || trouble ? "unknown" : "fail";
+    this.#notes.push({ verdict: v, text: `${trouble ? `${trouble}; ` : ""}an error escaped the scenario ${when} (${e.kind}, nobody awaited it): ${describeEscape(e.error)}` });
     this.ctx.log(`${v}: an error escaped the scenario ${when} (${e.kind}): ${(e.error as Error)?.stack ?? e.error}`);
   }
 

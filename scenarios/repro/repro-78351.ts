@@ -38,7 +38,7 @@
 //
 // Bounds not paced (expectations, wall time): the 5 s after A's close for both the invoke's end
 // and the node.list watch.
-import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
+import { defineScenario, LabInfraError, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { scene } from "../../lab/kits/scene.ts";
 import { pairScripted } from "../../lab/kits/pairing.ts";
 import { refusal } from "../../lab/kits/session.ts";
@@ -88,7 +88,7 @@ export default defineScenario({
       const paired = await labStep(`pairing ${ALIAS}`, () => pairScripted(lab, ALIAS, { signal }));
       evidence.pairing = paired.steps;
       const connA = node.current;
-      if (!connA) throw new Error(`${ALIAS}: no open connection after pairing`);
+      if (!connA) throw new LabInfraError(`${ALIAS}: the lab's scripted node has no open connection after pairing: the state the fix starts from was not reached`);
       log(`paired ${ALIAS} as ${paired.nodeId}; connection A is ${connA.name}`);
 
       // 1. An invoke pending on A: the node withholds system.which.
