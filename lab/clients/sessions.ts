@@ -177,9 +177,12 @@ export const PendingInputSchema = z.looseObject({ id: z.string(), state: z.strin
 export type PendingInput = z.infer<typeof PendingInputSchema>;
 const ChatPendingSchema = z.looseObject({ pendingInputs: z.looseObject({ items: z.array(PendingInputSchema), total: z.number().optional() }).optional() });
 
-/** The session's pending inputs from chat.history (none when the version lists none). */
-export async function chatPendingInputs(client: GatewayClient, sessionKey: string, limit = 50): Promise<PendingInput[]> {
-  return (await call(client, "chat.history", { sessionKey, limit }, ChatPendingSchema)).pendingInputs?.items ?? [];
+/**
+ * The session's pending inputs from chat.history; undefined when its answer carries no
+ * pendingInputs field at all (2026.9.4): a version that lists none is not one whose list is empty.
+ */
+export async function chatPendingInputs(client: GatewayClient, sessionKey: string, limit = 50): Promise<PendingInput[] | undefined> {
+  return (await call(client, "chat.history", { sessionKey, limit }, ChatPendingSchema)).pendingInputs?.items;
 }
 
 /** Text of a chat.history message: a plain string or the text parts of a content array. */

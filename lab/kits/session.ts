@@ -130,8 +130,8 @@ export class Session {
     return chatHistory(this.client, this.key, limit);
   }
 
-  /** Accepted input not yet in the transcript (chat.history's pendingInputs): queued, interrupted or cancelled. */
-  pendingInputs(): Promise<PendingInput[]> {
+  /** Accepted input not yet in the transcript (chat.history's pendingInputs): queued, interrupted or cancelled; undefined when the version's chat.history has no such field. */
+  pendingInputs(): Promise<PendingInput[] | undefined> {
     return chatPendingInputs(this.client, this.key);
   }
 
