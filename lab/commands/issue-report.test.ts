@@ -296,8 +296,15 @@ describe("a report knows the tracker", () => {
     expect(declared).not.toContain('"type":"res"');
     // Without declared steps, the requests the excerpt recorded are the protocol steps.
     const derived = steps(issueReport(f, excerpt("2026.9.4", [sent, answer])));
-    expect(derived).toContain('1. Send `node.invoke`: `{"type":"req","id":"1","method":"node.invoke","params":{"command":"system.which"}}`');
-    expect(derived.indexOf("1. Send `node.invoke`")).toBeLessThan(derived.indexOf("make repro"));
+    expect(derived).toContain("1. Connect as an operator: `connect` with `role: \"operator\"`");
+    expect(derived).toContain('2. Send `node.invoke`: `{"type":"req","id":"1","method":"node.invoke","params":{"command":"system.which"}}`');
+    expect(derived.indexOf("2. Send `node.invoke`")).toBeLessThan(derived.indexOf("make repro"));
+    // The excerpt's requests (every one the lab sent in the scenario's window) are the steps when it has them, a poll said as one.
+    const withRequests = { ...excerpt("2026.9.4", [answer]), requests: [{ t: Date.parse("2026-12-01T00:00:00Z"), method: "chat.send", params: '{"sessionKey":"agent:main:s","message":"hi"}' }, { t: Date.parse("2026-12-01T00:00:01Z"), method: "agent.wait", params: '{"runId":"r"}', times: 3 }] };
+    const fromRequests = steps(issueReport(f, withRequests));
+    expect(fromRequests).toContain('2. Send `chat.send`: `{"type":"req","method":"chat.send","params":{"sessionKey":"agent:main:s","message":"hi"}}`');
+    expect(fromRequests).toContain('3. Send `agent.wait`: `{"type":"req","method":"agent.wait","params":{"runId":"r"}}` (sent 3 times in a row: a poll)');
+    expect(fromRequests.indexOf("3. Send `agent.wait`")).toBeLessThan(fromRequests.indexOf("make repro"));
     // Neither: said so, and the scenario's header (after the command) is what there is.
     const neither = steps(issueReport(f, excerpt("2026.9.4")));
     expect(neither).toContain("At the protocol level: not written down for this scenario yet");

@@ -8,7 +8,8 @@
 //   the scenario      its file's header comment (what it sets up and does), the check's id,
 //                     and for a field-bug repro its upstream thread (status, fix PR, the release
 //                     that shipped the fix: lab/findings/upstream.ts) and its protocol-level steps
-//   the excerpt       the observed value and the raw frames and log lines (fixtures/findings)
+//   the excerpt       the observed value, the raw frames and log lines, and the requests the lab
+//                     sent in the window (the protocol steps where the scenario declares none)
 //   this machine      the newest matrix.json (versions affected and not), the newest
 //                     `make repro` loop of the scenario (k/N), the excerpt's run (Docker, OS)
 // A report that knows the tracker says so first: the upstream thread and its status are in the
@@ -86,8 +87,11 @@ export function cutAtWord(text: string, max: number): string {
 /** The longest title a report gets (GitHub allows 256; a list shows about this much). */
 export const TITLE_MAX = 160;
 
-/** A request frame the lab sent, as recorded in an excerpt: its method and the frame, for the protocol steps. */
-function sentRequests(excerpt: Excerpt | undefined): { method: string; at?: string; frame: string }[] {
+/** A request the lab sent, for the protocol steps: the excerpt's requests (every one of the scenario's window), else the request frames it kept. */
+function sentRequests(excerpt: Excerpt | undefined): { method: string; at?: string; frame: string; times?: number }[] {
+  if (excerpt?.requests?.length) {
+    return excerpt.requests.map((r) => ({ method: r.method, at: new Date(r.t).toISOString(), frame: `{"type":"req","method":${JSON.stringify(r.method)},"params":${r.params}}`, ...(r.times && { times: r.times }) }));
+  }
   const out: { method: string; at?: string; frame: string }[] = [];
   for (const raw of excerpt?.frames ?? []) {
     const fr = raw as Record<string, unknown>;
@@ -341,7 +345,7 @@ export function issueReport(f: RegisteredFinding, excerpt: Excerpt | undefined, 
   out.push("### Steps to reproduce", "");
   // At the protocol level first: what a maintainer sends to a gateway without the lab.
   const sent = sentRequests(excerpt);
-  const recorded = (n: { method: string; at?: string; frame: string }) => `\`${red.text(n.frame.length > 400 ? `${n.frame.slice(0, 400)}…` : n.frame)}\``;
+  const recorded = (n: { method: string; at?: string; frame: string; times?: number }) => `\`${red.text(n.frame.length > 400 ? `${n.frame.slice(0, 400)}…` : n.frame)}\`${n.times ? ` (sent ${n.times} times in a row: a poll)` : ""}`;
   if (f.protocolSteps?.length) {
     out.push("At the protocol level (the frames and RPCs to send to a gateway and its nodes; no fleetlab needed):", "");
     f.protocolSteps.forEach((step, i) => out.push(`${i + 1}. ${step}`));
@@ -352,8 +356,10 @@ export function issueReport(f: RegisteredFinding, excerpt: Excerpt | undefined, 
       out.push("");
     }
   } else if (sent.length) {
-    out.push(`At the protocol level: the requests fleetlab sent (run ${excerpt!.run}, from the excerpt), in order; then watch what the check below judges:`, "");
-    sent.forEach((r, i) => out.push(`${i + 1}. Send \`${r.method}\`: ${recorded(r)}`));
+    out.push(`At the protocol level: the requests fleetlab sent (run ${excerpt!.run}, from the excerpt), in order, over the gateway's WebSocket; then watch what the check below judges (the frames under "Logs" are what came back):`, "");
+    const connected = sent[0]?.method === "connect";
+    if (!connected) out.push("1. Connect as an operator: `connect` with `role: \"operator\"`, the gateway token in `auth`, and the scopes the steps need (`operator.read`, `operator.write`, `operator.approvals`).");
+    sent.forEach((r, i) => out.push(`${i + (connected ? 1 : 2)}. Send \`${r.method}\`: ${recorded(r)}`));
     out.push("");
   } else out.push("At the protocol level: not written down for this scenario yet; the scenario's header below says what it sends and watches.", "");
 

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunRecord } from "../evidence/run.ts";
-import { buildExcerpt, cutAround, hasRawEvidence, probesOf, scenarioLines } from "./excerpt.ts";
+import { buildExcerpt, cutAround, cutAroundAll, decidingProblems, hasRawEvidence, probesOf, scenarioLines } from "./excerpt.ts";
 
 let root: string;
 beforeAll(() => void (root = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-excerpt-test-"))));
@@ -106,5 +106,59 @@ describe("an excerpt carries the raw evidence that decided its finding", () => {
     expect(p.ids).toEqual(["req-3"]);
     const long = `${"x".repeat(1000)}"available":1${"y".repeat(1000)}`;
     expect(cutAround(long, 1000, 90)).toContain('"available":1');
+  });
+});
+
+describe("the deciding value: every frame that carries it, cut around all it carries", () => {
+  it("a frame is cut around every span it carries, not its first match only", () => {
+    const text = `{"id":"req-3",${'"pad":"x",'.repeat(200)}"state":"interrupted"}`;
+    const spans: [number, number][] = [
+      [text.indexOf("req-3"), text.indexOf("req-3") + 5],
+      [text.indexOf('"state":"interrupted"'), text.indexOf('"state":"interrupted"') + 21],
+    ];
+    const cut = cutAroundAll(text, spans, 200);
+    expect(cut).toContain("req-3");
+    expect(cut).toContain('"state":"interrupted"');
+    expect(cut).toContain("…");
+    expect(cut.length).toBeLessThan(260);
+  });
+
+  it("every deciding frame is kept, beyond the budget of the best few; the lab's requests are kept as steps", () => {
+    const { dir, record } = runFolder([{ id: "F-slot", observed: { workerSlots: { total: 2, available: 1 } } }], LOG);
+    const t = path.join(dir, "scenarios", "midturn", "lab", "transcripts", "operator.jsonl");
+    const extra = Array.from({ length: 9 }, (_, i) => JSON.stringify({ n: 40 + i, ts: iso(23), t: T0 + 23_000 + i, conn: "operator#1", dir: "in", kind: "res", method: `m${"abcdefghi"[i]}.list`, frame: { type: "res", id: `x${i}`, ok: true, payload: { pad: "p".repeat(700), workerSlots: { total: 2, available: 1 } } } }));
+    const req = JSON.stringify({ n: 39, ts: iso(2), t: T0 + 2_000, conn: "operator#1", dir: "out", kind: "req", method: "chat.send", frame: { type: "req", id: "r1", method: "chat.send", params: { sessionKey: "agent:main:s", message: "hello" } } });
+    fs.appendFileSync(t, [req, req, ...extra].join("\n") + "\n");
+    const ex = buildExcerpt(dir, record, "F-slot");
+    expect(ex.frames.length).toBe(10); // the node.list poll and the nine others: more than the six of the best few
+    for (const fr of ex.frames) expect(JSON.stringify(fr)).toContain('\\"available\\":1');
+    expect(ex.deciding).toEqual(['"total":2,"available":1']);
+    expect(ex.requests).toEqual([{ t: T0 + 2_000, conn: "operator#1", method: "chat.send", params: '{"sessionKey":"agent:main:s","message":"hello"}', times: 2 }]);
+    expect(decidingProblems(ex)).toEqual([]);
+  });
+
+  it("a check that read fixed? is no evidence of its finding: refused", () => {
+    const { dir, record } = runFolder([{ id: "F-turn", observed: { agentWait: "timeout" } }], LOG);
+    record.findings![0]!.outcome = "fixed?";
+    expect(() => buildExcerpt(dir, record, "F-turn")).toThrow(/did not see finding F-turn .*it reads fixed\? there/);
+  });
+
+  it("decidingProblems: no raw evidence; a frame whose cut lost what it carries; the run's deciding value not kept; an old excerpt without the signature's value", () => {
+    const observed = { pendingInput: "interrupted" };
+    expect(decidingProblems({ observed, logs: [], frames: [] })).toEqual(["no raw evidence: no frame, RPC result or container log line"]);
+    const cutAway = { file: "operator.jsonl", t: 1, method: "chat.history", carries: ['"state":"interrupted"'], frame: '{"messages":[…' };
+    expect(decidingProblems({ observed, logs: [], frames: [cutAway], deciding: ['"state":"interrupted"'] })).toEqual([
+      'a frame (operator.jsonl chat.history at 1) says it carries "\\"state\\":\\"interrupted\\"", cut away from its text',
+      'the run carried "\\"state\\":\\"interrupted\\"" of the signature, and no frame or line kept here does (cut again: make excerpt)',
+    ]);
+    const kept = { ...cutAway, frame: '{"pendingInputs":[{"state":"interrupted"}]}' };
+    expect(decidingProblems({ observed, logs: [], frames: [kept], deciding: ['"state":"interrupted"'] })).toEqual([]);
+    // Cut before the rule (no `deciding`): the signature's value, as its probes find it, must be there.
+    expect(decidingProblems({ observed, logs: ["gateway.log: something else"], frames: [] })[0]).toMatch(/no frame or log line carries the signature's deciding value/);
+    expect(decidingProblems({ observed, logs: ["gateway.log: input interrupted"], frames: [] })).toEqual([]);
+    // A drift: a frame of that kind carrying that field.
+    const drift = { frame: "event agent", path: "lane", rule: "additionalProperties" };
+    expect(decidingProblems({ observed: drift, logs: [], frames: [{ event: "chat", frame: '{"lane":"main"}' }] })).toHaveLength(1);
+    expect(decidingProblems({ observed: drift, logs: [], frames: [{ event: "agent", frame: '{"lane":"main"}' }] })).toEqual([]);
   });
 });
