@@ -12,6 +12,7 @@ import { summarizeNode, waitForNode } from "../lab/kits/nodes.ts";
 import { sendTurn, toolErrorMessage, toolResults, type ToolResult } from "../lab/kits/turns.ts";
 import type { Lab } from "../lab/topology/lab.ts";
 import { StopWaiting, waitFor } from "../lab/core/wait.ts";
+import { PacedBudget } from "../lab/core/pace.ts";
 
 // An MCP server ("east", the north catalog) that only node-1 has configured
 // (nodeHost.mcp.servers.east on node-1; the gateway's mcp.servers does not list it).
@@ -26,9 +27,12 @@ import { StopWaiting, waitFor } from "../lab/core/wait.ts";
 //      a call works.
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): the 30 s read of the
-// lost turn's run, judged against its 10 s bound; the open call's failure within 2 s (the
-// reference harness's "fails quickly"). Both count from the moment the kill returned
-// (the node is dead then), so the engine's own time to kill is never charged to OpenClaw.
+// lost turn's run, judged against its 10 s bound. Paced: the open call's failure within 2 s (the
+// reference harness's "fails quickly", a figure of the reference machine, not a limit OpenClaw
+// documents): 2 s spent at the machine's pace (a PacedBudget from the kill), so a gateway that is
+// merely starved on a loaded machine does not read as slow; beyond the pace the lab plans for,
+// the runner reads such a fail unknown. Both count from the moment the kill returned (the node is
+// dead then), so the engine's own time to kill is never charged to OpenClaw.
 const NODE = "node-1";
 const SERVER = "east";
 
@@ -117,7 +121,9 @@ export default defineScenario({
       obs.killed = await kill.inject();
       // Counted from the kill's return (node-1 is dead by then), not from asking for it: the
       // engine's time to kill is the lab's, not OpenClaw's.
-      const killedAt = Date.now();
+      // "fails quickly": 2 s at the reference pace, spent at this machine's pace from here.
+      const failBudget = new PacedBudget(2_000);
+      const killedAt = failBudget.from;
       // expectation: "timeout" is judged (turnEndedWithin10s): the read window is fixed, not paced
       const end = await waitRun(client, lostTurn.runId, 30_000, { expectation: true });
       const endedMs = Date.now() - killedAt;
@@ -130,14 +136,14 @@ export default defineScenario({
         toolItems: events.toolItems(lostTurn.runId).map((i) => i.status),
         toolResultIsError: lostResult?.isError ?? null,
         error: lostResult ? toolErrorMessage(lostResult.text) : null,
-        failedWithin2s: failedMs !== null && failedMs <= 2_000,
+        failedWithin2s: itemEnd !== undefined && !failBudget.expired(itemEnd.t),
         turnEndedWithin10s: end.status !== "timeout" && endedMs <= 10_000,
       };
-      log(`[${at()}] node-1 killed during the held call: ${JSON.stringify(lost)}; tool failed ${failedMs} ms and the run ended ${endedMs} ms after the kill; east's held call: ${heldAfter?.status} (${heldAfter?.cancelReason ?? "-"})`);
+      log(`[${at()}] node-1 killed during the held call: ${JSON.stringify(lost)}; tool failed ${failedMs} ms (${itemEnd ? Math.round(failBudget.spent(itemEnd.t)) : "-"} ms at the reference pace) and the run ended ${endedMs} ms after the kill; east's held call: ${heldAfter?.status} (${heldAfter?.cancelReason ?? "-"})`);
       obs.lost = { ...lost, turn: lostTurn, end, failedMs, endedMs, lostResult, heldAfter };
       check({
         id: "R-mcp-node-hosted-loss-fails-call",
-        expectation: "a call open at a node-hosted server when its node is killed fails within 2 s with an error result, and the turn ends",
+        expectation: "a call open at a node-hosted server when its node is killed fails within 2 s (at the reference machine's pace) with an error result, and the turn ends",
         holds: lost.toolResultIsError === true && lost.failedWithin2s && lost.turnEndedWithin10s && lost.toolItems.join() === "failed",
         observed: lost,
       });

@@ -45,8 +45,16 @@
 // Premises (proven from node.list, else the verdict is unknown): P-129929-full: node-1 was
 // connected with no free worker slot when C was dispatched and when B's turn ended;
 // P-129929-offline: node-1 was not connected (and the kill in effect) when C was dispatched and
-// through B's down window. Self-test (make repro NAME=repro-129929 N=1 AIM_OFF=1): no turn
-// holds the slot and the node is not killed, so both premises are unmet and the verdict unknown.
+// through B's down window. Self-test (make repro NAME=repro-129929 N=1 AIM_OFF=1), each premise
+// on its own: aimed at P-129929-full, no turn holds the slot (the node is killed as usual); aimed
+// at P-129929-offline, the node is not killed (the slot is held as usual). Either way that
+// premise is unmet and the verdict unknown.
+//
+// When B's offline turn ended is judged against when the node was back, both on the gateway's
+// clock: agent.wait's endedAt against node.list's connectedAtMs of the node's new connection. The
+// turn is followed through agent.wait's early "pending" answers for the whole down window and on
+// after the node's start. The offline error while the node is down is right (at 2 s or at 7 s);
+// the same error after the node was back is the mislabel the fixes are about.
 //
 // Out of this lab's reach: the Control UI picker itself (the silent fallback of #129929 was a
 // browser-side choice of Local: sessions.create without sessions.dispatch). The lab drives no
@@ -67,9 +75,12 @@
 // accepted and ran nowhere for 8 s (no model request), then, once node-1 was started again, ran
 // on it: it read the node-only file ("written only on node-1"), one worker.launch.v1 on its tap.
 //
+// Judged by when it ended (run 20261204-031824-65f9ddc78791c549, PASS): B's turn ran nowhere while node-1 was
+// down and ended ok on the node 20 s after the node was back (endedAt after connectedAtMs).
+//
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): WHILE_DOWN_S.
 // FULL_TURN_S and AFTER_RETURN_S are the lab's waits for a run's end, paced.
-import { defineScenario, type ScenarioContext } from "../../lab/scenario.ts";
+import { LabInfraError, defineScenario, type ScenarioContext } from "../../lab/scenario.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { nodeByAlias, summarizeNode, waitConnected, waitForNode, waitForWorkerHost, slotsFree } from "../../lab/kits/nodes.ts";
@@ -130,7 +141,9 @@ export default defineScenario({
       // ---- 1. full: A's turn holds the only slot
       let held: HeldTurn | undefined;
       try {
-        if (!aimOff) {
+        // Aimed off P-129929-full: no turn holds the slot (the offline half runs as usual).
+        const fullAimedOff = aimOff === "P-129929-full";
+        if (!fullAimedOff) {
           const markA = await plantNodeMarker(lab, alias, da.placement, { note: "holds the only slot" });
           held = await startHeldTurn(lab, a.key, markA.message, markA.nonce);
           await waitForNode(lab, alias, "its one slot in use", (n) => n.workerSlots?.available === 0, { signal });
@@ -174,7 +187,9 @@ export default defineScenario({
       // B's current placement: a turn that ran (under the aim-off) may have moved its checkout.
       const markB2 = await plantNodeMarker(lab, alias, (await b.placement()) ?? db.placement, { note: "sent while the node is down" });
       const kill = faults.kill(lab, alias, { timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
-      if (!aimOff) log(`${alias} killed; node.list disconnected ${Math.round((await kill.inject()).totalMs)} ms after the kill call`);
+      // Aimed off P-129929-offline: node-1 is not killed (the full half ran as usual).
+      const killed = !(aimOff === "P-129929-offline");
+      if (killed) log(`${alias} killed; node.list disconnected ${Math.round((await kill.inject()).totalMs)} ms after the kill call`);
       const downBefore = await nodeByAlias(lab, alias);
       const envDown = await environmentRow(lab, nodeId);
       log(`${alias} before the dispatch: ${JSON.stringify(summarizeNode(downBefore))}; environments.list row: ${JSON.stringify(envDown)}`);
@@ -201,34 +216,48 @@ export default defineScenario({
         observed: normalise({ ...withNodeId(downDispatch, nodeId), placementAfter: cAfterDown?.state ?? null }),
       });
 
-      if (!aimOff) {
+      if (killed) {
         const start = await kill.heal();
-        await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
         log(`${alias} started again (${Math.round(start.totalMs)} ms)`);
       }
-      // A turn that ended while the node was down is judged as it ended; one still waiting must now run on the node.
+      // The node back: its new connection's connectedAtMs (the gateway's clock, as endedAt below).
+      const back = (await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal })).node;
+      const backAt = typeof back.connectedAtMs === "number" ? back.connectedAtMs : undefined;
+      // A turn that ended while the node was down is judged as it ended; one still waiting is followed to its end.
       const done = endedWhileDown ? early : await b.waitEnd(sent.runId, AFTER_RETURN_S * 1000, { signal });
+      const doneEnded = done.status === "ok" || done.status === "error";
+      const endedAt = typeof done.raw.endedAt === "number" ? done.raw.endedAt : undefined;
+      if (doneEnded && (endedAt === undefined || backAt === undefined)) {
+        throw new LabInfraError(`the run's end or the node's return has no gateway time (agent.wait endedAt ${JSON.stringify(done.raw.endedAt)}, node.list connectedAtMs ${JSON.stringify(back.connectedAtMs)}): when the turn ended against the node's return cannot be told`);
+      }
+      const whenEnded = !doneEnded ? "not ended" : endedAt! < backAt! ? "before the node was back" : "after the node was back";
+      const doneError = JSON.stringify(done.error ?? done.text ?? "");
       const proof = await proveTurnOnNode(lab, { alias, marker: markB2, reply: done.text, tapSince });
-      log(`turn B after ${alias} returned: ${done.status} ${JSON.stringify(done.text ?? done.error ?? null)}; on the node: ${JSON.stringify(proof.observed)}`);
+      log(`turn B: ${done.status} ${JSON.stringify(done.text ?? done.error ?? null)}, ended ${endedAt ?? "-"} ${whenEnded} (connectedAtMs ${backAt ?? "-"}); on the node: ${JSON.stringify(proof.observed)}`);
       check({
         id: "R-129929-offline-turn",
         // Both ends keep the execution on the chosen node, which is what the PRs ask: the turn runs
         // there once the node is back (2026.9.6), or ends with the offline error having run nowhere
-        // (2026.9.4, matrix of 2026-12-02). A first version of this check asked for the first only,
-        // from 2026.9.6's behaviour; neither PR says a waiting turn must run after the node returns.
-        expectation: `a turn to a session placed on a node that is down runs nowhere while it is down (no model request within ${WHILE_DOWN_S} s), and then either runs on that node once it returns (a node-only file read; worker.launch.v1 on its tap) or ends with the offline error ('${OFFLINE_ERROR}') within those ${WHILE_DOWN_S} s, while it is down, having run nowhere (not after it returned); never elsewhere`,
-        // The offline error counts only while the node is down (within the window): the same error
-        // after the node came back is the mislabel the fix is about. A reply while it is down ran
-        // elsewhere. A turn still waiting when the node returns must run there.
+        // (2026.9.4, matrix of 2026-12-02). Neither PR says a waiting turn must run after the node
+        // returns. The offline error counts only while the node is down, judged by the gateway's
+        // own times: the same error after the node was back is the mislabel the fix is about.
+        expectation: `a turn to a session placed on a node that is down runs nowhere while it is down (no model request within ${WHILE_DOWN_S} s), and then either ends with the offline error ('${OFFLINE_ERROR}') before the node is back (agent.wait endedAt before node.list connectedAtMs), having run nowhere, or runs on that node once it is back (a node-only file read; worker.launch.v1 on its tap); never elsewhere, never the offline error once the node is back`,
         holds:
           ranWhileDown === 0 &&
-          (endedWhileDown
-            ? early.status === "error" && JSON.stringify(early.error ?? early.text ?? "").includes(OFFLINE_ERROR) && proof.observed.launches === 0 && proof.observed.reply === "none"
-            : done.status === "ok" && proof.holds),
-        observed: normalise({ chatSend: sent.status, whileDown: early.status, modelRequestsWhileDown: ranWhileDown, afterReturn: endedWhileDown ? "ended while down" : done.status, ...proof.observed }),
+          (done.status === "error"
+            ? whenEnded === "before the node was back" && doneError.includes(OFFLINE_ERROR) && proof.observed.launches === 0 && proof.observed.reply === "none"
+            : done.status === "ok" && whenEnded === "after the node was back" && proof.holds),
+        observed: normalise({
+          chatSend: sent.status,
+          modelRequestsWhileDown: ranWhileDown,
+          end: done.status,
+          offlineError: done.status === "error" ? doneError.includes(OFFLINE_ERROR) : null,
+          ended: whenEnded,
+          ...proof.observed,
+        }),
       });
       Object.assign(evidence, {
-        offline: { before: downBefore, windowEnd: downAfter, environment: envDown, dispatchC: downDispatch, placementCAfter: cAfterDown ?? null, turnB: { sent, whileDown: early, modelRequestsWhileDown: ranWhileDown, end: done, proof: proof.evidence } },
+        offline: { before: downBefore, windowEnd: downAfter, environment: envDown, dispatchC: downDispatch, placementCAfter: cAfterDown ?? null, turnB: { sent, whileDown: early, modelRequestsWhileDown: ranWhileDown, end: done, endedAt: endedAt ?? null, nodeBackAt: backAt ?? null, ended: whenEnded, proof: proof.evidence } },
       });
     });
   },

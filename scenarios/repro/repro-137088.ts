@@ -15,13 +15,21 @@
 // paired device gone (its node host killed, never back) and the placement active with runner
 // offline, sessions.move {target: gateway, abandonSource: true} with the exact source answers ok
 // with the placement local, and sessions.describe afterwards shows it local (not failed).
-// R-137088-destroy-force: then environments.destroy {environmentId, force: true} of the
-// environment the device held answers ok (the PR: it "failed the same way" before the fix).
+// R-137088-destroy-force: environments.destroy {environmentId, force: true} of the environment
+// a second session B holds on the same gone device, while B's placement is still active with its
+// runner offline (no abandonment first), answers ok: the PR's "admin last resort", which "failed
+// the same way" before the fix, on the path the fix changed (a forced teardown that must now
+// tolerate the unreachable device node after the placement fence). A destroy after a successful
+// abandonment, as a first version of this repro checked, meets an environment whose placement is
+// already local: not that path. B's placement afterwards is observed, not asserted (the PR says
+// nothing of it).
 //
-// How this lab gets there: an own lab with one real node host (node-1). A worker session on a
-// published workspace is dispatched to node-1 (placement active); node-1's container is SIGKILLed
-// and stays down until the lab's teardown. Premise P-137088-runner-offline (from sessions.describe
-// on the wire): the placement is still active on node-1's device with runner status offline.
+// How this lab gets there: an own lab with one real node host (node-1). Two worker sessions on a
+// published workspace, A and B, are dispatched to node-1 (each placement active, each with its own
+// worker environment); node-1's container is SIGKILLed and stays down until the lab's teardown.
+// Premise P-137088-runner-offline (from sessions.describe on the wire): both placements are still
+// active on node-1's device with runner status offline. A is moved (abandonSource); B's
+// environment is destroyed with force.
 // Aimed off (AIM_OFF=1): node-1 is not killed: the runner stays available, the premise unmet.
 // Not covered: sessions.dispatch after the abandonment, and removing the device's pairing
 // (device.pair.remove) before the move.
@@ -33,7 +41,11 @@
 // and environments.list 10 s later still show the environment `attached` to the (now local)
 // session with tunnelStatus `stopped`, as qa-lab's pair-remove expects when remote extinction
 // cannot be proven: observed, not asserted. This form: PASS, run 20261202-032755-5945fae481823609
-// (both checks hold; the new lab-wide drift record reads known).
+// (both checks hold; the new lab-wide drift record reads known). With the destroy on its own
+// session B, placement still active and runner offline (the path the fix changed): PASS, run
+// 20261204-031824-65f9ddc78791c549: environments.destroy {force} answered ok; B's placement afterwards
+// `failed` ("Worker result abandoned by forced operator teardown"), its environment still
+// `attached` with tunnelStatus `stopped` (observed).
 import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
@@ -52,7 +64,8 @@ const SETTLE_S = 10;
 
 const EXPECTATION =
   "with a session's paired device gone (runner offline, placement active), sessions.move to the gateway with abandonSource answers ok with the placement local, and sessions.describe shows it local afterwards";
-const DESTROY_EXPECTATION = "after the abandonment, environments.destroy {force} of the environment the gone device held answers ok (before the fix it failed like the move)";
+const DESTROY_EXPECTATION =
+  "with a session's paired device gone (runner offline, placement active, not abandoned first), environments.destroy {force} of the environment that session holds on the device answers ok (before the fix it failed like the move)";
 
 const findings: FindingRecord[] = [];
 
@@ -76,7 +89,7 @@ export default defineScenario({
   premises: [
     {
       id: "P-137088-runner-offline",
-      what: "before the move, sessions.describe shows the session's placement active on node-1's device with runner status offline",
+      what: "before the move and the destroy, sessions.describe shows both sessions' placements active on node-1's device with runner status offline",
       aimOff: "node-1 is not killed: its runner stays available",
     },
   ],
@@ -88,10 +101,12 @@ export default defineScenario({
       await labStep(`${alias} offering its worker slots`, () => waitForWorkerHost(lab, alias, { signal }));
       const ws = await labStep("publishing the workspace", () => publishWorkspace(lab, { repo: uniqueName(NAME) }));
       const key = (await labStep("creating the worker session", () => createWorkerSession(lab, ws))).key;
+      const keyB = (await labStep("creating the second worker session", () => createWorkerSession(lab, ws))).key;
       const d = await labStep(`dispatching the session to ${alias}`, () => dispatchTo(lab, key, alias));
+      const dB = await labStep(`dispatching the second session to ${alias}`, () => dispatchTo(lab, keyB, alias));
       const nodeId = (await nodeByAlias(lab, alias)).nodeId;
-      log(`dispatched ${key} to ${alias}: placement ${JSON.stringify(d.placement)}`);
-      evidence.dispatched = d.placement;
+      log(`dispatched ${key} (A) and ${keyB} (B) to ${alias}: placements ${JSON.stringify(d.placement)} and ${JSON.stringify(dB.placement)}`);
+      evidence.dispatched = { a: d.placement, b: dB.placement };
 
       // ---- the device gone for good: its node host killed, not started again before the teardown
       if (!aimOff) {
@@ -99,19 +114,20 @@ export default defineScenario({
         await kill.inject();
         log(`${alias} SIGKILLed (stays down)`);
       }
-      const offline = await pollUntil(
-        "the placement's runner offline",
-        () => placementOf(lab, key),
-        (p) => p?.state === "active" && p.runner?.status === "offline",
-        { deadlineMs: (aimOff ? 5 : OFFLINE_S) * 1000, signal },
-      );
-      const source = offline.last;
-      log(`before the move: placement ${JSON.stringify(source)}`);
+      const gone = (p: Awaited<ReturnType<typeof placementOf>>) => p?.state === "active" && p.runner?.status === "offline";
+      const offline = await pollUntil("the placements' runner offline", async () => ({ a: await placementOf(lab, key), b: await placementOf(lab, keyB) }), (v) => gone(v.a) && gone(v.b), {
+        deadlineMs: (aimOff ? 5 : OFFLINE_S) * 1000,
+        signal,
+      });
+      const source = offline.last?.a;
+      const sourceB = offline.last?.b;
+      log(`before the move and the destroy: placement A ${JSON.stringify(source)}; placement B ${JSON.stringify(sourceB)}`);
       evidence.beforeMove = source ?? null;
+      evidence.beforeDestroy = sourceB ?? null;
       premise({
         id: "P-137088-runner-offline",
-        met: offline.held && source?.runner?.deviceId === nodeId,
-        observed: { state: source?.state ?? null, runner: source?.runner?.status ?? null, onNode: source?.runner?.deviceId === nodeId },
+        met: offline.held && source?.runner?.deviceId === nodeId && sourceB?.runner?.deviceId === nodeId,
+        observed: [source, sourceB].map((p) => ({ state: p?.state ?? null, runner: p?.runner?.status ?? null, onNode: p?.runner?.deviceId === nodeId })),
       });
 
       // ---- Continue on Gateway: the exact source, abandoned
@@ -148,29 +164,32 @@ export default defineScenario({
         }),
       });
 
-      // ---- the admin's last resort on the environment the gone device held: environments.destroy {force}
-      const destroyed = envId
-        ? await lab.operator.client.request<Record<string, unknown>>("environments.destroy", { environmentId: envId, force: true }, { timeoutMs: 90_000 }).catch(refusal)
+      // ---- the admin's last resort on B, whose placement is still active on the gone device: environments.destroy {force}
+      const envB = sourceB?.environmentId ?? dB.placement.environmentId;
+      const destroyed = envB
+        ? await lab.operator.client.request<Record<string, unknown>>("environments.destroy", { environmentId: envB, force: true }, { timeoutMs: 90_000 }).catch(refusal)
         : refusal(new Error("no environment id"));
-      log(`environments.destroy {force} ${envId} -> ${JSON.stringify(destroyed)}`);
+      log(`environments.destroy {force} ${envB} (B's, placement active, runner offline) -> ${JSON.stringify(destroyed)}`);
       const envAfter = await pollUntil(
         "the environment no longer attached to the session",
-        async () => (await listEnvironments(lab)).find((e) => e.id === envId),
+        async () => (await listEnvironments(lab)).find((e) => e.id === envB),
         (e) => !(e?.worker?.attachedSessionIds ?? []).length,
         { deadlineMs: SETTLE_S * 1000, signal },
       );
-      log(`environment afterwards: ${JSON.stringify(envAfter.last ?? "not listed")}`);
-      evidence.destroy = { answer: destroyed, environmentAfter: envAfter.last ?? null };
+      const placementB = await placementOf(lab, keyB);
+      log(`B afterwards: environment ${JSON.stringify(envAfter.last ?? "not listed")}; placement ${JSON.stringify(placementB ?? null)}`);
+      evidence.destroy = { answer: destroyed, environmentAfter: envAfter.last ?? null, placementAfter: placementB ?? null };
       const destroyRefused = isRefused(destroyed) ? destroyed : undefined;
       const e = envAfter.last;
       check({
         id: "R-137088-destroy-force",
         expectation: DESTROY_EXPECTATION,
-        holds: !destroyRefused, // what the environment shows afterwards is observed, not asserted: see the header
+        holds: !destroyRefused, // what the environment and the placement show afterwards is observed, not asserted: see the header
         observed: normalise({
           within_s: SETTLE_S,
           destroy: destroyRefused ? { code: destroyRefused.code, message: normaliseText(destroyRefused.message.replaceAll(nodeId, "<nodeId>")) } : "ok",
           environmentAfter: e ? { status: e.status, worker: e.worker ? { state: e.worker.state, tunnelStatus: e.worker.tunnelStatus, attached: e.worker.attachedSessionIds.length } : null } : "not listed",
+          placementAfter: placementB?.state ?? null,
         }),
       });
     });

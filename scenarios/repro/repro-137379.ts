@@ -29,6 +29,14 @@
 // so the gateway was not too loaded to tell 1.2 s from 1.5 s). `make repro NAME=repro-137379 N=1 AIM_OFF=1` delays south's
 // initialize instead of its tools/list (slow initialize, within the 5 s connection timeout):
 // south records no delayed listing and the premise must read unmet.
+// The per-server timeout (R-137379-per-server-timeout), the path the header names and upstream
+// tests: after that turn, south's entry in the live config gets requestTimeoutMs
+// SOUTH_REQUEST_TIMEOUT_MS (docs/tools/mcp.md; `mcp` is hot-reloaded, docs/gateway/configuration/
+// hot-reload.md), and one turn in another new session is sent. Its listing now has that bound:
+// south's 1.6 s tools/list must be taken and south__example_echo offered. A reload the gateway
+// refuses or fails is its answer (the check fails, naming it); no reload outcome in the log, no
+// second delayed listing at south, or north's listing cut this time, is the lab's unknown: the
+// per-server path was not exercised or the machine could not tell 1.2 s from 1.5 s.
 // Out of reach: cron runs and a stdio server (the lab's servers are Streamable HTTP, reached by
 // a gateway turn); the issue's cause is the bound, not the transport or the caller.
 //
@@ -36,11 +44,13 @@
 // listing, answered after 1.2 s, was taken; south's was cut after 1485 ms ("MCP tool listing timed
 // out after 1500ms") and the model was offered north's tool only. Under load 17-22 (parallel labs)
 // the gateway cut north's 1.2 s listing too (run 20261202-030200-f0b4); with north's control in
-// the premise such a run reads unknown (20261202-031115-9242), not the bug.
+// the premise such a run reads unknown (20261202-031115-9242), not the bug. The per-server
+// timeout (run 20261204-031824-65f9ddc78791c549): the edit hot-reloaded (mcp.servers.south.requestTimeoutMs),
+// south's 1.6 s listing answered after 1610 ms and taken, south's tools offered: that check holds.
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): TURN_S, the turn's
 // agent.wait.
-import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
+import { LabInfraError, defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { waitRun } from "../../lab/clients/sessions.ts";
 import { isResponsesCall } from "../../lab/clients/model.ts";
 import { isEvent, isRpc, type McpRecord } from "../../lab/clients/mcp.ts";
@@ -48,6 +58,7 @@ import { cancelParams, cancelsIn, mcpToolsOffered } from "../../lab/kits/mcp.ts"
 import { mcpScene } from "../../lab/kits/scene.ts";
 import { sendTurn } from "../../lab/kits/turns.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
+import { editGatewayConfig, waitReload } from "../../lab/kits/gateway-config.ts";
 
 const NAME = "repro-137379";
 /** How long each server takes to answer tools/list: one under OpenClaw's 1500 ms bound, one past it. */
@@ -55,11 +66,14 @@ const NORTH_LIST_MS = 1200;
 const SOUTH_LIST_MS = 1600;
 /** OpenClaw's catalog-listing bound for a server without requestTimeoutMs (BUNDLE_MCP_CATALOG_LIST_TIMEOUT_MS). */
 const LIST_BOUND_MS = 1500;
+/** south's per-server request timeout in the second phase: its listing gets this bound instead of 1500 ms. */
+const SOUTH_REQUEST_TIMEOUT_MS = 5000;
 /** The turn ends (its model reply) within this. */
 const TURN_S = 90;
 /** In the turn's message, so its model requests are told from any other. */
 const TOKEN = "fleetlab-137379";
 
+const PER_SERVER_EXPECTATION = `with requestTimeoutMs ${SOUTH_REQUEST_TIMEOUT_MS} in south's config (hot-reloaded), a new session's turn is offered south's tools although its tools/list takes ${SOUTH_LIST_MS / 1000} s: the per-server timeout, not ${LIST_BOUND_MS} ms, bounds the listing`;
 const EXPECTATION = `both MCP servers' tools are offered to the model when their tools/list answers take ${NORTH_LIST_MS / 1000} s and ${SOUTH_LIST_MS / 1000} s (not cut at ${LIST_BOUND_MS} ms)`;
 
 const findings: FindingRecord[] = [
@@ -106,6 +120,7 @@ export default defineScenario({
     "Configure two MCP servers (Streamable HTTP, `connectionTimeoutMs` only, no `requestTimeoutMs`) whose `tools/list` answers take 1.2 s (north) and 1.6 s (south).",
     "As an operator, `chat.send` one message in a new session (catalog discovery runs at a session's first turn).",
     "Read the tools the turn's first model request offers: only north's; the gateway logs \"MCP tool listing timed out after 1500ms\" for south and sends it `notifications/cancelled` (expected: both servers' tools offered).",
+    "The per-server way out: set `mcp.servers.south.requestTimeoutMs` to 5000 (hot-reloaded) and send one message in another new session: south's 1.6 s listing is taken and its tools offered.",
   ],
   proves: "openclaw#137379: an MCP server whose tools/list takes a little longer than 1.5 s still has its tools offered to the model",
   topology: "own",
@@ -119,9 +134,9 @@ export default defineScenario({
       aimOff: `south's initialize is delayed ${SOUTH_LIST_MS} ms instead of its tools/list (slow initialize)`,
     },
   ],
-  timeoutMs: 150_000,
+  timeoutMs: 240_000,
   async run(ctx) {
-    const { lab, log, check, premise, aimOff } = ctx;
+    const { lab, log, check, premise, aimOff, signal } = ctx;
     const north = lab.mcp("north");
     const south = lab.mcp("south");
     const client = lab.operator.client;
@@ -168,6 +183,50 @@ export default defineScenario({
         expectation: EXPECTATION,
         holds: end.status === "ok" && offered !== null && offered.includes("north__example_echo") && offered.includes("south__example_echo"),
         observed,
+      });
+      // Aimed off, the premise is unmet: the second phase could say nothing.
+      if (aimOff) return;
+
+      // ---- the per-server timeout: south given requestTimeoutMs, then a turn in another new session
+      const [northSince2, southSince2] = [await north.lastSeq(), await south.lastSeq()];
+      const editedAt = Date.now();
+      await labStep("giving south a requestTimeoutMs in the live config", () =>
+        editGatewayConfig(lab, (c) => {
+          const servers = (c.mcp as { servers?: Record<string, Record<string, unknown>> } | undefined)?.servers;
+          if (!servers?.south) throw new LabInfraError(`the gateway's config has no mcp.servers.south to edit: ${JSON.stringify(c.mcp ?? null)}`);
+          servers.south.requestTimeoutMs = SOUTH_REQUEST_TIMEOUT_MS;
+        }),
+      );
+      const reload = await waitReload(lab, editedAt, { signal });
+      log(`config reload after south's requestTimeoutMs ${SOUTH_REQUEST_TIMEOUT_MS}: ${reload.verdict} (${reload.detail})`);
+      if (reload.verdict === "not seen") throw new LabInfraError(`the gateway's config watcher logged no outcome of the requestTimeoutMs edit: ${reload.detail}`);
+      const applied = reload.verdict === "applied";
+      const turn2 = applied ? await sendTurn(client, `${TOKEN}-per-server: which tools do you have?`) : undefined;
+      // expectation: TURN_S is the bound the check reads (the turn ends within it): fixed, not paced
+      const end2 = turn2 ? await waitRun(client, turn2.runId, TURN_S * 1000, { expectation: true }).catch((err: unknown) => ({ status: `no answer to agent.wait: ${(err as Error).message}` })) : undefined;
+      const first2 = turn2 ? (await labStep("read the model's requests", () => lab.model.requests())).find((r) => isResponsesCall(r) && (r.userText ?? "").includes(`${TOKEN}-per-server`)) : undefined;
+      const [n2, s2] = await Promise.all([labStep("read north's records", () => north.requests({ since: northSince2 })), labStep("read south's records", () => south.requests({ since: southSince2 }))]);
+      const delayed2 = { north: delayedLists(n2), south: delayedLists(s2) };
+      if (applied) {
+        // The path exercised: south listed again (its 1.6 s delay recorded), and north's 1.2 s listing taken (the control, as above).
+        if (!delayed2.south.some((d) => d.ms === SOUTH_LIST_MS)) throw new LabInfraError(`the turn after the edit did not list south again (south's delayed listings: ${JSON.stringify(delayed2.south)}): the per-server timeout was not exercised`);
+        if (listCancels(n2).length) throw new LabInfraError(`north's 1.2 s listing was cut after the edit too (${JSON.stringify(listCancels(n2))}): the machine could not tell 1.2 s from 1.5 s`);
+      }
+      const offered2 = first2 ? mcpToolsOffered(first2) : null;
+      log(`per-server turn ${turn2?.runId ?? "-"}: ${end2?.status ?? "not sent"}; first offered ${JSON.stringify(offered2)}; delayed listings ${JSON.stringify(delayed2)}`);
+      extra.perServer = { reload, turn: turn2 ?? null, end: end2 ?? null, delayed: delayed2, offered: offered2 };
+      check({
+        id: "R-137379-per-server-timeout",
+        expectation: PER_SERVER_EXPECTATION,
+        holds: applied && end2?.status === "ok" && offered2 !== null && offered2.includes("south__example_echo") && listCancels(s2).length === 0,
+        observed: normalise({
+          requestTimeoutMs: SOUTH_REQUEST_TIMEOUT_MS,
+          southList_s: SOUTH_LIST_MS / 1000,
+          reload: applied ? "applied" : `${reload.verdict}: ${reload.detail}`,
+          mcpToolsOffered: offered2,
+          southListCancelled: listCancels(s2)[0] ?? null,
+          run: end2?.status ?? null,
+        }),
       });
     });
   },

@@ -55,17 +55,27 @@
 // a later request for the same message (a continuation or a replay) is answered at once.
 //
 // Premises (proven, else the verdict is unknown):
-//  - P-144922-effect-before-hold: the write reached north (its request log) before the follow-up
-//    request arrived at the model, so there is a side effect a re-dispatch could repeat.
-//  - P-144922-held-past-bound: the model server's own record of the follow-up request says the
-//    gateway gave up on it (aborted) while it had sent nothing: the watchdog fired. Silence alone
-//    (a gateway that waited out the 130 s) does not meet it. Self-test (make repro NAME=repro-144922 N=1 AIM_OFF=1): the follow-up is
-//    delayed AIM_OFF_HOLD_S = 3 s, answered long before the bound: the premise must read unmet.
+//  - P-144922-effect-before-hold: the request the hold acted on (the model server's record names
+//    the hold's rule) is the follow-up, and the write reached north (its request log) before it
+//    arrived at the model, so there is a side effect a re-dispatch could repeat. Self-test (make
+//    repro NAME=repro-144922 N=1 AIM_OFF=1, this premise aimed off): the hold moves to the turn's
+//    first model request (round 0), before the write: the held request is not the follow-up and
+//    no write precedes it (the follow-up, after the watchdog and a retry, comes past REACH_S).
+//  - P-144922-held-past-bound: the watchdog fired, as the gateway and the wire show it, not as
+//    elapsed time suggests: the gateway logged its model idle timeout ("LLM idle timeout" / "no
+//    response from model") while the follow-up was held, and the model server's own record of the
+//    follow-up says the gateway gave up on it (aborted) while it had sent nothing. Silence alone (a
+//    gateway that waited out the 130 s, or an abort for another reason, such as the lab's own
+//    sessions.abort at the deadline, which comes after the hold ended) does not meet it.
+//    Self-test (this premise aimed off): the follow-up is delayed AIM_OFF_HOLD_S = 3 s, answered
+//    long before the bound: the premise must read unmet.
 //
 // Outcome (matrix-20261202-034151-fe4c): not reproduced on 2026.9.4, 2026.9.5 and 2026.9.6. The
 // held follow-up is cut by "LLM idle timeout (120s)", retried once as a text-only continuation
 // ("transient same-model retry 1/8"), and the run ends ok after 161 s: one write at north, one
-// run. A run takes about 3 min (170-256 s measured). AIM_OFF=1: caught 1/1.
+// run. A run takes about 3 min (170-256 s measured). AIM_OFF=1: caught 1/1. With the watchdog
+// proven from the gateway's log (run 20261204-031824-65f9ddc78791c549, PASS): "LLM idle timeout (120s): no
+// response from model" logged at elapsedMs=120008, the follow-up aborted unanswered after 120 s.
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): REACH_S (no
 // follow-up within it reads the premise unmet) and END_GRACE_S after the hold.
@@ -80,7 +90,7 @@ import type { GatewayClient } from "../../lab/clients/gateway.ts";
 import type { McpRecord } from "../../lab/clients/mcp.ts";
 import { writeJson } from "../../lab/evidence/write.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
-import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
+import { LabInfraError, defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { waitFor } from "../../lab/core/wait.ts";
 
 /** OpenClaw's model idle watchdog for a cloud-class provider (DEFAULT_LLM_IDLE_TIMEOUT_MS), as the lab's provider is classed. */
@@ -95,6 +105,11 @@ const REACH_S = 90;
 const END_GRACE_S = 30;
 /** The agent request's run timeout, as the reporter's --timeout 3600. */
 const RUN_TIMEOUT_S = 3600;
+
+/** The model script's rule that holds the first byte: the model server's records name it on the request it answered. */
+const HOLD_RULE = "r144922-late-first-token";
+/** The watchdog's own words in the gateway's log when it cuts a model request. */
+const WATCHDOG_LINE = /LLM idle timeout|no response from model/i;
 
 const EFFECT_ONCE = "R-144922-effect-once";
 const TURN_ENDS = "R-144922-turn-ends-visibly";
@@ -118,10 +133,14 @@ export default defineScenario({
   findings,
   bug: [EFFECT_ONCE],
   premises: [
-    { id: "P-144922-effect-before-hold", what: "the write reached north (its request log) before the follow-up model request arrived" },
+    {
+      id: "P-144922-effect-before-hold",
+      what: "the held model request is the follow-up (the model server names the hold's rule on it), and the write reached north (its request log) before it arrived",
+      aimOff: "the hold acts on the turn's first model request (round 0), before the write, instead of the follow-up",
+    },
     {
       id: "P-144922-held-past-bound",
-      what: "the gateway gave up on the follow-up request (the model server's record: aborted) while the model had sent nothing of it: the watchdog fired",
+      what: "the watchdog fired: the gateway logged its model idle timeout while the follow-up was held, and gave up on the follow-up (the model server's record: aborted) while the model had sent nothing of it",
       aimOff: `the follow-up is delayed ${AIM_OFF_HOLD_S} s instead of ${HOLD_S} s`,
     },
   ],
@@ -130,7 +149,9 @@ export default defineScenario({
     const { lab, log, file, check, premise, signal, aimOff } = ctx;
     const client = lab.operator.client;
     const north = lab.mcp("north");
-    const holdS = aimOff ? AIM_OFF_HOLD_S : HOLD_S;
+    const holdS = aimOff === "P-144922-held-past-bound" ? AIM_OFF_HOLD_S : HOLD_S;
+    // Aimed off P-144922-effect-before-hold: the hold lands on the request before the write.
+    const holdRound = aimOff === "P-144922-effect-before-hold" ? 0 : 1;
     const token = `tok-${crypto.randomBytes(4).toString("hex")}`;
     const path = `r144922/${token}.txt`;
     const events = new EventLog(client);
@@ -144,7 +165,7 @@ export default defineScenario({
       // The write once; the follow-up's first byte late, once; anything later for this message at once.
       await labStep("scripting the model", () =>
         lab.model.setScript([
-          { id: "r144922-late-first-token", match: { contains: token, round: 1 }, times: 1, reply: [{ delayMs: holdS * 1000 }, { text: "fleetlab-ok: report written: {{toolOutput}}" }] },
+          { id: HOLD_RULE, match: { contains: token, round: holdRound }, times: 1, reply: [{ delayMs: holdS * 1000 }, { text: holdRound === 1 ? "fleetlab-ok: report written: {{toolOutput}}" : "fleetlab-ok: held before any write" }] },
           { id: "r144922-write", match: { contains: token }, rounds: [[{ toolCall: { name: "north__write_file", arguments: { path, content: token } } }], [{ text: "fleetlab-ok: report written: {{toolOutput}}" }]] },
         ]),
       );
@@ -169,8 +190,8 @@ export default defineScenario({
       const writesBefore = writesOf(await labStep("reading north's records", () => north.requests({ since: northSince })), token);
       premise({
         id: "P-144922-effect-before-hold",
-        met: !!followUp && writesBefore.length > 0 && Date.parse(writesBefore[0]!.time) <= Date.parse(followUp.time),
-        observed: { followUpArrived: !!followUp, writesBeforeFollowUp: writesBefore.length },
+        met: !!followUp && followUp.rule === HOLD_RULE && writesBefore.length > 0 && Date.parse(writesBefore[0]!.time) <= Date.parse(followUp.time),
+        observed: { followUpArrived: !!followUp, followUpHeld: followUp ? followUp.rule === HOLD_RULE : null, writesBeforeFollowUp: writesBefore.length },
       });
       if (followUp) log(`follow-up ${followUp.id} arrived ${Math.round((Date.parse(followUp.time) - sentAt) / 100) / 10} s after the send; north saw ${writesBefore.length} write(s)`);
 
@@ -189,10 +210,13 @@ export default defineScenario({
       const later = followUp ? requests.filter((r) => isResponsesCall(r) && r.seq > followUp.seq) : [];
       const writes = writesOf(await labStep("reading north's records", () => north.requests({ since: northSince })), token);
       const silence = held ? silenceOf(held) : undefined;
-      const watchdog = held?.status === "aborted" ? "fired" : "not fired";
-      const gatewaySaid = (await gatewayLog(lab, sentAt).catch(() => []))
+      const gatewayLines = await gatewayLog(lab, sentAt).catch(() => undefined);
+      const gatewaySaid = (gatewayLines ?? [])
         .map((l) => l.line)
         .filter((l) => /idle timeout|no response from model|first.event|operation was aborted|continu|retry|failover|timed out/i.test(l));
+      // The watchdog's own line, logged while the follow-up was held (after it arrived, before the hold would have ended).
+      const watchdogLines = held ? (gatewayLines ?? []).filter((l) => WATCHDOG_LINE.test(l.line) && l.t >= Date.parse(held.time) && l.t <= Date.parse(held.time) + holdS * 1000) : [];
+      const watchdog = watchdogLines.length > 0 && held?.status === "aborted" ? "fired" : "not fired";
       for (const l of gatewaySaid.slice(0, 15)) log(`gateway: ${l}`);
       // Runs the operator saw start for this session: a re-run as a new run shows here (a re-run
       // inside the run shows as a second write); none seen (events without sessionKey) is not a second run.
@@ -213,13 +237,18 @@ export default defineScenario({
       });
       log(`follow-up record: ${JSON.stringify(evidence.followUp)}; requests after it: ${later.length}; writes at north: ${writes.length}; runs: ${runs.length}`);
 
+      // The gateway's log unread: whether the watchdog fired cannot be told.
+      if (held && !gatewayLines) throw new LabInfraError("the gateway's log could not be read: whether its model watchdog fired cannot be told");
       premise({
         id: "P-144922-held-past-bound",
-        // The watchdog fired: the gateway gave up on the follow-up while the model had sent nothing
-        // (aborted, unanswered). 130 s of silence alone is not it: a gateway that waited them out
-        // never reached the path the report is about.
-        met: !!silence && held!.status === "aborted" && !silence.answered,
-        observed: silence ? { status: held!.status, answered: silence.answered, silentFor_s: Math.round(silence.ms / 1000), bound_s: BOUND_S, watchdog } : { followUp: "none" },
+        // The watchdog fired, observed where it acts: the gateway logged its idle timeout while the
+        // follow-up was held, and the model server saw the gateway give up on that request before
+        // any byte (aborted, unanswered). 130 s of silence alone is not it: a gateway that waited
+        // them out, or aborted for another reason, never reached the path the report is about.
+        met: !!silence && watchdogLines.length > 0 && held!.status === "aborted" && !silence.answered,
+        observed: silence
+          ? { status: held!.status, answered: silence.answered, silentFor_s: Math.round(silence.ms / 1000), bound_s: BOUND_S, watchdogLogged: watchdogLines.map((l) => l.line.slice(0, 200)).slice(0, 2) }
+          : { followUp: "none" },
       });
 
       // ---- the checks
