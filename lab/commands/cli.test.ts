@@ -92,8 +92,8 @@ describe("the CLI refuses bad input in one line, exit 2, before a run folder exi
     [["run", "smoke"], { FLEETLAB_RUN_ID: "latest" }, /^fleetlab: FLEETLAB_RUN_ID=latest: that name is the link to the newest run/],
     [["report", "latest"], {}, /^fleetlab: .*runs\/latest: no run yet \(the link to the newest run is made when a run starts\)/, "lab"],
     [["repro", "repro-78351", "--premise", "P-78351-second-connection", "--n", "1"], {}, /^fleetlab: --premise P-78351-second-connection without --aim-off: it names the one premise the self-test aims off/],
-    [["repro", "repro-144922", "--aim-off", "--premise", "P-144922-nope", "--n", "1"], {}, /^fleetlab: --premise P-144922-nope: scenario repro-144922 declares no premise P-144922-nope; the ones it can aim off: P-144922-held-past-bound/, "lab"],
-    [["repro", "smoke", "--aim-off", "--n", "1"], {}, /^fleetlab: --aim-off: scenario smoke declares no premise it can aim its fault off \(Premise\.aimOff\); scenarios that can: (repro-\d+, )*repro-148693, (repro-\d+, )*repro-68187/, "lab"],
+    [["repro", "repro-144922", "--aim-off", "--premise", "P-144922-nope", "--n", "1"], {}, /^fleetlab: --premise P-144922-nope: scenario repro-144922 declares no premise P-144922-nope; the ones it can aim off: P-144922-effect-before-hold, P-144922-held-past-bound/, "lab"],
+    [["repro", "smoke", "--aim-off", "--n", "1"], {}, /^fleetlab: --aim-off: scenario smoke declares no premise it can aim its fault off \(Premise\.aimOff\); scenarios that can: restart-queued-followup, (repro-\d+, )*repro-148693, (repro-\d+, )*repro-68187/, "lab"],
   ] as [string[], Record<string, string>, RegExp, "lab"?][]) {
     // "lab": the refusal needs the scenarios themselves (their premises, a soak folder's rounds), so the lab loads first.
     const noLab = needs !== "lab";
