@@ -97,6 +97,12 @@ function expectation(kind: Kind): string {
 
 export default defineScenario({
   name: "restart-queued-followup",
+  protocolSteps: [
+    "As an operator, `chat.send` message A to a session and hold its model request (one streamed delta, then nothing).",
+    "`chat.send` message B to the same session with `queueMode: \"followup\"`; `chat.history` lists it in `pendingInputs` as queued (2026.9.5, 2026.9.6), and no model request has carried it.",
+    "Stop the gateway (SIGTERM, SIGKILL after 10 s; or SIGKILL) and start it again on the same state directory.",
+    "After `/readyz`, reconnect and read `chat.history` for 90 s: A is resumed and answered; B is never run. On 2026.9.5 and 2026.9.6 `pendingInputs` lists it as `interrupted` (OpenClaw documents that such input must be resent: docs/concepts/queue.md \"Input durability\"); 2026.9.4's `chat.history` has no `pendingInputs` field. The reference harness expects B answered.",
+  ],
   proves: `a followup queued (queueMode followup) behind a running turn when the gateway restarts (SIGTERM, or SIGKILL) is not lost silently: answered, or listed as interrupted input to resend (OpenClaw's documented contract); the reference expects it answered within ${ANSWER_S} s of the gateway being ready`,
   topology: "own",
   spec: { nodes: { count: 0 }, mcp: { servers: [] }, git: { enabled: false } },
