@@ -126,7 +126,8 @@ async function reproCommand({ rest, values, scenarios }: CommandArgs): Promise<n
   const [s] = resolveScenarios([name], scenarios);
   if (aimOff && !aimablePremises(s!).length) {
     const can = scenarios.filter((x) => aimablePremises(x).length).map((x) => x.name);
-    throw new LabError(`--aim-off: scenario ${s!.name} declares no premise it can aim its fault off (Premise.aimOff); scenarios that can: ${can.join(", ") || "none"}`);
+    const untested = notSelfTested(s!);
+    throw new LabError(`--aim-off: scenario ${s!.name} declares no premise it can aim its fault off (Premise.aimOff)${untested.length ? ` (its premises, not self-tested: ${untested.join(", ")})` : ""}; scenarios that can: ${can.join(", ") || "none"}`);
   }
   const targets = aimOff ? aimTargets(s!, premise) : [];
   const { spec, seed } = specFor(values.seed, values.replay);
@@ -134,7 +135,11 @@ async function reproCommand({ rest, values, scenarios }: CommandArgs): Promise<n
   const run = Run.create({ seed });
   const total = n * Math.max(1, targets.length);
   const untested = notSelfTested(s!);
-  const selfTest = aimOff ? ` (premise self-test: ${targets.map((p) => `${p} aimed off x${n}`).join(", then ")}${untested.length ? `; not self-tested, no aim-off: ${untested.join(", ")}` : ""})` : "";
+  const selfTest = aimOff
+    ? ` (premise self-test: ${targets.map((p) => `${p} aimed off x${n}`).join(", then ")}${untested.length ? `; not self-tested, no aim-off: ${untested.join(", ")}` : ""})`
+    : untested.length
+      ? ` (premises not self-tested, no aim-off: ${untested.join(", ")})`
+      : "";
   say(`fleetlab repro ${s!.name} x${total}${values.until ? " (until the first reproduction)" : ""}${selfTest}  run ${run.id}  seed=${run.record.seed}  ${underTest(spec)}  ${topologyLine(spec, [s!])}\n`);
   const shown = path.relative(process.cwd(), run.dir) || run.dir;
   const t = await reproLoop(s!, n, {
