@@ -16,15 +16,17 @@
 // What it asserts, per restart kind (stop: SIGTERM, SIGKILL after GRACE_S; kill: SIGKILL):
 // - E-restart-followup-<kind>-kept (OpenClaw's documented contract; a fail when short): after the
 //   restart the followup is not lost silently: it is answered, or chat.history's pendingInputs
-//   lists it as "interrupted" for the client to resend. A version whose chat.history carries no
-//   pendingInputs field at all (2026.9.4) cannot show it: the check is not judged there, and the
-//   log says so (an absent field is not an empty list).
+//   lists it as "interrupted" for the client to resend. Judged where the version keeps this
+//   client's input durably: the followup listed in pendingInputs before the restart (2026.9.5 and
+//   2026.9.6 document durability for every chat.send). 2026.9.4 documents it for Control UI input
+//   only and never lists an RPC client's followup: not judged there, and the log says so (a
+//   chat.history with no pendingInputs field at all is not read as an empty list either).
 // - R-restart-followup-<kind>-answered (the reference harness's expectation, registered as
 //   differs-from-reference): the queued followup is answered within ANSWER_S of the restarted
 //   gateway being ready (its own reply in chat.history). Seen beside it, for the signature:
 //   whether the model was asked it as its own prompt after the restart, or only as context of the
 //   recovery turn ("[Queued user message ...; preserved as context only ...]"), and its state in
-//   pendingInputs ("no pendingInputs field" when chat.history has none).
+//   pendingInputs (null when not listed; "no pendingInputs field" when chat.history has none).
 // Premise P-restart-followup-queued (both kinds): the followup's chat.send was accepted, and when
 // the gateway went down the first turn was still held at its model request and no model request
 // had carried the followup (the model server's request log). `make repro
@@ -42,8 +44,9 @@
 // answered it. The queued followup was never run: not asked of the model as a prompt nor as
 // context, no reply in 90 s, listed in pendingInputs as "interrupted", and agent.wait of its runId
 // answers "timeout" (kept as evidence, not judged: it answers so for any run id from before the
-// restart, the aim-off's answered followup too). On 2026.9.4 chat.history has no pendingInputs
-// field, before the restart or after. The stop kind's stop was not graceful (exit 137 after the
+// restart, the aim-off's answered followup too). On 2026.9.4 (matrix run 20261204-033256-0f58)
+// the same, but pendingInputs (a field it has: it lists the restart recovery's own input) never
+// lists the followup, before the restart or after. The stop kind's stop was not graceful (exit 137 after the
 // 10 s grace: the drain waits on the held turn).
 import { isResponsesCall, type ModelRequest } from "../lab/clients/model.ts";
 import { messageText, type PendingInput } from "../lab/clients/sessions.ts";
@@ -79,11 +82,12 @@ const notAnswered = (kind: Kind): FindingRecord => ({
   versions: ["2026.9.6", "2026.9.5", "2026.9.4"],
   variants: [
     {
-      // 2026.9.4's chat.history carries no pendingInputs field at all (not before the restart
-      // either): whether the followup was kept cannot be seen from outside on that version.
+      // 2026.9.4's chat.history lists pending inputs (the restart recovery's own, for one) but
+      // never this RPC client's followup, before the restart or after: its docs promise input
+      // durability for Control UI input only (run 20261204-033256-0f58).
       versions: "2026.9.4",
-      signature: { within_s: ANSWER_S, answered: false, askedAsPrompt: false, onlyAsContext: false, pendingInput: NO_FIELD },
-      note: "2026.9.4's chat.history carries no pendingInputs field: whether the followup was kept cannot be seen",
+      signature: { within_s: ANSWER_S, answered: false, askedAsPrompt: false, onlyAsContext: false, pendingInput: null },
+      note: "2026.9.4 never lists an RPC client's queued followup in pendingInputs (its docs promise input durability for Control UI input only): neither answered nor listed",
     },
   ],
   kind: "differs-from-reference",
@@ -101,7 +105,7 @@ export default defineScenario({
     "As an operator, `chat.send` message A to a session and hold its model request (one streamed delta, then nothing).",
     "`chat.send` message B to the same session with `queueMode: \"followup\"`; `chat.history` lists it in `pendingInputs` as queued (2026.9.5, 2026.9.6), and no model request has carried it.",
     "Stop the gateway (SIGTERM, SIGKILL after 10 s; or SIGKILL) and start it again on the same state directory.",
-    "After `/readyz`, reconnect and read `chat.history` for 90 s: A is resumed and answered; B is never run. On 2026.9.5 and 2026.9.6 `pendingInputs` lists it as `interrupted` (OpenClaw documents that such input must be resent: docs/concepts/queue.md \"Input durability\"); 2026.9.4's `chat.history` has no `pendingInputs` field. The reference harness expects B answered.",
+    "After `/readyz`, reconnect and read `chat.history` for 90 s: A is resumed and answered; B is never run. On 2026.9.5 and 2026.9.6 `pendingInputs` lists it as `interrupted` (OpenClaw documents that such input must be resent: docs/concepts/queue.md \"Input durability\"); 2026.9.4 never lists B in `pendingInputs` (its docs promise input durability for Control UI input only). The reference harness expects B answered.",
   ],
   proves: `a followup queued (queueMode followup) behind a running turn when the gateway restarts (SIGTERM, or SIGKILL) is not lost silently: answered, or listed as interrupted input to resend (OpenClaw's documented contract); the reference expects it answered within ${ANSWER_S} s of the gateway being ready`,
   topology: "own",
@@ -209,7 +213,16 @@ async function variant(ctx: ScenarioContext, tl: ScenarioTimeline, kind: Kind): 
   );
 
   // OpenClaw's own contract first: not lost silently (answered, or listed as interrupted to resend).
-  if (pendingAfter === NO_FIELD && !answered.held) log(`[${kind}] E-restart-followup-${kind}-kept not judged: this version's chat.history carries no pendingInputs field, so whether the followup was kept cannot be seen`);
+  // The contract covers input the version stores durably: 2026.9.5 and 2026.9.6 document it for
+  // every chat.send (RPC clients included) and list the followup as queued before the restart;
+  // 2026.9.4 documents it for Control UI input only and never lists an RPC client's followup
+  // (not before the restart either: run 20261204-033256-0f58). Not listed before the restart: the
+  // version does not keep this client's input durably, and the contract is not judged.
+  const listedBefore = queued.last !== undefined && queued.last !== NO_FIELD;
+  if (!answered.held && !listedBefore)
+    log(
+      `[${kind}] E-restart-followup-${kind}-kept not judged: ${queued.last === NO_FIELD ? "this version's chat.history carries no pendingInputs field" : "this version never listed the queued followup in pendingInputs before the restart (2026.9.4 documents input durability for Control UI input only; the lab's operator is an RPC client)"}, so the documented contract does not cover it`,
+    );
   else
     check({
       id: `E-restart-followup-${kind}-kept`,
