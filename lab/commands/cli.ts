@@ -19,7 +19,7 @@ import { buildsIn } from "../definitions/build.ts";
 import { resolveScenarios, runLanes, recordRunEnd, sealRun, writeRunReports, type ScenarioResult } from "../run/runner.ts";
 import { aimablePremises, aimOffExitCode, aimTargets, notSelfTested, aimOffLine, bugChecks, reproDocument, reproExitCode, reproLoop, tallyLine } from "./repro.ts";
 import { roundFromRunDir, scenarioOf, soakDocument, soakExitCode, soakFromDirs, soakTable, writeSoak, type SoakRecord, type SoakRound } from "./soak.ts";
-import { cellOf, matrixDocument, matrixExitCode, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
+import { cellBugChecks, cellOf, matrixDocument, matrixExitCode, matrixTable, resolveVersions, writeMatrix, type MatrixRecord } from "./matrix.ts";
 import { bisect, bisectAgain, bisectDocument, bisectExitCode, bisectVersions, maxSteps, answerLine, stepLine, writeBisect, type BisectRecord, type StepAttempt } from "./bisect.ts";
 import { CACHE, RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";
@@ -186,7 +186,7 @@ async function matrixCommand({ rest, values, scenarios }: CommandArgs): Promise<
       const results = await runLanes(chosen, { ...onV, seed: run.record.seed }, run, { lanes: lanesFromEnv() });
       // A repro's cell (or any scenario that names its bug checks) says what it showed of the bug.
       const bugOf = new Map(chosen.map((x) => [x.name, x.name.startsWith("repro-") || x.bug ? bugChecks(x) : []]));
-      for (const r of results) (m.cells[r.name] ??= {})[v] = cellOf(r, run.id, bugOf.get(r.name));
+      for (const r of results) (m.cells[r.name] ??= {})[v] = cellOf(r, run.id, cellBugChecks(r, bugOf.get(r.name) ?? [], r.name.startsWith("repro-")));
       m.runs[v] = { run: run.id, seconds: Math.round(performance.now() - t0) / 1000 };
       say(`${verdictTable(results)}\n`);
     } catch (err) {

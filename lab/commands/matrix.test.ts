@@ -65,6 +65,18 @@ describe("a repro's cell says what it showed of the bug", () => {
     expect(cellOf({ ...r, verdict: "known-finding", checks: [r.checks[0]!] }, "run", ["R-x"]).bug).toEqual({ class: "reproduced", why: "R-x" });
     expect(cellOf(r, "run").bug).toBeUndefined();
   });
+
+  it("a repro with no bug list and no registered finding is classed by its own checks; a contract scenario is not classed", async () => {
+    const { cellBugChecks, cellOf } = await import("./matrix.ts");
+    const check = (findingId: string, outcome: "pass" | "fail", more: Partial<CheckResult> = {}): CheckResult => ({ findingId, scenario: "repro-y", expectation: "e", outcome, kind: "shortfall", ...more });
+    const held = { name: "repro-y", verdict: "pass" as const, seconds: 1, evidence: "e", startedAt: "", endedAt: "", checks: [check("E-a", "pass"), check("E-b", "pass"), check("P-no-malformed-frame", "pass", { source: "evidence" }), check("F-lab", "pass", { scope: "lab" })] };
+    expect(cellBugChecks(held, [], true)).toEqual(["E-a", "E-b"]);
+    expect(cellOf(held, "run", cellBugChecks(held, [], true)).bug).toEqual({ class: "not reproduced" });
+    const short = { ...held, verdict: "fail" as const, checks: [check("E-a", "pass"), check("E-b", "fail")] };
+    expect(cellOf(short, "run", cellBugChecks(short, [], true)).bug?.class).toBe("new signature");
+    expect(cellBugChecks(held, [], false)).toEqual([]);
+    expect(cellBugChecks(held, ["R-y"], true)).toEqual(["R-y"]);
+  });
 });
 
 describe("variants and 'not affected' in the matrix", () => {

@@ -87,6 +87,16 @@ export const MatrixRecord = z.object({
 export type MatrixRecord = z.infer<typeof MatrixRecord>;
 export type MatrixCell = z.infer<typeof MatrixCell>;
 
+/**
+ * The bug checks a cell is classed by: the scenario's own (bugChecks); for a repro that declares
+ * none and has no registered finding, every check of its own that the cell judged, so its cell
+ * still has a class ("not reproduced" when each held, "new signature" when one fell short).
+ */
+export function cellBugChecks(r: Pick<ScenarioResult, "checks">, declared: string[], isRepro: boolean): string[] {
+  if (declared.length || !isRepro) return declared;
+  return [...new Set(r.checks.filter((c) => c.scope !== "lab" && c.source !== "evidence").map((c) => c.findingId))];
+}
+
 export function cellOf(r: ScenarioResult, runId: string, bug: string[] = []): MatrixCell {
   const own = r.checks.filter((c) => c.scope !== "lab");
   const findings = own.filter((c) => c.outcome !== "pass").map((c) => `${c.outcome} ${c.outcome === "known-finding" ? matchedName(c) : c.findingId}`);
