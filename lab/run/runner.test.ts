@@ -69,7 +69,7 @@ interface FakeLab {
   events: string[];
 }
 
-function fakeLab(name: string, events: string[], o: { leftovers?: string[]; health?: string[]; protocol?: { methods: string[]; events: string[] } | null } = {}): FakeLab {
+function fakeLab(name: string, events: string[], o: { leftovers?: string[]; health?: string[]; held?: string[]; protocol?: { methods: string[]; events: string[] } | null } = {}): FakeLab {
   const lab = {
     spec: parseTopology({ tap: { enabled: false } }),
     capabilities: { image: "sha256:fake", nodeRunOptions: ["--host", "--port"], gatewayRunOptions: ["--port"] },
@@ -79,6 +79,7 @@ function fakeLab(name: string, events: string[], o: { leftovers?: string[]; heal
     down: async () => void events.push(`down ${name}`),
     leftovers: async () => o.leftovers ?? [],
     health: async () => o.health ?? [],
+    heldSlots: async () => o.held ?? [],
   };
   return { lab: lab as unknown as Lab, name, events };
 }
@@ -101,7 +102,7 @@ function busyMonitor(): PaceMonitor {
 }
 
 /** A pool whose labs are fakes; `labs` lists every lab it brought up. */
-function fakePool(o: { leftovers?: string[]; health?: (n: number) => string[]; up?: () => Promise<void>; protocol?: null } & PoolOptions = {}) {
+function fakePool(o: { leftovers?: string[]; health?: (n: number) => string[]; held?: (n: number) => string[]; up?: () => Promise<void>; protocol?: null } & PoolOptions = {}) {
   const run = Run.create({ root, seed: 1 });
   const events: string[] = [];
   const labs: FakeLab[] = [];
@@ -114,7 +115,7 @@ function fakePool(o: { leftovers?: string[]; health?: (n: number) => string[]; u
     ...o,
     up: async (_spec, _run, name) => {
       await o.up?.();
-      const f = fakeLab(name, events, { leftovers: o.leftovers, health: o.health?.(labs.length), protocol: o.protocol });
+      const f = fakeLab(name, events, { leftovers: o.leftovers, health: o.health?.(labs.length), held: o.held?.(labs.length), protocol: o.protocol });
       labs.push(f);
       return f.lab;
     },
@@ -250,6 +251,20 @@ describe("runScenario: verdicts with a fake lab", () => {
     expect(events).toEqual(["down shared-lab"]);
     expect((await runScenario(scenario("n", async () => {}, { topology: "shared" }), pool)).verdict).toBe("pass");
     expect(labs.map((l) => l.name)).toEqual(["shared-lab", "shared-lab-2"]);
+  });
+
+  it("a shared lab left with a worker slot held is said and replaced, so the next scenario starts clean; the verdict stays the scenario's own checks", async () => {
+    const { pool, events, labs } = fakePool({ held: (n) => (n === 0 ? ["node-1 holding 1 of its 2 worker slot(s)"] : []) });
+    const left = await runScenario(scenario("restart", async () => {}, { topology: "shared" }), pool);
+    expect([left.verdict, left.detail]).toEqual(["pass", "it left the shared lab with node-1 holding 1 of its 2 worker slot(s) after it ended; the lab was replaced so the next scenario starts clean"]);
+    expect(events).toEqual(["down shared-lab"]);
+    const next = await runScenario(scenario("next", async () => {}, { topology: "shared" }), pool);
+    expect([next.verdict, next.detail]).toEqual(["pass", undefined]);
+    expect(labs.map((l) => l.name)).toEqual(["shared-lab", "shared-lab-2"]);
+    // A failed scenario keeps its fail, the held slot appended.
+    const again = fakePool({ held: () => ["node-2 holding 1 of its 2 worker slot(s)"] });
+    const failed = await runScenario(scenario("f", async () => assert.fail("no reply"), { topology: "shared" }), again.pool);
+    expect([failed.verdict, failed.detail]).toEqual(["fail", "no reply; also it left the shared lab with node-2 holding 1 of its 2 worker slot(s) after it ended; the lab was replaced so the next scenario starts clean"]);
   });
 
   it("bring-up: OpenClaw not coming up fails, the lab's own parts not coming up is unknown, bad input stops the run", async () => {

@@ -32,7 +32,7 @@ import { LabOperator, NotPairedAfterRestore, isReadyNode, type OperatorHost } fr
 import { SnapshotStore, captureState, snapshotKey, snapshotMode, snapshotShape, type Snapshot, type SnapshotMode, type SnapshotRecord } from "./snapshot.ts";
 import { loadOrCreateDeviceIdentity } from "../clients/device-identity.ts";
 import { LabInfraError, SystemUnderTestError } from "../definitions/verdict.ts";
-import { StopWaiting, WaitTimeout } from "../core/wait.ts";
+import { StopWaiting, WaitTimeout, waitFor } from "../core/wait.ts";
 import type { ModelControl } from "../clients/model.ts";
 import type { GitHttpControl } from "../clients/git.ts";
 import type { McpControl } from "../clients/mcp.ts";
@@ -518,6 +518,31 @@ export class Lab {
       problems.push(`node.list: ${(err as Error).message}`);
     }
     return problems;
+  }
+
+  /**
+   * The node hosts still holding a worker slot after `timeoutMs` (reference ms, at the
+   * machine's pace): a shared lab's hygiene once a scenario has ended (every turn it started is
+   * over, so each slot comes back within moments). [] when every node offers all its slots.
+   * Seen: after a gateway restart node-1 kept one of its two slots for 11 minutes, and the next
+   * three scenarios on that lab waited for it and failed (run 20261204-052751-cda8871b3d3c583c).
+   */
+  async heldSlots(timeoutMs = 45_000): Promise<string[]> {
+    let held: string[] = [];
+    const probe = async (): Promise<boolean> => {
+      const nodes = await this.operator.listNodes();
+      held = this.nodes.flatMap((m) => {
+        const s = nodes.find((x) => x.displayName === m.alias)?.workerSlots;
+        return s && s.available !== s.total ? [`${m.alias} holding ${s.total - s.available} of its ${s.total} worker slot(s)`] : [];
+      });
+      return held.length === 0;
+    };
+    try {
+      await waitFor("every node host to offer all its worker slots", probe, { timeoutMs, intervalMs: 500 });
+    } catch (err) {
+      if (!(err instanceof WaitTimeout)) throw err;
+    }
+    return held;
   }
 
   /** Run a command inside a member's container. */
