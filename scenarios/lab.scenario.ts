@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { SNAPSHOTS } from "../lab/topology/snapshot.ts";
-import { OPERATOR_DIR } from "../lab/core/paths.ts";
+import { OPERATOR_DIR, STATE } from "../lab/core/paths.ts";
 import { topologyFromEnv } from "../lab/definitions/spec.ts";
 import { setting } from "../lab/definitions/settings.ts";
 import { parseShard, selectShard, shardRecord } from "../lab/run/shard.ts";
@@ -53,6 +53,9 @@ function nodeCredentials(keys: (string | undefined)[]): Map<string, string> {
 
 const spec = topologyFromEnv();
 const run = Run.create({ seed: spec.seed });
+// Where this suite's run folder is, for the not-accepted lines printed after a failed suite
+// (package.json "test": other docker tests make run folders of their own, so `latest` may not be it).
+fs.writeFileSync(path.join(STATE, "last-suite"), `${run.dir}\n`);
 // SHARD=K/N runs only shard K of N (lab/run/shard.ts: split by measured cost, as `make lab SHARD=K/N`).
 const shardText = setting("SHARD")?.trim();
 const shard = shardText ? parseShard(shardText) : undefined;

@@ -8,7 +8,7 @@ import { helpFor, listText, parseCli } from "./usage.ts";
 export { commandHelp, parseCli } from "./usage.ts";
 import { requireEngine } from "../engine/docker.ts";
 import { Run, newRunId } from "../evidence/run.ts";
-import { findRun, reportRows, runDir, runExitCode, runProblems, verdictTable } from "../evidence/report.ts";
+import { findRun, notAcceptedLines, reportRows, runDir, runExitCode, runProblems, verdictTable } from "../evidence/report.ts";
 import { junitXml } from "../evidence/junit.ts";
 import { writeReportHtml } from "../evidence/report-html.ts";
 import { checkOpenclawVersion, ensureImages, npmVersions, packageImageThere } from "../engine/images.ts";
@@ -323,6 +323,12 @@ async function pruneCommand({ values }: CommandArgs): Promise<number> {
 /** Write a run's reports again from its folder and print its verdict table. */
 function reportCommand({ rest, values }: CommandArgs): number {
   const { dir, record } = findRun(rest[0]);
+  if (values["not-accepted"]) {
+    // Read only: a CI log's last lines, printed after a failed suite (package.json "test").
+    const lines = notAcceptedLines(record, dir);
+    say(`${lines.length ? lines.join("\n") : `run ${record.id}: every verdict accepted`}\n`);
+    return runExitCode(record);
+  }
   // Written again from the run folder: junit.xml, and report.html with the evidence as it is now.
   fs.writeFileSync(path.join(dir, "junit.xml"), junitXml(record));
   const page = writeReportHtml(dir, record);

@@ -51,6 +51,9 @@ export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMA
   report [RUN_ID]     print the verdict table of a run (default: the newest; a run id, a run
                       folder, or latest: .lab/runs/latest, the newest run's link) and write its
                       report.html and junit.xml again (exit 3: scenarios, or the run, never ran)
+        --not-accepted    only the scenarios whose verdict is not accepted, each with its whole
+                          detail and the checks that decided it (writes nothing; what make test
+                          prints last when a scenario failed)
   list [pattern...]   list the scenarios (or those the patterns select) and what each proves
   merge OUT RUN...    merge shard run folders (or folders of them) into OUT/<version>/ (run.json,
                       junit.xml, report.html, summary.md) and OUT/summary.md over all versions
@@ -90,7 +93,7 @@ export const COMMANDS: Record<string, { usage: string; options: string[] }> = {
   up: { usage: "up [--seed N] [SETTINGS]", options: ["seed", "replay", ...TOPOLOGY_FLAGS] },
   down: { usage: "down RUN_ID", options: [] },
   prune: { usage: "prune [--all]", options: ["all"] },
-  report: { usage: "report [RUN_ID|latest] [--json]", options: ["json"] },
+  report: { usage: "report [RUN_ID|latest] [--not-accepted] [--json]", options: ["not-accepted", "json"] },
   list: { usage: "list [pattern...] [--json]", options: ["json"] },
   merge: { usage: 'merge OUT RUN... [--shards N] [--versions "A B"] [--json]', options: ["shards", "versions", "json"] },
   excerpt: { usage: "excerpt RUN [FINDING_ID...]", options: [] },
@@ -167,6 +170,7 @@ export const OPTIONS = {
   topology: { type: "string" },
   lanes: { type: "string" },
   json: { type: "boolean" },
+  "not-accepted": { type: "boolean" },
   version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;

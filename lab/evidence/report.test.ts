@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { NOT_RUN, findRun, reportRows, runDir, runExitCode, runProblems, verdictTable } from "./report.ts";
+import { NOT_RUN, findRun, notAcceptedLines, reportRows, runDir, runExitCode, runProblems, verdictTable } from "./report.ts";
 import { LATEST, Run, checkGivenRunId, linkLatest, type RunRecord } from "./run.ts";
 
 const cut: RunRecord = {
@@ -34,6 +34,41 @@ describe("report of a run", () => {
     expect(runProblems(cut)).toEqual(["partial: the run never recorded its end (cut, killed, or still running)", "not run: smoke (the run was cut before them)"]);
     expect(runProblems({ ...cut, plan: undefined, endedAt: "x" })).toEqual(["partial: the run recorded no plan, so scenarios it never reached cannot be named"]);
     expect(runProblems({ ...cut, plan: ["pair", "capacity"], endedAt: "x" })).toEqual([]);
+  });
+});
+
+describe("the not-accepted lines (a failed suite's last lines in a CI log)", () => {
+  it("name each scenario not accepted with its whole detail, its attempts and the checks that decided it; accepted ones and passing checks are not said", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-na-"));
+    try {
+      fs.mkdirSync(path.join(dir, "scenarios/gateway-restart"), { recursive: true });
+      const checks = [
+        { findingId: "R-gateway-restart-pairing", outcome: "pass" },
+        { findingId: "R-gateway-restart-turns", outcome: "fail", observed: { nodes: 2, completed: 1 } },
+        { findingId: "R-gateway-restart-bundles", outcome: "known-finding", observed: { nodes: 2 } },
+      ];
+      fs.writeFileSync(path.join(dir, "scenarios/gateway-restart/findings.json"), JSON.stringify(checks));
+      const long = `R-gateway-restart-turns: expectation not met ${"x".repeat(200)}`;
+      const record: RunRecord = {
+        ...cut,
+        scenarios: [
+          { name: "pair", verdict: "pass", seconds: 12.5 },
+          { name: "gateway-restart", verdict: "fail", seconds: 81.3, detail: long, evidence: "scenarios/gateway-restart" },
+          { name: "capacity", verdict: "unknown", seconds: 9, detail: "attempt 2 of 2", attempts: [{ verdict: "unknown", seconds: 4, detail: "the machine was busy" }] },
+        ],
+      };
+      expect(notAcceptedLines(record, dir)).toEqual([
+        `NOT ACCEPTED gateway-restart: FAIL after 81.3 s: ${long}`,
+        '  check R-gateway-restart-turns: fail; observed {"nodes":2,"completed":1}',
+        `  evidence: ${path.join(dir, "scenarios/gateway-restart")}`,
+        "NOT ACCEPTED capacity: UNKNOWN after 9.0 s: attempt 2 of 2",
+        "  attempt: unknown after 4.0 s: the machine was busy",
+        "NOT ACCEPTED smoke: NOT RUN: the run was cut before this scenario",
+      ]);
+      expect(notAcceptedLines({ ...record, scenarios: [record.scenarios[0]!], plan: ["pair"] }, dir)).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

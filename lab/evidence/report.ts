@@ -4,7 +4,7 @@ import path from "node:path";
 import { RUNS } from "../core/paths.ts";
 import { LATEST, readRunRecord, type RunRecord } from "./run.ts";
 import { LabError } from "../core/log.ts";
-import { exitCodeOf, type Verdict } from "../definitions/verdict.ts";
+import { accepted, exitCodeOf, type Verdict } from "../definitions/verdict.ts";
 
 export interface Row {
   name: string;
@@ -59,6 +59,36 @@ export function runExitCode(record: RunRecord): number {
   if (code) return code;
   if (!record.plan && (!record.scenarios.length || !record.endedAt)) return 3;
   return 0;
+}
+
+/**
+ * The scenarios a run did not accept (fail, unknown, not run), each with its whole detail, its
+ * earlier attempts and the checks that decided it (read from its evidence folder's findings.json:
+ * id, outcome, observed): what a CI log's kept tail must name, since the vitest diff above it
+ * does not. Empty when every verdict is accepted.
+ */
+export function notAcceptedLines(record: RunRecord, dir: string): string[] {
+  const out: string[] = [];
+  const clip = (t: string, n: number) => (t.length > n ? `${t.slice(0, n)}…` : t);
+  for (const r of reportRows(record)) {
+    if (r.verdict !== NOT_RUN && accepted(r.verdict as Verdict)) continue;
+    const s = record.scenarios.find((x) => x.name === r.name);
+    out.push(`NOT ACCEPTED ${r.name}: ${r.verdict.toUpperCase()}${s ? ` after ${s.seconds.toFixed(1)} s` : ""}: ${clip(r.detail ?? "", 1500)}`);
+    for (const a of s?.attempts ?? []) out.push(`  attempt: ${a.verdict} after ${a.seconds.toFixed(1)} s: ${clip(a.detail ?? "", 600)}`);
+    const file = s?.evidence ? path.join(dir, s.evidence, "findings.json") : undefined;
+    let checks: { findingId?: string; outcome?: string; observed?: unknown }[] = [];
+    try {
+      if (file && fs.existsSync(file)) checks = JSON.parse(fs.readFileSync(file, "utf8"));
+    } catch {
+      out.push(`  (its findings.json could not be read: ${file})`);
+    }
+    for (const c of Array.isArray(checks) ? checks : []) {
+      if (c.outcome === "pass" || c.outcome === "known-finding" || c.outcome === "fixed?") continue;
+      out.push(`  check ${c.findingId}: ${c.outcome}; observed ${clip(JSON.stringify(c.observed ?? null), 800)}`);
+    }
+    if (s?.evidence) out.push(`  evidence: ${path.join(dir, s.evidence)}`);
+  }
+  return out;
 }
 
 /**
