@@ -32,7 +32,7 @@ function pool() {
     engineTrouble: async () => undefined,
     up: async () => {
       state.ups++;
-      return { spec: parseTopology({ tap: { enabled: false } }), teardown: new TeardownStack(), down: async () => {}, leftovers: async () => [], health: async () => [], heldSlots: async () => [] } as unknown as Lab;
+      return { spec: parseTopology({ tap: { enabled: false } }), teardown: new TeardownStack(), down: async () => {}, leftovers: async () => [], health: async () => [], residue: async () => [] } as unknown as Lab;
     },
   });
   return { pool: p, run, state };

@@ -79,7 +79,7 @@ function fakeLab(name: string, events: string[], o: { leftovers?: string[]; heal
     down: async () => void events.push(`down ${name}`),
     leftovers: async () => o.leftovers ?? [],
     health: async () => o.health ?? [],
-    heldSlots: async () => o.held ?? [],
+    residue: async () => o.held ?? [],
   };
   return { lab: lab as unknown as Lab, name, events };
 }

@@ -728,11 +728,12 @@ class ScenarioRun {
         after("fail", `scenario declared topology "shared" but left the lab unhealthy: ${sick.join("; ")}`);
         await pool.replaceShared(`scenario ${s.name} left it unhealthy`);
       } else {
-        // A worker slot still held once every turn is over is judged by the scenario's own checks
-        // where it can be (gateway-restart's R-gateway-restart-slots); here it is said, and the
-        // lab replaced, so that it is not charged to the scenarios after it (each waits for free
-        // slots first: three read FAIL after gateway-restart in run 20261204-052751-cda8871b3d3c583c).
-        const held = await lab.heldSlots();
+        // What the scenario left that the next one would trip on (a worker slot still held once
+        // every turn is over, a node's installed bundle no longer reported: lab.residue()) is judged
+        // by the scenario's own checks where it can be (gateway-restart's R-gateway-restart-slots and
+        // -bundles); here it is said, and the lab replaced, so that it is not charged to the
+        // scenarios after it (three read FAIL after gateway-restart in run 20261204-052751-cda8871b3d3c583c).
+        const held = await lab.residue();
         if (held.length) {
           after("pass", `it left the shared lab with ${held.join(", ")} after it ended; the lab was replaced so the next scenario starts clean`);
           await pool.replaceShared(`scenario ${s.name} left ${held.join(", ")}`);

@@ -37,6 +37,7 @@ import type { ModelControl } from "../clients/model.ts";
 import type { GitHttpControl } from "../clients/git.ts";
 import type { McpControl } from "../clients/mcp.ts";
 import type { TapControl } from "../clients/tap.ts";
+import type { NodeEntry } from "../clients/operator.ts";
 
 export type { Member, MemberKind } from "../members/member.ts";
 
@@ -83,6 +84,24 @@ export interface LabUpOptions {
 /** The configs the lab writes for a topology, as the capability probe validates them (the lab subnet is not known yet: a placeholder). */
 export function labConfigs(spec: TopologySpec): { node: Record<string, unknown>; gateway: Record<string, unknown> } {
   return { node: nodeConfig(spec, nodeAliases(spec)[0]), gateway: gatewayConfig(spec, "10.0.0.0/24") };
+}
+
+/**
+ * What node.list says a scenario left behind on the node hosts named (Lab.residue()): a worker
+ * slot held, or an installed worker bundle reported before (`reported`) and not now; and which
+ * of them report their bundle installed now.
+ */
+export function leftBehind(entries: Pick<NodeEntry, "displayName" | "workerSlots" | "workerBundle">[], aliases: string[], reported: ReadonlySet<string>): { left: string[]; installed: string[] } {
+  const left: string[] = [];
+  const installed: string[] = [];
+  for (const alias of aliases) {
+    const n = entries.find((x) => x.displayName === alias);
+    const s = n?.workerSlots;
+    if (s && s.available !== s.total) left.push(`${alias} holding ${s.total - s.available} of its ${s.total} worker slot(s)`);
+    if (n?.workerBundle?.status === "installed") installed.push(alias);
+    else if (reported.has(alias)) left.push(`${alias} no longer reported with its installed worker bundle (node.list workerBundle ${JSON.stringify(n?.workerBundle ?? null)}; it was before)`);
+  }
+  return { left, installed };
 }
 
 export class Lab {
@@ -520,29 +539,35 @@ export class Lab {
     return problems;
   }
 
+  /** The node hosts node.list has said have their worker bundle installed, at a residue() that found none. */
+  #bundlesReported = new Set<string>();
+
   /**
-   * The node hosts still holding a worker slot after `timeoutMs` (reference ms, at the
-   * machine's pace): a shared lab's hygiene once a scenario has ended (every turn it started is
-   * over, so each slot comes back within moments). [] when every node offers all its slots.
-   * Seen: after a gateway restart node-1 kept one of its two slots for 11 minutes, and the next
-   * three scenarios on that lab waited for it and failed (run 20261204-052751-cda8871b3d3c583c).
+   * What a scenario left on a shared lab that the next one would trip on, after `timeoutMs`
+   * (reference ms, at the machine's pace) for it to clear; [] when nothing. A shared lab's
+   * hygiene once a scenario has ended (every turn it started is over):
+   * - a node host still holding a worker slot (each comes back within moments of its turn's end).
+   *   Seen: after a gateway restart node-1 kept one of its two slots for 11 minutes, and the next
+   *   three scenarios on that lab waited for it and failed (run 20261204-052751-cda8871b3d3c583c);
+   * - a node host whose installed worker bundle node.list reported at an earlier residue() and no
+   *   longer does. Seen: after a gateway restart (R-gateway-restart-bundles, registered) node.list
+   *   never again gave node-1 its workerBundle, through new turns on it, and every later scenario
+   *   waiting for it read FAIL (make repro gateway-restart, run 20261204-120138-8c9e272b8a742aa6).
    */
-  async heldSlots(timeoutMs = 45_000): Promise<string[]> {
-    let held: string[] = [];
+  async residue(timeoutMs = 45_000): Promise<string[]> {
+    let left: string[] = [];
+    let installed: string[] = [];
     const probe = async (): Promise<boolean> => {
-      const nodes = await this.operator.listNodes();
-      held = this.nodes.flatMap((m) => {
-        const s = nodes.find((x) => x.displayName === m.alias)?.workerSlots;
-        return s && s.available !== s.total ? [`${m.alias} holding ${s.total - s.available} of its ${s.total} worker slot(s)`] : [];
-      });
-      return held.length === 0;
+      ({ left, installed } = leftBehind(await this.operator.listNodes(), this.nodes.map((m) => m.alias), this.#bundlesReported));
+      return left.length === 0;
     };
     try {
-      await waitFor("every node host to offer all its worker slots", probe, { timeoutMs, intervalMs: 500 });
+      await waitFor("every node host to offer all its worker slots and its installed worker bundle", probe, { timeoutMs, intervalMs: 500 });
     } catch (err) {
       if (!(err instanceof WaitTimeout)) throw err;
     }
-    return held;
+    if (!left.length) for (const a of installed) this.#bundlesReported.add(a);
+    return left;
   }
 
   /** Run a command inside a member's container. */
