@@ -76,14 +76,15 @@ export function notAcceptedLines(record: RunRecord, dir: string): string[] {
     out.push(`NOT ACCEPTED ${r.name}: ${r.verdict.toUpperCase()}${s ? ` after ${s.seconds.toFixed(1)} s` : ""}: ${clip(r.detail ?? "", 1500)}`);
     for (const a of s?.attempts ?? []) out.push(`  attempt: ${a.verdict} after ${a.seconds.toFixed(1)} s: ${clip(a.detail ?? "", 600)}`);
     const file = s?.evidence ? path.join(dir, s.evidence, "findings.json") : undefined;
-    let checks: { findingId?: string; outcome?: string; observed?: unknown }[] = [];
+    // A check's outcome is one of the verdicts (findings.ts CheckOutcome), accepted as they are.
+    let checks: { findingId?: string; outcome: Verdict; observed?: unknown }[] = [];
     try {
       if (file && fs.existsSync(file)) checks = JSON.parse(fs.readFileSync(file, "utf8"));
     } catch {
       out.push(`  (its findings.json could not be read: ${file})`);
     }
     for (const c of Array.isArray(checks) ? checks : []) {
-      if (c.outcome === "pass" || c.outcome === "known-finding" || c.outcome === "fixed?") continue;
+      if (accepted(c.outcome)) continue;
       out.push(`  check ${c.findingId}: ${c.outcome}; observed ${clip(JSON.stringify(c.observed ?? null), 800)}`);
     }
     if (s?.evidence) out.push(`  evidence: ${path.join(dir, s.evidence)}`);

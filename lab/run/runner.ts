@@ -733,10 +733,10 @@ class ScenarioRun {
         // by the scenario's own checks where it can be (gateway-restart's R-gateway-restart-slots and
         // -bundles); here it is said, and the lab replaced, so that it is not charged to the
         // scenarios after it (three read FAIL after gateway-restart in run 20261204-052751-cda8871b3d3c583c).
-        const held = await lab.residue();
-        if (held.length) {
-          after("pass", `it left the shared lab with ${held.join(", ")} after it ended; the lab was replaced so the next scenario starts clean`);
-          await pool.replaceShared(`scenario ${s.name} left ${held.join(", ")}`);
+        const left = await lab.residue();
+        if (left.length) {
+          after("pass", `it left the shared lab with ${left.join(", ")} after it ended; the lab was replaced so the next scenario starts clean`);
+          await pool.replaceShared(`scenario ${s.name} left ${left.join(", ")}`);
         }
       }
     }
