@@ -10,7 +10,7 @@ ifneq ($(filter command line file override,$(origin $(1))),)
 export FLEETLAB_$(1) := $$($(1))
 endif
 endef
-$(foreach v,NODES OPENCLAW_VERSION OPENCLAW_PACKAGE SEED TOPOLOGY SHARD REPROS LANES VERSIONS ROUNDS,$(eval $(call pass_setting,$(v))))
+$(foreach v,NODES OPENCLAW_VERSION OPENCLAW_PACKAGE SEED TOPOLOGY SHARD REPROS LANES VERSIONS ROUNDS FLEET,$(eval $(call pass_setting,$(v))))
 # The forms of the settings given to make, checked before deps and engine run (a typo is named
 # before any install, in the words the lab would use; the lab checks the rest: K <= N, the version).
 comma := ,
@@ -23,13 +23,14 @@ endif
 endef
 $(eval $(call check_form,LANES,[1-8],give a whole number of scenarios to run at once$(comma) 1 to 8 (1 runs them one after another)))
 $(eval $(call check_form,NODES,[0-8],give a whole number of node hosts from 0 to 8 (each needs ~0.6-0.8 GiB)))
+$(eval $(call check_form,FLEET,[1-9][0-9]{0$(comma)2}|1000,give a whole number of scripted nodes for the fleet scenarios$(comma) 1 to 1000))
 $(eval $(call check_form,SEED,[0-9]{1$(comma)10},give a non-negative integer (the seed of every random choice)))
 $(eval $(call check_form,SHARD,[0-9]+/[0-9]+,is not K/N (e.g. SHARD=2/4: the second of four shards)))
 # SCENARIOS: each name a scenario file's (scenarios/, parity/, repro/; each file is named for its
 # scenario), the lab's refusal in its words; names are separated by spaces. A word with *, ? or
 # [...] is a pattern (SCENARIOS='mcp-*'), matched as bash's [[ name == pattern ]] matches, as the
 # lab does (lab/definitions/settings.ts selectNames); one that matches no scenario is refused.
-SCENARIO_NAMES := $(basename $(notdir $(filter-out %/index.ts %/main.ts %.test.ts %.scenario.ts %.d.ts,$(wildcard scenarios/*.ts scenarios/parity/*.ts scenarios/repro/*.ts))))
+SCENARIO_NAMES := $(basename $(notdir $(filter-out %/index.ts %/main.ts %.test.ts %.scenario.ts %.d.ts,$(wildcard scenarios/*.ts scenarios/parity/*.ts scenarios/repro/*.ts scenarios/fleet/*.ts))))
 # The words of SCENARIOS quoted for the shell, so a recipe hands a pattern to the lab unexpanded.
 SCENARIO_ARGS = $(foreach s,$(SCENARIOS),'$(s)')
 ifneq ($(filter command line,$(origin SCENARIOS)),)

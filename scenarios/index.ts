@@ -12,10 +12,14 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** Files in scenarios/ that are not scenarios. */
 const NOT_SCENARIOS = /(^index\.ts$|^main\.ts$|\.test\.ts$|\.scenario\.ts$|\.d\.ts$)/;
 
-/** The scenario files, sorted by path (the run order is decided by the runner); without repro/ when `repro` is false (parity/ is always in). */
+/**
+ * The scenario files, sorted by path (the run order is decided by the runner); without repro/
+ * and fleet/ when `repro` is false (parity/ is always in): the field-bug repros and the fleet
+ * scenarios (hundreds of scripted nodes each) run in `make lab`, not in `make test`.
+ */
 export function scenarioFiles(dir = HERE, opts: { repro?: boolean } = {}): string[] {
   const out: string[] = [];
-  for (const sub of opts.repro === false ? ["", "parity"] : ["", "parity", "repro"]) {
+  for (const sub of opts.repro === false ? ["", "parity"] : ["", "parity", "repro", "fleet"]) {
     const d = path.join(dir, sub);
     if (!fs.existsSync(d)) continue;
     for (const f of fs.readdirSync(d).sort()) if (f.endsWith(".ts") && !NOT_SCENARIOS.test(f)) out.push(path.join(d, f));
@@ -24,8 +28,9 @@ export function scenarioFiles(dir = HERE, opts: { repro?: boolean } = {}): strin
 }
 
 /**
- * Every scenario; `repro: false` leaves out scenarios/repro/ (the field-bug repros: `make test`
- * runs without them, see lab.scenario.ts; `make lab`, `make repro` and `make matrix` have them).
+ * Every scenario; `repro: false` leaves out scenarios/repro/ (the field-bug repros) and
+ * scenarios/fleet/ (the fleet scenarios): `make test` runs without them, see lab.scenario.ts;
+ * `make lab`, `make repro` and `make matrix` have them.
  */
 export async function loadScenarios(dir = HERE, opts: { repro?: boolean } = {}): Promise<Scenario[]> {
   const list: Scenario[] = [];

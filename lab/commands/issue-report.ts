@@ -182,9 +182,9 @@ export function findFinding(all: RegisteredFinding[], id: string): RegisteredFin
   throw new LabError(`no finding is registered as '${id}'.${close.length ? ` Close ones: ${close.join(", ")}.` : ""} Every id: fleetlab issue --all, or docs/reference/findings.md`);
 }
 
-/** The scenario's file, relative to the repository (scenarios/, scenarios/parity/ or scenarios/repro/). */
+/** The scenario's file, relative to the repository (scenarios/, scenarios/parity/, scenarios/repro/ or scenarios/fleet/). */
 export function scenarioFile(name: string, root = ROOT): string | undefined {
-  for (const sub of ["", "parity", "repro"]) {
+  for (const sub of ["", "parity", "repro", "fleet"]) {
     const rel = path.join("scenarios", sub, `${name}.ts`);
     if (fs.existsSync(path.join(root, rel))) return rel;
   }

@@ -24,3 +24,5 @@ export const FIXTURES = path.join(ROOT, "fixtures");
  * snapshots of paired state (keyed by it) serve them all; a new one is made when it is missing.
  */
 export const OPERATOR_DIR = path.join(CACHE, "operator");
+/** The keys of scripted fleets paired at bring-up (spec.scripted.paired), one folder per prefix: kept so a snapshot's paired state finds the same devices. */
+export const SCRIPTED_IDENTITIES = path.join(CACHE, "scripted");

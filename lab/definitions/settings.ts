@@ -14,6 +14,9 @@ export interface Setting {
   what: string;
 }
 
+/** The fleet scenarios' scripted nodes unless FLEET says otherwise: 200 beside the 2 real node hosts, on 2 cores. */
+export const DEFAULT_FLEET = 200;
+
 export const SETTINGS: Setting[] = [
   { name: "NODES", env: "FLEETLAB_NODES", flag: "nodes", what: "node hosts in the standard topology (default 2)" },
   { name: "OPENCLAW_VERSION", env: "FLEETLAB_OPENCLAW_VERSION", flag: "openclaw-version", what: "the exact OpenClaw version under test (default the pinned one, lab/definitions/spec.ts)" },
@@ -25,7 +28,17 @@ export const SETTINGS: Setting[] = [
   { name: "VERSIONS", env: "FLEETLAB_VERSIONS", flag: "versions", what: "make matrix: exact versions, newest, lastN, or paths of packed builds" },
   { name: "REPROS", env: "FLEETLAB_REPROS", what: "make test: 1 also runs scenarios/repro" },
   { name: "ROUNDS", env: "FLEETLAB_ROUNDS", flag: "rounds", what: "make soak: rounds of the suite (default 5)" },
+  { name: "FLEET", env: "FLEETLAB_FLEET", what: `the fleet scenarios' scripted nodes (scenarios/fleet/; default ${DEFAULT_FLEET}, 1 to 1000)` },
 ];
+
+/** FLEET: how many scripted nodes each fleet scenario brings up (1 to 1000). */
+export function fleetSize(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = (setting("FLEET", env) ?? "").trim();
+  if (!raw) return DEFAULT_FLEET;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new LabError(`FLEET=${raw}: give a whole number of scripted nodes for the fleet scenarios, 1 to 1000 (default ${DEFAULT_FLEET})`);
+  return n;
+}
 
 const noticed = new Set<string>();
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { nodeConfig } from "../members/node-host.ts";
-import { nodeAliases, nodeCapacity, parseTopology, scriptedAliases, tappedAliases, topologyFromEnv } from "./spec.ts";
+import { nodeAliases, nodeCapacity, parseTopology, scriptedAliases, tappedAliases, tappedScriptedCount, topologyFromEnv } from "./spec.ts";
 
 describe("topology spec", () => {
   it("gives the standard lab by default", () => {
@@ -63,12 +63,29 @@ describe("topology spec", () => {
   });
 
   it("scripted nodes: none by default; they need taps and a prefix of their own, each refusal naming the field", () => {
-    expect(parseTopology({}).scripted).toEqual({ count: 0, prefix: "scripted" });
+    expect(parseTopology({}).scripted).toEqual({ count: 0, prefix: "scripted", paired: false });
     expect(scriptedAliases(parseTopology({ scripted: { count: 2 } }))).toEqual(["scripted-1", "scripted-2"]);
     expect(tappedAliases(parseTopology({ nodes: { count: 1 }, scripted: { count: 1 } }))).toEqual(["node-1", "scripted-1"]);
-    expect(() => parseTopology({ scripted: { count: 1 }, tap: { enabled: false } })).toThrow(/scripted\.count = 1: scripted nodes connect through wire taps: set tap\.enabled true/);
+    expect(() => parseTopology({ scripted: { count: 1 }, tap: { enabled: false } })).toThrow(/scripted\.count = 1: 1 scripted node\(s\) connect through wire taps: set tap\.enabled true/);
     expect(() => parseTopology({ scripted: { count: 1, prefix: "node" } })).toThrow(/scripted\.prefix = "node": must differ from nodes\.prefix/);
-    expect(() => parseTopology({ scripted: { count: 5 } })).toThrow(/scripted\.count = 5/);
+    expect(() => parseTopology({ scripted: { count: 1001 } })).toThrow(/scripted\.count = 1001/);
+  });
+
+  it("a fleet: up to 1000 scripted nodes, the first `tapped` through taps (all when 4 or fewer), the rest to the gateway directly; paired at bring-up only past OpenClaw's auth limiter", () => {
+    const fleet = parseTopology({ nodes: { count: 2 }, scripted: { count: 500, prefix: "fleet" } });
+    expect(scriptedAliases(fleet)).toHaveLength(500);
+    expect(tappedScriptedCount(fleet)).toBe(0);
+    expect(tappedAliases(fleet)).toEqual(["node-1", "node-2"]);
+    const some = parseTopology({ nodes: { count: 0 }, scripted: { count: 50, tapped: 2 } });
+    expect(tappedAliases(some)).toEqual(["scripted-1", "scripted-2"]);
+    expect(tappedScriptedCount(parseTopology({ scripted: { count: 3 } }))).toBe(3);
+    // No taps at all: a fleet of any size connects directly; a tapped one is refused by name.
+    expect(tappedAliases(parseTopology({ scripted: { count: 200 }, tap: { enabled: false } }))).toEqual([]);
+    expect(() => parseTopology({ scripted: { count: 200, tapped: 2 }, tap: { enabled: false } })).toThrow(/scripted\.tapped = 2: 2 scripted node\(s\) connect through wire taps/);
+    expect(() => parseTopology({ scripted: { count: 2, tapped: 3 } })).toThrow(/scripted\.tapped = 3: more than scripted\.count \(2\)/);
+    // Paired at bring-up past 10 nodes: the limiter would lock the lab's address out; named before anything is built.
+    expect(() => parseTopology({ scripted: { count: 50, paired: true } })).toThrow(/gateway\.authRateLimit\.maxAttempts.*need gateway\.authRateLimit\.maxAttempts of at least 50 \(now 10\)/);
+    expect(parseTopology({ scripted: { count: 50, paired: true }, gateway: { authRateLimit: { maxAttempts: 100_000 } } }).scripted.paired).toBe(true);
   });
 
   it("explains malformed TOPOLOGY JSON", () => {

@@ -9,6 +9,10 @@ import { CACHE } from "../core/paths.ts";
 /** The OpenClaw version a run uses unless told otherwise (OPENCLAW_VERSION=...); the nightly reads it from this line. */
 export const DEFAULT_OPENCLAW_VERSION = "2026.9.6";
 
+/** OpenClaw's default gateway.auth.rateLimit.maxAttempts (docs/gateway/security/rate-limiting.md): failures per client IP and scope in 60 s before a 5 min lockout. */
+export const OPENCLAW_AUTH_MAX_ATTEMPTS = 10;
+/** The most scripted nodes one lab holds (each a WebSocket and a key in the lab's process). */
+export const MAX_SCRIPTED = 1000;
 const name = z.string().regex(/^[a-z][a-z0-9-]{0,30}$/, "must be lower-case letters, digits and dashes, starting with a letter");
 
 export const TopologySpec = z
@@ -37,6 +41,17 @@ export const TopologySpec = z
          * again. Unset (the default): no policy file.
          */
         toolPolicy: z.record(z.string(), z.unknown()).optional(),
+        /**
+         * OpenClaw's failed-auth limiter, gateway.auth.rateLimit (docs/gateway/security/rate-limiting.md;
+         * unset: OpenClaw's defaults, 10 failures / 60 s, then 5 min locked out per client IP and
+         * credential scope). A fleet of scripted nodes connects from one address, the lab's, as a
+         * fleet behind one NAT does: the fleet scenarios that are not about enrolment raise
+         * maxAttempts the way such a fleet's operator would.
+         */
+        authRateLimit: z
+          .object({ maxAttempts: z.number().int().min(1).optional(), windowMs: z.number().int().min(1).optional(), lockoutMs: z.number().int().min(0).optional() })
+          .strict()
+          .optional(),
       })
       .strict()
       .default({ alias: "gateway", port: 18789, token: "fleetlab-gateway-token-0001" }),
@@ -63,14 +78,24 @@ export const TopologySpec = z
       .default({ count: 2, capacity: 2, prefix: "node", devicePairing: "operator" }),
     /**
      * Scripted nodes (lab/clients/scripted-node.ts): node clients the scenario drives step by
-     * step from the lab's own process, each through a wire tap of its own (tap-<alias>), so its
-     * frames are in the tap transcript like a real node host's. Not paired at bring-up: a
-     * scenario pairs them when it wants (lab/kits/pairing.ts). Needs tap.enabled.
+     * step from the lab's own process. They cost a WebSocket and a key each, not a container, so
+     * a lab holds hundreds (a fleet: lab/kits/fleet.ts). The first `tapped` of them connect
+     * through a wire tap of their own (tap-<alias>, a container each), so their frames are in
+     * the tap transcript like a real node host's; the rest connect to the gateway directly.
+     * `tapped` defaults to all of them when there are at most 4, else none; tapped ones need
+     * tap.enabled. `paired`: false (default): not paired at bring-up, a scenario pairs them
+     * when it wants (lab/kits/pairing.ts); true: the lab pairs them all at bring-up through
+     * the operator's approvals, and later labs of the same shape restore that from a snapshot.
      */
     scripted: z
-      .object({ count: z.number().int().min(0).max(4).default(0), prefix: name.default("scripted") })
+      .object({
+        count: z.number().int().min(0).max(MAX_SCRIPTED).default(0),
+        prefix: name.default("scripted"),
+        tapped: z.number().int().min(0).max(4).optional(),
+        paired: z.boolean().default(false),
+      })
       .strict()
-      .default({ count: 0, prefix: "scripted" }),
+      .default({ count: 0, prefix: "scripted", paired: false }),
     model: z
       .object({ alias: name.default("model"), port: z.number().int().min(1).max(65535).default(8080), script: name.default("default") })
       .strict()
@@ -135,8 +160,20 @@ export const TopologySpec = z
       ctx.addIssue({ code: "custom", path: ["openclawBuild", "sha256"], message: `does not match the build's name ${spec.openclawVersion}` });
     }
     const nodes = Array.from({ length: spec.nodes.count }, (_, i) => `${spec.nodes.prefix}-${i + 1}`);
-    if (spec.scripted.count > 0 && !spec.tap.enabled) {
-      ctx.addIssue({ code: "custom", path: ["scripted", "count"], message: "scripted nodes connect through wire taps: set tap.enabled true (or scripted.count 0)" });
+    const tapped = tappedScriptedCount(spec);
+    if (spec.scripted.tapped !== undefined && spec.scripted.tapped > spec.scripted.count) {
+      ctx.addIssue({ code: "custom", path: ["scripted", "tapped"], message: `more than scripted.count (${spec.scripted.count}): give at most that many` });
+    }
+    const maxAttempts = spec.gateway.authRateLimit?.maxAttempts ?? OPENCLAW_AUTH_MAX_ATTEMPTS;
+    if (spec.scripted.paired && spec.scripted.count > maxAttempts) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["gateway", "authRateLimit", "maxAttempts"],
+        message: `${spec.scripted.count} scripted nodes paired at bring-up need gateway.authRateLimit.maxAttempts of at least ${spec.scripted.count} (now ${maxAttempts}): OpenClaw's failed-auth limiter counts each node pairing request from the lab's one address and locks it out for 5 min past ${maxAttempts} (scenarios/fleet/fleet-pairing-storm.ts)`,
+      });
+    }
+    if (tapped > 0 && !spec.tap.enabled) {
+      ctx.addIssue({ code: "custom", path: ["scripted", spec.scripted.tapped === undefined ? "count" : "tapped"], message: `${tapped} scripted node(s) connect through wire taps: set tap.enabled true (or scripted.tapped 0 to connect them to the gateway directly)` });
     }
     if (spec.scripted.count > 0 && spec.scripted.prefix === spec.nodes.prefix) {
       ctx.addIssue({ code: "custom", path: ["scripted", "prefix"], message: `must differ from nodes.prefix ("${spec.nodes.prefix}")` });
@@ -242,9 +279,14 @@ export function scriptedAliases(spec: TopologySpec): string[] {
   return Array.from({ length: spec.scripted.count }, (_, i) => `${spec.scripted.prefix}-${i + 1}`);
 }
 
-/** Every alias that has a wire tap of its own: node hosts and scripted nodes. */
+/** How many scripted nodes connect through taps of their own (the first ones): `tapped`, else all of them when there are at most 4, else none. */
+export function tappedScriptedCount(spec: Pick<TopologySpec, "scripted">): number {
+  return Math.min(spec.scripted.count, spec.scripted.tapped ?? (spec.scripted.count <= 4 ? spec.scripted.count : 0));
+}
+
+/** Every alias that has a wire tap of its own: node hosts and the tapped scripted nodes. */
 export function tappedAliases(spec: TopologySpec): string[] {
-  return spec.tap.enabled ? [...nodeAliases(spec), ...scriptedAliases(spec)] : [];
+  return spec.tap.enabled ? [...nodeAliases(spec), ...scriptedAliases(spec).slice(0, tappedScriptedCount(spec))] : [];
 }
 
 /** A scenario's topology overrides, merged field by field into the run's spec. */

@@ -86,6 +86,8 @@ export const LabRow = z.object({
   protocol: z.object({ methods: z.array(z.string()), events: z.array(z.string()) }).optional(),
   /** How the lab got its paired state (lab/topology/snapshot.ts): restored from a snapshot, paired and taken, or paired from scratch. */
   snapshot: z.object({ path: z.enum(["restored", "taken", "fresh"]), key: z.string(), seconds: z.number(), reason: z.string().optional() }).optional(),
+  /** A scripted fleet paired at bring-up (spec.scripted.paired): how many the gateway knew, were paired then, refused or lost, in how long. */
+  fleet: z.object({ count: z.number(), admitted: z.number(), paired: z.number(), refused: z.number(), lost: z.number(), seconds: z.number() }).optional(),
 });
 
 export const ShardInfo = z.object({

@@ -77,7 +77,7 @@ export function gatewayConfig(spec: TopologySpec, labSubnet?: string): Record<st
       mode: "local",
       bind: "lan",
       port: spec.gateway.port,
-      auth: { mode: "token", token: spec.gateway.token },
+      auth: { mode: "token", token: spec.gateway.token, ...(spec.gateway.authRateLimit ? { rateLimit: spec.gateway.authRateLimit } : {}) },
       controlUi: { enabled: false },
       nodes: { pairing },
     },

@@ -11,7 +11,7 @@ import { joinLabNetwork, leaveLabNetwork } from "../engine/runner-container.ts";
 import { ensureImages, type ImageSet } from "../engine/images.ts";
 import { probeCapabilities, type Capabilities, type Protocol } from "../engine/capabilities.ts";
 import { info, LabError, step } from "../core/log.ts";
-import { OPERATOR_DIR } from "../core/paths.ts";
+import { OPERATOR_DIR, SCRIPTED_IDENTITIES } from "../core/paths.ts";
 import { saveContainerLogs } from "../evidence/logs.ts";
 import { ContainerEvents } from "../evidence/containers.ts";
 import type { LabRow, Run } from "../evidence/run.ts";
@@ -24,8 +24,10 @@ import { McpContainer, mcpControl } from "../members/mcp.ts";
 import { TapContainer, redactTapLog, tapControl } from "../members/tap.ts";
 import { Redactor } from "../evidence/redact.ts";
 import { deadline, machineBusyIn, monitor } from "../core/pace.ts";
-import { mcpContainers, nodeAliases, scriptedAliases, tapAlias, tappedAliases, type TopologySpec } from "../definitions/spec.ts";
+import { mcpContainers, nodeAliases, scriptedAliases, tapAlias, tappedAliases, tappedScriptedCount, type TopologySpec } from "../definitions/spec.ts";
 import { ScriptedNode } from "../clients/scripted-node.ts";
+import { writeTranscript, type TranscriptEntry } from "../clients/gateway.ts";
+import { connectAndPair, type FleetHost } from "./fleet.ts";
 import { Phases } from "../definitions/phases.ts";
 import { TeardownStack } from "./teardown.ts";
 import { LabOperator, NotPairedAfterRestore, isReadyNode, type OperatorHost } from "./operator.ts";
@@ -206,20 +208,40 @@ export class Lab {
    * transcript saved as transcripts/<alias>.jsonl, when the lab goes down.
    */
   scripted(alias: string): ScriptedNode {
-    if (!scriptedAliases(this.spec).includes(alias)) throw new Error(`no scripted node '${alias}' in this lab (spec.scripted: ${scriptedAliases(this.spec).join(", ") || "none"})`);
     let n = this.#scripted.get(alias);
     if (!n) {
-      if (!fs.existsSync(path.join(this.#scriptedDir, OWNER_FILE))) claimFolder(this.#scriptedDir);
-      const identity = loadOrCreateDeviceIdentity(path.join(this.#scriptedDir, alias, "identity.json"));
+      if (!this.#scriptedSet.has(alias)) throw new Error(`no scripted node '${alias}' in this lab (spec.scripted: ${this.spec.scripted.count ? `${this.spec.scripted.prefix}-1 to ${this.spec.scripted.prefix}-${this.spec.scripted.count}` : "none"})`);
+      // A fleet paired at bring-up keeps its keys in the cache (beside the lab operator's), so a
+      // later lab restoring the paired state from a snapshot connects as the same devices.
+      const dir = this.spec.scripted.paired ? path.join(SCRIPTED_IDENTITIES, this.spec.scripted.prefix) : this.#scriptedDir;
+      if (!this.spec.scripted.paired && !fs.existsSync(path.join(this.#scriptedDir, OWNER_FILE))) claimFolder(this.#scriptedDir);
+      const identity = loadOrCreateDeviceIdentity(path.join(dir, alias, "identity.json"));
       this.#scripted.set(alias, (n = new ScriptedNode({ name: alias, identity, token: this.spec.gateway.token })));
     }
     return n;
   }
 
-  /** Where a scripted node connects: its own tap, which forwards to the gateway. */
+  /** Where a scripted node connects: its own tap, which forwards to the gateway, when it is a tapped one; else the gateway itself. */
   scriptedUrl(alias: string): string {
-    return `ws://${this.member(tapAlias(alias)).ip}:${this.spec.gateway.port}/`;
+    return this.#tappedScripted.has(alias) ? `ws://${this.member(tapAlias(alias)).ip}:${this.spec.gateway.port}/` : this.gatewayUrl;
   }
+  /** Every scripted node's alias, in order (spec.scripted). */
+  get scriptedAliases(): string[] {
+    return scriptedAliases(this.spec);
+  }
+  get #scriptedSet(): Set<string> {
+    return (this.#scriptedNames ??= new Set(scriptedAliases(this.spec)));
+  }
+  #scriptedNames: Set<string> | undefined;
+  get #tappedScripted(): Set<string> {
+    return new Set(scriptedAliases(this.spec).slice(0, tappedScriptedCount(this.spec)));
+  }
+  /** The scripted nodes as the fleet routine (lab/topology/fleet.ts) drives them: this lab's nodes, their URLs, its operator. */
+  get fleet(): FleetHost {
+    return { scripted: (a) => this.scripted(a), scriptedUrl: (a) => this.scriptedUrl(a), operatorClient: this.operator.client };
+  }
+  /** How the fleet was brought up (spec.scripted.paired), as run.json records it. */
+  fleetUp: { count: number; admitted: number; paired: number; refused: number; lost: number; seconds: number } | undefined;
   get git(): GitHttpControl {
     return gitControl(this);
   }
@@ -246,6 +268,7 @@ export class Lab {
       const restored = found ? await phase("restore", () => this.#restore(found)) : false;
       if (!restored) await phase("pairing", () => this.#pairFromScratch());
     }
+    if (this.spec.scripted.paired && this.spec.scripted.count > 0) await phase("fleet", () => this.#fleet());
     this.#time("ready", tReady);
     if (this.snapshot && this.#snapshotAsked !== "fresh" && this.snapshot.path === "fresh" && !this.snapshot.reason) await phase("snapshot", () => this.#takeSnapshot());
     this.#time("up", t0);
@@ -373,6 +396,32 @@ export class Lab {
       info(`${why}: snapshot removed; pairing from scratch`);
       this.snapshot = { path: "fresh", key: found.key, seconds: this.snapshot?.seconds ?? 0, reason: why };
       return false;
+    }
+  }
+
+  /**
+   * The scripted fleet connected and paired (spec.scripted.paired): the nodes the (restored)
+   * gateway state knows are admitted at once, the rest paired through the operator's approvals
+   * (lab/topology/fleet.ts). A node refused or lost ends bring-up: pairing is OpenClaw's to get
+   * right (a fail), unless a lab deadline ran out on a busy machine.
+   */
+  async #fleet(): Promise<void> {
+    const aliases = scriptedAliases(this.spec);
+    const t = performance.now();
+    const r = await step(`connecting the scripted fleet (${aliases.length} nodes; those the gateway does not know paired through the operator's approvals)`, () =>
+      connectAndPair(this.fleet, aliases, { timeoutMs: 120_000 + aliases.length * 500, onProgress: info }),
+    );
+    this.fleetUp = { count: aliases.length, admitted: r.counts.connected, paired: r.counts.paired, refused: r.counts.refused, lost: r.counts.lost, seconds: Math.round(performance.now() - t) / 1000 };
+    this.timings.fleet = this.fleetUp.seconds;
+    info(`scripted fleet up in ${this.fleetUp.seconds} s: ${r.counts.connected} known to the gateway, ${r.counts.paired} paired now, ${r.counts.refused} refused, ${r.counts.lost} lost`);
+    const bad = r.nodes.filter((n) => n.end === "refused" || n.end === "lost");
+    if (bad.length) {
+      const whys = [...new Set(bad.map((n) => n.why ?? n.end))].slice(0, 5);
+      throw openclawFailure("pairing the scripted fleet", new Error(`${bad.length} of ${aliases.length} scripted nodes not paired: ${whys.join("; ")}`));
+    }
+    if (r.counts.paired && this.snapshot?.path === "restored") {
+      // The restored state did not know every node (another fleet size wrote it): keep a new one.
+      this.snapshot = { path: "fresh", key: this.snapshot.key, seconds: this.snapshot.seconds };
     }
   }
 
@@ -609,11 +658,16 @@ export class Lab {
     const undone = await this.teardown.drain();
     for (const f of undone.failed) info(`could not undo '${f.name}': ${f.error}`);
     await this.operator?.close().catch(() => {});
+    await Promise.all([...this.#scripted.values()].map((n) => n.closeAll()));
+    // A tapped scripted node's transcript is a file of its own; the direct ones (a fleet) share one, in time order.
+    const direct: TranscriptEntry[] = [];
     for (const [alias, n] of this.#scripted) {
-      await n.closeAll();
-      if (n.transcript().length) n.saveTranscript(path.join(this.dir, "transcripts", `${alias}.jsonl`));
+      if (this.#tappedScripted.has(alias)) {
+        if (n.transcript().length) n.saveTranscript(path.join(this.dir, "transcripts", `${alias}.jsonl`));
+      } else direct.push(...n.transcript());
     }
-    if (this.#scripted.size) fs.rmSync(this.#scriptedDir, { recursive: true, force: true });
+    if (direct.length) writeTranscript(path.join(this.dir, "transcripts", `${this.spec.scripted.prefix}-fleet.jsonl`), direct.sort((a, b) => a.t - b.t || a.n - b.n));
+    if (this.#scripted.size && !this.spec.scripted.paired) fs.rmSync(this.#scriptedDir, { recursive: true, force: true });
     if (this.spec.tap.enabled) {
       await Promise.all(
         tappedAliases(this.spec)
@@ -707,6 +761,7 @@ export class Lab {
       capabilities: this.capabilities,
       protocol: this.protocol,
       snapshot: this.snapshot,
+      ...(this.fleetUp ? { fleet: this.fleetUp } : {}),
       ...(Object.keys(this.#cpuS).length ? { cpuS: { ...this.#cpuS } } : {}),
     };
     this.run.update((r) => void ((r.labs ??= {})[this.id] = row));

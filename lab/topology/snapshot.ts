@@ -62,6 +62,8 @@ export function snapshotShape(spec: TopologySpec, operator: { deviceId: string; 
     // Nodes reach "their gateway" by the tap's name when taps are on.
     tap: spec.tap.enabled,
     operator: { deviceId: operator.deviceId, publicKeyPem: operator.publicKeyPem },
+    // A fleet paired at bring-up is in the gateway's state (its keys are kept in the cache); one paired by a scenario is not.
+    ...(spec.scripted.paired && spec.scripted.count ? { scripted: { count: spec.scripted.count, prefix: spec.scripted.prefix } } : {}),
   };
 }
 
