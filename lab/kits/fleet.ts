@@ -8,6 +8,20 @@ import { refusal, isRefused } from "../clients/operator.ts";
 import type { GatewayClient } from "../clients/gateway.ts";
 import { connectOnce, mapLimit, type ConnectOutcome, type FleetHost } from "../topology/fleet.ts";
 import { sleep } from "../core/wait.ts";
+import { fleetSize } from "../definitions/settings.ts";
+import type { TopologyInput } from "../definitions/spec.ts";
+
+/**
+ * The fleet lab: FLEET scripted nodes (default 200, prefix "fleet") paired at bring-up beside 2
+ * real node hosts and the git server, no MCP server. Every fleet scenario but the pairing storm
+ * uses exactly this, so they share one snapshot of the paired state (its key is the shape). The
+ * fleet connects from the lab's one address, as a fleet behind one NAT does, so OpenClaw's
+ * failed-auth limiter is raised the way that fleet's operator would raise it (it counts each
+ * node pairing request: fleet-pairing-storm shows what the default does).
+ */
+export function fleetSpec(count = fleetSize()): TopologyInput {
+  return { nodes: { count: 2 }, scripted: { count, prefix: "fleet", paired: true }, gateway: { authRateLimit: { maxAttempts: 100_000 } }, mcp: { servers: [] } };
+}
 
 /** p50/p95/p99/max of a list of ms (nearest rank), with a one-line text. */
 export function percentiles(ms: readonly number[]): { n: number; p50: number; p95: number; p99: number; max: number; text: string } {
