@@ -47,7 +47,7 @@ endif
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 
-.PHONY: openclaw-docs busy-check repro soak matrix bisect excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
+.PHONY: bench-fleet openclaw-docs busy-check repro soak matrix bisect excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
 
 help:
 	@echo "fleetlab: an integration lab for the OpenClaw gateway and node hosts (README.md; docs/). make help: this list"
@@ -64,6 +64,7 @@ help:
 	@echo "  make issue ID=<finding id> (or ALL=1)       a bug report for OpenClaw's tracker, in fixtures/findings/reports/"
 	@echo "  make openclaw-docs [OPENCLAW_VERSION=<v>]   install that OpenClaw package into the shared cache (no Docker) and print its docs folder"
 	@echo "  make bench            set-up, readiness and teardown figures against same-run baselines"
+	@echo "  make bench-fleet [VERSIONS='2026.9.6 2026.9.4'] [BENCH_FLEET='10 50 100 200 500']   the gateway's curve under N scripted nodes"
 	@echo "  make busy-check [SCENARIOS=...] [QUIET=<run id>]   the scenarios quiet, then with CPU busy loops and a disk job beside them: same verdicts?"
 	@echo "  make nightly-sim SHARDS=4   every nightly shard one after another, then the merge"
 	@echo "  make costs RUNS='<run id>...'   refresh scenarios/costs.json from run folders"
@@ -191,6 +192,12 @@ scenarios: deps engine chromium
 
 bench: deps engine
 	npm run --silent bench
+
+# The gateway's curve under a fleet (lab/bench/fleet.ts): N scripted nodes (BENCH_FLEET, default
+# "10 50 100 200 500") on each of VERSIONS (default the pinned version): memory, CPU, node.list,
+# health and fan-out latency, OpenClaw's own event-loop figures, against N = 0 of the same lab.
+bench-fleet: deps engine chromium
+	npm run --silent bench:fleet
 
 # The busy-machine check (lab/bench/busy.ts): SCENARIOS quiet (or the run QUIET names), then again
 # with CPU busy loops at twice the cores and a disk-heavy job beside them; both verdict tables and

@@ -56,7 +56,7 @@ interface Series {
   digits?: number;
 }
 
-function panel(x0: number, title: string, yLabel: string, xs: number[], series: Series[], unit: string): string {
+function panel(x0: number, title: string, yLabel: string, xs: number[], series: Series[], unit: string, xLabel = "node hosts (NODES)"): string {
   const all = series.flatMap((s) => (s.flat !== undefined ? [s.flat] : s.pts.map((p) => p[1])));
   // Headroom for the legend (top left): the data stay below it.
   const { top, step } = niceScale(Math.max(...all, 0) * 1.35);
@@ -73,7 +73,7 @@ function panel(x0: number, title: string, yLabel: string, xs: number[], series: 
   for (const x of xs) out.push(`<text x="${px(x)}" y="${H - M.b + 18}" text-anchor="middle" font-size="12">${x}</text>`);
   out.push(`<line x1="${x0 + M.l}" x2="${x0 + W - M.r}" y1="${py(0)}" y2="${py(0)}" stroke="#333"/>`);
   out.push(`<line x1="${x0 + M.l}" x2="${x0 + M.l}" y1="${M.t}" y2="${py(0)}" stroke="#333"/>`);
-  out.push(`<text x="${x0 + W / 2}" y="${H - 12}" text-anchor="middle" font-size="13">node hosts (NODES)</text>`);
+  out.push(`<text x="${x0 + W / 2}" y="${H - 12}" text-anchor="middle" font-size="13">${esc(xLabel)}</text>`);
   out.push(`<text transform="translate(${x0 + 16},${(M.t + H - M.b) / 2}) rotate(-90)" text-anchor="middle" font-size="13">${esc(yLabel)}</text>`);
   for (const s of series) {
     const dash = s.dash ? ` stroke-dasharray="${s.dash}"` : "";
@@ -141,6 +141,47 @@ ${ready}
 ${mem}
 </svg>
 <table><tr><th>NODES</th><th>ready, pairing (s)</th><th>vs baseline</th><th>ready, snapshot (s)</th><th>vs baseline</th><th>node host MiB, median</th><th>largest</th></tr>${rows}</table>
+</body></html>
+`;
+}
+
+/** One point of the fleet sweep (lab/bench/fleet.ts) as the plot draws it. */
+export interface FleetPlotPoint {
+  version: string;
+  n: number;
+  memMiB: number;
+  fanoutP95: number;
+  nodeListP95: number;
+  cpuFanoutCores: number;
+}
+
+const VERSION_COLORS = ["#c0392b", "#2471a3", "#1e8449", "#b9770e"];
+
+/**
+ * The gateway's curve under a fleet: four panels against N scripted nodes (memory, fan-out
+ * p95, node.list p95, CPU over the fan-out), one line per OpenClaw version, each version's
+ * N = 0 (same lab) as the first point. Pure: data in, markup out.
+ */
+export function fleetPlotHtml(p: { title: string; caption?: string; points: FleetPlotPoint[] }): string {
+  const versions = [...new Set(p.points.map((q) => q.version))];
+  const xs = [...new Set(p.points.map((q) => q.n))].sort((a, b) => a - b);
+  const series = (pick: (q: FleetPlotPoint) => number, digits: number, skipZero = false): Series[] =>
+    versions.map((v, i) => ({ label: `openclaw@${v}`, color: VERSION_COLORS[i % VERSION_COLORS.length]!, pts: p.points.filter((q) => q.version === v && !(skipZero && q.n === 0)).map((q) => [q.n, pick(q)] as [number, number]), digits, below: i % 2 === 1 }));
+  const xl = "scripted nodes connected (N)";
+  const panels = [
+    panel(0, "Gateway memory", "MiB (container, without inactive file pages)", xs, series((q) => q.memMiB, 0), "", xl),
+    panel(W, "node.invoke fanned out to all N", "ms, p95 of N invokes at once", xs, series((q) => q.fanoutP95, 0, true), "", xl),
+    `<g transform="translate(0,${H})">${panel(0, "node.list with N connected", "ms, p95 of 15 reads", xs, series((q) => q.nodeListP95, 0), "", xl)}</g>`,
+    `<g transform="translate(0,${H})">${panel(W, "Gateway CPU during the fan-out", "cores", xs, series((q) => q.cpuFanoutCores, 2, true), "", xl)}</g>`,
+  ];
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>${esc(p.title)}</title>
+<style>body{margin:0;background:#fff;font-family:sans-serif}h1{font-size:18px;margin:10px 16px 0}p{margin:4px 16px;font-size:13px;color:#444}</style></head>
+<body><h1>${esc(p.title)}</h1>
+<p>Each point: the same lab with N of its scripted nodes connected to the gateway (nodes only added, N ascending; N = 0: the gateway just restarted, none connected, the same lab's baseline).${p.caption ? ` ${esc(p.caption)}` : ""}</p>
+<svg xmlns="http://www.w3.org/2000/svg" width="${2 * W}" height="${2 * H}" viewBox="0 0 ${2 * W} ${2 * H}" font-family="sans-serif">
+${panels.join("\n")}
+</svg>
 </body></html>
 `;
 }
