@@ -15,6 +15,7 @@ import type { GatewayClient } from "../clients/gateway.ts";
 import type { NodeEntry, PendingNode } from "../clients/operator.ts";
 import type { ScriptedNode } from "../clients/scripted-node.ts";
 import { sleep } from "../core/wait.ts";
+import { deadline } from "../core/pace.ts";
 
 /** What the bulk routine needs of a lab: its scripted nodes, where each connects, the operator's client. */
 export interface FleetHost {
@@ -68,9 +69,18 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
 export const upgradeTurnedAway = (o: ConnectOutcome): boolean => !o.admitted && o.code === "HANDSHAKE_FAILED" && /\b503\b/.test(o.message);
 
 /**
- * Connect, and while the gateway turns the upgrade away (503, its pre-auth budget full) try again
- * after a short pause (100 ms doubling to 2 s, with jitter), as a node host does, until `withinMs`
- * from the first try. The outcome says how many times it was turned away (`busy`).
+ * The gateway closed the socket before answering the connect: 2026.9.6 does so when its worker
+ * task pool is full (its log: "parse-error error=WorkerTaskError: worker task capacity reached:
+ * code=overloaded", then "closed before connect ... code=1000 phase=auth_validate"; the node sees
+ * a close 1000 with no reason and no error frame). A node host reconnects; so does the fleet.
+ */
+export const closedBeforeAnswer = (o: ConnectOutcome): boolean => !o.admitted && o.code === "CONNECTION_CLOSED";
+
+/**
+ * Connect, and while the gateway turns the upgrade away (503, its pre-auth budget full) or closes
+ * the socket before answering the connect (closedBeforeAnswer) try again after a short pause
+ * (100 ms doubling to 2 s, with jitter), as a node host does, until `withinMs` from the first try.
+ * The outcome says how many times it was turned away either way (`busy`).
  */
 export async function connectPatiently(host: FleetHost, alias: string, t0 = Date.now(), withinMs = 60_000, signal?: AbortSignal): Promise<ConnectOutcome & { busy: number }> {
   const start = Date.now();
@@ -78,7 +88,7 @@ export async function connectPatiently(host: FleetHost, alias: string, t0 = Date
   let pause = 100;
   while (true) {
     const o = await connectOnce(host, alias, t0);
-    if (!upgradeTurnedAway(o) || Date.now() - start > withinMs || signal?.aborted) return { ...o, busy };
+    if (!(upgradeTurnedAway(o) || closedBeforeAnswer(o)) || Date.now() - start > withinMs || signal?.aborted) return { ...o, busy };
     busy++;
     await sleep(pause * (0.5 + Math.random()), signal).catch(() => {});
     pause = Math.min(2_000, pause * 2);
@@ -178,7 +188,7 @@ export async function connectAndPair(
   const listedOf = (e: NodeEntry) => e.connected === true && e.approvalState === "approved";
   const approving = new Set<string>();
   const expecting = new Set([...waiting, ...[...out.values()].filter((o) => o.end === "connected").map((o) => o.nodeId)]);
-  const deadline = Date.now() + timeoutMs;
+  const until = Date.now() + deadline(timeoutMs); // paced: the lab's wait for OpenClaw to list them, at the machine's pace
   let lastState = "";
   while (true) {
     if (opts.signal?.aborted) throw opts.signal.reason;
@@ -205,7 +215,7 @@ export async function connectAndPair(
     }
     lastState = `${expecting.size} not yet connected and approved in node.list, ${pending.length} node pairing request(s) pending`;
     if (!expecting.size) break;
-    if (Date.now() > deadline) {
+    if (Date.now() > until) {
       for (const id of expecting) {
         const o = byNode.get(id)!;
         [o.end, o.why] = ["lost", `not connected and approved in node.list within ${timeoutMs} ms (${o.at.nodeApproved === undefined ? "no node pairing request seen" : "node pairing approved"})`];
