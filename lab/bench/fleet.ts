@@ -54,6 +54,8 @@ export interface FleetPoint {
   eventLoopAfterFanout?: Record<string, unknown>;
   /** node.list's answer in bytes (JSON). */
   nodeListBytes: number;
+  /** The fan-out's invokes not routed to their caller, by the operator's error (code: message) or "misrouted". */
+  notRouted: Record<string, number>;
 }
 
 /** BENCH_FLEET: the sweep's N, ascending ("0" or "" = none). Default 10 50 100 200 500. */
@@ -90,8 +92,8 @@ export function eventLoopOf(health: unknown): Record<string, unknown> | undefine
   return e && typeof e === "object" ? (e as Record<string, unknown>) : undefined;
 }
 
-/** One version's sweep: its own lab, the baseline at N = 0, then each N. */
-export async function sweepVersion(version: string, ns: number[], run: Run, log: (s: string) => void): Promise<FleetPoint[]> {
+/** One version's sweep: its own lab, the baseline at N = 0, then each N; each point is pushed to `points` as it is measured (a failure at a larger N keeps the smaller ones). */
+export async function sweepVersion(version: string, ns: number[], run: Run, log: (s: string) => void, points: FleetPoint[] = []): Promise<FleetPoint[]> {
   const max = Math.max(...ns);
   const spec = parseTopology({
     openclawVersion: version,
@@ -103,7 +105,6 @@ export async function sweepVersion(version: string, ns: number[], run: Run, log:
     mcp: { servers: [] },
   });
   const lab = await Lab.up(spec, run, `bench-fleet-${version.replace(/[^0-9a-z]+/gi, "-")}`);
-  const points: FleetPoint[] = [];
   try {
     log(`fleet ${version}: ${max} scripted nodes up (${JSON.stringify(lab.fleetUp)}); restarting the gateway so the sweep starts with none connected`);
     await lab.restart(spec.gateway.alias, 10);
@@ -150,19 +151,21 @@ export async function sweepVersion(version: string, ns: number[], run: Run, log:
       }
       let fan = { pct: percentiles([]), routed: 0, cores: 0 };
       let afterFanout: Record<string, unknown> | undefined;
+      const refusals: Record<string, number> = {};
       if (n > 0) {
         const c0 = await containerUse(gw);
         const tf = performance.now();
         const fanned = await fanOut(lab.fleet, client, lab.scriptedAliases.slice(0, n), { timeoutMs: 30_000 });
         const c1 = await containerUse(gw);
         fan = { pct: percentiles(fanned.map((f) => f.ms)), routed: fanned.filter((f) => f.end === "routed").length, cores: (c1.cpuS - c0.cpuS) / ((performance.now() - tf) / 1000) };
+        for (const f of fanned) if (f.end !== "routed") refusals[f.end === "refused" ? `${f.code ?? "refused"}: ${(f.message ?? "").slice(0, 80)}` : "misrouted"] = (refusals[f.end === "refused" ? `${f.code ?? "refused"}: ${(f.message ?? "").slice(0, 80)}` : "misrouted"] ?? 0) + 1;
         // The sampler's window that closes next covers the fan-out's end.
         await sleep(1_200);
         afterFanout = eventLoopOf(await client.request<unknown>("health", {}));
       }
-      const p: FleetPoint = { version, n, connectS, memMiB: Math.round(b.memMiB), cpuIdleCores: round2(cpuIdleCores), cpuFanoutCores: round2(fan.cores), nodeList: percentiles(nl), health: percentiles(hl), fanout: fan.pct, routed: fan.routed, eventLoop: eventLoopOf(lastHealth), eventLoopAfterFanout: afterFanout, nodeListBytes };
+      const p: FleetPoint = { version, n, connectS, memMiB: Math.round(b.memMiB), cpuIdleCores: round2(cpuIdleCores), cpuFanoutCores: round2(fan.cores), nodeList: percentiles(nl), health: percentiles(hl), fanout: fan.pct, routed: fan.routed, eventLoop: eventLoopOf(lastHealth), eventLoopAfterFanout: afterFanout, nodeListBytes, notRouted: refusals };
       points.push(p);
-      log(`fleet ${version} N=${n}: mem ${p.memMiB} MiB, cpu idle ${p.cpuIdleCores} / fan-out ${p.cpuFanoutCores} cores, node.list p95 ${p.nodeList.p95} ms (${nodeListBytes} B), health p95 ${p.health.p95} ms, fan-out ${p.fanout.text} (${p.routed}/${n} routed), event loop ${elText(p.eventLoop)} (after the fan-out: ${elText(p.eventLoopAfterFanout)})`);
+      log(`fleet ${version} N=${n}: mem ${p.memMiB} MiB, cpu idle ${p.cpuIdleCores} / fan-out ${p.cpuFanoutCores} cores, node.list p95 ${p.nodeList.p95} ms (${nodeListBytes} B), health p95 ${p.health.p95} ms, fan-out ${p.fanout.text} (${p.routed}/${n} routed${p.routed < n ? `; not routed: ${JSON.stringify(p.notRouted)}` : ""}), event loop ${elText(p.eventLoop)} (after the fan-out: ${elText(p.eventLoopAfterFanout)})`);
     }
   } finally {
     await lab.down();
@@ -216,7 +219,7 @@ export async function benchFleet(run: Run, versions: string[], ns: number[], log
   const failed: string[] = [];
   for (const v of versions) {
     try {
-      points.push(...(await sweepVersion(v, ns, run, log)));
+      await sweepVersion(v, ns, run, log, points);
     } catch (err) {
       failed.push(`fleet sweep of openclaw@${v}: ${((err as Error).message ?? String(err)).split("\n")[0]}`);
       log(failed.at(-1)!);
@@ -229,7 +232,8 @@ export async function benchFleet(run: Run, versions: string[], ns: number[], log
     const fan = bendAt(ps.filter((p) => p.n > 0), (p: FleetPoint) => p.fanout.p95);
     return `openclaw@${v}: memory per added node ${mem === undefined ? "does not bend" : `bends at N=${mem}`}; fan-out p95 per added node ${fan === undefined ? "does not bend" : `bends at N=${fan}`} (a bend: more than twice the step before's cost per node)`;
   });
-  table.push("", ...bends);
+  const notRouted = points.filter((p) => p.n && p.routed < p.n).map((p) => `openclaw@${p.version} N=${p.n}: ${p.n - p.routed} not routed: ${Object.entries(p.notRouted).map(([k, c]) => `${c}x ${k}`).join("; ")}`);
+  table.push("", ...bends, ...notRouted, ...failed.map((f) => `${f} (the points before it are kept)`));
   writeJson(run.file("bench-fleet.json"), { versions, ns, points });
   fs.writeFileSync(run.file("bench-fleet.md"), `${table.join("\n")}\n`);
   const html = run.file("bench-fleet.html");

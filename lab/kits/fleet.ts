@@ -49,6 +49,8 @@ export interface FannedInvoke {
   /** routed: the answer is the target's own; misrouted: another node's; refused: an error (code); */
   end: "routed" | "misrouted" | "refused";
   code?: string;
+  /** The operator's error message (refused). */
+  message?: string;
   /** Which node the answer says it came from (misrouted). */
   from?: string;
 }
@@ -68,7 +70,7 @@ export async function fanOut(host: FleetHost, client: GatewayClient, aliases: re
       .request<Record<string, unknown>>("node.invoke", { nodeId, command, params: { bins: ["git"] }, idempotencyKey: crypto.randomUUID(), timeoutMs: opts.timeoutMs ?? 30_000 }, { timeoutMs: (opts.timeoutMs ?? 30_000) + 15_000 })
       .catch(refusal);
     const ms = Date.now() - t;
-    if (isRefused(got)) return { alias, nodeId, ms, end: "refused", code: got.detailsCode ?? got.code } satisfies FannedInvoke;
+    if (isRefused(got)) return { alias, nodeId, ms, end: "refused", code: got.detailsCode ?? got.code, message: got.message } satisfies FannedInvoke;
     const payload = (got.payload ?? (typeof got.payloadJSON === "string" ? JSON.parse(got.payloadJSON) : undefined)) as { node?: unknown } | undefined;
     return payload?.node === alias ? { alias, nodeId, ms, end: "routed" } : { alias, nodeId, ms, end: "misrouted", from: String(payload?.node ?? "nothing") };
   });
