@@ -1,0 +1,262 @@
+import { defineScenario } from "../../lab/scenario.ts";
+import * as op from "../../lab/clients/operator.ts";
+import { refusal, isRefused } from "../../lab/clients/operator.ts";
+import { normalise } from "../../lab/findings/normalise.ts";
+import { fanOut, fleetSpec, percentiles, type FannedInvoke } from "../../lab/kits/fleet.ts";
+import { scene } from "../../lab/kits/scene.ts";
+import type { GatewayClient } from "../../lab/clients/gateway.ts";
+import type { ScriptedNode } from "../../lab/clients/scripted-node.ts";
+
+// Invokes fanned out to a fleet of N scripted nodes (fleetSpec(): FLEET, default 200, beside the
+// 2 real node hosts), and the operator's views of that fleet. What an operator of N nodes relies
+// on (docs/gateway/protocol/rpc-devices-nodes-and-approvals.md: node.invoke reaches the node named
+// by nodeId and returns its answer; node.list, device.pair.list, node.pair.list, health and
+// system-presence describe the gateway's nodes):
+//   - F-fanout-routed: node.invoke of system.which to every one of the N, first all N in flight
+//     at once, then at most ROUND_CONCURRENCY at a time: every answer is the answer of the node
+//     it was sent to (each node answers with its own name), none refused, none misrouted;
+//   - F-fanout-in-time: every one of those invokes is answered by its node within INVOKE_S s
+//     (the invoke's own timeoutMs: a user's expectation of one command on one node);
+//   - F-views-complete: node.list lists every scripted node and both real node hosts connected
+//     and approved, and device.pair.list's paired list has every one of them;
+//   - F-views-in-time: node.list, device.pair.list, node.pair.list, health and system-presence
+//     (when the version has it), each read VIEW_READS times with the N nodes connected, answer
+//     within VIEW_P95_S s at p95 and never refuse (each view's time and size in bytes are kept).
+// Premises:
+//   - P-fanout-fleet-connected: node.list showed all N scripted nodes connected and approved
+//     before the fan-out (else the fan-out judges a fleet that was not there);
+//   - P-fanout-in-flight: in the all-at-once round, at one moment at least half of the invokes
+//     that reached their node (node.invoke.request received there) had reached it with their
+//     answer not yet back at the operator (the answer's time on the operator's transcript): a
+//     gateway that passed the invokes on one at a time would show about 1, and the round would
+//     not be a fan-out. Half of those that reached a node, not of N: the ones the gateway refused
+//     without passing them on never reach one (F-fanout-routed judges those).
+// Signatures name what happened, not how many times (the counts vary run to run; the log and
+// evidence keep them): each round's refusals by the gateway's code and message, and the
+// gateway's refusals of the nodes' own answers (node.invoke.result), which a node host does not
+// send again (OpenClaw's node host: src/node-host/client.ts sends it once).
+// Own lab: fleetSpec(), shared by the fleet scenarios (one paired-state snapshot).
+//
+// Bounds not paced (they are what is judged, in wall time): INVOKE_S is handed to the gateway as
+// each invoke's timeoutMs; VIEW_P95_S is compared with the measured times.
+const INVOKE_S = 10;
+const ROUND_CONCURRENCY = 16;
+const VIEW_READS = 10;
+const VIEW_P95_S = 2;
+
+/** One read of an operator view: its time, the answer's size (JSON bytes), or the refusal. */
+interface ViewRead {
+  ms: number;
+  bytes: number;
+  error?: string;
+}
+
+/** Most invokes in flight at one moment: received by their node, their answer not yet back at the operator. */
+function maxInFlight(spans: readonly { from: number; to: number }[]): number {
+  // An answer and a receipt at the same ms: the answer first (errs low).
+  const events = spans.flatMap((s) => [{ t: s.from, d: 1 }, { t: s.to, d: -1 }]).sort((a, b) => a.t - b.t || a.d - b.d);
+  let now = 0;
+  let max = 0;
+  for (const e of events) max = Math.max(max, (now += e.d));
+  return max;
+}
+
+/** Each node.invoke the operator sent since `since`, by node: when it went out, when its answer came, the gateway's error if any. */
+function invokeWire(client: GatewayClient, since: number): Map<string, { sent: number; answered?: number; error?: string }> {
+  const byId = new Map<string, { nodeId: string; sent: number; answered?: number; error?: string }>();
+  for (const e of client.transcript()) {
+    if (e.t < since || e.method !== "node.invoke" || !e.id) continue;
+    if (e.dir === "out" && e.kind === "req") {
+      const nodeId = (e.frame as { params?: { nodeId?: unknown } } | undefined)?.params?.nodeId;
+      if (typeof nodeId === "string") byId.set(e.id, { nodeId, sent: e.t });
+    } else if (e.dir === "in" && e.kind === "res") {
+      const x = byId.get(e.id);
+      if (!x) continue;
+      x.answered = e.t;
+      const err = (e.frame as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+      if (e.ok === false) x.error = `${String(err?.code)}: ${String(err?.message)}`;
+    }
+  }
+  return new Map([...byId.values()].map(({ nodeId, ...x }) => [nodeId, x]));
+}
+
+/** The gateway's refusals of the nodes' own answers (node.invoke.result) since `since`, by code and message, counted. */
+function answersRefused(nodes: readonly ScriptedNode[], since: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const node of nodes)
+    for (const c of node.connections)
+      for (const e of c.transcript()) {
+        if (e.t < since || e.dir !== "in" || e.kind !== "res" || e.method !== "node.invoke.result" || e.ok !== false) continue;
+        const err = (e.frame as { error?: { code?: unknown; message?: unknown; details?: { code?: unknown } } } | undefined)?.error;
+        const k = `${String(err?.code)}: ${String(err?.message)}${err?.details?.code ? ` (${String(err.details.code)})` : ""}`;
+        out[k] = (out[k] ?? 0) + 1;
+      }
+  return out;
+}
+
+/** How a round's invokes ended other than routed, counted: misrouted, or refused with the gateway's code and message. */
+function notRouted(rs: readonly FannedInvoke[], wire: ReturnType<typeof invokeWire>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of rs) {
+    if (r.end === "routed") continue;
+    const k = r.end === "refused" ? `refused ${wire.get(r.nodeId)?.error ?? r.code}` : "misrouted";
+    out[k] = (out[k] ?? 0) + 1;
+  }
+  return out;
+}
+
+export default defineScenario({
+  name: "fleet-fanout",
+  proves: "node.invoke fanned out to N nodes at once (and 16 at a time) is answered by each node it was sent to, in time, none refused or misrouted; the operator's views (node.list, device.pair.list, node.pair.list, health, system-presence) list the whole fleet and answer in time under N",
+  topology: "own",
+  spec: fleetSpec(),
+  premises: [
+    { id: "P-fanout-fleet-connected", what: "node.list showed all N scripted nodes connected and approved before the fan-out" },
+    { id: "P-fanout-in-flight", what: "in the all-at-once round at least half of the N invokes had reached their node with their answer not yet back at the operator, at one moment" },
+  ],
+  timeoutMs: 600_000,
+  async run(ctx) {
+    const { lab, log, check, premise } = ctx;
+    const client = lab.operator.client;
+    const aliases = lab.scriptedAliases;
+    const n = aliases.length;
+    const real = lab.nodes.map((m) => m.alias);
+    const fleetIds = new Set(aliases.map((a) => lab.scripted(a).nodeId));
+    await scene(ctx, { faults: false, evidence: { fleet: n, realNodes: real, invokeS: INVOKE_S, roundConcurrency: ROUND_CONCURRENCY, viewReads: VIEW_READS, viewP95S: VIEW_P95_S } }, async ({ evidence }) => {
+      // ---- the fleet before the fan-out
+      const before = await op.listNodes(client);
+      const ready = before.filter((e) => fleetIds.has(e.nodeId) && e.connected && e.approvalState === "approved").length;
+      log(`node.list before the fan-out: ${ready} of ${n} scripted nodes connected and approved (${before.length} entries)`);
+      premise({ id: "P-fanout-fleet-connected", met: ready === n, observed: { connectedApproved: ready, of: n } });
+      evidence.healthBefore = eventLoopOf(await client.request("health", {}).catch(refusal));
+
+      // ---- round 1: all N in flight at once
+      const t0 = Date.now();
+      const all = await fanOut(lab.fleet, client, aliases, { timeoutMs: INVOKE_S * 1000 });
+      const t1 = Date.now();
+      const wire1 = invokeWire(client, t0);
+      // Each invoke's span: received by its node .. its answer at the operator.
+      const spans = all.flatMap((r) => {
+        const got = lab.scripted(r.alias).invokes().find((i) => i.command === "system.which" && i.t >= t0 && i.t <= t1);
+        const answered = wire1.get(r.nodeId)?.answered;
+        return got && answered !== undefined ? [{ from: got.t, to: answered }] : [];
+      });
+      const inFlight = maxInFlight(spans);
+      const received = spans.map((s) => s.from);
+      const spread = received.length ? Math.max(...received) - Math.min(...received) : null;
+      const sent = [...wire1.values()].map((w) => w.sent);
+      const sentSpread = sent.length ? Math.max(...sent) - Math.min(...sent) : null;
+      const p1 = percentiles(all.map((r) => r.ms));
+      const bad1 = notRouted(all, wire1);
+      const fleet = aliases.map((a) => lab.scripted(a));
+      const atNode1 = answersRefused(fleet, t0);
+      log(`round 1, all ${n} at once: ${all.length} invokes sent within ${sentSpread} ms, all answered in ${t1 - t0} ms (${p1.text}); not routed: ${JSON.stringify(bad1)}; ${spans.length} received by their node within ${spread} ms of each other, at most ${inFlight} received and not yet answered at once; the nodes' answers refused by the gateway: ${JSON.stringify(atNode1)}`);
+      const atLeast = Math.max(1, Math.ceil(spans.length / 2));
+      premise({ id: "P-fanout-in-flight", met: spans.length > 0 && inFlight >= atLeast, observed: { maxInFlight: inFlight, atLeast, reachedTheirNode: spans.length, of: n } });
+
+      // ---- round 2: at most ROUND_CONCURRENCY at a time
+      const t2 = Date.now();
+      const some = await fanOut(lab.fleet, client, aliases, { timeoutMs: INVOKE_S * 1000, concurrency: ROUND_CONCURRENCY });
+      const t3 = Date.now();
+      const wire2 = invokeWire(client, t2);
+      const p2 = percentiles(some.map((r) => r.ms));
+      const bad2 = notRouted(some, wire2);
+      const atNode2 = answersRefused(fleet, t2);
+      log(`round 2, ${ROUND_CONCURRENCY} at a time: ${some.length} invokes in ${t3 - t2} ms (${p2.text}); not routed: ${JSON.stringify(bad2)}; the nodes' answers refused by the gateway: ${JSON.stringify(atNode2)}`);
+      evidence.rounds = [
+        { concurrency: n, ms: t1 - t0, sentSpreadMs: sentSpread, latency: p1, notRouted: bad1, reachedTheirNode: spans.length, receivedSpreadMs: spread, maxInFlight: inFlight, answersRefusedAtNode: atNode1, invokes: all.map((r) => ({ ...r, ...wire1.get(r.nodeId) })) },
+        { concurrency: ROUND_CONCURRENCY, ms: t3 - t2, latency: p2, notRouted: bad2, answersRefusedAtNode: atNode2, invokes: some.map((r) => ({ ...r, ...wire2.get(r.nodeId) })) },
+      ];
+
+      const rounds = [
+        { round: "all at once", rs: all, wire: wire1, atNode: atNode1 },
+        { round: `${ROUND_CONCURRENCY} at a time`, rs: some, wire: wire2, atNode: atNode2 },
+      ];
+      const refusedWith = (r: (typeof rounds)[number], pick: (x: FannedInvoke) => boolean) => [...new Set(r.rs.filter((x) => x.end === "refused" && pick(x)).map((x) => r.wire.get(x.nodeId)?.error ?? x.code ?? "?"))].sort();
+      check({
+        id: "F-fanout-routed",
+        expectation: `node.invoke of system.which to each of ${n} nodes, all in flight at once and then ${ROUND_CONCURRENCY} at a time, is answered by the node it was sent to: none refused, none misrouted`,
+        holds: rounds.every((r) => r.rs.length === n && r.rs.every((x) => x.end === "routed")),
+        observed: normalise(rounds.map((r) => ({ round: r.round, routed: share(r.rs.filter((x) => x.end === "routed").length, n), misrouted: r.rs.some((x) => x.end === "misrouted"), refusedWith: refusedWith(r, () => true), answersRefusedAtNode: Object.keys(r.atNode).sort() }))),
+      });
+      check({
+        id: "F-fanout-in-time",
+        expectation: `every one of those invokes is answered by its node within ${INVOKE_S} s (its timeoutMs)`,
+        holds: rounds.every((r) => r.rs.every((x) => x.end !== "refused" && x.ms <= INVOKE_S * 1000)),
+        observed: normalise(rounds.map((r) => ({ round: r.round, within_s: INVOKE_S, answeredInTime: share(r.rs.filter((x) => x.end !== "refused" && x.ms <= INVOKE_S * 1000).length, n), answeredLate: r.rs.some((x) => x.end !== "refused" && x.ms > INVOKE_S * 1000), unansweredWith: refusedWith(r, () => true) }))),
+      });
+
+      // ---- the operator's views of the fleet, read one after another VIEW_READS times
+      const methods = ["node.list", "device.pair.list", "node.pair.list", "health"];
+      const hasPresence = client.hello?.features.methods?.includes("system-presence") ?? false;
+      if (hasPresence) methods.push("system-presence");
+      const reads: Record<string, ViewRead[]> = Object.fromEntries(methods.map((m) => [m, []]));
+      const last: Record<string, unknown> = {};
+      for (let i = 0; i < VIEW_READS; i++) {
+        for (const m of methods) {
+          const t = performance.now();
+          const got = await client.request(m, {}, { timeoutMs: 30_000 }).catch(refusal);
+          const ms = Math.round(performance.now() - t);
+          if (isRefused(got)) reads[m]!.push({ ms, bytes: 0, error: got.detailsCode ?? got.code });
+          else {
+            reads[m]!.push({ ms, bytes: Buffer.byteLength(JSON.stringify(got)) });
+            last[m] = got;
+          }
+        }
+      }
+      const views = Object.fromEntries(
+        methods.map((m) => {
+          const rs = reads[m]!;
+          const p = percentiles(rs.map((r) => r.ms));
+          const bytes = rs.filter((r) => !r.error).map((r) => r.bytes);
+          return [m, { latency: p, bytes: bytes.length ? Math.max(...bytes) : null, refused: rs.filter((r) => r.error).map((r) => r.error), reads: rs }];
+        }),
+      );
+      for (const m of methods) log(`${m}: ${views[m]!.latency.text}; ${views[m]!.bytes} bytes${views[m]!.refused.length ? `; refused ${views[m]!.refused.join(", ")}` : ""}`);
+      const presence = hasPresence ? last["system-presence"] : client.hello?.snapshot;
+      evidence.views = { methods, systemPresence: hasPresence, ...views };
+      evidence.healthAfter = eventLoopOf(last["health"]);
+      evidence.presenceEntries = Array.isArray(presence) ? presence.length : Array.isArray((presence as { presence?: unknown } | undefined)?.presence) ? (presence as { presence: unknown[] }).presence.length : null;
+
+      // Completeness, from the last node.list and device.pair.list read.
+      const listed = op.NodeListResultSchema.safeParse(last["node.list"]).data?.nodes ?? [];
+      const paired = new Set((op.DevicePairListSchema.safeParse(last["device.pair.list"]).data?.paired ?? []).map((d) => d.deviceId));
+      const realIds = real.map((a) => listed.find((e) => e.displayName === a)?.nodeId);
+      const want = [...fleetIds, ...realIds.filter((id): id is string => !!id)];
+      const entry = new Map(listed.map((e) => [e.nodeId, e]));
+      const nodeList = {
+        realMissing: realIds.filter((id) => !id).length,
+        missing: want.filter((id) => !entry.has(id)).length,
+        notConnected: want.filter((id) => entry.has(id) && !entry.get(id)!.connected).length,
+        notApproved: want.filter((id) => entry.has(id) && entry.get(id)!.approvalState !== "approved").length,
+      };
+      const devicePaired = { missing: want.filter((id) => !paired.has(id)).length };
+      log(`views: node.list ${listed.length} entries, ${JSON.stringify(nodeList)} of ${n} + ${real.length}; device.pair.list ${paired.size} paired, ${devicePaired.missing} of ours missing; presence ${String(evidence.presenceEntries)} entries`);
+      evidence.complete = { nodeList, devicePaired, listed: listed.length, pairedDevices: paired.size };
+      check({
+        id: "F-views-complete",
+        expectation: `node.list lists all ${n} scripted nodes and the ${real.length} real node hosts connected and approved, and device.pair.list's paired list has every one of them`,
+        holds: listed.length > 0 && nodeList.realMissing === 0 && nodeList.missing === 0 && nodeList.notConnected === 0 && nodeList.notApproved === 0 && devicePaired.missing === 0,
+        observed: normalise({ nodeList, devicePaired }),
+      });
+      check({
+        id: "F-views-in-time",
+        expectation: `with ${n} nodes connected, each of ${methods.join(", ")} (read ${VIEW_READS} times) answers within ${VIEW_P95_S} s at p95 and never refuses`,
+        holds: methods.every((m) => views[m]!.refused.length === 0 && views[m]!.latency.p95 <= VIEW_P95_S * 1000),
+        observed: normalise(Object.fromEntries(methods.map((m) => [m, { within_s: VIEW_P95_S, atP95: views[m]!.latency.p95 <= VIEW_P95_S * 1000, refused: views[m]!.refused }]))),
+      });
+    });
+  },
+});
+
+/** all, some or none of `of`: a count as a signature can keep it. */
+function share(k: number, of: number): "all" | "some" | "none" {
+  return k === of ? "all" : k === 0 ? "none" : "some";
+}
+
+/** The health answer's eventLoop figures (docs/gateway/health.md), or what came instead. */
+function eventLoopOf(health: unknown): unknown {
+  if (isRefused(health)) return { refused: health.detailsCode ?? health.code, message: health.message };
+  const h = (health ?? {}) as { eventLoop?: unknown; ok?: unknown; ts?: unknown };
+  return { ok: h.ok ?? null, ts: h.ts ?? null, eventLoop: h.eventLoop ?? null };
+}
