@@ -88,6 +88,13 @@ export interface Scenario {
    * runner replaces one restored from a snapshot).
    */
   pairing?: "fresh";
+  /**
+   * true: no other scenario's body runs beside it (other lanes finish the scenario they are in,
+   * then wait until it is over). For scenarios whose load is the subject (a fleet of hundreds of
+   * nodes driven from the lab's own process): beside other labs on a small machine both starve,
+   * and what the scenario measures is the machine, not OpenClaw.
+   */
+  alone?: boolean;
   /** What OpenClaw was seen to do short of this scenario's expectations (see lab/findings). */
   findings?: FindingRecord[];
   /**

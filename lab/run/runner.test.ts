@@ -9,7 +9,7 @@ import type { EvidenceCheck } from "../checks/types.ts";
 import type { FindingRecord } from "../findings/findings.ts";
 import { LabError } from "../core/log.ts";
 import { lanesFromEnv } from "../definitions/settings.ts";
-import { LabPool, endRun, planLanes, resolveScenarios, runBody, runLanes, runOrder, runScenario, runScenarioAttempts, runScenarios, timeSpent, cpuLine, watchEngine, type PoolOptions } from "./runner.ts";
+import { AloneTurns, LabPool, endRun, planLanes, resolveScenarios, runBody, runLanes, runOrder, runScenario, runScenarioAttempts, runScenarios, timeSpent, cpuLine, watchEngine, type PoolOptions } from "./runner.ts";
 import { mergeSpec } from "../definitions/spec.ts";
 import { LabInfraError, SystemUnderTestError, defineScenario, type Scenario, type ScenarioContext } from "../scenario.ts";
 import type { Lab } from "../topology/lab.ts";
@@ -762,5 +762,40 @@ describe("the CPU a run used", () => {
       "CPU: containers 150 s and the lab's process 10 s of the 200 s 2 cores offered over 100 s (80%); by kind at teardown (a restarted container's earlier runs not counted): gateway 90 s, node-host 40 s, tap 5 s (run.json: cpu)",
     );
     expect(cpuLine({ wallS: 100, cores: 2, labProcessS: 10 })).toBe("CPU: containers not measured (no CPU share) and the lab's process 10 s of the 200 s 2 cores offered over 100 s (5%) (run.json: cpu)");
+  });
+});
+
+describe("AloneTurns: a scenario that runs alone has nothing beside it", () => {
+  it("waits for the scenarios running beside to end, goes before any that come later, and lets them go after it", async () => {
+    const turns = new AloneTurns();
+    const log: string[] = [];
+    const doneA = await turns.beside();
+    log.push("A in");
+    let waited = false;
+    const alone = turns.alone(() => (waited = true)).then((done) => (log.push("alone in"), done));
+    // B asks after the alone one: it waits for it, though A is an ordinary scenario too.
+    const b = turns.beside().then((done) => (log.push("B in"), done));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(log).toEqual(["A in"]);
+    expect(waited).toBe(true);
+    doneA();
+    const doneAlone = await alone;
+    await new Promise((r) => setTimeout(r, 10));
+    expect(log).toEqual(["A in", "alone in"]);
+    doneAlone();
+    (await b)();
+    expect(log).toEqual(["A in", "alone in", "B in"]);
+  });
+
+  it("two that run alone take turns", async () => {
+    const turns = new AloneTurns();
+    const first = await turns.alone();
+    let second = false;
+    const p = turns.alone().then((d) => ((second = true), d));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(second).toBe(false);
+    first();
+    (await p)();
+    expect(second).toBe(true);
   });
 });

@@ -821,6 +821,45 @@ export async function runScenarios(chosen: Scenario[], spec: TopologySpec, run: 
 }
 
 /**
+ * Turns between lanes for scenarios that run alone (Scenario.alone): any number of ordinary
+ * scenarios side by side, or one that runs alone and nothing beside it. A scenario waiting to run
+ * alone goes first: no lane starts another scenario while it waits.
+ */
+export class AloneTurns {
+  #beside = 0;
+  #alone = false;
+  #waitingAlone = 0;
+  #wake: (() => void)[] = [];
+  #changed(): Promise<void> {
+    return new Promise((r) => this.#wake.push(r));
+  }
+  #notify(): void {
+    for (const w of this.#wake.splice(0)) w();
+  }
+  /** An ordinary scenario's turn; call what it returns when it ends. */
+  async beside(): Promise<() => void> {
+    while (this.#alone || this.#waitingAlone) await this.#changed();
+    this.#beside++;
+    return () => {
+      this.#beside--;
+      this.#notify();
+    };
+  }
+  /** A turn alone: once every scenario running beside has ended; `onWait` is said when it has to wait. */
+  async alone(onWait?: () => void): Promise<() => void> {
+    this.#waitingAlone++;
+    if (this.#alone || this.#beside) onWait?.();
+    while (this.#alone || this.#beside) await this.#changed();
+    this.#waitingAlone--;
+    this.#alone = true;
+    return () => {
+      this.#alone = false;
+      this.#notify();
+    };
+  }
+}
+
+/**
  * The lanes of a run: the scenarios of each (in run order) and the estimate the split was made by.
  * How many run at once is LANES (lanesFromEnv, lab/definitions/settings.ts; default 2). A lane is a
  * shard inside one process (lab/run/shard.ts splits by measured cost): its scenarios run one after
@@ -860,13 +899,19 @@ export async function runLanes(
     info(`${plan.lanes.length} lanes side by side (LANES=1: one after another): ${plan.lanes.map((l, i) => `lane ${i + 1} ~${Math.round(plan.seconds[i] ?? 0)} s: ${l.map((s) => s.name).join(" ")}`).join("; ")}`);
   }
   const results: ScenarioResult[] = [];
+  const turns = new AloneTurns();
   const lane = async (list: Scenario[], pool: LabPool) => {
     try {
       for (const s of list) {
         if (s.topology === "own") await pool.close();
-        const r = await runScenarioAttempts(s, pool);
-        results.push(r);
-        opts.onResult?.(r);
+        const done = s.alone ? await turns.alone(() => info(`scenario ${s.name} runs alone: waiting for the other lanes' scenarios to end`)) : await turns.beside();
+        try {
+          const r = await runScenarioAttempts(s, pool);
+          results.push(r);
+          opts.onResult?.(r);
+        } finally {
+          done();
+        }
       }
     } finally {
       await pool.close();

@@ -115,6 +115,7 @@ export default defineScenario({
   name: "fleet-fanout",
   proves: "node.invoke fanned out to N nodes at once (and 16 at a time) is answered by each node it was sent to, in time, none refused or misrouted; the operator's views (node.list, device.pair.list, node.pair.list, health, system-presence) list the whole fleet and answer in time under N",
   topology: "own",
+  alone: true,
   spec: fleetSpec(),
   premises: [
     { id: "P-fanout-fleet-connected", what: "node.list showed all N scripted nodes connected and approved before the fan-out" },

@@ -63,6 +63,7 @@ export default defineScenario({
   name: "fleet-pairing-storm",
   proves: "N new devices asking at once are each answered by name: every one gets a pending request, the approved ones end paired and connected, the rejected ones stay out, none is left half-paired",
   topology: "own",
+  alone: true,
   pairing: "fresh",
   spec: { nodes: { count: 0 }, scripted: { count: fleetSize(), prefix: "storm" }, tap: { enabled: false }, mcp: { servers: [] }, git: { enabled: false } },
   findings,

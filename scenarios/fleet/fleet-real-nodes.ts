@@ -104,6 +104,7 @@ export default defineScenario({
   name: "fleet-real-nodes",
   proves: "while N scripted nodes are kept busy with node.invoke fanned out over them, a worker turn on each real node host completes on its node within the lab's normal turn budget, and the invokes running meanwhile are all routed",
   topology: "own",
+  alone: true,
   spec: fleetSpec(),
   premises: [{ id: "P-real-fleet-busy", what: "during each turn the fleet's load was running: invokes in flight when the turn began and at least a round's worth (N) completed within the turn's window" }],
   timeoutMs: 600_000,

@@ -72,6 +72,7 @@ export default defineScenario({
   name: "fleet-restart",
   proves: "after a graceful gateway restart with N nodes connected, the whole fleet comes back paired within a minute, none locked out or left half-paired, and the real node hosts reconnect by themselves",
   topology: "own",
+  alone: true,
   spec: fleetSpec(),
   premises: [
     { id: "P-fleet-connected", what: "before the restart node.list showed all N scripted nodes and both node hosts connected and approved" },
