@@ -3,14 +3,14 @@ import { defineScenario } from "../../lab/scenario.ts";
 import * as op from "../../lab/clients/operator.ts";
 import { refusal, isRefused } from "../../lab/clients/operator.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
-import { waitFor } from "../../lab/core/wait.ts";
+import { sleep, waitFor } from "../../lab/core/wait.ts";
 import { fanOut, fleetSpec, percentiles, type FannedInvoke } from "../../lab/kits/fleet.ts";
 import { waitForWorkerHost } from "../../lab/kits/nodes.ts";
 import { provenWorkerTurn, type ProvenTurn } from "../../lab/kits/proof.ts";
 import { scene } from "../../lab/kits/scene.ts";
 import { createWorkerSession, dispatchTo, uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
-import type { GatewayClient } from "../../lab/clients/gateway.ts";
+import { GatewayError, type GatewayClient } from "../../lab/clients/gateway.ts";
 import type { ScriptedNode } from "../../lab/clients/scripted-node.ts";
 
 // The real node hosts are still served while the gateway is busy with a fleet of N scripted
@@ -38,6 +38,10 @@ import type { ScriptedNode } from "../../lab/clients/scripted-node.ts";
 //     busy (overloaded, or a node's answer refused) are counted in the log and evidence, not
 //     judged here: fleet-fanout judges those causes one check each, on a gateway with nothing
 //     else to do.
+//   - F-real-operator-served: the gateway never refuses an operator's request for these turns as
+//     overloaded (seen: sessions.describe refused "worker task capacity reached" with the fleet
+//     connected and idle); such a refused turn is tried again, up to 3 times, before it counts as
+//     not served.
 // Premise P-real-fleet-busy: the fleet's load really ran during each turn: invokes were in flight
 // when the turn began (the call that plants its marker and sends it) and at least a round's worth
 // (N) of invokes completed within the turn's window (from that call until the turn's proof is
@@ -47,6 +51,9 @@ import type { ScriptedNode } from "../../lab/clients/scripted-node.ts";
 // (node.invoke.result), which a node host does not send again.
 // Own lab: fleetSpec(), shared by the fleet scenarios (one paired-state snapshot).
 const TURN_S = 120;
+/** The gateway's words when its worker task pool is full (2026.9.6: "worker task capacity reached: code=overloaded"). */
+const OVERLOADED = /worker task capacity reached|server is busy/i;
+const OVERLOAD_TRIES = 3;
 const LOAD_CONCURRENCY = 16;
 
 /** One invoke of the load: its node, when it went out and came back, how it ended. */
@@ -115,6 +122,23 @@ export default defineScenario({
     const n = aliases.length;
     const nodes = lab.nodes.map((m) => m.alias);
     assert.ok(nodes.length >= 2, `this scenario needs two real node hosts (the lab has ${nodes.length})`);
+    // The operator's requests for a turn the gateway refused as overloaded (F-real-operator-served).
+    // Such a refusal comes before anything of the turn is sent (its placement read,
+    // sessions.describe): the turn is tried again, as an operator's client would, up to
+    // OVERLOAD_TRIES times, and the refusal kept.
+    const overloaded: string[] = [];
+    const turn = async (key: string, alias: string, note: string): Promise<ProvenTurn> => {
+      for (let i = 1; ; i++) {
+        try {
+          return await provenWorkerTurn(lab, key, alias, { note });
+        } catch (err) {
+          if (!(err instanceof GatewayError) || !OVERLOADED.test(err.message) || i >= OVERLOAD_TRIES) throw err;
+          overloaded.push(`${err.code}: ${err.gatewayMessage}`);
+          log(`${alias}: the gateway refused the turn's ${err.method} as overloaded (${err.gatewayMessage}); trying the turn again (${i} of ${OVERLOAD_TRIES})`);
+          await sleep(2_000, signal);
+        }
+      }
+    };
     await scene(ctx, { faults: false, evidence: { fleet: n, nodes, turnS: TURN_S, loadConcurrency: LOAD_CONCURRENCY } }, async ({ evidence }) => {
       // ---- one placed session per real node, each with a turn while the fleet is quiet
       await Promise.all(nodes.map((a) => waitForWorkerHost(lab, a, { signal })));
@@ -130,7 +154,7 @@ export default defineScenario({
       const quiet: (ProvenTurn & { alias: string })[] = [];
       for (const p of placed) {
         for (const [what, into] of [["warm-up", warmUp], ["baseline", quiet]] as const) {
-          const t = await provenWorkerTurn(lab, p.key, p.alias, { note: `fleet quiet, ${what}` });
+          const t = await turn(p.key, p.alias, `fleet quiet, ${what}`);
           assert.ok(t.proof.holds, `the ${what} turn with the fleet quiet did not run on ${p.alias}: ${JSON.stringify(t.observed)}`);
           log(`${p.alias}: ${what} turn with the fleet quiet in ${t.ms} ms`);
           into.push({ alias: p.alias, ...t });
@@ -174,7 +198,7 @@ export default defineScenario({
         log(`load running: the first ${n} invokes (${LOAD_CONCURRENCY} lanes) in ${invokes[n - 1]!.end - invokes[0]!.start} ms`);
         for (const p of placed) {
           const from = Date.now();
-          const t = await provenWorkerTurn(lab, p.key, p.alias, { note: "fleet busy" });
+          const t = await turn(p.key, p.alias, "fleet busy");
           const to = Date.now();
           windows.push({ alias: p.alias, from, to });
           busy.push({ alias: p.alias, ...t });
@@ -245,6 +269,13 @@ export default defineScenario({
         holds: judged.some((r) => r.outcome === "routed") && !judged.some((r) => r.outcome === "misrouted"),
         observed: normalise({ routed: judged.some((r) => r.outcome === "routed") ? "some" : "none", misrouted: judged.some((r) => r.outcome === "misrouted") }),
       });
+      check({
+        id: "F-real-operator-served",
+        expectation: `with ${n} scripted nodes connected, the gateway never refuses the operator's requests for the real node hosts' turns as overloaded`,
+        holds: overloaded.length === 0,
+        observed: normalise({ refused: [...new Set(overloaded)].sort() }),
+      });
+      evidence.overloaded = overloaded;
       evidence.nodesAfter = (await op.listNodes(client)).filter((e) => nodes.includes(e.displayName ?? "")).map((e) => ({ alias: e.displayName, connected: e.connected, workerSlots: e.workerSlots ?? null }));
     });
   },
