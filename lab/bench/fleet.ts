@@ -54,6 +54,8 @@ export interface FleetPoint {
   eventLoopAfterFanout?: Record<string, unknown>;
   /** node.list's answer in bytes (JSON). */
   nodeListBytes: number;
+  /** The operator's connection closed while this step's nodes connected: its close, as the transcript says. */
+  operatorDropped?: string;
   /** The fan-out's invokes not routed to their caller, by the operator's error (code: message) or "misrouted". */
   notRouted: Record<string, number>;
 }
@@ -128,6 +130,14 @@ export async function sweepVersion(version: string, ns: number[], run: Run, log:
       const refused = outcomes.filter((o) => !o.admitted);
       if (refused.length) throw new Error(`fleet ${version} N=${n}: ${refused.length} of ${adding.length} nodes not admitted (${[...new Set(refused.map((o) => (!o.admitted ? `${o.code}${o.detailsCode ? `/${o.detailsCode}` : ""}` : "")))].join(", ")})`);
       connected = n;
+      // The operator's connection can go while the fleet connects (2026.9.4, 500 nodes: closed
+      // 1006 after a stream of presence events each listing every device, bench run
+      // 20261204-155500): said in the point, and the operator connected again to measure on.
+      const dropped = client.connected ? undefined : lastClose(client);
+      if (dropped !== undefined) {
+        log(`fleet ${version} N=${n}: the operator's connection was closed while the nodes connected (${dropped}); connecting it again`);
+        await lab.operator.reconnect({}, { timeoutMs: 60_000 });
+      }
       await waitFor(`node.list showing ${n} scripted nodes connected`, async () => (await listNodes(client)).filter((e) => e.connected && String(e.displayName ?? "").startsWith("bench-")).length >= n, { timeoutMs: 120_000, intervalMs: 500 });
       const connectS = Math.round(performance.now() - tc) / 1000;
       await sleep(5_000);
@@ -163,7 +173,7 @@ export async function sweepVersion(version: string, ns: number[], run: Run, log:
         await sleep(1_200);
         afterFanout = eventLoopOf(await client.request<unknown>("health", {}));
       }
-      const p: FleetPoint = { version, n, connectS, memMiB: Math.round(b.memMiB), cpuIdleCores: round2(cpuIdleCores), cpuFanoutCores: round2(fan.cores), nodeList: percentiles(nl), health: percentiles(hl), fanout: fan.pct, routed: fan.routed, eventLoop: eventLoopOf(lastHealth), eventLoopAfterFanout: afterFanout, nodeListBytes, notRouted: refusals };
+      const p: FleetPoint = { version, n, connectS, memMiB: Math.round(b.memMiB), cpuIdleCores: round2(cpuIdleCores), cpuFanoutCores: round2(fan.cores), nodeList: percentiles(nl), health: percentiles(hl), fanout: fan.pct, routed: fan.routed, eventLoop: eventLoopOf(lastHealth), eventLoopAfterFanout: afterFanout, nodeListBytes, notRouted: refusals, ...(dropped !== undefined ? { operatorDropped: dropped } : {}) };
       points.push(p);
       log(`fleet ${version} N=${n}: mem ${p.memMiB} MiB, cpu idle ${p.cpuIdleCores} / fan-out ${p.cpuFanoutCores} cores, node.list p95 ${p.nodeList.p95} ms (${nodeListBytes} B), health p95 ${p.health.p95} ms, fan-out ${p.fanout.text} (${p.routed}/${n} routed${p.routed < n ? `; not routed: ${JSON.stringify(p.notRouted)}` : ""}), event loop ${elText(p.eventLoop)} (after the fan-out: ${elText(p.eventLoopAfterFanout)})`);
     }
@@ -174,6 +184,11 @@ export async function sweepVersion(version: string, ns: number[], run: Run, log:
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
+
+/** The last close of a client's connection, as its transcript notes it ("code 1006", "code 1012 reason ..."). */
+function lastClose(client: { transcript(): readonly { dir: string; kind: string; note?: string }[] }): string {
+  return [...client.transcript()].reverse().find((e) => e.dir === "meta" && e.kind === "close")?.note ?? "closed, no close noted";
+}
 
 /** OpenClaw's event-loop figures in one phrase: delay p99, utilization, process CPU (cores). */
 export function elText(e: Record<string, unknown> | undefined): string {
@@ -232,8 +247,9 @@ export async function benchFleet(run: Run, versions: string[], ns: number[], log
     const fan = bendAt(ps.filter((p) => p.n > 0), (p: FleetPoint) => p.fanout.p95);
     return `openclaw@${v}: memory per added node ${mem === undefined ? "does not bend" : `bends at N=${mem}`}; fan-out p95 per added node ${fan === undefined ? "does not bend" : `bends at N=${fan}`} (a bend: more than twice the step before's cost per node)`;
   });
+  const drops = points.filter((p) => p.operatorDropped).map((p) => `openclaw@${p.version} N=${p.n}: the operator's connection closed while the nodes connected (${p.operatorDropped}); it was connected again to measure`);
   const notRouted = points.filter((p) => p.n && p.routed < p.n).map((p) => `openclaw@${p.version} N=${p.n}: ${p.n - p.routed} not routed: ${Object.entries(p.notRouted).map(([k, c]) => `${c}x ${k}`).join("; ")}`);
-  table.push("", ...bends, ...notRouted, ...failed.map((f) => `${f} (the points before it are kept)`));
+  table.push("", ...bends, ...drops, ...notRouted, ...failed.map((f) => `${f} (the points before it are kept)`));
   writeJson(run.file("bench-fleet.json"), { versions, ns, points });
   fs.writeFileSync(run.file("bench-fleet.md"), `${table.join("\n")}\n`);
   const html = run.file("bench-fleet.html");
