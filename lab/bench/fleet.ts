@@ -243,6 +243,7 @@ export async function benchFleet(run: Run, versions: string[], ns: number[], log
   const table = fleetTable(points);
   const bends = versions.map((v) => {
     const ps = points.filter((p) => p.version === v);
+    if (ps.length < 3) return `openclaw@${v}: too few points to tell a bend (${ps.length})`;
     const mem = bendAt(ps, (p: FleetPoint) => p.memMiB);
     const fan = bendAt(ps.filter((p) => p.n > 0), (p: FleetPoint) => p.fanout.p95);
     return `openclaw@${v}: memory per added node ${mem === undefined ? "does not bend" : `bends at N=${mem}`}; fan-out p95 per added node ${fan === undefined ? "does not bend" : `bends at N=${fan}`} (a bend: more than twice the step before's cost per node)`;
