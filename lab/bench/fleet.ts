@@ -168,7 +168,11 @@ export async function sweepVersion(version: string, ns: number[], run: Run, log:
         const fanned = await fanOut(lab.fleet, client, lab.scriptedAliases.slice(0, n), { timeoutMs: 30_000 });
         const c1 = await containerUse(gw);
         fan = { pct: percentiles(fanned.map((f) => f.ms)), routed: fanned.filter((f) => f.end === "routed").length, cores: (c1.cpuS - c0.cpuS) / ((performance.now() - tf) / 1000) };
-        for (const f of fanned) if (f.end !== "routed") refusals[f.end === "refused" ? `${f.code ?? "refused"}: ${(f.message ?? "").slice(0, 80)}` : "misrouted"] = (refusals[f.end === "refused" ? `${f.code ?? "refused"}: ${(f.message ?? "").slice(0, 80)}` : "misrouted"] ?? 0) + 1;
+        for (const f of fanned) {
+          if (f.end === "routed") continue;
+          const k = f.end === "refused" ? `${f.code ?? "refused"}: ${(f.message ?? "").slice(0, 80)}` : "misrouted";
+          refusals[k] = (refusals[k] ?? 0) + 1;
+        }
         // The sampler's window that closes next covers the fan-out's end.
         await sleep(1_200);
         afterFanout = eventLoopOf(await client.request<unknown>("health", {}));

@@ -210,7 +210,7 @@ export class Lab {
   scripted(alias: string): ScriptedNode {
     let n = this.#scripted.get(alias);
     if (!n) {
-      if (!this.#scriptedSet.has(alias)) throw new Error(`no scripted node '${alias}' in this lab (spec.scripted: ${this.spec.scripted.count ? `${this.spec.scripted.prefix}-1 to ${this.spec.scripted.prefix}-${this.spec.scripted.count}` : "none"})`);
+      if (!this.#scriptedNames.all.has(alias)) throw new Error(`no scripted node '${alias}' in this lab (spec.scripted: ${this.spec.scripted.count ? `${this.spec.scripted.prefix}-1 to ${this.spec.scripted.prefix}-${this.spec.scripted.count}` : "none"})`);
       // A fleet paired at bring-up keeps its keys in the cache (beside the lab operator's), so a
       // later lab restoring the paired state from a snapshot connects as the same devices.
       const dir = this.spec.scripted.paired ? path.join(SCRIPTED_IDENTITIES, this.spec.scripted.prefix) : this.#scriptedDir;
@@ -223,19 +223,21 @@ export class Lab {
 
   /** Where a scripted node connects: its own tap, which forwards to the gateway, when it is a tapped one; else the gateway itself. */
   scriptedUrl(alias: string): string {
-    return this.#tappedScripted.has(alias) ? `ws://${this.member(tapAlias(alias)).ip}:${this.spec.gateway.port}/` : this.gatewayUrl;
+    return this.#scriptedNames.tapped.has(alias) ? `ws://${this.member(tapAlias(alias)).ip}:${this.spec.gateway.port}/` : this.gatewayUrl;
   }
   /** Every scripted node's alias, in order (spec.scripted). */
   get scriptedAliases(): string[] {
     return scriptedAliases(this.spec);
   }
-  get #scriptedSet(): Set<string> {
-    return (this.#scriptedNames ??= new Set(scriptedAliases(this.spec)));
+  /** The scripted aliases, and those of them behind taps: from the spec, made once (scriptedUrl asks on every connect of a fleet). */
+  get #scriptedNames(): { all: Set<string>; tapped: Set<string> } {
+    if (!this.#names) {
+      const all = scriptedAliases(this.spec);
+      this.#names = { all: new Set(all), tapped: new Set(all.slice(0, tappedScriptedCount(this.spec))) };
+    }
+    return this.#names;
   }
-  #scriptedNames: Set<string> | undefined;
-  get #tappedScripted(): Set<string> {
-    return new Set(scriptedAliases(this.spec).slice(0, tappedScriptedCount(this.spec)));
-  }
+  #names: { all: Set<string>; tapped: Set<string> } | undefined;
   /** The scripted nodes as the fleet routine (lab/topology/fleet.ts) drives them: this lab's nodes, their URLs, its operator. */
   get fleet(): FleetHost {
     return { scripted: (a) => this.scripted(a), scriptedUrl: (a) => this.scriptedUrl(a), operatorClient: this.operator.client };
@@ -420,7 +422,10 @@ export class Lab {
       throw openclawFailure("pairing the scripted fleet", new Error(`${bad.length} of ${aliases.length} scripted nodes not paired: ${whys.join("; ")}`));
     }
     if (r.counts.paired && this.snapshot?.path === "restored") {
-      // The restored state did not know every node (another fleet size wrote it): keep a new one.
+      // The restored state did not know every node (the fleet's keys in the cache are not the
+      // ones it was taken with): it goes, as a restore that did not hold does, so the snapshot
+      // phase can keep a new one (a snapshot already under the key is never overwritten).
+      new SnapshotStore().remove(this.snapshot.key);
       this.snapshot = { path: "fresh", key: this.snapshot.key, seconds: this.snapshot.seconds };
     }
   }
@@ -662,7 +667,7 @@ export class Lab {
     // A tapped scripted node's transcript is a file of its own; the direct ones (a fleet) share one, in time order.
     const direct: TranscriptEntry[] = [];
     for (const [alias, n] of this.#scripted) {
-      if (this.#tappedScripted.has(alias)) {
+      if (this.#scriptedNames.tapped.has(alias)) {
         if (n.transcript().length) n.saveTranscript(path.join(this.dir, "transcripts", `${alias}.jsonl`));
       } else direct.push(...n.transcript());
     }
