@@ -6,6 +6,7 @@
 import crypto from "node:crypto";
 import { refusal, isRefused } from "../clients/operator.ts";
 import type { GatewayClient } from "../clients/gateway.ts";
+import type { ScriptedNode } from "../clients/scripted-node.ts";
 import { connectOnce, mapLimit, type ConnectOutcome, type FleetHost } from "../topology/fleet.ts";
 import { sleep } from "../core/wait.ts";
 import { fleetSize } from "../definitions/settings.ts";
@@ -113,4 +114,52 @@ export async function reconnectAll(host: FleetHost, aliases: readonly string[], 
       return r;
     }),
   );
+}
+
+/** One node.invoke the operator sent, as its transcript shows it: to which node, when, when its answer came, the gateway's error if any. */
+export interface InvokeOnWire {
+  id: string;
+  nodeId: string;
+  sent: number;
+  answered?: number;
+  /** "<code>: <message>" of a refusal. */
+  error?: string;
+}
+
+/** Every node.invoke the operator's client sent within [from, to], in the order sent, with its answer when that came within the window too. */
+export function invokesOnWire(client: GatewayClient, from: number, to = Infinity): InvokeOnWire[] {
+  const byId = new Map<string, InvokeOnWire>();
+  for (const e of client.transcript()) {
+    if (e.t < from || e.t > to || e.method !== "node.invoke" || !e.id) continue;
+    const f = e.frame as { params?: { nodeId?: unknown }; error?: { code?: unknown; message?: unknown } } | undefined;
+    if (e.dir === "out" && e.kind === "req") {
+      if (typeof f?.params?.nodeId === "string") byId.set(e.id, { id: e.id, nodeId: f.params.nodeId, sent: e.t });
+    } else if (e.dir === "in" && e.kind === "res") {
+      const x = byId.get(e.id);
+      if (!x) continue;
+      x.answered = e.t;
+      if (e.ok === false) x.error = `${String(f?.error?.code)}: ${String(f?.error?.message)}`;
+    }
+  }
+  return [...byId.values()];
+}
+
+/**
+ * The gateway's refusals of the nodes' own answers (node.invoke.result) within [from, to]: counted
+ * by code, message and details code, and the nodes refused (OpenClaw's node host sends its answer
+ * once, so a refused answer is lost).
+ */
+export function answersRefused(nodes: readonly ScriptedNode[], from: number, to = Infinity): { counts: Record<string, number>; nodeIds: Set<string> } {
+  const counts: Record<string, number> = {};
+  const nodeIds = new Set<string>();
+  for (const node of nodes)
+    for (const c of node.connections)
+      for (const e of c.transcript()) {
+        if (e.t < from || e.t > to || e.dir !== "in" || e.kind !== "res" || e.method !== "node.invoke.result" || e.ok !== false) continue;
+        const err = (e.frame as { error?: { code?: unknown; message?: unknown; details?: { code?: unknown } } } | undefined)?.error;
+        const k = `${String(err?.code)}: ${String(err?.message)}${err?.details?.code ? ` (${String(err.details.code)})` : ""}`;
+        counts[k] = (counts[k] ?? 0) + 1;
+        nodeIds.add(node.nodeId);
+      }
+  return { counts, nodeIds };
 }

@@ -2,10 +2,9 @@ import { defineScenario, type FindingRecord } from "../../lab/scenario.ts";
 import * as op from "../../lab/clients/operator.ts";
 import { refusal, isRefused } from "../../lab/clients/operator.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
-import { fanOut, fleetSpec, percentiles, type FannedInvoke } from "../../lab/kits/fleet.ts";
+import { answersRefused, fanOut, fleetSpec, invokesOnWire, percentiles, type FannedInvoke, type InvokeOnWire } from "../../lab/kits/fleet.ts";
 import { scene } from "../../lab/kits/scene.ts";
 import type { GatewayClient } from "../../lab/clients/gateway.ts";
-import type { ScriptedNode } from "../../lab/clients/scripted-node.ts";
 
 // Invokes fanned out to a fleet of N scripted nodes (fleetSpec(): FLEET, default 200, beside the
 // 2 real node hosts), and the operator's views of that fleet. What an operator of N nodes relies
@@ -103,37 +102,9 @@ function maxInFlight(spans: readonly { from: number; to: number }[]): number {
   return max;
 }
 
-/** Each node.invoke the operator sent since `since`, by node: when it went out, when its answer came, the gateway's error if any. */
-function invokeWire(client: GatewayClient, since: number): Map<string, { sent: number; answered?: number; error?: string }> {
-  const byId = new Map<string, { nodeId: string; sent: number; answered?: number; error?: string }>();
-  for (const e of client.transcript()) {
-    if (e.t < since || e.method !== "node.invoke" || !e.id) continue;
-    if (e.dir === "out" && e.kind === "req") {
-      const nodeId = (e.frame as { params?: { nodeId?: unknown } } | undefined)?.params?.nodeId;
-      if (typeof nodeId === "string") byId.set(e.id, { nodeId, sent: e.t });
-    } else if (e.dir === "in" && e.kind === "res") {
-      const x = byId.get(e.id);
-      if (!x) continue;
-      x.answered = e.t;
-      const err = (e.frame as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-      if (e.ok === false) x.error = `${String(err?.code)}: ${String(err?.message)}`;
-    }
-  }
-  return new Map([...byId.values()].map(({ nodeId, ...x }) => [nodeId, x]));
-}
-
-/** The gateway's refusals of the nodes' own answers (node.invoke.result) since `since`, by code and message, counted. */
-function answersRefused(nodes: readonly ScriptedNode[], since: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const node of nodes)
-    for (const c of node.connections)
-      for (const e of c.transcript()) {
-        if (e.t < since || e.dir !== "in" || e.kind !== "res" || e.method !== "node.invoke.result" || e.ok !== false) continue;
-        const err = (e.frame as { error?: { code?: unknown; message?: unknown; details?: { code?: unknown } } } | undefined)?.error;
-        const k = `${String(err?.code)}: ${String(err?.message)}${err?.details?.code ? ` (${String(err.details.code)})` : ""}`;
-        out[k] = (out[k] ?? 0) + 1;
-      }
-  return out;
+/** Each node.invoke the operator sent since `since`, by node (the last one sent to it): when it went out, when its answer came, the gateway's error if any. */
+function invokeWire(client: GatewayClient, since: number): Map<string, Omit<InvokeOnWire, "id" | "nodeId">> {
+  return new Map(invokesOnWire(client, since).map(({ id: _, nodeId, ...x }) => [nodeId, x]));
 }
 
 /** How a round's invokes ended other than routed, counted: misrouted, or refused with the gateway's code and message. */
@@ -193,7 +164,8 @@ export default defineScenario({
       const p1 = percentiles(all.map((r) => r.ms));
       const bad1 = notRouted(all, wire1);
       const fleet = aliases.map((a) => lab.scripted(a));
-      const atNode1 = answersRefused(fleet, t0);
+      const refused1 = answersRefused(fleet, t0, t1);
+      const atNode1 = refused1.counts;
       log(`round 1, all ${n} at once: ${all.length} invokes sent within ${sentSpread} ms, all answered in ${t1 - t0} ms (${p1.text}); not routed: ${JSON.stringify(bad1)}; ${spans.length} received by their node within ${spread} ms of each other, at most ${inFlight} received and not yet answered at once; the nodes' answers refused by the gateway: ${JSON.stringify(atNode1)}`);
       const atLeast = Math.max(1, Math.ceil(spans.length / 2));
       premise({ id: "P-fanout-in-flight", met: spans.length > 0 && inFlight >= atLeast, observed: { maxInFlight: inFlight, atLeast, reachedTheirNode: spans.length, of: n } });
@@ -205,7 +177,8 @@ export default defineScenario({
       const wire2 = invokeWire(client, t2);
       const p2 = percentiles(some.map((r) => r.ms));
       const bad2 = notRouted(some, wire2);
-      const atNode2 = answersRefused(fleet, t2);
+      const refused2 = answersRefused(fleet, t2, t3);
+      const atNode2 = refused2.counts;
       log(`round 2, ${ROUND_CONCURRENCY} at a time: ${some.length} invokes in ${t3 - t2} ms (${p2.text}); not routed: ${JSON.stringify(bad2)}; the nodes' answers refused by the gateway: ${JSON.stringify(atNode2)}`);
       evidence.rounds = [
         { concurrency: n, ms: t1 - t0, sentSpreadMs: sentSpread, latency: p1, notRouted: bad1, reachedTheirNode: spans.length, receivedSpreadMs: spread, maxInFlight: inFlight, answersRefusedAtNode: atNode1, invokes: all.map((r) => ({ ...r, ...wire1.get(r.nodeId) })) },
@@ -213,8 +186,8 @@ export default defineScenario({
       ];
 
       const rounds = [
-        { round: "all at once", rs: all, wire: wire1, atNode: atNode1 },
-        { round: `${ROUND_CONCURRENCY} at a time`, rs: some, wire: wire2, atNode: atNode2 },
+        { round: "all at once", rs: all, wire: wire1, atNode: atNode1, answerRefusedFor: refused1.nodeIds },
+        { round: `${ROUND_CONCURRENCY} at a time`, rs: some, wire: wire2, atNode: atNode2, answerRefusedFor: refused2.nodeIds },
       ];
       // Each invoke of a round: passed on to its node (node.invoke.request received there), its
       // answer taken by the gateway (node.invoke.result not refused), and what the operator got.
@@ -222,9 +195,8 @@ export default defineScenario({
       const notPassedOn = (r: (typeof rounds)[number]) => [...new Set(r.rs.filter((x) => x.end === "refused" && !reached(r, x)).map((x) => (r.wire.get(x.nodeId)?.error ?? x.code ?? "?").split(":")[0]!))].sort();
       const refusedAnswers = [...new Set(rounds.flatMap((r) => Object.keys(r.atNode).map((k) => k.match(/\(([A-Z_]+)\)$/)?.[1] ?? k.split(":")[0]!)))].sort();
       // Lost: passed on to its node, its answer taken by the gateway, yet not that node's answer at the operator.
-      const answerRefusedFor = (r: (typeof rounds)[number]) => new Set(fleet.filter((node) => node.connections.some((c) => c.transcript().some((e) => e.t >= (r === rounds[0] ? t0 : t2) && e.dir === "in" && e.kind === "res" && e.method === "node.invoke.result" && e.ok === false))).map((node) => node.nodeId));
       const lost = rounds.map((r) => {
-        const refusedAt = answerRefusedFor(r);
+        const refusedAt = r.answerRefusedFor;
         const xs = r.rs.filter((x) => x.end !== "routed" && reached(r, x) && !refusedAt.has(x.nodeId));
         return { round: r.round, misrouted: xs.some((x) => x.end === "misrouted"), lostWith: [...new Set(xs.filter((x) => x.end === "refused").map((x) => r.wire.get(x.nodeId)?.error ?? x.code ?? "?"))].sort() };
       });
