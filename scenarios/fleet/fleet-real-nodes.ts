@@ -1,17 +1,16 @@
 import assert from "node:assert/strict";
-import { defineScenario } from "../../lab/scenario.ts";
+import { defineScenario, type FindingRecord } from "../../lab/scenario.ts";
 import * as op from "../../lab/clients/operator.ts";
 import { refusal, isRefused } from "../../lab/clients/operator.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { sleep, waitFor } from "../../lab/core/wait.ts";
-import { fanOut, fleetSpec, percentiles, type FannedInvoke } from "../../lab/kits/fleet.ts";
+import { answersRefused, fanOut, fleetSpec, invokesOnWire, percentiles, type FannedInvoke } from "../../lab/kits/fleet.ts";
 import { waitForWorkerHost } from "../../lab/kits/nodes.ts";
 import { provenWorkerTurn, type ProvenTurn } from "../../lab/kits/proof.ts";
 import { scene } from "../../lab/kits/scene.ts";
 import { createWorkerSession, dispatchTo, uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
-import { GatewayError, type GatewayClient } from "../../lab/clients/gateway.ts";
-import type { ScriptedNode } from "../../lab/clients/scripted-node.ts";
+import { GatewayError } from "../../lab/clients/gateway.ts";
 
 // The real node hosts are still served while the gateway is busy with a fleet of N scripted
 // nodes (fleetSpec(): FLEET, default 200). A load keeps the fleet busy: node.invoke (system.which)
@@ -73,33 +72,6 @@ interface Window {
   to: number;
 }
 
-/** The gateway's code and message of each node.invoke it refused, by node id, answered within [from, to] (the operator's transcript). */
-function invokeRefusals(client: GatewayClient, from: number, to: number): Map<string, string> {
-  const nodeOf = new Map<string, string>();
-  const out = new Map<string, string>();
-  for (const e of client.transcript()) {
-    if (e.t < from || e.t > to || e.method !== "node.invoke" || !e.id) continue;
-    const f = e.frame as { params?: { nodeId?: unknown }; error?: { code?: unknown; message?: unknown } } | undefined;
-    if (e.dir === "out" && e.kind === "req" && typeof f?.params?.nodeId === "string") nodeOf.set(e.id, f.params.nodeId);
-    else if (e.dir === "in" && e.kind === "res" && e.ok === false && nodeOf.has(e.id)) out.set(nodeOf.get(e.id)!, `${String(f?.error?.code)}: ${String(f?.error?.message)}`);
-  }
-  return out;
-}
-
-/** The gateway's refusals of the nodes' own answers (node.invoke.result) within [from, to], by code and message, counted (a node host sends its answer once). */
-function answersRefused(nodes: readonly ScriptedNode[], from: number, to: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const node of nodes)
-    for (const c of node.connections)
-      for (const e of c.transcript()) {
-        if (e.t < from || e.t > to || e.dir !== "in" || e.kind !== "res" || e.method !== "node.invoke.result" || e.ok !== false) continue;
-        const err = (e.frame as { error?: { code?: unknown; message?: unknown; details?: { code?: unknown } } } | undefined)?.error;
-        const k = `${String(err?.code)}: ${String(err?.message)}${err?.details?.code ? ` (${String(err.details.code)})` : ""}`;
-        out[k] = (out[k] ?? 0) + 1;
-      }
-  return out;
-}
-
 /** What a turn that was not served ended with: the gateway's words without the run and session named, or the proof's shortfall. */
 function failureOf(t: ProvenTurn): string {
   if (t.error) return t.error.replace(/^chat turn \S+ in \S+ ended with status /, "");
@@ -107,12 +79,34 @@ function failureOf(t: ProvenTurn): string {
   return `took longer than ${TURN_S} s`;
 }
 
+// Registered findings (lab/findings/findings.ts).
+const findings: FindingRecord[] = [
+  {
+    // 2026.9.6 refuses an operator's sessions.describe (the turn's placement read, before
+    // anything of the turn is sent) with UNAVAILABLE "WorkerTaskError: worker task capacity
+    // reached: code=overloaded", no retryable flag, with the fleet of 200 connected: once in
+    // make lab run 20261204-175649 (node-1's warm-up turn, the fleet connected and idle; tried
+    // again, it passed), and
+    // before this check existed in runs 20261204-162536 and 20261204-162827 (the scenario
+    // ended there); not in 6 other runs (20261204-163426, make repro 20261204-163938 3/3,
+    // the loaded make lab 20261204-172214).
+    id: "F-real-operator-served",
+    expectation: "with N scripted nodes connected, the gateway never refuses the operator's requests for the real node hosts' turns as overloaded",
+    signature: { refused: ["UNAVAILABLE: WorkerTaskError: worker task capacity reached: code=overloaded"] },
+    versions: ["2026.9.6"],
+    kind: "shortfall",
+    evidence: "fixtures/findings/F-real-operator-served.json",
+    intermittent: true,
+  },
+];
+
 export default defineScenario({
   name: "fleet-real-nodes",
   proves: "while N scripted nodes are kept busy with node.invoke fanned out over them, a worker turn on each real node host completes on its node within the lab's normal turn budget, and the invokes running meanwhile are all routed",
   topology: "own",
   alone: true,
   spec: fleetSpec(),
+  findings,
   premises: [{ id: "P-real-fleet-busy", what: "during each turn the fleet's load was running: invokes in flight when the turn began and at least a round's worth (N) completed within the turn's window" }],
   timeoutMs: 600_000,
   async run(ctx) {
@@ -241,14 +235,14 @@ export default defineScenario({
 
       // ---- the fleet during the turns
       const judged = [...new Set(during.flatMap((d) => d.overlapping))];
-      const refusedWith = invokeRefusals(client, Math.min(...judged.map((r) => r.start)), Math.max(...judged.map((r) => r.end)));
+      const refusedWith = new Map(invokesOnWire(client, Math.min(...judged.map((r) => r.start)), Math.max(...judged.map((r) => r.end))).flatMap((w) => (w.error ? [[w.nodeId, w.error] as const] : [])));
       const bad: Record<string, number> = {};
       for (const r of judged) {
         if (r.outcome === "routed") continue;
         const k = r.outcome === "refused" ? (refusedWith.get(r.nodeId) ?? r.code ?? "?") : "misrouted";
         bad[k] = (bad[k] ?? 0) + 1;
       }
-      const atNode = judged.length ? answersRefused(aliases.map((a) => lab.scripted(a)), Math.min(...judged.map((r) => r.start)), Math.max(...judged.map((r) => r.end))) : {};
+      const atNode = judged.length ? answersRefused(aliases.map((a) => lab.scripted(a)), Math.min(...judged.map((r) => r.start)), Math.max(...judged.map((r) => r.end))).counts : {};
       const latency = percentiles(invokes.map((r) => r.end - r.start));
       const nodeList = percentiles(lists.map((l) => l.ms));
       log(`load: ${invokes.length} invokes over ${lanes.length} lanes (${Math.floor(invokes.length / n)} rounds' worth; ${latency.text}); node.list beside them ${nodeList.text}; invokes in flight during the turns: ${judged.length}, not routed: ${JSON.stringify(bad)}; the nodes' answers refused by the gateway: ${JSON.stringify(atNode)}`);
