@@ -121,6 +121,8 @@ export default defineScenario({
       // ---- the return: the fleet all at once (reconnectAll), the node hosts by themselves
       const connsBefore = new Map(aliases.map((a) => [a, lab.scripted(a).connections.length]));
       const startedAt = Date.now();
+      // Awaited after the fleet's return: its failure is kept as a value at once, so a rejection
+      // meanwhile cannot end the process as unhandled; it is thrown where it is awaited.
       const realPoll = pollUntil(
         "node-1 and node-2 connected and approved in node.list again",
         async () => {
@@ -132,9 +134,11 @@ export default defineScenario({
         },
         (xs) => xs.every((x) => x.connected === true && x.approvalState === "approved"),
         { deadlineMs: REAL_WITHIN_S * 1_000, from: readyAt, intervalMs: 500, signal },
-      );
+      ).catch((failed: unknown) => ({ failed }));
       const returns: Return[] = await reconnectAll(lab.fleet, aliases, { timeoutMs: deadline(180_000), signal, seed: 7 });
-      const realBack = await realPoll;
+      const realEnd = await realPoll;
+      if ("failed" in realEnd) throw realEnd.failed;
+      const realBack = realEnd;
 
       const labelled = returns.map((x) => {
         const conns = lab.scripted(x.alias).connections.slice(connsBefore.get(x.alias));
