@@ -7,6 +7,7 @@ import type { Run } from "./evidence/run.ts";
 import type { FindingRecord } from "./findings/findings.ts";
 import type { Need } from "./engine/capabilities.ts";
 import { upstreamProblems, type Upstream } from "./findings/upstream.ts";
+import type { CheckDef } from "./run/history.ts";
 
 export type { Verdict } from "./definitions/verdict.ts";
 // The verdict errors live beside the verdict rule (lab/definitions/verdict.ts), on the floor members and
@@ -14,8 +15,13 @@ export type { Verdict } from "./definitions/verdict.ts";
 export { LabInfraError, SystemUnderTestError, labStep } from "./definitions/verdict.ts";
 export type { FindingRecord } from "./findings/findings.ts";
 export type { Upstream } from "./findings/upstream.ts";
+export type { CheckDef } from "./run/history.ts";
 
-export interface ScenarioContext {
+/** What a scenario's body observes for its declared checks: JSON values by name (default: any). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Observed = Record<string, any>;
+
+export interface ScenarioContext<H extends Observed = Observed> {
   lab: Lab;
   run: Run;
   /** Aborted when the scenario runs out of time: pass it to every wait (lab/core/wait.ts). */
@@ -31,6 +37,14 @@ export interface ScenarioContext {
    * fails the scenario. Never throws: the scenario goes on to its next check.
    */
   check(c: { id: string; expectation: string; holds: boolean; observed?: unknown; kind?: FindingRecord["kind"] }): boolean;
+  /**
+   * Record what the body saw, by name (a JSON value: kept as JSON, so the checks read it now as
+   * they will from the stored history). The scenario's declared checks (Scenario.checks) and
+   * premises (Premise.judge) are functions of these observations: the body drives and observes,
+   * the checks decide, after the body, and `fleetlab judge <run>` runs them again over a stored
+   * run. Observing the same name again replaces it.
+   */
+  observe<K extends keyof H & string>(name: K, value: H[K]): void;
   /**
    * Prove that what the scenario set up really happened where it matters (the fault acted on the
    * path: a 502 was served, writes were delayed, a frame was dropped; the turn was in flight; the
@@ -51,7 +65,7 @@ export interface ScenarioContext {
 }
 
 /** What a scenario must have made happen before its verdict counts (lab/run/judging.ts). */
-export interface Premise {
+export interface Premise<H extends Observed = Observed> {
   /** Named in the scenario's header and docs/reference/scenarios.md, e.g. "P-50219-502-served". */
   id: string;
   /** What it means, for a reader: "the tap answered the node's upgrades 502". */
@@ -61,9 +75,15 @@ export interface Premise {
    * on /fleetlab-aimed-off instead of /": the self-test that shows this premise can be unmet.
    */
   aimOff?: string;
+  /**
+   * The premise as a function of what the body observed (ctx.observe), judged after the body like
+   * a declared check: undefined when what it reads was not observed (then it must be proven with
+   * ctx.premise, or it reads "never proven").
+   */
+  judge?(h: H): { met: boolean; observed?: unknown } | undefined;
 }
 
-export interface Scenario {
+export interface Scenario<H extends Observed = Observed> {
   name: string;
   /** One line: what this scenario proves. */
   proves: string;
@@ -104,7 +124,13 @@ export interface Scenario {
    */
   bug?: string[];
   /** What must have happened for its checks to mean anything: each proven in the body with ctx.premise(). */
-  premises?: Premise[];
+  premises?: Premise<H>[];
+  /**
+   * Its checks as pure functions of what its body observed (ctx.observe), judged after the body
+   * (in this order, after the body's own ctx.check calls): each one unit-tested on recorded
+   * histories (fixtures/histories/), and judged again by `fleetlab judge <run>`.
+   */
+  checks?: CheckDef<H>[];
   /**
    * A field-bug repro's upstream thread as the tracker showed it on `checked`: status, fix PR, the
    * release that shipped the fix (lab/findings/upstream.ts). Every scenario in scenarios/repro/
@@ -118,18 +144,20 @@ export interface Scenario {
    */
   protocolSteps?: string[];
   timeoutMs: number;
-  run(ctx: ScenarioContext): Promise<void>;
+  run(ctx: ScenarioContext<H>): Promise<void>;
 }
 
-export function defineScenario(s: Scenario): Scenario {
+export function defineScenario<H extends Observed = Observed>(s: Scenario<H>): Scenario {
   if (s.topology === "shared" && s.spec) throw new Error(`scenario ${s.name}: a shared-topology scenario cannot change the topology`);
   const dup = twice(s.findings ?? []);
   if (dup) throw new Error(`scenario ${s.name}: finding ${dup} is registered twice`);
   const pdup = twice(s.premises ?? []);
   if (pdup) throw new Error(`scenario ${s.name}: premise ${pdup} is declared twice`);
+  const cdup = twice(s.checks ?? []);
+  if (cdup) throw new Error(`scenario ${s.name}: check ${cdup} is declared twice`);
   const bad = s.upstream ? upstreamProblems(s.upstream) : [];
   if (bad.length) throw new Error(`scenario ${s.name}: upstream ${bad.join("; ")}`);
-  return s;
+  return s as unknown as Scenario;
 }
 
 /** The first id that stands twice in the list, if any. */

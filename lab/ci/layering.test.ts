@@ -19,7 +19,7 @@ const FLOORS: string[][] = [
   // floor: below the producers (clients, members, faults) and readers (checks, findings) that
   // import them; the report beside them in lab/evidence/ reads them too.
   ["lab/definitions/spec.ts", "lab/definitions/build.ts", "lab/definitions/verdict.ts", "lab/engine/cleanup.ts", "lab/engine/lock.ts", "lab/engine/child.ts", "lab/evidence/records/", "lab/evidence/", "lab/definitions/phases.ts", "lab/commands/json.ts"],
-  ["lab/findings/", "lab/run/judging.ts", "lab/run/admission.ts", "lab/clients/", "lab/engine/capabilities.ts", "lab/run/shard.ts", "lab/engine/images.ts"],
+  ["lab/findings/", "lab/run/judging.ts", "lab/run/history.ts", "lab/run/admission.ts", "lab/clients/", "lab/engine/capabilities.ts", "lab/run/shard.ts", "lab/engine/images.ts"],
   ["lab/members/", "lab/engine/runner-container.ts"],
   ["lab/topology/"],
   ["lab/faults/", "lab/checks/", "lab/scenario.ts"],

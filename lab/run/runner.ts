@@ -28,7 +28,8 @@ import { Lab, type LabUpOptions } from "../topology/lab.ts";
 import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "../definitions/spec.ts";
 import { lanesFromEnv, selectNames, unmatchedText } from "../definitions/settings.ts";
 import { judge, type CheckResult, type FindingRecord } from "../findings/findings.ts";
-import { judgeScenario, type Note, type Observed, type PremiseResult } from "./judging.ts";
+import type { Note, PremiseResult } from "./judging.ts";
+import { HISTORY_FILE, asRecorded, emptyHistory, evidenceResult, judgeHistory, attemptsDetail, type ScenarioHistory } from "./history.ts";
 import { Phases, STOP } from "../definitions/phases.ts";
 import { evidenceChecks } from "../checks/index.ts";
 import { labFindings } from "../checks/findings.ts";
@@ -352,7 +353,7 @@ export interface RunOptions {
  * the gateway advertises), body (to its deadline; a cancelled one settles first), drain (what
  * it left, faults first, undone before its lab is judged), evidence checks (over its window),
  * lab after (an own lab down with nothing left behind, a shared one healthy). The phases only
- * gather what they observe; judgeScenario (lab/run/judging.ts) turns it into the verdict in one
+ * gather what they observe; judgeHistory (lab/run/history.ts) turns it into the verdict in one
  * call. A phase may end the scenario before its body with a verdict (n/a, a lab that could not
  * come up); drain and lab after run whatever happened once the body began.
  */
@@ -390,7 +391,7 @@ export async function runScenarioAttempts(s: Scenario, pool: LabPool, opts: RunO
     if (r.verdict !== "unknown" || !r.machineBusy || r.stray || attempt >= SCENARIO_ATTEMPTS) {
       if (!earlier.length) return r;
       r.attempts = earlier;
-      r.detail = `attempt ${attempt} of ${SCENARIO_ATTEMPTS}: ${earlier.map((a, i) => `attempt ${i + 1} read ${a.verdict} (${(a.detail ?? "").split("\n")[0].slice(0, 300)})`).join("; ")}${r.detail ? `; ${r.detail}` : ""}`;
+      r.detail = attemptsDetail(attempt, SCENARIO_ATTEMPTS, earlier, r.detail);
       pool.run.update((rec) => {
         const row = rec.scenarios.findLast((x) => x.name === s.name);
         if (row) Object.assign(row, { attempts: earlier, detail: r.detail });
@@ -442,8 +443,8 @@ class ScenarioRun {
   readonly #stallsFrom = Date.now();
   /** When its body began (after its lab came up): the window whose pace can make a fail unknown (admission's own waits are before it). */
   #bodyFrom: number | undefined;
-  /** What the phases observed (lab/run/judging.ts); escapes go to `problems` until the checks are judged, then to `afterwards`. */
-  readonly #seen: Observed;
+  /** What the phases recorded (lab/run/history.ts), judged once in record(); escapes go to `problems` until the checks are judged, then to `afterwards`. */
+  readonly #hist: ScenarioHistory;
   #notes: Note[];
   lab!: Lab;
   ctx!: Omit<ScenarioContext, "signal">;
@@ -476,8 +477,8 @@ class ScenarioRun {
     this.run = pool.run;
     this.dir = path.join(this.run.dir, "scenarios", s.name);
     fs.mkdirSync(this.dir, { recursive: true });
-    this.#seen = { problems: [], checks: [], afterwards: [], findings: s.findings ?? [], bodyReturned: false, declared: s.premises ?? [], premises: [] };
-    this.#notes = this.#seen.problems;
+    this.#hist = emptyHistory(s.name, pool.spec.openclawVersion, { own: s.findings ?? [], labWide: pool.opts.labFindings });
+    this.#notes = this.#hist.problems;
   }
 
   /** The body began (its lab's teardown mark taken): drain and lab after have something to do. */
@@ -499,7 +500,7 @@ class ScenarioRun {
 
   /** It ends here, before its body, with this verdict. */
   #notRun(verdict: Verdict, why: string): typeof STOP {
-    this.#seen.notRun = { verdict, why };
+    this.#hist.notRun = { verdict, why };
     return STOP;
   }
 
@@ -522,6 +523,7 @@ class ScenarioRun {
     const { s, pool } = this;
     try {
       this.lab = s.topology === "shared" ? await pool.shared(s) : await pool.own(s);
+      this.#hist.version = this.lab.spec.openclawVersion;
       this.#takeStartAttempts();
     } catch (err) {
       this.#takeStartAttempts();
@@ -571,18 +573,23 @@ class ScenarioRun {
         info(`  [${s.name}] ${msg}`);
       },
       check: (c) => {
-        const r = judge(s.findings ?? [], { ...c, scenario: s.name, version: lab.spec.openclawVersion });
-        this.#seen.checks.push(r);
+        // Recorded raw (judged in record(), from the history); the log says how it reads now.
+        const raw = asRecorded({ id: c.id, expectation: c.expectation, holds: c.holds, ...(c.observed !== undefined ? { observed: c.observed } : {}), ...(c.kind ? { kind: c.kind } : {}) });
+        this.#hist.body.push(raw);
+        const r = judge(s.findings ?? [], { ...raw, scenario: s.name, version: lab.spec.openclawVersion });
         ctx.log(`check ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
         return c.holds;
       },
       premise: (p) => {
-        // Only a declared premise counts (its meaning is in the scenario's header and the docs).
+        // Only a declared premise counts (its meaning is in the scenario's header and the docs): judgeHistory.
         const d = s.premises?.find((x) => x.id === p.id);
-        const r: PremiseResult = d ? { id: p.id, what: d.what, met: p.met, observed: p.observed } : { id: p.id, what: "not declared in the scenario's premises", met: false, observed: p.observed };
-        this.#seen.premises!.push(r);
-        ctx.log(`premise ${r.id}: ${r.met ? "met" : "NOT met"} (${r.what}; observed ${JSON.stringify(p.observed ?? null)})`);
-        return r.met;
+        this.#hist.premises.push(asRecorded({ id: p.id, met: p.met, ...(p.observed !== undefined ? { observed: p.observed } : {}) }));
+        const met = !!d && p.met;
+        ctx.log(`premise ${p.id}: ${met ? "met" : "NOT met"} (${d?.what ?? "not declared in the scenario's premises"}; observed ${JSON.stringify(p.observed ?? null)})`);
+        return met;
+      },
+      observe: (name, value) => {
+        this.#hist.observations[name] = asRecorded(value);
       },
     });
 
@@ -609,7 +616,7 @@ class ScenarioRun {
     });
     this.closeScope = body.close;
     const end = await step(`scenario ${s.name}`, () => body.end);
-    this.#seen.bodyReturned = end.kind === "returned";
+    this.#hist.bodyReturned = end.kind === "returned";
     const notSettled = `the scenario had not settled ${pool.opts.settleMs / 1000} s after it was cancelled (its lab is not used again)`;
     if (end.kind === "threw") {
       const err = end.error as Error;
@@ -681,17 +688,9 @@ class ScenarioRun {
         const inputs = await raceTimer(check.run(w), pool.opts.evidenceCheckMs);
         if (!inputs) throw new Error(`no answer within ${pool.opts.evidenceCheckMs / 1000} s`);
         for (const c of inputs) {
-          const r = judge(registry, { ...c, scenario: s.name, version: lab.spec.openclawVersion });
-          r.source = "evidence";
-          if (pool.opts.labFindings.some((f) => f.id === r.findingId)) {
-            r.scope = "lab";
-            // A lab-wide record shows where the frames that carry it pass (drift in a node-hosted
-            // MCP call shows only in scenarios that make one): absent from one scenario's window
-            // is no sign of a fix. It is judged for the whole run instead (endRun: not seen in
-            // any scenario of a full run -> "fixed?" there).
-            if (r.outcome === "fixed?") Object.assign(r, { outcome: "pass", registered: undefined, note: `lab-wide record not seen in this scenario's window` });
-          }
-          this.#seen.checks.push(r);
+          const raw = asRecorded({ check: check.name, id: c.id, expectation: c.expectation, holds: c.holds, ...(c.observed !== undefined ? { observed: c.observed } : {}), ...(c.kind ? { kind: c.kind } : {}) });
+          this.#hist.evidence.push(raw);
+          const r = evidenceResult(judge(registry, { ...raw, scenario: s.name, version: lab.spec.openclawVersion }), pool.opts.labFindings);
           ctx.log(`evidence check ${check.name}, ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
         }
       } catch (err) {
@@ -709,7 +708,7 @@ class ScenarioRun {
    */
   async labAfter(): Promise<void> {
     const { s, pool, lab } = this;
-    this.#notes = this.#seen.afterwards;
+    this.#notes = this.#hist.afterwards;
     const after = (verdict: Verdict, text: string) => this.#notes.push({ verdict, text, after: true });
     if (s.topology === "own") {
       try {
@@ -750,42 +749,31 @@ class ScenarioRun {
       this.#log.end();
       await finished(this.#log).catch(() => {});
     }
-    const judged = judgeScenario(this.#seen);
-    this.closeScope();
-    // A starved machine gives unknown (or another attempt), never a fail: a fail judged while the
-    // machine was busier than the lab plans for (a bound that is the expectation held against a
-    // starved OpenClaw, a deadline of the lab's own) is not charged to OpenClaw (lab/core/pace.ts).
+    // What judging needs besides the phases' notes, into the history; then one call judges it
+    // (lab/run/history.ts judgeHistory), as `fleetlab judge` will judge the stored history again.
     const mon = this.pool.opts.paceMonitor();
     const from = this.#bodyFrom ?? Date.now();
     const busy = this.#bodyFrom === undefined ? undefined : mon.busierThanPlanned(from, Date.now());
     const worst = mon.worst(from, Date.now());
-    // The same for a fixed?: a registered finding that did not show on a starved machine may only
-    // not have come in time (seen: capacity's turn B never met the full slot within its window
-    // under load 12-20, and the lab read fixed?). "The bug may be fixed" is not claimed from it.
-    if ((judged.verdict === "fail" || judged.verdict === "fixed?") && busy) {
-      const what = judged.verdict === "fail" ? "its fail is not charged to OpenClaw" : "its fixed? (a registered finding that did not show) is not claimed";
-      judged.verdict = "unknown";
-      judged.detail = `the lab could not tell: ${busy} while it ran, so ${what}: ${judged.detail ?? ""}`;
-    }
-    // A fail once the run was interrupted is the clean-up's doing as likely as OpenClaw's (seen: a
-    // Ctrl-C during a bring-up killed the gateway under 'openclaw devices approve', exit 137, and
-    // the lab read "OpenClaw did not come up": FAIL). The lab took its containers away: unknown.
-    if (judged.verdict === "fail" && this.pool.opts.interrupted()) {
-      judged.verdict = "unknown";
-      judged.detail = `the lab could not tell: the run was interrupted (a signal; the lab was taking its containers down) while this scenario ran, so its fail is not charged to OpenClaw: ${judged.detail ?? ""}`;
-    }
-    const checks = this.#seen.checks;
-    let detail = judged.detail;
+    const h = this.#hist;
+    if (busy) h.busy = busy;
+    if (this.pool.opts.interrupted()) h.interrupted = true;
     // A stall of the lab's own process inside the window is said with the verdict (lab/core/stalls.ts).
     const note = stallNote(StallWatch.get().within(this.#stallsFrom, Date.now()));
-    if (note) detail = detail ? `${detail}; also ${note}` : note;
+    if (note) h.stall = note;
+    const judged = judgeHistory(h, s, this.pool.opts.labFindings);
+    h.derived = judged.derived;
+    this.closeScope();
+    const checks = judged.checks;
+    const detail = judged.detail;
     const phases = [...this.phases.rows];
-    const premises = this.#seen.premises?.length ? [...this.#seen.premises] : undefined;
+    const premises = judged.premises.length ? judged.premises : undefined;
     const startAttempts = this.#startAttempts.length ? this.#startAttempts : undefined;
     const waits = this.#bodyFrom !== undefined && this.#windowEnd ? bodyWaits(this.#waits.intervals, this.#bodyFrom, Date.parse(this.#windowEnd)) : undefined;
     const paceRow = worst ? { worst: worst.raw, load: worst.load, ...(worst.own !== undefined ? { own: worst.own } : {}), ...(busy ? { busy } : {}) } : undefined;
     const r: ScenarioResult = { name: s.name, verdict: judged.verdict, seconds: Math.round(performance.now() - this.#t0) / 1000, detail, evidence: path.relative(run.dir, dir), checks, startedAt: this.#startedAt, endedAt: new Date().toISOString(), phases, premises, machineBusy: busy, startAttempts, stray: this.#straying || undefined, ...(judged.failedSteps.length ? { failedSteps: judged.failedSteps } : {}) };
     if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
+    writeJson(path.join(dir, HISTORY_FILE), h);
     run.update((rec) => {
       (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
       rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt: r.startedAt, endedAt: r.endedAt, evidence: r.evidence, phases, premises, startAttempts, pace: paceRow, waits });

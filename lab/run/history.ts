@@ -1,0 +1,253 @@
+// One history per scenario run (after Jepsen's history and its checkers): what the run's phases
+// recorded, before any of it was judged: the body's raw checks (holds or not, with the observed
+// signature), what the body observed for its pure checks (ctx.observe), the premises' proofs, the
+// evidence checks' raw results, the notes of its phases and the machine's state. judgeHistory
+// turns a history into the verdict with today's checks and finding records; the runner judges
+// every scenario through it and writes the history beside the verdict (history.json), so
+// `fleetlab judge <run>` (lab/commands/judge.ts) judges a stored run again the same way: nothing
+// is run again, and a verdict differs only where a record or a check changed.
+import { isDeepStrictEqual } from "node:util";
+import { judge, unexercised, type CheckResult, type FindingRecord } from "../findings/findings.ts";
+import { judgeScenario, type Note, type PremiseResult } from "./judging.ts";
+import type { Verdict } from "../definitions/verdict.ts";
+
+/** The history file in each scenario's evidence folder. */
+export const HISTORY_FILE = "history.json";
+export const HISTORY_FORMAT = 1;
+
+/** One expectation as recorded, before it is judged against the finding records. */
+export interface RawCheck {
+  id: string;
+  expectation: string;
+  holds: boolean;
+  observed?: unknown;
+  kind?: FindingRecord["kind"];
+}
+
+/** An evidence check's expectation (lab/checks), with the check that made it. */
+export interface RawEvidenceCheck extends RawCheck {
+  check: string;
+}
+
+/** One premise's proof as recorded (ctx.premise, or a premise's judge over the observations). */
+export interface RawPremise {
+  id: string;
+  met: boolean;
+  observed?: unknown;
+}
+
+/** What a scenario's body recorded for its pure checks (ctx.observe): JSON values by name. */
+export type Observations = Record<string, unknown>;
+
+export interface ScenarioHistory {
+  format: typeof HISTORY_FORMAT;
+  scenario: string;
+  /** The OpenClaw version (or build) it ran on: records are matched on it. */
+  version: string;
+  /** It ended before its body (n/a, a lab that could not come up): this verdict and why. */
+  notRun?: { verdict: Verdict; why: string };
+  /** What went wrong while it ran (its body's end, escapes, failed undo, evidence checks that could not tell), in order. */
+  problems: Note[];
+  /** Its body's own checks (ctx.check), in order. */
+  body: RawCheck[];
+  /** What its body observed (ctx.observe), for the checks and premises it declares as functions. */
+  observations: Observations;
+  /** Its declared checks (Scenario.checks) over the observations, as they read when it ran: a re-judge says which changed. */
+  derived: RawCheck[];
+  /** Its premises' proofs (ctx.premise), in order. */
+  premises: RawPremise[];
+  /** The evidence checks over its window, raw. */
+  evidence: RawEvidenceCheck[];
+  /** What came after its checks (the lab's state after it), in order. */
+  afterwards: Note[];
+  bodyReturned: boolean;
+  /** The machine was busier than the lab plans for while its body ran (lab/core/pace.ts): why. */
+  busy?: string;
+  /** The run was interrupted while it ran. */
+  interrupted?: boolean;
+  /** A stall of the lab's own process inside its window (lab/core/stalls.ts), said with the verdict. */
+  stall?: string;
+  /** The finding records it was judged against when it ran (its own, then the lab-wide ones). */
+  registry: { own: FindingRecord[]; labWide: FindingRecord[] };
+}
+
+/** What judging needs of a scenario: its records, its declared premises and its declared checks. */
+export interface JudgedScenario {
+  name: string;
+  findings?: FindingRecord[];
+  premises?: { id: string; what: string; judge?(h: never): { met: boolean; observed?: unknown } | undefined }[];
+  checks?: CheckDef[];
+}
+
+/**
+ * A check as a pure function of what the body observed (Scenario.checks): undefined when the
+ * observations it reads were not recorded (the body ended before them). Unit-tested on recorded
+ * histories, with no engine and no network; `fleetlab judge` runs it again over a stored run.
+ */
+export interface CheckDef<H = never> {
+  id: string;
+  /** What a user needs; a function when it names what the run used (a count, a node). */
+  expectation: string | ((h: H) => string);
+  kind?: FindingRecord["kind"];
+  judge(h: H): { holds: boolean; observed?: unknown } | undefined;
+}
+
+export interface HistoryJudged {
+  verdict: Verdict;
+  detail?: string;
+  checks: CheckResult[];
+  premises: PremiseResult[];
+  /** Its declared checks over the observations as they read now. */
+  derived: RawCheck[];
+  unexercised: FindingRecord[];
+  failedSteps: string[];
+}
+
+/** A history to start with: nothing recorded yet. */
+export function emptyHistory(scenario: string, version: string, registry: ScenarioHistory["registry"]): ScenarioHistory {
+  return { format: HISTORY_FORMAT, scenario, version, problems: [], body: [], observations: {}, derived: [], premises: [], evidence: [], afterwards: [], bodyReturned: false, registry };
+}
+
+/** A value as a history keeps it (JSON): what a check reads when it runs is what it reads when judged again. */
+export function asRecorded<T>(v: T): T {
+  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+}
+
+/**
+ * The declared checks over the observations: each one's raw expectation, and a note for each that
+ * could not judge (it threw: the lab's own check; or it had nothing to read though the body
+ * returned): the lab could not tell, never a pass.
+ */
+export function deriveChecks(defs: CheckDef<never>[], observations: Observations, bodyReturned: boolean): { checks: RawCheck[]; notes: Note[] } {
+  const checks: RawCheck[] = [];
+  const notes: Note[] = [];
+  const h = observations as never;
+  for (const d of defs) {
+    try {
+      const r = d.judge(h);
+      if (r === undefined) {
+        if (bodyReturned) notes.push({ verdict: "unknown", text: `check ${d.id} had nothing to judge: the body returned without observing what it reads` });
+        continue;
+      }
+      const expectation = typeof d.expectation === "function" ? d.expectation(h) : d.expectation;
+      checks.push({ id: d.id, expectation, holds: r.holds, ...(r.observed !== undefined ? { observed: asRecorded(r.observed) } : {}), ...(d.kind ? { kind: d.kind } : {}) });
+    } catch (err) {
+      notes.push({ verdict: "unknown", text: `check ${d.id} could not judge what was observed (the lab's own check): ${(err as Error).message}` });
+    }
+  }
+  return { checks, notes };
+}
+
+/** The declared premises that are functions of the observations, over them (as deriveChecks). */
+export function derivePremises(defs: JudgedScenario["premises"], observations: Observations): { premises: RawPremise[]; notes: Note[] } {
+  const premises: RawPremise[] = [];
+  const notes: Note[] = [];
+  for (const d of defs ?? []) {
+    if (!d.judge) continue;
+    try {
+      const r = d.judge(observations as never);
+      if (r) premises.push({ id: d.id, met: r.met, ...(r.observed !== undefined ? { observed: asRecorded(r.observed) } : {}) });
+    } catch (err) {
+      notes.push({ verdict: "unknown", text: `premise ${d.id} could not be judged from what was observed (the lab's own check): ${(err as Error).message}` });
+    }
+  }
+  return { premises, notes };
+}
+
+/** An evidence check's result as the runner reads it: a lab-wide record's absence from one window is no sign of a fix. */
+export function evidenceResult(r: CheckResult, labWide: FindingRecord[]): CheckResult {
+  r.source = "evidence";
+  if (labWide.some((f) => f.id === r.findingId)) {
+    r.scope = "lab";
+    // A lab-wide record shows where the frames that carry it pass (drift in a node-hosted MCP call
+    // shows only in scenarios that make one): absent from one scenario's window is no sign of a
+    // fix. It is judged for the whole run instead (endRun: not seen in any scenario of a full run
+    // -> "fixed?" there).
+    if (r.outcome === "fixed?") Object.assign(r, { outcome: "pass", registered: undefined, note: `lab-wide record not seen in this scenario's window` });
+  }
+  return r;
+}
+
+/**
+ * The verdict of one scenario run from its history, with the scenario's records, premises and
+ * checks as they are now (`s`) and the lab-wide records: one rule for the run and for every
+ * judging again. The order is lab/run/judging.ts's; then a starved machine turns a fail or a
+ * fixed? into unknown, an interrupted run a fail, and a stall is said.
+ */
+export function judgeHistory(h: ScenarioHistory, s: JudgedScenario, labWide: FindingRecord[]): HistoryJudged {
+  const own = s.findings ?? [];
+  const at = (c: RawCheck, registry: FindingRecord[]) => judge(registry, { ...c, scenario: h.scenario, version: h.version });
+  const derived = s.checks ? deriveChecks(s.checks, h.observations, h.bodyReturned) : { checks: h.derived, notes: [] };
+  const fromObserved = derivePremises(s.premises, h.observations);
+  const checks = [...h.body.map((c) => at(c, own)), ...derived.checks.map((c) => at(c, own)), ...h.evidence.map((c) => evidenceResult(at(c, [...own, ...labWide]), labWide))];
+  const declared = (s.premises ?? []).map((p) => ({ id: p.id, what: p.what }));
+  const premises = [...h.premises, ...fromObserved.premises].map((p): PremiseResult => {
+    const d = declared.find((x) => x.id === p.id);
+    return { id: p.id, what: d ? d.what : "not declared in the scenario's premises", met: d ? p.met : false, observed: p.observed };
+  });
+  const judged = judgeScenario({
+    notRun: h.notRun,
+    problems: [...h.problems, ...derived.notes, ...fromObserved.notes],
+    checks,
+    afterwards: h.afterwards,
+    findings: own,
+    bodyReturned: h.bodyReturned,
+    declared,
+    premises,
+  });
+  let { verdict, detail } = judged;
+  // A starved machine gives unknown (or another attempt), never a fail: a fail judged while the
+  // machine was busier than the lab plans for (a bound that is the expectation held against a
+  // starved OpenClaw, a deadline of the lab's own) is not charged to OpenClaw (lab/core/pace.ts).
+  // The same for a fixed?: a registered finding that did not show on a starved machine may only
+  // not have come in time (seen: capacity's turn B never met the full slot within its window under
+  // load 12-20, and the lab read fixed?). "The bug may be fixed" is not claimed from it.
+  if ((verdict === "fail" || verdict === "fixed?") && h.busy) {
+    const what = verdict === "fail" ? "its fail is not charged to OpenClaw" : "its fixed? (a registered finding that did not show) is not claimed";
+    verdict = "unknown";
+    detail = `the lab could not tell: ${h.busy} while it ran, so ${what}: ${detail ?? ""}`;
+  }
+  // A fail once the run was interrupted is the clean-up's doing as likely as OpenClaw's (seen: a
+  // Ctrl-C during a bring-up killed the gateway under 'openclaw devices approve', exit 137, and the
+  // lab read "OpenClaw did not come up": FAIL). The lab took its containers away: unknown.
+  if (verdict === "fail" && h.interrupted) {
+    verdict = "unknown";
+    detail = `the lab could not tell: the run was interrupted (a signal; the lab was taking its containers down) while this scenario ran, so its fail is not charged to OpenClaw: ${detail ?? ""}`;
+  }
+  if (h.stall) detail = detail ? `${detail}; also ${h.stall}` : h.stall;
+  return { verdict, detail, checks, premises: h.notRun ? [] : premises, derived: derived.checks, unexercised: h.notRun ? [] : h.bodyReturned ? unexercised(own, checks) : [], failedSteps: judged.failedSteps };
+}
+
+/** The detail of a scenario that took more than one attempt (lab/run/runner.ts runScenarioAttempts). */
+export function attemptsDetail(attempt: number, of: number, earlier: { verdict: string; detail?: string }[], detail: string | undefined): string {
+  return `attempt ${attempt} of ${of}: ${earlier.map((a, i) => `attempt ${i + 1} read ${a.verdict} (${(a.detail ?? "").split("\n")[0].slice(0, 300)})`).join("; ")}${detail ? `; ${detail}` : ""}`;
+}
+
+/**
+ * Why a check reads differently now than when the run judged it: its record (added, removed,
+ * changed) or its check (a declared check reads the observations differently now).
+ */
+export function whyChanged(h: ScenarioHistory, now: HistoryJudged, s: JudgedScenario, labWide: FindingRecord[]): string[] {
+  const before = judgeHistory(h, { name: h.scenario, findings: h.registry.own, premises: s.premises?.map(({ id, what }) => ({ id, what })), checks: undefined }, h.registry.labWide);
+  // The premises as proven then: only today's declared what is used by both sides.
+  const out: string[] = [];
+  const key = (c: CheckResult) => `${c.source ?? "body"}:${c.findingId}`;
+  const thenBy = new Map(before.checks.map((c) => [key(c), c]));
+  const nowBy = new Map(now.checks.map((c) => [key(c), c]));
+  const recordOf = (id: string, reg: { own: FindingRecord[]; labWide: FindingRecord[] }) => [...reg.own, ...reg.labWide].find((f) => f.id === id);
+  const today = { own: s.findings ?? [], labWide };
+  for (const id of new Set([...thenBy.keys(), ...nowBy.keys()])) {
+    const a = thenBy.get(id);
+    const b = nowBy.get(id);
+    const fid = (a ?? b)!.findingId;
+    if (a && b && a.outcome === b.outcome && isDeepStrictEqual(a.observed, b.observed)) continue;
+    const r0 = recordOf(fid, h.registry);
+    const r1 = recordOf(fid, today);
+    const record = !r0 && r1 ? `record ${fid} added` : r0 && !r1 ? `record ${fid} removed` : r0 && r1 && !isDeepStrictEqual(r0, r1) ? `record ${fid} changed` : undefined;
+    const d0 = h.derived.find((c) => c.id === fid);
+    const d1 = now.derived.find((c) => c.id === fid);
+    const check = !isDeepStrictEqual(d0, d1) ? (d0 && d1 ? `check ${fid} reads the history differently now (holds ${d0.holds} -> ${d1.holds})` : d1 ? `check ${fid} added` : `check ${fid} removed`) : undefined;
+    out.push(`${fid}: ${a?.outcome ?? "not judged"} -> ${b?.outcome ?? "not judged"} (${[record, check].filter(Boolean).join("; ") || "judged again"})`);
+  }
+  return out;
+}
