@@ -47,7 +47,7 @@ endif
 export TESTCONTAINERS_RYUK_DISABLED := true
 export TESTCONTAINERS_HOST_OVERRIDE := localhost
 
-.PHONY: bench-fleet openclaw-docs busy-check repro soak matrix bisect excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
+.PHONY: judge bench-fleet openclaw-docs busy-check repro soak matrix bisect excerpt issue lab test unit scenarios bench prune images engine chromium deps typecheck clean help nightly-sim costs engine2 engine2-stop
 
 help:
 	@echo "fleetlab: an integration lab for the OpenClaw gateway and node hosts (README.md; docs/). make help: this list"
@@ -61,6 +61,7 @@ help:
 	@echo "  make bisect NAME=<scenario> GOOD=<version> BAD=<version> [N=3] [PRE=1]   the first version whose verdict differs from GOOD's (halving)"
 	@echo "  make soak ROUNDS=5 [SCENARIOS=...]          the suite R times: a stability table, what moved first"
 	@echo "  make excerpt RUN=<run id> [IDS='<id>...']   keep each finding's raw evidence from a run in fixtures/findings/"
+	@echo "  make judge RUN=<run id>                     judge a stored run again with today's checks and finding records (nothing runs)"
 	@echo "  make issue ID=<finding id> (or ALL=1)       a bug report for OpenClaw's tracker, in fixtures/findings/reports/"
 	@echo "  make openclaw-docs [OPENCLAW_VERSION=<v>]   install that OpenClaw package into the shared cache (no Docker) and print its docs folder"
 	@echo "  make bench            set-up, readiness and teardown figures against same-run baselines"
@@ -94,7 +95,7 @@ help:
 	@echo "  REPLAY=path/run.json  re-run an earlier run's seed and topology"
 	@echo "  RUNNER=container      run inside a runner container on the engine DOCKER_HOST names"
 	@echo "  REPROS=1              make test also runs scenarios/repro"
-	@echo "  RUN, IDS              make excerpt; ID, ALL: make issue"
+	@echo "  RUN, IDS              make excerpt (RUN: make judge); ID, ALL: make issue"
 	@echo "  QUIET, LOADED         make busy-check: reuse a quiet run, or compare two stored runs"
 	@echo "  NAME, N, UNTIL, AIM_OFF  make repro; NAME, GOOD, BAD, N, PRE: make bisect; VERSIONS: make matrix; ROUNDS, FROM: make soak; SHARDS: make nightly-sim; RUNS: make costs; ALL: make prune"
 	@echo "  Environment: docs/reference/cli.md (FLEETLAB_STATE, FLEETLAB_CACHE, FLEETLAB_QUIET, ...)"
@@ -168,6 +169,11 @@ bisect: deps engine
 # frames and container log lines that decided it. No engine needed: it reads the run folder.
 excerpt: deps
 	npm run --silent fleetlab -- excerpt $(RUN) $(IDS)
+
+# A stored run judged again with today's checks and finding records (lab/commands/judge.ts): from
+# each scenario's history.json, nothing runs and no engine is needed. RUN=<id|folder|latest>.
+judge: deps
+	npm run --silent fleetlab -- judge $(RUN)
 
 # A bug report for OpenClaw's tracker, per registered finding (lab/findings/issue-report.ts):
 # ID=<finding id> writes and prints one, ALL=1 writes every one into fixtures/findings/reports/.

@@ -4,8 +4,8 @@ import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
 import { injectBeforeKeepalive } from "../lab/kits/keepalive.ts";
 import { controlConn, controlEvents, waitReconnect } from "../lab/kits/node-wire.ts";
-import { bundleKept, nodeView, sameNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { provenWorkerTurn } from "../lab/kits/proof.ts";
+import { bundleSeen, keptBundle, nodeView, sameNode, waitBundleInstalled, waitConnected, waitForWorkerHost, type BundleSeen, type NodeView } from "../lab/kits/nodes.ts";
+import { provenWorkerTurn, turnOnNode, type TurnSeen } from "../lab/kits/proof.ts";
 import { nodeScene } from "../lab/kits/scene.ts";
 import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
@@ -19,13 +19,63 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 // pairing request, same installed bundle directory) and the next worker turn on it completes.
 // (A network blip shorter than the gateway's keepalive cuts nothing: the TCP connection
 // survives it and neither side notices; measured, see the notes in lab/kits/keepalive.ts.)
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
+
+/** One cut as observed: the node before and after it, the connections, the next turn, the bundle after that turn. */
+interface Cut {
+  before: NodeView;
+  after: NodeView;
+  /** The node's control connection before the cut and the one it came back on (tap connection ids). */
+  conn: string;
+  reconnectedOn: string;
+  turn?: TurnSeen;
+  bundle?: BundleSeen;
+}
+export interface Observed {
+  wire?: Cut;
+  network?: Cut;
+}
+
+const sameNodeAfter = (c: Cut) => {
+  const n = sameNode(c.before, c.after);
+  return { holds: n.holds && c.reconnectedOn !== c.conn, observed: { ...n.observed, newConnection: c.reconnectedOn !== c.conn } };
+};
+
+export default defineScenario<Observed>({
   name: "reconnect",
   proves: "a node whose connection is cut (wire close 1006; network disconnect until the gateway drops it) comes back as the same approved node without re-pairing, keeps its installed bundle, and its next worker turn completes on it",
   topology: "shared",
   timeoutMs: 300_000,
+  checks: [
+    {
+      id: "R-reconnect-wire-same-node",
+      expectation: "after its connection is aborted at the tap (1006), the node reconnects with the same nodeId, stays approved, raises no pairing request and keeps its installed bundle directory",
+      judge: (h) => h.wire && sameNodeAfter(h.wire),
+    },
+    { id: "R-reconnect-wire-turn", expectation: "the next worker turn on the node after the wire close completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", judge: (h) => h.wire?.turn && turnOnNode(h.wire.turn) },
+    {
+      id: "R-reconnect-wire-bundle",
+      expectation: "after the wire close and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)",
+      judge: (h) => h.wire?.bundle && keptBundle(h.wire.before, h.wire.bundle),
+    },
+    {
+      id: "R-reconnect-network-same-node",
+      expectation: "after a network disconnect long enough for the gateway to drop it, the node reconnects with the same nodeId, stays approved, raises no pairing request and keeps its installed bundle directory",
+      judge: (h) => h.network && sameNodeAfter(h.network),
+    },
+    {
+      id: "R-reconnect-network-turn",
+      expectation: "the next worker turn on the node after the network disconnect completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)",
+      judge: (h) => h.network?.turn && turnOnNode(h.network.turn),
+    },
+    {
+      id: "R-reconnect-network-bundle",
+      expectation: "after the network disconnect and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)",
+      judge: (h) => h.network?.bundle && keptBundle(h.network.before, h.network.bundle),
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     await nodeScene(ctx, {}, async ({ alias, tap, evidence, tl }) => {
       await waitForWorkerHost(lab, alias, { signal });
       const ws = await publishWorkspace(lab, { repo: uniqueName("reconnect") });
@@ -63,19 +113,15 @@ export default defineScenario({
       const afterWire = await nodeView(lab, alias);
       const wireReconnectMs = Math.round(back1.t - fired.t);
       log(`wire close 1006 on ${conn1} at frame #${fired.seq}; node connected again on ${back1.conn} ${wireReconnectMs} ms later; the invoke: ${JSON.stringify(invokeResult)}`);
-      const w = sameNode(before, afterWire);
-      check({
-        id: "R-reconnect-wire-same-node",
-        expectation: "after its connection is aborted at the tap (1006), the node reconnects with the same nodeId, stays approved, raises no pairing request and keeps its installed bundle directory",
-        holds: w.holds && back1.conn !== conn1,
-        observed: { ...w.observed, newConnection: back1.conn !== conn1 },
-      });
+      const wire: Cut = { before, after: afterWire, conn: conn1, reconnectedOn: back1.conn };
+      observe("wire", wire);
       const t1 = await provenWorkerTurn(lab, session.key, alias, { note: "after the wire close" });
       log(`turn after the wire close: ${JSON.stringify({ text: t1.text, error: t1.error, ms: t1.ms, proof: t1.observed })}`);
-      check({ id: "R-reconnect-wire-turn", expectation: "the next worker turn on the node after the wire close completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: t1.proof.holds, observed: t1.observed });
-      const b1 = await bundleKept(lab, alias, before);
-      check({ id: "R-reconnect-wire-bundle", expectation: "after the wire close and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: b1.holds, observed: b1.observed });
-      evidence.wire = { conn: conn1, fired, reconnectedOn: back1.conn, reconnectMs: wireReconnectMs, invoke: invokeResult, after: afterWire, turn: t1, bundleAfterTurn: b1.observed, tap: await controlEvents(tap, since1) };
+      wire.turn = t1.seen;
+      observe("wire", wire);
+      wire.bundle = await bundleSeen(lab, alias);
+      observe("wire", wire);
+      evidence.wire = { conn: conn1, fired, reconnectedOn: back1.conn, reconnectMs: wireReconnectMs, invoke: invokeResult, after: afterWire, turn: t1, bundleAfterTurn: wire.bundle, tap: await controlEvents(tap, since1) };
 
       // ---- 2. network disconnect until the gateway drops the node, then reconnect
       const since2 = await tap.seq();
@@ -92,18 +138,14 @@ export default defineScenario({
       const afterNet = await nodeView(lab, alias);
       const netReconnectMs = Math.round(back2.t - healedAt);
       log(`gateway dropped ${alias} ${noticedMs} ms after the disconnect; network reconnected (${Math.round(healed.totalMs)} ms); the node connected again on ${back2.conn} ${netReconnectMs} ms later`);
-      const n = sameNode(before, afterNet);
-      check({
-        id: "R-reconnect-network-same-node",
-        expectation: "after a network disconnect long enough for the gateway to drop it, the node reconnects with the same nodeId, stays approved, raises no pairing request and keeps its installed bundle directory",
-        holds: n.holds && back2.conn !== conn2,
-        observed: { ...n.observed, newConnection: back2.conn !== conn2 },
-      });
+      const network: Cut = { before, after: afterNet, conn: conn2, reconnectedOn: back2.conn };
+      observe("network", network);
       const t2 = await provenWorkerTurn(lab, session.key, alias, { note: "after the network disconnect" });
       log(`turn after the network disconnect: ${JSON.stringify({ text: t2.text, error: t2.error, ms: t2.ms, proof: t2.observed })}`);
-      check({ id: "R-reconnect-network-turn", expectation: "the next worker turn on the node after the network disconnect completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: t2.proof.holds, observed: t2.observed });
-      const b2 = await bundleKept(lab, alias, before);
-      check({ id: "R-reconnect-network-bundle", expectation: "after the network disconnect and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: b2.holds, observed: b2.observed });
+      network.turn = t2.seen;
+      observe("network", network);
+      network.bundle = await bundleSeen(lab, alias);
+      observe("network", network);
       evidence.network = {
         conn: conn2,
         keepalive: phase,
@@ -114,7 +156,7 @@ export default defineScenario({
         reconnectAfterHealMs: netReconnectMs,
         after: afterNet,
         turn: t2,
-        bundleAfterTurn: b2.observed,
+        bundleAfterTurn: network.bundle,
         tap: await controlEvents(tap, since2),
       };
     });

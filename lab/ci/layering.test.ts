@@ -27,7 +27,7 @@ const FLOORS: string[][] = [
   ["lab/kits/", "lab/testing/testbed.ts", "lab/testing/server-process.ts"],
   ["lab/run/runner.ts"],
   // The bug report reads matrix.json and repro loops, so it sits beside them, above the other findings modules.
-  ["lab/commands/repro.ts", "lab/commands/matrix.ts", "lab/commands/soak.ts", "lab/commands/bisect.ts", "lab/bench/", "lab/commands/issue-report.ts"],
+  ["lab/commands/repro.ts", "lab/commands/judge.ts", "lab/commands/matrix.ts", "lab/commands/soak.ts", "lab/commands/bisect.ts", "lab/bench/", "lab/commands/issue-report.ts"],
   ["lab/commands/usage.ts", "lab/commands/inputs.ts"],
   ["lab/commands/cli.ts"],
   // findings-docs reads every scenario's records to write the docs' findings, so it sits beside them.

@@ -24,6 +24,8 @@ import { bisect, bisectAgain, bisectDocument, bisectExitCode, bisectVersions, ma
 import { CACHE, RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";
 import { issueCommand } from "./issue-report.ts";
+import { labFindings } from "../checks/findings.ts";
+import { changesText, judgeRun, writeJudged } from "./judge.ts";
 import { runInNetwork } from "../engine/runner-container.ts";
 import { COSTS_FILE, costsFromRuns, loadCosts, selectShard, shardRecord, type Shard, type ShardPlan } from "../run/shard.ts";
 import { bisectInput, givenRunId, matrixVersionsText, mergeShards, reproInput, shardSetting, soakRounds, specFor } from "./inputs.ts";
@@ -343,6 +345,23 @@ function reportCommand({ rest, values }: CommandArgs): number {
   return runExitCode(record);
 }
 
+/** Judge a stored run again with today's checks and records (lab/commands/judge.ts); the new table and report beside the old. */
+function judgeCommand({ rest, scenarios }: CommandArgs): number {
+  const { dir, record } = findRun(rest[0]);
+  const at = new Date();
+  const j = judgeRun(dir, record, scenarios, labFindings, at);
+  const out = writeJudged(dir, j, at);
+  let page: string | undefined;
+  try {
+    page = writeReportHtml(dir, j.record, out).file;
+  } catch (err) {
+    say(`report.html could not be written: ${(err as Error).message}\n`);
+  }
+  const shown = path.relative(process.cwd(), out) || out;
+  say(`run ${record.id} judged again with today's checks and finding records (nothing was run)\n\n${verdictTable(j.record.scenarios)}\n\n${changesText(j)}\n\njudged:   ${shown}/verdicts.md${page ? `\nreport:   ${path.relative(process.cwd(), page) || page}` : ""}\n`);
+  return runExitCode(j.record);
+}
+
 /** Merge shard run folders into one run per version. */
 function mergeCommand({ rest, values, scenarios }: CommandArgs): number {
   const [out, ...dirs] = rest;
@@ -479,6 +498,7 @@ const HANDLERS: Record<string, (c: CommandArgs) => number | Promise<number>> = {
   down: downCommand,
   prune: pruneCommand,
   report: reportCommand,
+  judge: judgeCommand,
   merge: mergeCommand,
   excerpt: excerptCommand,
   issue: ({ rest, values, scenarios }) => issueCommand(rest, !!values.all, scenarios, (t) => say(t)),

@@ -54,6 +54,10 @@ export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMA
         --not-accepted    only the scenarios whose verdict is not accepted, each with its whole
                           detail and the checks that decided it (writes nothing; what make test
                           prints last when a scenario failed)
+  judge [RUN_ID]      judge a stored run again with today's checks and finding records, from each
+                      scenario's history.json (nothing runs): the new verdict table, verdicts.md
+                      and report.html in the run's judged/<stamp>/, and which verdicts changed and
+                      why (a record added or changed, a check that reads the history differently)
   list [pattern...]   list the scenarios (or those the patterns select) and what each proves
   merge OUT RUN...    merge shard run folders (or folders of them) into OUT/<version>/ (run.json,
                       junit.xml, report.html, summary.md) and OUT/summary.md over all versions
@@ -72,7 +76,7 @@ ${settingsTable()}
 
 --json (list, run, report, repro, matrix, soak, merge, bisect): one JSON document on stdout (its schema:
 docs/reference/json.md), the tables and progress on stderr, the same exit code.
-A command that takes a run id (report, down, excerpt, costs) takes latest: .lab/runs/latest.
+A command that takes a run id (report, judge, down, excerpt, costs) takes latest: .lab/runs/latest.
 
 Exit codes: 0 pass, 1 fail, 2 bad input or setup, 3 unknown (repro: 0 the bug showed at least
 once, 1 it never did and some attempt was judged, 3 no attempt could tell); docs/reference/cli.md.`;
@@ -94,6 +98,7 @@ export const COMMANDS: Record<string, { usage: string; options: string[] }> = {
   down: { usage: "down RUN_ID", options: [] },
   prune: { usage: "prune [--all]", options: ["all"] },
   report: { usage: "report [RUN_ID|latest] [--not-accepted] [--json]", options: ["not-accepted", "json"] },
+  judge: { usage: "judge [RUN_ID|latest]", options: [] },
   list: { usage: "list [pattern...] [--json]", options: ["json"] },
   merge: { usage: 'merge OUT RUN... [--shards N] [--versions "A B"] [--json]', options: ["shards", "versions", "json"] },
   excerpt: { usage: "excerpt RUN [FINDING_ID...]", options: [] },

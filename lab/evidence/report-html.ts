@@ -33,12 +33,12 @@ export interface ReportWritten {
 }
 
 /** Build report.html for a run folder (run.json read with its schema when no record is given). */
-export function writeReportHtml(dir: string, record?: RunRecord): ReportWritten {
+export function writeReportHtml(dir: string, record?: RunRecord, out = dir): ReportWritten {
   const t0 = performance.now();
   const rec = record ?? readRunRecord(path.join(dir, "run.json"));
   const { data, redactor } = buildReportData(dir, rec);
   const html = reportHtml(data, (s) => redactor.known(s));
-  const file = path.join(dir, REPORT_FILE);
+  const file = path.join(out, REPORT_FILE);
   fs.writeFileSync(file, html);
   return { file, bytes: Buffer.byteLength(html), ms: Math.round(performance.now() - t0), frames: { total: data.caps.framesTotal, embedded: data.caps.framesEmbedded } };
 }

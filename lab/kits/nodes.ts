@@ -152,16 +152,35 @@ export function sameNode(before: NodeView, after: NodeView): { holds: boolean; o
   return { holds, observed };
 }
 
+/** What node.list and the node's disk say of its worker bundle now, after a turn (JSON, for a history). */
+export interface BundleSeen {
+  status: string | null;
+  bundles: NodeView["bundles"];
+}
+
 /**
- * After the first worker turn that follows a cut: node.list says the bundle is installed and
- * the bundle directory on the node is still the one from before (not reinstalled).
+ * The node's worker bundle now: node.list's status (waited for up to its grace) and the bundle
+ * directories on its disk. keptBundle judges it against the view before.
  */
-export async function bundleKept(lab: Lab, alias: string, before: NodeView): Promise<{ holds: boolean; observed: { status: string | null; sameBundleDir: boolean } }> {
+export async function bundleSeen(lab: Lab, alias: string): Promise<BundleSeen> {
   // expectation: a time-out is "not installed" in the caller's check: the 30 s grace is fixed, not paced
   const n = await waitBundleInstalled(lab, alias, { expectation: true }).catch(() => nodeByAlias(lab, alias));
   const now = (await installedBundles(lab, alias)).bundles.map(({ dir, hash, inode, receiptMtime }) => ({ dir, hash, inode, receiptMtime }));
-  const observed = { status: n.workerBundle?.status ?? null, sameBundleDir: JSON.stringify(now) === JSON.stringify(before.bundles) };
+  return { status: n.workerBundle?.status ?? null, bundles: now };
+}
+
+/** Kept its bundle (a pure check): node.list says installed and it is the same bundle directory as before (not reinstalled). */
+export function keptBundle(before: Pick<NodeView, "bundles">, now: BundleSeen): { holds: boolean; observed: { status: string | null; sameBundleDir: boolean } } {
+  const observed = { status: now.status, sameBundleDir: JSON.stringify(now.bundles) === JSON.stringify(before.bundles) };
   return { holds: observed.status === "installed" && observed.sameBundleDir, observed };
+}
+
+/**
+ * After a turn: node.list says the worker bundle is installed (waiting up to its grace) and it is
+ * the same bundle directory as before (not reinstalled): bundleSeen judged by keptBundle.
+ */
+export async function bundleKept(lab: Lab, alias: string, before: NodeView): Promise<{ holds: boolean; observed: { status: string | null; sameBundleDir: boolean } }> {
+  return keptBundle(before, await bundleSeen(lab, alias));
 }
 
 /** node.pair.remove {nodeId} (answer or refusal as data). */

@@ -93,17 +93,51 @@ export async function proveTurnOnNode(lab: Lab, o: { alias: string; marker: Node
 /** The judging half of proveTurnOnNode, over the worker.launch.v1 frames the tap saw since `tapSince`. */
 export function judgeTurnOnNode(frames: Frame[], o: { alias: string; marker: NodeMarker; reply: string | undefined; tapSince: number; launches?: number; launchAfter?: number }): TurnProof {
   const seen = frames.map(launchSeen);
-  const mine = seen.filter((l) => !o.marker.environmentId || l.environmentId === o.marker.environmentId);
-  const last = mine.at(-1);
-  const reply = o.reply === undefined ? "none" : o.reply === o.marker.reply ? "node-only marker" : o.reply.replaceAll(o.marker.nonce, "<nonce>");
-  const observed: TurnProof["observed"] = { reply, launches: mine.length };
-  if (o.launchAfter !== undefined) observed.launchAfterMark = !!last && last.seq > o.launchAfter;
-  const holds = reply === "node-only marker" && (o.launches === undefined ? mine.length >= 1 : mine.length === o.launches) && observed.launchAfterMark !== false;
+  const mine = mineOf(seen, o.marker);
+  const { holds, observed } = turnOnNode({ alias: o.alias, marker: o.marker, reply: o.reply ?? null, launches: seen, launchCount: o.launches, launchAfter: o.launchAfter });
   return {
     holds,
     observed,
     evidence: { alias: o.alias, file: o.marker.file, markerText: o.marker.text, reply: o.reply ?? null, tapSince: o.tapSince, launches: mine, otherLaunches: seen.length - mine.length, launchAfter: o.launchAfter },
   };
+}
+
+/**
+ * What the proof that a turn ran on a node reads, as a history keeps it (JSON, lab/run/history.ts):
+ * the launches the node's tap saw, the marker, the reply and the turn's error. turnOnNode judges it.
+ */
+export interface TurnSeen {
+  alias: string;
+  marker: Pick<NodeMarker, "nonce" | "reply" | "environmentId">;
+  reply: string | null;
+  launches: LaunchSeen[];
+  /** Exactly this many launches for the marker's placement (default: at least one). */
+  launchCount?: number;
+  /** A tap seq the last launch must come after. */
+  launchAfter?: number;
+  /** The turn's error when it gave no reply. */
+  error?: string;
+}
+
+function mineOf(seen: LaunchSeen[], marker: TurnSeen["marker"]): LaunchSeen[] {
+  return seen.filter((l) => !marker.environmentId || l.environmentId === marker.environmentId);
+}
+
+/**
+ * Did the turn run on the node (a pure check over what was seen): its reply carries the node-only
+ * marker text AND worker.launch.v1 for the marker's placement reached the node's tap (exactly
+ * `launchCount` of them when given; the last after `launchAfter` when given). `observed` is stable
+ * across runs (ids and tokens normalised), with the turn's error when it gave no reply.
+ */
+export function turnOnNode(s: TurnSeen): { holds: boolean; observed: TurnProof["observed"] & { error?: string } } {
+  const mine = mineOf(s.launches, s.marker);
+  const last = mine.at(-1);
+  const reply = s.reply === null ? "none" : s.reply === s.marker.reply ? "node-only marker" : s.reply.replaceAll(s.marker.nonce, "<nonce>");
+  const observed: TurnProof["observed"] & { error?: string } = { reply, launches: mine.length };
+  if (s.launchAfter !== undefined) observed.launchAfterMark = !!last && last.seq > s.launchAfter;
+  const holds = reply === "node-only marker" && (s.launchCount === undefined ? mine.length >= 1 : mine.length === s.launchCount) && observed.launchAfterMark !== false;
+  if (s.error !== undefined) observed.error = s.error;
+  return { holds, observed };
 }
 
 /** proveTurnOnNode, asserted: for turns a scenario asserts rather than checks. */
@@ -122,6 +156,8 @@ export interface ProvenTurn {
   proof: TurnProof;
   /** For a check: the proof's observed value, with the turn's error if it failed. */
   observed: TurnProof["observed"] & { error?: string };
+  /** What the proof read, for a history (ctx.observe): turnOnNode(seen) judges it again. */
+  seen: TurnSeen;
 }
 
 /**
@@ -138,8 +174,10 @@ export async function provenWorkerTurn(lab: Lab, key: string, alias: string, opt
     (r) => ({ text: r.text, ms: r.durationMs }),
     (err: Error) => ({ error: err.message }),
   );
-  const proof = await proveTurnOnNode(lab, { alias, marker, reply: "text" in turn ? turn.text : undefined, tapSince });
-  return { message: marker.message, ...turn, proof, observed: "error" in turn ? { ...proof.observed, error: turn.error } : proof.observed };
+  const reply = "text" in turn ? turn.text : undefined;
+  const proof = await proveTurnOnNode(lab, { alias, marker, reply, tapSince });
+  const seen: TurnSeen = { alias, marker: { nonce: marker.nonce, reply: marker.reply, ...(marker.environmentId ? { environmentId: marker.environmentId } : {}) }, reply: reply ?? null, launches: [...proof.evidence.launches], ...("error" in turn ? { error: turn.error } : {}) };
+  return { message: marker.message, ...turn, proof, observed: "error" in turn ? { ...proof.observed, error: turn.error } : proof.observed, seen };
 }
 
 /** The launch's ids from its params (unknown when the frame was cut short). */

@@ -89,6 +89,12 @@ export interface CheckDef<H = never> {
   /** What a user needs; a function when it names what the run used (a count, a node). */
   expectation: string | ((h: H) => string);
   kind?: FindingRecord["kind"];
+  /**
+   * true: the body observes what it reads only on some paths (a branch of the scenario, a version
+   * that has the feature), and not judging it on the others is no problem, as a ctx.check in that
+   * branch would not have been called. Otherwise nothing to read once the body returned is unknown.
+   */
+  optional?: true;
   judge(h: H): { holds: boolean; observed?: unknown } | undefined;
 }
 
@@ -126,7 +132,7 @@ export function deriveChecks(defs: CheckDef<never>[], observations: Observations
     try {
       const r = d.judge(h);
       if (r === undefined) {
-        if (bodyReturned) notes.push({ verdict: "unknown", text: `check ${d.id} had nothing to judge: the body returned without observing what it reads` });
+        if (bodyReturned && !d.optional) notes.push({ verdict: "unknown", text: `check ${d.id} had nothing to judge: the body returned without observing what it reads` });
         continue;
       }
       const expectation = typeof d.expectation === "function" ? d.expectation(h) : d.expectation;

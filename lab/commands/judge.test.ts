@@ -1,0 +1,73 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { Run } from "../evidence/run.ts";
+import { writeJson } from "../evidence/write.ts";
+import { emptyHistory, judgeHistory, HISTORY_FILE, type ScenarioHistory } from "../run/history.ts";
+import { defineScenario, type Scenario } from "../scenario.ts";
+import type { FindingRecord } from "../findings/findings.ts";
+import { changesText, judgeRun, readHistory, writeJudged } from "./judge.ts";
+
+const V = "2026.9.6";
+const rec = (id: string, signature: unknown): FindingRecord => ({ id, expectation: "e", signature, versions: [V], kind: "shortfall", evidence: "x" });
+const scenario = (findings: FindingRecord[] = []): Scenario =>
+  defineScenario<{ code?: number }>({
+    name: "s",
+    proves: "p",
+    topology: "shared",
+    timeoutMs: 1000,
+    findings,
+    checks: [{ id: "F-code", expectation: "code 0", judge: (h) => (h.code === undefined ? undefined : { holds: h.code === 0, observed: { code: h.code } }) }],
+    async run() {},
+  });
+
+/** A run folder as the runner leaves it: history.json beside the row it judged (with the same judgeHistory). */
+function storedRun(h: ScenarioHistory, s: Scenario): { dir: string; run: Run } {
+  const run = Run.create({ root: fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-judge-")) });
+  const evidence = "scenarios/s";
+  const j = judgeHistory(h, s, []);
+  writeJson(path.join(run.dir, evidence, HISTORY_FILE), { ...h, derived: j.derived });
+  run.update((r) => {
+    r.plan = ["s"];
+    r.scenarios.push({ name: "s", verdict: j.verdict, seconds: 1, detail: j.detail, evidence });
+    r.endedAt = new Date().toISOString();
+  });
+  return { dir: run.dir, run };
+}
+
+describe("fleetlab judge: a stored run judged again", () => {
+  const h = { ...emptyHistory("s", V, { own: [], labWide: [] }), bodyReturned: true, observations: { code: 7 } };
+
+  it("with the same checks and records it reproduces the table exactly and says nothing changed", () => {
+    const { dir, run } = storedRun(h, scenario());
+    const j = judgeRun(dir, run.record, [scenario()], []);
+    expect(j.rows.map((r) => [r.name, r.before.verdict, r.after.verdict, r.changed])).toEqual([["s", "fail", "fail", false]]);
+    expect(j.record.scenarios[0]).toMatchObject({ verdict: "fail", detail: run.record.scenarios[0]!.detail });
+    expect(changesText(j)).toBe("no verdict changed: 1 scenario(s) judged again read as the run read them");
+  });
+
+  it("one more finding record changes exactly that scenario's verdict, and says why; the new table goes beside the old", () => {
+    const { dir, run } = storedRun(h, scenario());
+    const j = judgeRun(dir, run.record, [scenario([rec("F-code", { code: 7 })])], []);
+    expect(j.rows[0]).toMatchObject({ changed: true, before: { verdict: "fail" }, after: { verdict: "known-finding", detail: "known-finding F-code" }, why: ["F-code: fail -> known-finding (record F-code added)"] });
+    const at = new Date("2026-12-04T19:00:00Z");
+    const out = writeJudged(dir, j, at);
+    expect(path.relative(dir, out)).toBe(path.join("judged", "20261204-190000"));
+    expect(fs.readFileSync(path.join(out, "verdicts.md"), "utf8")).toContain("s: FAIL -> KNOWN-FINDING");
+    expect(JSON.parse(fs.readFileSync(path.join(out, "run.json"), "utf8")).scenarios[0].verdict).toBe("known-finding");
+    expect(JSON.parse(fs.readFileSync(path.join(dir, "run.json"), "utf8")).scenarios[0].verdict).toBe("fail"); // the run's own stays
+    expect(path.basename(writeJudged(dir, j, at))).toBe("20261204-190000-2");
+  });
+
+  it("a row with no history, or a scenario the suite no longer has, is kept as recorded and said", () => {
+    const { dir, run } = storedRun(h, scenario());
+    expect(judgeRun(dir, run.record, [], []).rows[0]).toMatchObject({ rejudged: false, reason: "no scenario of that name in today's suite: kept as recorded" });
+    fs.rmSync(path.join(dir, "scenarios/s", HISTORY_FILE));
+    const j = judgeRun(dir, run.record, [scenario()], []);
+    expect(j.rows[0]).toMatchObject({ rejudged: false, changed: false });
+    expect(changesText(j)).toMatch(/^no verdict changed: 0 scenario\(s\) judged again read as the run read them\ns: not judged again: no history.json in its evidence folder/);
+    fs.writeFileSync(path.join(dir, "scenarios/s", HISTORY_FILE), "{");
+    expect(readHistory(path.join(dir, "scenarios/s", HISTORY_FILE))).toMatch(/could not be read/);
+  });
+});

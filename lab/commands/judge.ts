@@ -1,0 +1,163 @@
+// `fleetlab judge <run>`: a stored run folder judged again with today's checks and finding
+// records (after Jepsen's `analyze`, which re-checks a stored history). Nothing runs: each
+// scenario's history.json (lab/run/history.ts) is judged by the same judgeHistory the run judged
+// it by, with the scenario's records and declared checks as they are now, and the lab-wide
+// records. The new verdict table and report go beside the old ones (judged/<stamp>/), and what
+// changed is said scenario by scenario with why: a record added, removed or changed, a check that
+// reads the history differently now.
+import fs from "node:fs";
+import path from "node:path";
+import { HISTORY_FILE, attemptsDetail, judgeHistory, whyChanged, type HistoryJudged, type ScenarioHistory } from "../run/history.ts";
+import { SCENARIO_ATTEMPTS } from "../run/admission.ts";
+import { verdictTable } from "../evidence/report.ts";
+import { junitXml } from "../evidence/junit.ts";
+import { writeJson } from "../evidence/write.ts";
+import type { RunRecord, ScenarioRow } from "../evidence/run.ts";
+import type { CheckResult, FindingRecord } from "../findings/findings.ts";
+import type { Verdict } from "../definitions/verdict.ts";
+import type { Scenario } from "../scenario.ts";
+
+/** One scenario row, as the run judged it and as it reads now. */
+export interface JudgedRow {
+  name: string;
+  before: { verdict: Verdict; detail?: string };
+  after: { verdict: Verdict; detail?: string };
+  /** Judged again from its history; false: kept as recorded, with why. */
+  rejudged: boolean;
+  reason?: string;
+  changed: boolean;
+  /** Why it reads differently now, check by check. */
+  why: string[];
+  checks: CheckResult[];
+  unexercised: FindingRecord[];
+}
+
+export interface JudgedRun {
+  run: string;
+  at: string;
+  rows: JudgedRow[];
+  /** The run's record as it reads now: rows, findings and unexercised records judged again. */
+  record: RunRecord;
+}
+
+/** A scenario folder's stored history, or why there is none to judge. */
+export function readHistory(file: string): ScenarioHistory | string {
+  if (!fs.existsSync(file)) return `no ${HISTORY_FILE} in its evidence folder (a run recorded before histories were kept, or one that ended before this scenario was judged): kept as recorded`;
+  try {
+    const h = JSON.parse(fs.readFileSync(file, "utf8")) as ScenarioHistory;
+    if (h.format !== 1 || !Array.isArray(h.body) || !Array.isArray(h.evidence)) return `${HISTORY_FILE} is not a history this lab reads (format ${String(h.format)}): kept as recorded`;
+    return h;
+  } catch (err) {
+    return `${HISTORY_FILE} could not be read (${(err as Error).message}): kept as recorded`;
+  }
+}
+
+/** Judge one evidence folder's history again, or say why it cannot be. */
+function judgeFolder(dir: string, rel: string | undefined, s: Scenario | undefined, labWide: FindingRecord[]): { h: ScenarioHistory; j: HistoryJudged } | string {
+  if (!rel) return "no evidence folder recorded: kept as recorded";
+  if (!s) return "no scenario of that name in today's suite: kept as recorded";
+  const h = readHistory(path.join(dir, rel, HISTORY_FILE));
+  if (typeof h === "string") return h;
+  return { h, j: judgeHistory(h, s, labWide) };
+}
+
+/** The run in `dir` judged again with `scenarios` (today's) and the lab-wide records `labWide`. */
+export function judgeRun(dir: string, record: RunRecord, scenarios: Scenario[], labWide: FindingRecord[], now = new Date()): JudgedRun {
+  const byName = new Map(scenarios.map((s) => [s.name, s]));
+  const rows: JudgedRow[] = [];
+  const newRows: ScenarioRow[] = [];
+  for (const row of record.scenarios) {
+    const s = byName.get(row.name);
+    const before = { verdict: row.verdict, detail: row.detail };
+    const out = judgeFolder(dir, row.evidence, s, labWide);
+    if (typeof out === "string") {
+      rows.push({ name: row.name, before, after: before, rejudged: false, reason: out, changed: false, why: [], checks: [], unexercised: [] });
+      newRows.push(row);
+      continue;
+    }
+    let detail = out.j.detail;
+    const why = whyChanged(out.h, out.j, s!, labWide);
+    // Earlier attempts (the machine was busier than planned): each judged again, said as the run said them.
+    if (row.attempts?.length) {
+      const earlier = row.attempts.map((a, i) => {
+        const e = judgeFolder(dir, a.evidence, s, labWide);
+        if (typeof e === "string") return a;
+        const w = whyChanged(e.h, e.j, s!, labWide);
+        if (w.length) why.push(...w.map((x) => `attempt ${i + 1}: ${x}`));
+        return { ...a, verdict: e.j.verdict, detail: e.j.detail };
+      });
+      detail = attemptsDetail(row.attempts.length + 1, SCENARIO_ATTEMPTS, earlier, detail);
+      newRows.push({ ...row, verdict: out.j.verdict, detail, attempts: earlier, premises: out.j.premises.length ? out.j.premises : undefined });
+    } else newRows.push({ ...row, verdict: out.j.verdict, detail, premises: out.j.premises.length ? out.j.premises : undefined });
+    const after = { verdict: out.j.verdict, detail };
+    const changed = after.verdict !== before.verdict || after.detail !== before.detail;
+    rows.push({ name: row.name, before, after, rejudged: true, changed, why, checks: out.j.checks, unexercised: out.j.unexercised });
+  }
+  const judged = rows.filter((r) => r.rejudged);
+  const names = new Set(judged.map((r) => r.name));
+  const checks = judged.flatMap((r) => r.checks);
+  const seen = checks.filter((c) => !(c.scope === "lab" && c.outcome === "pass")).map((c) => c.findingId);
+  const exercised = [...new Set([...(record.exercised ?? []), ...seen])].sort();
+  const unexercised = [
+    ...(record.unexercised ?? []).filter((u) => u.scenario && !names.has(u.scenario)),
+    ...judged.flatMap((r) => r.unexercised.map((f) => ({ id: f.id, scenario: r.name }))),
+    ...(record.scenarios.length ? labWide.filter((f) => !exercised.includes(f.id)).map((f) => ({ id: f.id })) : []),
+  ];
+  const newRecord: RunRecord = {
+    ...record,
+    scenarios: newRows,
+    findings: [...(record.findings ?? []).filter((f) => !names.has(f.scenario)), ...checks.filter((c) => c.outcome !== "pass")],
+    exercised,
+    ...(unexercised.length ? { unexercised } : { unexercised: undefined }),
+  };
+  return { run: record.id, at: now.toISOString(), rows, record: newRecord };
+}
+
+/** The folder a judging writes into, beside the run's own reports: judged/<yyyymmdd-hhmmss>. */
+export function judgedDir(dir: string, at: Date): string {
+  const stamp = at.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  let out = path.join(dir, "judged", stamp);
+  for (let i = 2; fs.existsSync(out); i++) out = path.join(dir, "judged", `${stamp}-${i}`);
+  return out;
+}
+
+/** What changed, for the terminal and verdicts.md: one line a changed scenario, its reasons below it. */
+export function changesText(j: Pick<JudgedRun, "rows">): string {
+  const changed = j.rows.filter((r) => r.changed);
+  const kept = j.rows.filter((r) => !r.rejudged);
+  const lines: string[] = [];
+  if (!changed.length) lines.push(`no verdict changed: ${j.rows.filter((r) => r.rejudged).length} scenario(s) judged again read as the run read them`);
+  for (const r of changed) {
+    lines.push(`${r.name}: ${r.before.verdict.toUpperCase()} -> ${r.after.verdict.toUpperCase()}${r.before.verdict === r.after.verdict ? " (its detail changed)" : ""}`);
+    for (const w of r.why.length ? r.why : ["its detail reads differently (no check's outcome changed)"]) lines.push(`    ${w}`);
+  }
+  for (const r of kept) lines.push(`${r.name}: not judged again: ${r.reason}`);
+  return lines.join("\n");
+}
+
+/** Write the judging beside the run: run.json, junit.xml, verdicts.md (table and changes), judged.json (row by row). */
+export function writeJudged(dir: string, j: JudgedRun, at: Date): string {
+  const out = judgedDir(dir, at);
+  fs.mkdirSync(out, { recursive: true });
+  writeJson(path.join(out, "run.json"), j.record);
+  fs.writeFileSync(path.join(out, "junit.xml"), junitXml(j.record));
+  writeJson(path.join(out, "judged.json"), { run: j.run, at: j.at, rows: j.rows.map(({ checks: _c, unexercised: _u, ...r }) => r) });
+  const md = [
+    `# Run ${j.run} judged again on ${j.at}`,
+    "",
+    "With today's checks and finding records, from each scenario's history.json; nothing was run again.",
+    "",
+    "```",
+    verdictTable(j.record.scenarios),
+    "```",
+    "",
+    "## What changed",
+    "",
+    "```",
+    changesText(j),
+    "```",
+    "",
+  ].join("\n");
+  fs.writeFileSync(path.join(out, "verdicts.md"), md);
+  return out;
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import type { FindingRecord } from "../findings/findings.ts";
+import { asRecorded, attemptsDetail, deriveChecks, emptyHistory, judgeHistory, whyChanged, type CheckDef, type JudgedScenario, type ScenarioHistory } from "./history.ts";
+
+const V = "2026.9.6";
+const rec = (id: string, signature: unknown, more: Partial<FindingRecord> = {}): FindingRecord => ({ id, expectation: "e", signature, versions: [V], kind: "shortfall", evidence: "x", ...more });
+const hist = (more: Partial<ScenarioHistory> = {}): ScenarioHistory => ({ ...emptyHistory("s", V, { own: [], labWide: [] }), bodyReturned: true, ...more });
+const scen = (more: Partial<JudgedScenario> = {}): JudgedScenario => ({ name: "s", ...more });
+
+interface Turn {
+  turn?: { ok: boolean; ranOn: string };
+}
+const turnCheck: CheckDef<Turn> = {
+  id: "R-turn-on-node",
+  expectation: (h) => `the turn completes on ${h.turn?.ranOn ?? "?"}`,
+  judge: (h) => h.turn && { holds: h.turn.ok && h.turn.ranOn === "node-1", observed: { ok: h.turn.ok, ranOn: h.turn.ranOn } },
+};
+const checks = (...c: CheckDef<Turn>[]) => c as CheckDef<never>[];
+
+describe("judgeHistory: a recorded history to its verdict, the one rule for a run and a judging again", () => {
+  it("the body's raw checks are judged against the scenario's records: pass, fail, known finding", () => {
+    const h = hist({ body: [{ id: "R-a", expectation: "a", holds: true }, { id: "F-b", expectation: "b", holds: false, observed: { code: 1 } }] });
+    expect(judgeHistory(h, scen(), [])).toMatchObject({ verdict: "fail", detail: "F-b: expectation not met and no finding is registered as F-b" });
+    const known = judgeHistory(h, scen({ findings: [rec("F-b", { code: 1 })] }), []);
+    expect([known.verdict, known.detail]).toEqual(["known-finding", "known-finding F-b"]);
+    expect(known.checks.map((c) => c.outcome)).toEqual(["pass", "known-finding"]);
+  });
+
+  it("declared checks are functions of the observations, judged after the body's own; their expectation may name what the run used", () => {
+    const j = judgeHistory(hist({ observations: { turn: { ok: true, ranOn: "node-1" } } }), scen({ checks: checks(turnCheck) }), []);
+    expect(j.verdict).toBe("pass");
+    expect(j.derived).toEqual([{ id: "R-turn-on-node", expectation: "the turn completes on node-1", holds: true, observed: { ok: true, ranOn: "node-1" } }]);
+    expect(judgeHistory(hist({ observations: { turn: { ok: true, ranOn: "gateway" } } }), scen({ checks: checks(turnCheck) }), [])).toMatchObject({ verdict: "fail" });
+  });
+
+  it("a declared check with nothing to read after the body returned, or one that throws, is the lab's: unknown, never a pass", () => {
+    const none = judgeHistory(hist(), scen({ checks: checks(turnCheck) }), []);
+    expect([none.verdict, none.detail]).toEqual(["unknown", "check R-turn-on-node had nothing to judge: the body returned without observing what it reads"]);
+    // The body ended early (it threw): its problem says so; the check not reached adds nothing.
+    const cut = judgeHistory(hist({ bodyReturned: false, problems: [{ verdict: "fail", text: "boom" }] }), scen({ checks: checks(turnCheck) }), []);
+    expect([cut.verdict, cut.detail]).toEqual(["fail", "boom"]);
+    const throws: CheckDef<never> = {
+      id: "R-x",
+      expectation: "x",
+      judge: () => {
+        throw new Error("no field y");
+      },
+    };
+    expect(judgeHistory(hist(), scen({ checks: [throws] }), [])).toMatchObject({ verdict: "unknown", detail: "check R-x could not judge what was observed (the lab's own check): no field y" });
+  });
+
+  it("premises as functions of the observations: not met makes the checks moot (unknown); not observed reads never proven", () => {
+    const premises = [{ id: "P-in-flight", what: "the turn was in flight", judge: (h: { inFlight?: number }) => (h.inFlight === undefined ? undefined : { met: h.inFlight > 0, observed: { inFlight: h.inFlight } }) }];
+    const s = scen({ premises: premises as JudgedScenario["premises"], checks: checks(turnCheck) });
+    const met = judgeHistory(hist({ observations: { inFlight: 1, turn: { ok: false, ranOn: "node-1" } } }), s, []);
+    expect(met.verdict).toBe("fail");
+    expect(met.premises).toEqual([{ id: "P-in-flight", what: "the turn was in flight", met: true, observed: { inFlight: 1 } }]);
+    const missed = judgeHistory(hist({ observations: { inFlight: 0, turn: { ok: false, ranOn: "node-1" } } }), s, []);
+    expect([missed.verdict, missed.detail]).toEqual(["unknown", 'the lab could not tell: premise P-in-flight not met (the turn was in flight): observed {"inFlight":0}; also moot (premise not met): fail R-turn-on-node']);
+    expect(judgeHistory(hist({ observations: { turn: { ok: true, ranOn: "node-1" } } }), s, [])).toMatchObject({ verdict: "unknown", detail: "the lab could not tell: premise P-in-flight was never proven (the turn was in flight)" });
+  });
+
+  it("a premise proven with ctx.premise that the scenario does not declare is not met", () => {
+    const j = judgeHistory(hist({ premises: [{ id: "P-stray", met: true }] }), scen(), []);
+    expect(j.premises).toEqual([{ id: "P-stray", what: "not declared in the scenario's premises", met: false, observed: undefined }]);
+    expect(j.verdict).toBe("unknown");
+  });
+
+  it("a starved machine turns a fail or a fixed? into unknown; an interrupted run a fail; a stall is said last", () => {
+    const failing = hist({ body: [{ id: "R-a", expectation: "a", holds: false, observed: 1 }] });
+    expect(judgeHistory({ ...failing, busy: "load 9 on 2 cores" }, scen(), []).detail).toMatch(/^the lab could not tell: load 9 on 2 cores while it ran, so its fail is not charged to OpenClaw: R-a: /);
+    expect(judgeHistory({ ...failing, interrupted: true }, scen(), []).verdict).toBe("unknown");
+    expect(judgeHistory({ ...hist({ body: [{ id: "F-a", expectation: "a", holds: true }] }), busy: "b" }, scen({ findings: [rec("F-a", 1)] }), []).verdict).toBe("unknown");
+    expect(judgeHistory({ ...hist(), stall: "a stall of 2 s" }, scen(), []).detail).toBe("a stall of 2 s");
+  });
+
+  it("evidence checks: judged against the scenario's and the lab-wide records; a lab-wide record not seen in one window is no fixed?", () => {
+    const j = judgeHistory(hist({ evidence: [{ check: "protocol", id: "E-drift", expectation: "d", holds: true }] }), scen(), [rec("E-drift", 1)]);
+    expect(j.checks[0]).toMatchObject({ findingId: "E-drift", outcome: "pass", source: "evidence", scope: "lab" });
+    expect(j.verdict).toBe("pass");
+  });
+
+  it("a record no check judged is unexercised only when the body returned", () => {
+    const s = scen({ findings: [rec("F-gone", 1)] });
+    expect(judgeHistory(hist(), s, []).unexercised.map((f) => f.id)).toEqual(["F-gone"]);
+    expect(judgeHistory(hist({ bodyReturned: false }), s, []).unexercised).toEqual([]);
+  });
+
+  it("what a body records is kept as JSON, so a check reads the same now and from the stored history", () => {
+    expect(asRecorded({ at: new Date(0), gone: undefined, n: 1 })).toEqual({ at: "1970-01-01T00:00:00.000Z", n: 1 });
+    expect(deriveChecks(checks(turnCheck), { turn: { ok: true, ranOn: "node-1" } }, true).checks[0]!.holds).toBe(true);
+  });
+});
+
+describe("whyChanged: why a verdict reads differently now", () => {
+  it("a record added, changed or removed, and a check that reads the history differently now", () => {
+    const h = hist({ body: [{ id: "F-b", expectation: "b", holds: false, observed: 2 }], observations: { turn: { ok: true, ranOn: "gateway" } } });
+    const stored = { ...h, derived: judgeHistory(h, scen({ checks: checks(turnCheck) }), []).derived };
+    const added = scen({ findings: [rec("F-b", 2)], checks: checks(turnCheck) });
+    expect(whyChanged(stored, judgeHistory(stored, added, []), added, [])).toEqual(["F-b: fail -> known-finding (record F-b added)"]);
+    const looser: CheckDef<Turn> = { ...turnCheck, judge: (x) => x.turn && { holds: x.turn.ok, observed: { ok: x.turn.ok, ranOn: x.turn.ranOn } } };
+    const changed = scen({ checks: checks(looser) });
+    expect(whyChanged(stored, judgeHistory(stored, changed, []), changed, [])).toEqual(["R-turn-on-node: fail -> pass (check R-turn-on-node reads the history differently now (holds false -> true))"]);
+    const withRecord = { ...stored, registry: { own: [rec("F-b", 2)], labWide: [] } };
+    const resigned = scen({ findings: [rec("F-b", 3)], checks: checks(turnCheck) });
+    expect(whyChanged(withRecord, judgeHistory(withRecord, resigned, []), resigned, [])).toEqual(["F-b: known-finding -> fail (record F-b changed)"]);
+  });
+
+  it("nothing changed: nothing said", () => {
+    const h = hist({ body: [{ id: "R-a", expectation: "a", holds: true }] });
+    expect(whyChanged(h, judgeHistory(h, scen(), []), scen(), [])).toEqual([]);
+  });
+});
+
+describe("attemptsDetail", () => {
+  it("each earlier attempt's verdict and first line, then this one's detail", () => {
+    expect(attemptsDetail(2, 2, [{ verdict: "unknown", detail: "busy\nmore" }], "known-finding F-a")).toBe("attempt 2 of 2: attempt 1 read unknown (busy); known-finding F-a");
+  });
+});
