@@ -20,6 +20,7 @@ import type { OperatorHost } from "../topology/operator.ts";
 import { barePathMap, rewritePaths, rewriteStateDb, tarEntries, unpackInto } from "./restore.ts";
 import { waitFor } from "../core/wait.ts";
 import { deadline } from "../core/pace.ts";
+import { environment } from "../definitions/settings.ts";
 
 const run = promisify(execFile);
 
@@ -78,7 +79,7 @@ export class BareTopology {
     const state = path.join(home, ".openclaw");
     fs.mkdirSync(state, { recursive: true });
     fs.writeFileSync(path.join(state, "openclaw.json"), rewritePaths(JSON.stringify(config, null, 2), barePathMap(home, this.packageDir)));
-    return { ...process.env, ...BASE_ENV, HOME: home, OPENCLAW_STATE_DIR: state, OPENCLAW_CONFIG_PATH: path.join(state, "openclaw.json"), OPENCLAW_GATEWAY_TOKEN: this.spec.gateway.token };
+    return { ...environment(), ...BASE_ENV, HOME: home, OPENCLAW_STATE_DIR: state, OPENCLAW_CONFIG_PATH: path.join(state, "openclaw.json"), OPENCLAW_GATEWAY_TOKEN: this.spec.gateway.token };
   }
 
   #cli(): string[] {

@@ -21,6 +21,7 @@ import type { BenchBed, Family } from "../faults/kind.ts";
 import { allFaults } from "../faults/registry.ts";
 import { Testbed } from "../testing/testbed.ts";
 import { benchWireTiming, startTapBefore, wireTimingRows, type WireTiming } from "./wire-timing.ts";
+import { env } from "../definitions/settings.ts";
 
 export interface Stat {
   median: number;
@@ -78,7 +79,7 @@ async function trials(kind: { name: string; family: Family }, label: string, n: 
     clean.push(h.cleanupMs);
   }
   const row = { fault: label, kind: kind.name, family: kind.family, trials: n, injectToEffectMs: stat(inj), healToHealedMs: stat(heal), prepareMs: median(prep), cleanupMs: median(clean), observedBy };
-  if (process.env.FLEETLAB_QUIET !== "1") process.stderr.write(`bench: fault ${label}: inject->in effect ${row.injectToEffectMs.median} ms (worst ${row.injectToEffectMs.worst}), heal->healed ${row.healToHealedMs.median} ms (worst ${row.healToHealedMs.worst})\n`);
+  if (env("FLEETLAB_QUIET") !== "1") process.stderr.write(`bench: fault ${label}: inject->in effect ${row.injectToEffectMs.median} ms (worst ${row.injectToEffectMs.worst}), heal->healed ${row.healToHealedMs.median} ms (worst ${row.healToHealedMs.worst})\n`);
   return row;
 }
 
@@ -96,7 +97,7 @@ async function loopbackTap(): Promise<{ tap: TapControl; close(): Promise<void> 
 }
 
 export async function benchFaults(opts: { trials?: number } = {}): Promise<FaultBench> {
-  const n = opts.trials ?? Number(process.env.BENCH_FAULT_TRIALS ?? 5);
+  const n = opts.trials ?? Number(env("BENCH_FAULT_TRIALS") ?? 5);
   const run = Run.create({ root: fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-fault-bench-")) });
   const bed = await Testbed.up(run, ["a", "b"]);
   const loop = await loopbackTap().catch(async (err) => (await bed.down(), Promise.reject(err)));
@@ -125,7 +126,7 @@ export async function benchFaults(opts: { trials?: number } = {}): Promise<Fault
       }
       for (const r of kind.bench) rows.push(await trials(kind, r.label, n, () => r.make(benchBed), r.observedBy));
     }
-    const wire = process.env.BENCH_WIRE === "0" ? undefined : await benchWireTiming({ trials: n, bed });
+    const wire = env("BENCH_WIRE") === "0" ? undefined : await benchWireTiming({ trials: n, bed });
     return { rows, skipped, baseline: { execMs: median(exec), inspectMs: median(inspect) }, wire };
   } finally {
     // Heal what a failed trial left while the tap still runs, then remove the bed.

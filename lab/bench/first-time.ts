@@ -13,6 +13,7 @@ import path from "node:path";
 import { docker } from "../engine/docker.ts";
 import { CACHE, ROOT } from "../core/paths.ts";
 import { readRunRecord } from "../evidence/run.ts";
+import { environment } from "../definitions/settings.ts";
 
 /** Issue 36's goal: engine running, no fleetlab images, fresh clone: the smoke verdict in at most 3 min. */
 export const FIRST_TIME_TARGET_S = 180;
@@ -29,7 +30,7 @@ export interface SmokeTiming {
 /** `fleetlab run smoke` in a child process with `env` beside this one's, timed to its exit. */
 export async function timeSmoke(env: NodeJS.ProcessEnv, state: string, log?: (s: string) => void): Promise<SmokeTiming> {
   const t = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, "scenarios", "main.ts"), "run", "smoke"], { cwd: ROOT, env: { ...process.env, ...env, FLEETLAB_STATE: state, FLEETLAB_QUIET: "0" /* the bench quiets its own lab; the child's lines are read here */ }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [path.join(ROOT, "scenarios", "main.ts"), "run", "smoke"], { cwd: ROOT, env: { ...environment(), ...env, FLEETLAB_STATE: state, FLEETLAB_QUIET: "0" /* the bench quiets its own lab; the child's lines are read here */ }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   const take = (b: Buffer) => {
     const s = b.toString();

@@ -23,7 +23,7 @@ import { pruneDeadRuns } from "../engine/cleanup.ts";
 import { screenshot } from "../evidence/chromium.ts";
 import { writeJson } from "../evidence/write.ts";
 import { Run } from "../evidence/run.ts";
-import { setting } from "../definitions/settings.ts";
+import { env, setEnv, setting } from "../definitions/settings.ts";
 import { DEFAULT_OPENCLAW_VERSION } from "../definitions/spec.ts";
 import { LabError } from "../core/log.ts";
 import { fleetPlotHtml } from "./plot.ts";
@@ -270,9 +270,9 @@ export async function benchFleet(run: Run, versions: string[], ns: number[], log
 
 /** `make bench-fleet`: the fleet part alone, over VERSIONS (default the pinned version) and BENCH_FLEET. */
 async function main(): Promise<number> {
-  process.env.FLEETLAB_QUIET ??= "1";
+  setEnv("FLEETLAB_QUIET", env("FLEETLAB_QUIET") ?? "1");
   const versions = (setting("VERSIONS") ?? DEFAULT_OPENCLAW_VERSION).split(/[\s,]+/).filter(Boolean);
-  const ns = fleetSweep(process.env.BENCH_FLEET);
+  const ns = fleetSweep(env("BENCH_FLEET"));
   if (!ns.length) throw new LabError("BENCH_FLEET is 0: nothing to sweep (give e.g. BENCH_FLEET=\"10 50 100 200 500\")");
   await requireEngine();
   await pruneDeadRuns();

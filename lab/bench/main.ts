@@ -52,10 +52,10 @@ import { benchFaults, benchRows } from "./faults.ts";
 import { containerPeakMiB, treePeakMiB } from "./memory.ts";
 import { scalePlotHtml, type ScalePoint } from "./plot.ts";
 import { benchSuite, suiteScenarios, suiteTable, SUITE_HEAD, SUITE_TARGET_S, type SuiteBench } from "./suite.ts";
-import { setting } from "../definitions/settings.ts";
+import { env, setEnv, setting } from "../definitions/settings.ts";
 import { LabError } from "../core/log.ts";
 
-process.env.FLEETLAB_QUIET ??= "1";
+setEnv("FLEETLAB_QUIET", env("FLEETLAB_QUIET") ?? "1");
 
 /** Issue 11's targets. */
 export const TARGETS = { defaultReadyRatio: 1.1, eightNodesReadyRatio: 1.3 };
@@ -124,10 +124,10 @@ export function snapshotRows(label: string, t: SnapshotTrials, pairing: number, 
 
 export async function runBench(opts: BenchOptions = {}): Promise<{ failed: string[] }> {
   const t0 = performance.now();
-  const trials = Number(process.env.BENCH_TRIALS ?? 2);
-  const scaleTrials = Number(process.env.BENCH_SCALE_TRIALS ?? 1);
-  const scale = scaleFromEnv(process.env.BENCH_SCALE);
-  const snapshots = process.env.BENCH_SNAPSHOT !== "0";
+  const trials = Number(env("BENCH_TRIALS") ?? 2);
+  const scaleTrials = Number(env("BENCH_SCALE_TRIALS") ?? 1);
+  const scale = scaleFromEnv(env("BENCH_SCALE"));
+  const snapshots = env("BENCH_SNAPSHOT") !== "0";
   const rows: string[][] = [];
   const row = (what: string, value: string, baseline: string, r: string, target: string) => {
     rows.push([what, value, baseline, r, target]);
@@ -149,7 +149,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
     const tw = performance.now();
     pkg = await openclawPackage(version);
     const warmS = (performance.now() - tw) / 1000;
-    if (process.env.BENCH_COLD === "0") row("openclaw package, cached (warm)", secs(warmS), "- (BENCH_COLD=0)", "-", "< 1 s");
+    if (env("BENCH_COLD") === "0") row("openclaw package, cached (warm)", secs(warmS), "- (BENCH_COLD=0)", "-", "< 1 s");
     else {
       const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-bench-pkg-"));
       try {
@@ -174,14 +174,14 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
       await ensureImages(version);
       warm.push((performance.now() - t) / 1000);
     }
-    if (process.env.BENCH_COLD === "0") {
+    if (env("BENCH_COLD") === "0") {
       row("image step, warm (all cached)", secs(median(warm)), "- (BENCH_COLD=0)", "-", "< 2 s");
     } else {
-      process.env.FLEETLAB_IMAGE_SALT = `-bench-${Date.now()}`;
+      setEnv("FLEETLAB_IMAGE_SALT", `-bench-${Date.now()}`);
       const t = performance.now();
       const cold = await ensureImages(version);
       const coldS = (performance.now() - t) / 1000;
-      delete process.env.FLEETLAB_IMAGE_SALT;
+      setEnv("FLEETLAB_IMAGE_SALT", undefined);
       for (const img of Object.values(cold).reverse()) await docker().getImage(img.tag).remove().catch(() => {});
       row("image step, warm (all cached)", secs(median(warm)), `${secs(coldS)} cold`, `${((median(warm) / coldS) * 100).toFixed(2)} %`, "< 2 s");
       for (const img of Object.values(cold)) row(`  cold build: ${img.name}`, secs(img.seconds), `${secs(coldS)} all images`, `${((img.seconds / coldS) * 100).toFixed(0)} %`, "reported");
@@ -189,7 +189,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
   });
 
   // ---- the first-time set-up, to the smoke verdict (lab/bench/first-time.ts), against the same warm
-  if (process.env.BENCH_FIRST !== "0") {
+  if (env("BENCH_FIRST") !== "0") {
     await part("first-time set-up", async () => {
       const { first, warm } = await benchFirstTime(log);
       raw.firstTime = { first, warm };
@@ -201,7 +201,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
 
   // ---- OpenClaw's starts in a container: the compile cache the image ships against the same
   // image made cold (lab/bench/warm-start.ts), and the bare gateway on this host beside them.
-  if (process.env.BENCH_STARTS !== "0") {
+  if (env("BENCH_STARTS") !== "0") {
     await part("OpenClaw starts, compile cache warm and cold", async () => {
       const images = await ensureImages(version);
       const st = await startTimes({ image: images.openclaw.tag, runId: run.id, trials: Math.max(3, trials | 1), log, packageDir: pkg });
@@ -362,7 +362,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
 
   // ---- start order: node hosts once the gateway answers (the default) against everything at
   // once, on each shape of the sweep, paired state restored (the path most labs take).
-  if (scale.length && process.env.BENCH_ORDER !== "0") {
+  if (scale.length && env("BENCH_ORDER") !== "0") {
     const orders: Record<string, Record<StartOrder, { ready: number; gateway: number }[]>> = {};
     for (const n of scale) {
       const s = parseTopology({ ...spec, nodes: { ...spec.nodes, count: n } });
@@ -392,10 +392,10 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
   }
 
   // ---- faults
-  if (process.env.BENCH_FAULTS !== "0") {
+  if (env("BENCH_FAULTS") !== "0") {
     await part("fault timings", async () => {
       log("fault timings ...");
-      const fb = await benchFaults({ trials: Number(process.env.BENCH_FAULT_TRIALS ?? 5) });
+      const fb = await benchFaults({ trials: Number(env("BENCH_FAULT_TRIALS") ?? 5) });
       raw.faults = fb;
       rows.push(...benchRows(fb));
     });
@@ -403,8 +403,8 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
 
   // ---- the scenario suite
   let suite: SuiteBench | undefined;
-  if (process.env.BENCH_SUITE !== "0" && opts.loadScenarios) {
-    const chosen = suiteScenarios(await opts.loadScenarios(), process.env.BENCH_SUITE_SCENARIOS);
+  if (env("BENCH_SUITE") !== "0" && opts.loadScenarios) {
+    const chosen = suiteScenarios(await opts.loadScenarios(), env("BENCH_SUITE_SCENARIOS"));
     log(`suite: ${chosen.length} scenario(s) ...`);
     const suiteRun = Run.create({ seed: spec.seed });
     suite = await benchSuite(chosen, spec, suiteRun, { log }).catch((err: unknown) => {
@@ -415,7 +415,7 @@ export async function runBench(opts: BenchOptions = {}): Promise<{ failed: strin
   if (suite) {
     raw.suite = suite;
     const sum = suite.results.reduce((a, r) => a + r.seconds, 0);
-    const all = !process.env.BENCH_SUITE_SCENARIOS?.trim();
+    const all = !env("BENCH_SUITE_SCENARIOS")?.trim();
     row(
       `scenario suite wall time (${suite.results.length} scenarios${all ? "" : `: BENCH_SUITE_SCENARIOS, not the whole suite`}, ${suite.lanes} lane(s))`,
       secs(suite.wallS),
@@ -524,7 +524,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     ({ failed }) => process.exit(failed.length ? 1 : 0),
     (err) => {
       // Only what ends the whole bench gets here (no engine, no package): said in one line.
-      process.stderr.write(`fleetlab bench: ${(err as Error).message ?? err}${process.env.FLEETLAB_DEBUG ? `\n${(err as Error).stack}` : ""}\n`);
+      process.stderr.write(`fleetlab bench: ${(err as Error).message ?? err}${env("FLEETLAB_DEBUG") ? `\n${(err as Error).stack}` : ""}\n`);
       process.exit(err instanceof LabError ? err.exitCode : 1);
     },
   );

@@ -20,6 +20,7 @@ import { docker, demux } from "../engine/docker.ts";
 import { runLabels } from "../engine/cleanup.ts";
 import { deadline } from "../core/pace.ts";
 import { nodeBinary } from "../engine/images.ts";
+import { env as envVar } from "../definitions/settings.ts";
 
 /** What a node host prints once it has reached the gateway and asked to be paired or approved. */
 export const NODE_REACHED = /pairing|approval|approve/i;
@@ -131,7 +132,7 @@ async function bareGateway(packageDir: string, tmp: string): Promise<number> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-bench-home-"));
   const port = 28000 + Math.floor(Math.random() * 1000);
   const env = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    PATH: envVar("PATH") ?? "/usr/bin:/bin",
     HOME: home,
     TMPDIR: tmp,
     OPENCLAW_STATE_DIR: path.join(home, ".openclaw"),

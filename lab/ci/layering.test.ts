@@ -13,7 +13,7 @@ const FLOORS: string[][] = [
   // The rooms of lab/ are named by role (core, definitions, engine, run, commands); a room may span
   // floors (engine/ holds the Docker client low and the runner container above the clients), so
   // their files are placed one by one.
-  ["lab/core/log.ts", "lab/core/paths.ts", "lab/core/stalls.ts", "lab/core/escapes.ts", "lab/core/waits.ts", "lab/definitions/settings.ts", "lab/core/cpu-share.ts", "lab/core/pace.ts", "lab/ci/sources.ts"],
+  ["lab/core/errors.ts", "lab/core/log.ts", "lab/core/paths.ts", "lab/core/stalls.ts", "lab/core/escapes.ts", "lab/core/waits.ts", "lab/definitions/settings.ts", "lab/core/cpu-share.ts", "lab/core/pace.ts", "lab/ci/sources.ts"],
   ["lab/core/wait.ts", "lab/engine/docker.ts"],
   // The evidence records (every format a producer writes, lab/evidence/records/) sit on the spec's
   // floor: below the producers (clients, members, faults) and readers (checks, findings) that

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { simpleGit, type SimpleGit } from "simple-git";
 import type { AccessLogEntry, CreatedRepo, GitHttpControlApi, RepoInfo } from "../../docker/git-http/wire.ts";
 import { controlCaller, type ControlCaller } from "./control.ts";
+import { env as envVar } from "../definitions/settings.ts";
 
 export type { AccessLogEntry, CreatedRepo, RepoInfo } from "../../docker/git-http/wire.ts";
 
@@ -33,8 +34,8 @@ export type SeedFiles = Record<string, string>;
 
 function hermeticGit(baseDir: string): SimpleGit {
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: process.env.HOME ?? "/tmp",
+    PATH: envVar("PATH") ?? "/usr/bin:/bin",
+    HOME: envVar("HOME") ?? "/tmp",
     LANG: "C",
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",

@@ -7,7 +7,7 @@
 // by the command, still before the engine or a run folder.
 import fs from "node:fs";
 import { LabError, info } from "../core/log.ts";
-import { applyFlags, isNamePattern, lanesFromEnv, selectNames, setting } from "../definitions/settings.ts";
+import { applyFlags, env, isNamePattern, lanesFromEnv, selectNames, setting } from "../definitions/settings.ts";
 import { parseTopology, topologyFromEnv, type TopologySpec } from "../definitions/spec.ts";
 import { checkGivenRunId, readRunRecord } from "../evidence/run.ts";
 import { REDACTED } from "../evidence/redact.ts";
@@ -47,7 +47,7 @@ export function shardSetting(): (Shard & { text: string }) | undefined {
 
 /** FLEETLAB_RUN_ID, when a launcher names the run: checked (its form, and that no run has it). */
 export function givenRunId(): string | undefined {
-  const given = process.env.FLEETLAB_RUN_ID;
+  const given = env("FLEETLAB_RUN_ID");
   return given === undefined ? undefined : checkGivenRunId(given);
 }
 

@@ -20,6 +20,7 @@
 // average counts, for the lab's cgroup alone).
 import fs from "node:fs";
 import path from "node:path";
+import { environment } from "../definitions/settings.ts";
 
 /** The cgroup's name under the hierarchy's root; containers are created with CgroupParent "/fleetlab". */
 export const CGROUP = "fleetlab";
@@ -63,7 +64,7 @@ export function cpuShare(): CpuShare {
  * cgroup filesystem's mount (a test passes a folder of its own).
  */
 export function claimCpuShare(engine: EngineCgroups, opts: { root?: string; procRoot?: string; env?: NodeJS.ProcessEnv; uid?: number; pid?: number } = {}): CpuShare {
-  const env = opts.env ?? process.env;
+  const env = opts.env ?? environment();
   const root = opts.root ?? "/sys/fs/cgroup";
   const procRoot = opts.procRoot ?? "/proc";
   const uid = opts.uid ?? process.getuid?.() ?? -1;

@@ -7,6 +7,7 @@
 // a step starts, one when it ends, and a "still waiting" line every 30 s while it runs.
 // FLEETLAB_QUIET=1 silences all of it.
 import { AsyncLocalStorage } from "node:async_hooks";
+import { env } from "../definitions/settings.ts";
 
 /** Where progress goes: process.stderr, or a fake one in tests. */
 export interface ProgressStream {
@@ -62,8 +63,8 @@ const CLEAR_LINE = "\r\x1b[K";
 
 export function createProgress(stream: ProgressStream, opts: ProgressOptions = {}): Progress {
   const now = opts.now ?? (() => performance.now());
-  const quiet = opts.quiet ?? (() => process.env.FLEETLAB_QUIET === "1");
-  const live = opts.live ?? (stream.isTTY === true && process.env.TERM !== "dumb");
+  const quiet = opts.quiet ?? (() => env("FLEETLAB_QUIET") === "1");
+  const live = opts.live ?? (stream.isTTY === true && env("TERM") !== "dumb");
   const refreshMs = opts.refreshMs ?? 1_000;
   const stillWaitingMs = opts.stillWaitingMs ?? 30_000;
   const current = new AsyncLocalStorage<Running>();
@@ -218,11 +219,4 @@ export function secs(t0: number): string {
 }
 
 /** An error whose message is meant for the user as is (bad input, missing engine, ...). */
-export class LabError extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode = 2) {
-    super(message);
-    this.exitCode = exitCode;
-    this.name = "LabError";
-  }
-}
+export { LabError } from "./errors.ts";

@@ -32,6 +32,7 @@ import fs from "node:fs";
 import os from "node:os";
 import { labRunnable, OwnLoad } from "./cpu-share.ts";
 import { LabError } from "./log.ts";
+import { environment } from "../definitions/settings.ts";
 
 /** The calibration's median round (64 MiB) on an idle 2-core machine of the kind the figures come from (measured 2026-12-01). */
 export const REFERENCE_MS = 52;
@@ -103,7 +104,7 @@ export function paceFactor(calibrationMs: number, load: number, cores: number, r
 }
 
 /** Read FLEETLAB_PACE: a number from 1 to MAX_FACTOR, or undefined. A bad value is an error naming it. */
-export function paceFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
+export function paceFromEnv(env: NodeJS.ProcessEnv = environment()): number | undefined {
   const v = env.FLEETLAB_PACE?.trim();
   if (!v) return undefined;
   const n = Number(v);

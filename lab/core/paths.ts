@@ -1,11 +1,12 @@
 import { fileURLToPath } from "node:url";
 import os from "node:os";
 import path from "node:path";
+import { env } from "../definitions/settings.ts";
 
 /** Repository root (this file sits in lab/core/, two levels below it). */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** The lab's state folder: engine log, package cache, run evidence, operator identity. */
-export const STATE = process.env.FLEETLAB_STATE ?? path.join(ROOT, ".lab");
+export const STATE = env("FLEETLAB_STATE") ?? path.join(ROOT, ".lab");
 export const RUNS = path.join(STATE, "runs");
 /**
  * What every clone on this machine can share, keyed so a wrong entry is never used: the npm
@@ -15,8 +16,8 @@ export const RUNS = path.join(STATE, "runs");
  * when FLEETLAB_STATE names one (a runner container, a test's own state).
  */
 export const CACHE =
-  process.env.FLEETLAB_CACHE ??
-  (process.env.FLEETLAB_STATE ? path.join(STATE, "cache") : path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "fleetlab"));
+  env("FLEETLAB_CACHE") ??
+  (env("FLEETLAB_STATE") ? path.join(STATE, "cache") : path.join(env("XDG_CACHE_HOME") || path.join(os.homedir(), ".cache"), "fleetlab"));
 export const DOCKER_DIR = path.join(ROOT, "docker");
 export const FIXTURES = path.join(ROOT, "fixtures");
 /**

@@ -1,8 +1,11 @@
 // Every setting of a run, in one table: its flag, its environment variable (prefixed, so a stray
 // NODES or SEED in a CI environment changes nothing) and what it does. `make` passes its
 // variables (make lab NODES=4) as the prefixed names; the unprefixed names are still read from
-// the environment, with a notice, so scripts that set them keep working for now.
-import { LabError } from "../core/log.ts";
+// the environment, with a notice, so scripts that set them keep working for now. Every other
+// variable the lab's process reads (the engine's, the machine's, the bench's, its own hand-offs)
+// is in the second table, ENVIRONMENT: the environment is read here and nowhere else (a test,
+// lab/ci/settings.test.ts).
+import { LabError } from "../core/errors.ts";
 
 export interface Setting {
   /** The make variable and the old environment name. */
@@ -12,6 +15,68 @@ export interface Setting {
   /** The CLI flag (commands that take it: run, repro, matrix, up). */
   flag?: string;
   what: string;
+}
+
+/**
+ * Every environment variable the lab's process reads besides the settings above, with what it is
+ * for. Read with env(NAME); a name not here is a type error.
+ */
+export const ENVIRONMENT = {
+  DOCKER_HOST: "the Docker engine to use (default the local socket /var/run/docker.sock)",
+  TESTCONTAINERS_RYUK_DISABLED: "Testcontainers' reaper: the lab sets it to true (its own clean-up removes what it made)",
+  TESTCONTAINERS_HOST_OVERRIDE: "where Testcontainers reaches mapped ports: the lab sets it to localhost",
+  PATH: "where child processes find their programs (git, npm)",
+  HOME: "the home of child processes (git)",
+  TERM: "dumb: no live progress line",
+  XDG_CACHE_HOME: "the cache's parent folder (default ~/.cache)",
+  CHROMIUM: "the Chromium binary for the report check (default /usr/bin/chromium)",
+  FLEETLAB_STATE: "the lab's state folder (default .lab in the checkout)",
+  FLEETLAB_CACHE: "the shared cache: OpenClaw packages, snapshots, capabilities (default ~/.cache/fleetlab, or <state>/cache)",
+  FLEETLAB_QUIET: "1: no progress lines on stderr",
+  FLEETLAB_DEBUG: "set: stack traces with the bench's errors",
+  FLEETLAB_RUN_ID: "the run id to use (the runner container hands its own on)",
+  FLEETLAB_IN_NETWORK: "set inside the runner container: its own container id, to join each lab network",
+  FLEETLAB_ENGINE_SOCKET: "the engine socket the runner container mounts (default from DOCKER_HOST)",
+  FLEETLAB_CLEANUP_TIMEOUT_S: "how long clean-up may take before it gives up (default 180 s)",
+  FLEETLAB_IMAGE_SALT: "a salt in every image tag: images built again (the bench's cold builds)",
+  FLEETLAB_IMAGES_FROM: "a folder of saved images to load instead of building",
+  FLEETLAB_DEBIAN_SOURCES: "the apt sources file handed to image builds",
+  FLEETLAB_START_ORDER: "how a lab starts its members (lab/topology/lab.ts startOrder)",
+  FLEETLAB_SNAPSHOT: "0/off: every lab pairs from scratch instead of restoring a snapshot",
+  FLEETLAB_PACE: "a fixed pace for the lab's deadlines instead of the measured one",
+  FLEETLAB_CPU_SHARE: "0/off: the lab claims no CPU share of its own",
+  BENCH_TRIALS: "make bench: trials per figure (default 2)",
+  BENCH_SCALE_TRIALS: "make bench: trials per scale step (default 1)",
+  BENCH_SCALE: "make bench: node counts of the scale sweep",
+  BENCH_SNAPSHOT: "make bench: 0 leaves the snapshot figures out",
+  BENCH_COLD: "make bench: 0 leaves the cold image builds out",
+  BENCH_FIRST: "make bench: 0 leaves the first-time set-up out",
+  BENCH_STARTS: "make bench: 0 leaves the start figures out",
+  BENCH_ORDER: "make bench: 0 leaves the start-order comparison out",
+  BENCH_FAULTS: "make bench: 0 leaves the fault figures out",
+  BENCH_FAULT_TRIALS: "make bench: trials per fault (default 5)",
+  BENCH_WIRE: "make bench: 0 leaves the wire timing out",
+  BENCH_SUITE: "make bench: 0 leaves the suite's figures out",
+  BENCH_SUITE_SCENARIOS: "make bench: the scenarios of the suite's figures",
+  BENCH_FLEET: "make bench-fleet: the fleet sizes of the sweep",
+} as const;
+
+export type EnvName = keyof typeof ENVIRONMENT;
+
+/** An environment variable of ENVIRONMENT (empty counts as set: callers that treat it as unset say so). */
+export function env(name: EnvName, from: NodeJS.ProcessEnv = process.env): string | undefined {
+  return from[name];
+}
+
+/** Set (or with undefined remove) one of ENVIRONMENT for this process and its children. */
+export function setEnv(name: EnvName, value: string | undefined): void {
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+}
+
+/** The whole environment: a child process inherits it, and the readers that take an environment default to it. */
+export function environment(): NodeJS.ProcessEnv {
+  return process.env;
 }
 
 /** The fleet scenarios' scripted nodes unless FLEET says otherwise: 200 beside the 2 real node hosts, on 2 cores. */
@@ -32,8 +97,8 @@ export const SETTINGS: Setting[] = [
 ];
 
 /** FLEET: how many scripted nodes each fleet scenario brings up (1 to 1000). */
-export function fleetSize(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = (setting("FLEET", env) ?? "").trim();
+export function fleetSize(from: NodeJS.ProcessEnv = process.env): number {
+  const raw = (setting("FLEET", from) ?? "").trim();
   if (!raw) return DEFAULT_FLEET;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > 1000) throw new LabError(`FLEET=${raw}: give a whole number of scripted nodes for the fleet scenarios, 1 to 1000 (default ${DEFAULT_FLEET})`);
@@ -43,14 +108,14 @@ export function fleetSize(env: NodeJS.ProcessEnv = process.env): number {
 const noticed = new Set<string>();
 
 /** A setting's value: FLEETLAB_<NAME>, else the unprefixed name (said once per process). Empty counts as unset. */
-export function setting(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function setting(name: string, from: NodeJS.ProcessEnv = process.env): string | undefined {
   const s = SETTINGS.find((x) => x.name === name);
   if (!s) throw new Error(`no setting ${name}`);
-  const v = env[s.env];
+  const v = from[s.env];
   if (v !== undefined && v !== "") return v;
-  const old = env[s.name];
+  const old = from[s.name];
   if (old === undefined || old === "") return undefined;
-  if (env === process.env && !noticed.has(s.name)) {
+  if (from === process.env && !noticed.has(s.name)) {
     noticed.add(s.name);
     // A warning, not progress: said even when progress is quiet.
     process.stderr.write(`fleetlab: ${s.name}=${old} is read from the environment as ${s.env}; set ${s.env} (or make ... ${s.name}=...) instead, the unprefixed name will go\n`);
@@ -59,10 +124,10 @@ export function setting(name: string, env: NodeJS.ProcessEnv = process.env): str
 }
 
 /** Flags given on the command line, written to their environment variables before anything reads them. */
-export function applyFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): void {
+export function applyFlags(values: Record<string, unknown>, to: NodeJS.ProcessEnv = process.env): void {
   for (const s of SETTINGS) {
     const v = s.flag ? values[s.flag] : undefined;
-    if (typeof v === "string") env[s.env] = v;
+    if (typeof v === "string") to[s.env] = v;
   }
 }
 
@@ -83,8 +148,8 @@ export function settingsTable(): string {
 export const DEFAULT_LANES = 3;
 
 /** LANES (--lanes is written there by applyFlags): how many scenarios run at once, 1 to 8. */
-export function lanesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = (setting("LANES", env) ?? "").trim();
+export function lanesFromEnv(from: NodeJS.ProcessEnv = process.env): number {
+  const raw = (setting("LANES", from) ?? "").trim();
   if (!raw) return DEFAULT_LANES;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > 8) throw new LabError(`LANES=${raw}: give a whole number of scenarios to run at once, 1 to 8 (1 runs them one after another; default ${DEFAULT_LANES})`);

@@ -2,7 +2,7 @@
 // validated before any container starts, and an error names the field, the value and a fix.
 import { z } from "zod";
 import { LabError } from "../core/log.ts";
-import { setting } from "./settings.ts";
+import { environment, setting } from "./settings.ts";
 import { BUILD_LABEL, resolveBuild } from "./build.ts";
 import { CACHE } from "../core/paths.ts";
 
@@ -223,7 +223,7 @@ function knownKeys(p: PropertyKey[]): string[] {
  * TOPOLOGY (a JSON spec). Strings are turned into numbers here so a bad value is reported by
  * the same validation, under the spec's field name.
  */
-export function topologyFromEnv(env: NodeJS.ProcessEnv = process.env, base: TopologyInput = {}): TopologySpec {
+export function topologyFromEnv(env: NodeJS.ProcessEnv = environment(), base: TopologyInput = {}): TopologySpec {
   let input: Record<string, unknown> = structuredClone(base) as Record<string, unknown>;
   const topology = setting("TOPOLOGY", env);
   if (topology) {

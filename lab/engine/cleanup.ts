@@ -6,6 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import { docker, LABEL_HOST, LABEL_KIND, LABEL_PID, LABEL_PIDSTART, LABEL_RUN } from "./docker.ts";
 import { info } from "../core/log.ts";
+import { env } from "../definitions/settings.ts";
 
 export function runLabels(runId: string, kind: string): Record<string, string> {
   const start = procStat(process.pid)?.start;
@@ -117,7 +118,7 @@ async function runCleanups(): Promise<void> {
 
 /** How long an early end's clean-up may take before the process ends anyway (FLEETLAB_CLEANUP_TIMEOUT_S, default 180 s). */
 function cleanupBudgetMs(): number {
-  const s = Number(process.env.FLEETLAB_CLEANUP_TIMEOUT_S ?? 180);
+  const s = Number(env("FLEETLAB_CLEANUP_TIMEOUT_S") ?? 180);
   return (Number.isFinite(s) && s > 0 ? s : 180) * 1000;
 }
 

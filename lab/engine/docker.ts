@@ -4,10 +4,11 @@ import Docker from "dockerode";
 import { LabError } from "../core/log.ts";
 import { deadline } from "../core/pace.ts";
 import type { EngineCgroups } from "../core/cpu-share.ts";
+import { env, setEnv } from "../definitions/settings.ts";
 
 // Testcontainers must never reach for ryuk or an alpine helper: no registry here.
-process.env.TESTCONTAINERS_RYUK_DISABLED ??= "true";
-process.env.TESTCONTAINERS_HOST_OVERRIDE ??= "localhost";
+setEnv("TESTCONTAINERS_RYUK_DISABLED", env("TESTCONTAINERS_RYUK_DISABLED") ?? "true");
+setEnv("TESTCONTAINERS_HOST_OVERRIDE", env("TESTCONTAINERS_HOST_OVERRIDE") ?? "localhost");
 
 /**
  * docker-modem (dockerode's HTTP layer) reads a plain API answer with 'data' and 'end' only: when
@@ -52,7 +53,7 @@ export async function requireEngine(): Promise<{ version: string; apiVersion: st
     const v = await docker().version();
     return { version: v.Version, apiVersion: v.ApiVersion };
   } catch (err) {
-    const where = process.env.DOCKER_HOST ? `DOCKER_HOST=${process.env.DOCKER_HOST}` : "/var/run/docker.sock";
+    const where = env("DOCKER_HOST") ? `DOCKER_HOST=${env("DOCKER_HOST")}` : "/var/run/docker.sock";
     throw new LabError(
       `no Docker engine answers at ${where} (${(err as Error).message}).\n` +
         `  Run 'make engine' (installs Debian's docker.io and starts dockerd when run as root on Debian),\n` +
@@ -63,7 +64,7 @@ export async function requireEngine(): Promise<{ version: string; apiVersion: st
 
 /** What the engine says of its cgroups (docker info), and whether it runs on this machine: for the lab's CPU share (lab/core/cpu-share.ts). */
 export async function engineCgroups(): Promise<EngineCgroups> {
-  const host = process.env.DOCKER_HOST;
+  const host = env("DOCKER_HOST");
   const local = !host || host.startsWith("unix://");
   try {
     const i = (await docker().info()) as { CgroupDriver?: string };

@@ -28,12 +28,13 @@ const run = promisify(execFile);
 // The pinned version is part of the spec (lab/definitions/spec.ts), the low room every part reads.
 import { DEFAULT_OPENCLAW_VERSION } from "../definitions/spec.ts";
 import { cachedBuild, isBuild } from "../definitions/build.ts";
+import { env, environment } from "../definitions/settings.ts";
 export { DEFAULT_OPENCLAW_VERSION };
 /**
  * Bump when the build recipe changes in a way the hashed inputs do not show. The benchmark
  * sets FLEETLAB_IMAGE_SALT to measure cold builds without touching the cached images.
  */
-const RECIPE = () => `1${process.env.FLEETLAB_IMAGE_SALT ?? ""}`;
+const RECIPE = () => `1${env("FLEETLAB_IMAGE_SALT") ?? ""}`;
 
 export type ImageName = "base" | "openclaw-pkg" | "openclaw" | "git-http" | "model" | "mcp" | "faultproxy";
 export interface BuiltImage {
@@ -143,7 +144,7 @@ export function engineAt(address: string): Docker {
  * source is set or it lacks the tag.
  */
 async function copyFromSource(tag: string): Promise<boolean> {
-  const from = process.env.FLEETLAB_IMAGES_FROM;
+  const from = env("FLEETLAB_IMAGES_FROM");
   if (!from) return false;
   const source = engineAt(from);
   const img = source.getImage(tag);
@@ -163,7 +164,7 @@ async function copyFromSource(tag: string): Promise<boolean> {
 
 /** Debian's sources as this host has them configured (so no mirror is named here). */
 function debianSources(): string {
-  const candidates = [process.env.FLEETLAB_DEBIAN_SOURCES, "/etc/apt/sources.list.d/debian.sources", "/etc/apt/sources.list"];
+  const candidates = [env("FLEETLAB_DEBIAN_SOURCES"), "/etc/apt/sources.list.d/debian.sources", "/etc/apt/sources.list"];
   for (const c of candidates) if (c && fs.existsSync(c) && fs.statSync(c).size > 0) return c;
   throw new LabError(
     "no Debian package sources found for the base image (looked at /etc/apt/sources.list.d/debian.sources and /etc/apt/sources.list).\n" +
@@ -258,7 +259,7 @@ async function installPackage(version: string, dir: string, marker: string, cach
     // Its lifecycle scripts finish the install (bundled plugins, native prebuilds).
     fs.writeFileSync(path.join(staging, ".npmrc"), "allow-scripts=openclaw,koffi,protobufjs,@google/genai\nfund=false\naudit=false\n");
     // Run npm with the pinned Node 24 first on PATH: openclaw's scripts need it.
-    const env = { ...process.env, PATH: `${path.dirname(nodeBinary().file)}:${process.env.PATH}` };
+    const env = { ...environment(), PATH: `${path.dirname(nodeBinary().file)}:${environment().PATH}` };
     try {
       await runChild("npm", ["install", "--omit=dev", "--no-audit", "--no-fund"], { cwd: staging, env, timeout: 900_000, maxBuffer: 1 << 22, what: `npm install openclaw@${version}` });
     } catch (err) {
@@ -455,7 +456,7 @@ function packageImageKey(openclawVersion: string): string {
 export async function packageImageThere(openclawVersion: string): Promise<boolean> {
   const tag = `fleetlab/openclaw-pkg:${packageImageKey(openclawVersion)}`;
   if (await imageId(tag).catch(() => undefined)) return true;
-  const from = process.env.FLEETLAB_IMAGES_FROM;
+  const from = env("FLEETLAB_IMAGES_FROM");
   return !!from && (await engineAt(from).getImage(tag).inspect().then(() => true, () => false));
 }
 

@@ -18,9 +18,10 @@ import { ensureImages, ensureTag, sha } from "./images.ts";
 import { LabError, info, step } from "../core/log.ts";
 import { ROOT, RUNS } from "../core/paths.ts";
 import { topologyFromEnv } from "../definitions/spec.ts";
+import { env, environment } from "../definitions/settings.ts";
 
 /** The runner container's name, set inside it: the lab joins it to each network it creates. */
-const IN_NETWORK = "FLEETLAB_IN_NETWORK";
+const IN_NETWORK = "FLEETLAB_IN_NETWORK" as const;
 /** Where the repository sits inside the runner image (docker/runner/Dockerfile). */
 const IN_IMAGE = "/opt/fleetlab";
 /** What the runner passes on to the run inside (everything else of the host stays here). */
@@ -30,13 +31,13 @@ const PASSED_ENV = ["FLEETLAB_OPENCLAW_VERSION", "FLEETLAB_NODES", "FLEETLAB_SEE
 
 /** Join the runner container to a lab network just created (no-op outside a runner). */
 export async function joinLabNetwork(networkId: string): Promise<void> {
-  const me = process.env[IN_NETWORK];
+  const me = env(IN_NETWORK);
   if (me) await docker().getNetwork(networkId).connect({ Container: me });
 }
 
 /** Leave a lab network before it is removed (the engine refuses to remove one with endpoints). */
 export async function leaveLabNetwork(networkId: string): Promise<void> {
-  const me = process.env[IN_NETWORK];
+  const me = env(IN_NETWORK);
   if (me) await docker().getNetwork(networkId).disconnect({ Container: me, Force: true }).catch(() => {});
 }
 
@@ -47,7 +48,7 @@ export async function leaveLabNetwork(networkId: string): Promise<void> {
  * unix:// DOCKER_HOST; for tcp:// and ssh:// engines FLEETLAB_ENGINE_SOCKET, default
  * /var/run/docker.sock on that machine.
  */
-export function engineSocket(dockerHost = process.env.DOCKER_HOST, override = process.env.FLEETLAB_ENGINE_SOCKET): string {
+export function engineSocket(dockerHost = env("DOCKER_HOST"), override = env("FLEETLAB_ENGINE_SOCKET")): string {
   if (override) return override;
   if (dockerHost?.startsWith("unix://")) return new URL(dockerHost).pathname;
   return "/var/run/docker.sock";
@@ -124,7 +125,7 @@ export async function runInNetwork(args: string[]): Promise<number> {
     throw new LabError("--replay with --in-network is not supported: replay the run.json with REPLAY on the engine's host, or pass its seed (--seed) and TOPOLOGY");
   }
   const engine = await requireEngine();
-  const where = process.env.DOCKER_HOST ?? "the local engine";
+  const where = env("DOCKER_HOST") ?? "the local engine";
   const spec = topologyFromEnv();
   const images = await step(`images on ${where}`, () => ensureImages(spec.openclawVersion));
   const image = await step(`runner image on ${where}`, () => ensureRunnerImage(images.base.tag));
@@ -163,7 +164,7 @@ export async function runInNetwork(args: string[]): Promise<number> {
     const env = [
       `${IN_NETWORK}=${name}`,
       `FLEETLAB_RUN_ID=${runId}`,
-      ...PASSED_ENV.filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`),
+      ...PASSED_ENV.filter((k) => environment()[k] !== undefined).map((k) => `${k}=${environment()[k]}`),
     ];
     container = await d.createContainer({
       name,

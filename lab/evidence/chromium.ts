@@ -9,12 +9,13 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { LabError } from "../core/log.ts";
+import { env } from "../definitions/settings.ts";
 
 const run = promisify(execFile);
 
 /** The Chromium binary: CHROMIUM=path, else /usr/bin/chromium. */
 export function chromiumPath(): string {
-  const p = process.env.CHROMIUM ?? "/usr/bin/chromium";
+  const p = env("CHROMIUM") ?? "/usr/bin/chromium";
   if (!fs.existsSync(p)) throw new LabError(`no Chromium at ${p}: run 'bash lab/host/chromium.sh' (installs Debian's chromium as root on Debian) or set CHROMIUM=/path/to/chromium`);
   return p;
 }

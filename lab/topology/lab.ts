@@ -40,6 +40,7 @@ import type { GitHttpControl } from "../clients/git.ts";
 import type { McpControl } from "../clients/mcp.ts";
 import type { TapControl } from "../clients/tap.ts";
 import type { NodeEntry } from "../clients/operator.ts";
+import { environment } from "../definitions/settings.ts";
 
 export type { Member, MemberKind } from "../members/member.ts";
 
@@ -60,7 +61,7 @@ const RESTORED_PAIRING_MS = 60_000;
  * (no node host before it answers).
  */
 export type StartOrder = "cores" | "gateway-first" | "all";
-export function startOrder(env: NodeJS.ProcessEnv = process.env): StartOrder {
+export function startOrder(env: NodeJS.ProcessEnv = environment()): StartOrder {
   const v = env.FLEETLAB_START_ORDER?.trim();
   if (!v) return "cores";
   if (v === "cores" || v === "gateway-first" || v === "all") return v;

@@ -16,6 +16,7 @@ import { CACHE } from "../core/paths.ts";
 import { gatewayConfig } from "../members/gateway.ts";
 import { nodeConfig } from "../members/node-host.ts";
 import { nodeAliases, type TopologySpec } from "../definitions/spec.ts";
+import { environment } from "../definitions/settings.ts";
 
 /** Bumped whenever what a snapshot holds or how it is restored changes: older snapshots stop matching. */
 export const SNAPSHOT_FORMAT = 1;
@@ -41,7 +42,7 @@ export interface SnapshotRecord {
 }
 
 /** The mode a lab comes up in: FLEETLAB_SNAPSHOT=0 forces "fresh" everywhere; otherwise as asked (default "use"). */
-export function snapshotMode(asked: SnapshotMode | undefined, env: NodeJS.ProcessEnv = process.env): { mode: SnapshotMode; reason?: string } {
+export function snapshotMode(asked: SnapshotMode | undefined, env: NodeJS.ProcessEnv = environment()): { mode: SnapshotMode; reason?: string } {
   const v = (env.FLEETLAB_SNAPSHOT ?? "").trim().toLowerCase();
   if (v === "0" || v === "off" || v === "false" || v === "fresh") return { mode: "fresh", reason: `FLEETLAB_SNAPSHOT=${env.FLEETLAB_SNAPSHOT}` };
   if (asked === "fresh") return { mode: "fresh", reason: "asked to pair from scratch" };
