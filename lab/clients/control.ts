@@ -80,3 +80,29 @@ export function controlCaller<Api>(server: Omit<ControlCall, "method" | "path" |
     return (await controlCall({ ...c, method, path, body })) as ReplyOf<Api[typeof route]>;
   };
 }
+
+/**
+ * The base of the lab's HTTP control clients (model, MCP, tap, git-http): the server's root, one
+ * typed caller of its API (docker/<server>/wire.ts), and whether it answers. A client adds its
+ * routes as methods over `call`.
+ */
+export class ControlClient<Api> {
+  readonly baseUrl: string;
+  protected readonly call: ControlCaller<Api>;
+  readonly #timeoutMs: number;
+
+  constructor(baseUrl: string, server: Omit<ControlCall, "method" | "path" | "body" | "baseUrl"> & { emptyPostBody?: boolean }) {
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+    this.#timeoutMs = server.timeoutMs;
+    this.call = controlCaller<Api>({ ...server, baseUrl: this.baseUrl });
+  }
+
+  /** True when the server answers GET /healthz (2xx) within its deadline; never throws. */
+  async healthy(): Promise<boolean> {
+    try {
+      return (await fetch(`${this.baseUrl}/healthz`, { signal: AbortSignal.timeout(deadline(this.#timeoutMs)) })).ok; // paced
+    } catch {
+      return false;
+    }
+  }
+}

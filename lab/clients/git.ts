@@ -11,7 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { simpleGit, type SimpleGit } from "simple-git";
 import type { AccessLogEntry, CreatedRepo, GitHttpControlApi, RepoInfo } from "../../docker/git-http/wire.ts";
-import { controlCaller, type ControlCaller } from "./control.ts";
+import { ControlClient } from "./control.ts";
 import { env as envVar } from "../definitions/settings.ts";
 
 export type { AccessLogEntry, CreatedRepo, RepoInfo } from "../../docker/git-http/wire.ts";
@@ -115,14 +115,10 @@ export const dumbUrl = (base: string, repo: string): string => `${base.replace(/
 export class GitHttpControlError extends Error {}
 
 /** The control API of docker/git-http; its replies are defined there (wire.ts). */
-export class GitHttpControl {
-  readonly baseUrl: string;
-  readonly #call: ControlCaller<GitHttpControlApi>;
-
+export class GitHttpControl extends ControlClient<GitHttpControlApi> {
   constructor(baseUrl: string) {
-    this.baseUrl = baseUrl.replace(/\/+$/, "");
     // Listing runs git once per repo, creating a handful of times: generous.
-    this.#call = controlCaller<GitHttpControlApi>({ name: "git-http", baseUrl: this.baseUrl, timeoutMs: 60_000, error: GitHttpControlError });
+    super(baseUrl, { name: "git-http", timeoutMs: 60_000, error: GitHttpControlError });
   }
 
   smartUrl(repo: string): string {
@@ -133,25 +129,17 @@ export class GitHttpControl {
     return dumbUrl(this.baseUrl, repo);
   }
 
-  async healthy(): Promise<boolean> {
-    try {
-      return (await fetch(`${this.baseUrl}/healthz`)).ok;
-    } catch {
-      return false;
-    }
-  }
-
   /** Creates an empty bare repo (idempotent: `created` is false if it already existed). */
   async createRepo(name: string): Promise<CreatedRepo> {
-    return this.#call("POST /_control/repos", { body: { name } });
+    return this.call("POST /_control/repos", { body: { name } });
   }
 
   async listRepos(): Promise<RepoInfo[]> {
-    return (await this.#call("GET /_control/repos")).repos;
+    return (await this.call("GET /_control/repos")).repos;
   }
 
   /** Access log entries with seq > since (the server keeps the most recent 10 000). */
   async log(since = 0): Promise<AccessLogEntry[]> {
-    return (await this.#call("GET /_control/log", { query: { since } })).entries;
+    return (await this.call("GET /_control/log", { query: { since } })).entries;
   }
 }

@@ -7,7 +7,7 @@
 
 import type { CatalogTool, CatalogToolSpec } from "../../docker/mcp/catalog.ts";
 import type { Arm, Effect, HeldCall, McpControlApi, McpHealth, McpRecord, McpSession } from "../../docker/mcp/wire.ts";
-import { controlCaller, type ControlCaller } from "./control.ts";
+import { ControlClient } from "./control.ts";
 import { WaitTimeout, waitFor } from "../core/wait.ts";
 
 export type { CatalogTool, CatalogToolSpec } from "../../docker/mcp/catalog.ts";
@@ -20,14 +20,10 @@ export const isEvent = (event: string) => (r: McpRecord) => r.event === event;
 
 export class McpControlError extends Error {}
 
-export class McpControl {
-  readonly baseUrl: string;
-  readonly #call: ControlCaller<McpControlApi>;
-
+export class McpControl extends ControlClient<McpControlApi> {
   /** baseUrl: the server root, e.g. http://172.20.0.5:8080 (not the /mcp endpoint). */
   constructor(baseUrl: string) {
-    this.baseUrl = baseUrl.replace(/\/+$/, "").replace(/\/mcp$/, "");
-    this.#call = controlCaller<McpControlApi>({ name: "mcp", baseUrl: this.baseUrl, timeoutMs: 10_000, error: McpControlError, emptyPostBody: true });
+    super(baseUrl.replace(/\/+$/, "").replace(/\/mcp$/, ""), { name: "mcp", timeoutMs: 10_000, error: McpControlError, emptyPostBody: true });
   }
 
   /** The MCP endpoint, as a client configures it. */
@@ -36,20 +32,12 @@ export class McpControl {
   }
 
   async health(): Promise<McpHealth> {
-    return this.#call("GET /healthz");
-  }
-
-  /** True when the server answers /healthz; never throws. */
-  async healthy(): Promise<boolean> {
-    return this.health().then(
-      () => true,
-      () => false,
-    );
+    return this.call("GET /healthz");
   }
 
   /** Records since the last reset, oldest first; `since` keeps only seq > since. */
   async requests(opts: { since?: number } = {}): Promise<McpRecord[]> {
-    return (await this.#call("GET /_control/requests", { query: { since: opts.since } })).requests;
+    return (await this.call("GET /_control/requests", { query: { since: opts.since } })).requests;
   }
 
   /** The highest seq seen so far (0 when none): pass it as `since` to look only at what follows. */
@@ -59,57 +47,57 @@ export class McpControl {
 
   /** Clears records, effects and holds (held calls are released), turns slow discovery and slow initialize off and reloads the catalog file. */
   async reset(): Promise<{ released: string[]; tools: string[] }> {
-    const { released, tools } = await this.#call("POST /_control/reset");
+    const { released, tools } = await this.call("POST /_control/reset");
     return { released, tools };
   }
 
   async catalog(): Promise<CatalogTool[]> {
-    return (await this.#call("GET /_control/catalog")).tools;
+    return (await this.call("GET /_control/catalog")).tools;
   }
 
   /** Replaces the catalog (the server checks it: a bad one is refused with the reason); the
    * server sends notifications/tools/list_changed to every session. */
   async setCatalog(tools: CatalogToolSpec[]): Promise<{ tools: string[]; notified: string[] }> {
-    const reply = await this.#call("POST /_control/catalog", { body: { tools } });
+    const reply = await this.call("POST /_control/catalog", { body: { tools } });
     return { tools: reply.tools, notified: reply.notified };
   }
 
   /** Every new session's initialize answer waits `ms` first (0 turns it off): up, but slow to accept a client. */
   async slowInitialize(ms: number): Promise<void> {
-    await this.#call("POST /_control/slow-initialize", { body: { ms } });
+    await this.call("POST /_control/slow-initialize", { body: { ms } });
   }
 
   /** Every tools/list answer waits `ms` first (0 turns it off). */
   async slowDiscovery(ms: number): Promise<void> {
-    await this.#call("POST /_control/slow-discovery", { body: { ms } });
+    await this.call("POST /_control/slow-discovery", { body: { ms } });
   }
 
   /** The next `count` calls of `tool` are held at the server until released (or cancelled by the client). */
   async hold(tool: string, count = 1): Promise<Arm> {
-    return (await this.#call("POST /_control/hold", { body: { tool, count } })).armed;
+    return (await this.call("POST /_control/hold", { body: { tool, count } })).armed;
   }
 
   /** Releases one held call (by hold id) or all; returns the ids released. */
   async release(id?: string): Promise<string[]> {
-    return (await this.#call("POST /_control/release", { body: id ? { id } : {} })).released;
+    return (await this.call("POST /_control/release", { body: id ? { id } : {} })).released;
   }
 
   /** Calls held now; with all, also those released or cancelled since the last reset. */
   async held(opts: { all?: boolean } = {}): Promise<HeldCall[]> {
-    return (await this.#call("GET /_control/held", { query: { all: opts.all } })).held;
+    return (await this.call("GET /_control/held", { query: { all: opts.all } })).held;
   }
 
   async effects(): Promise<Effect[]> {
-    return (await this.#call("GET /_control/effects")).effects;
+    return (await this.call("GET /_control/effects")).effects;
   }
 
   async sessions(): Promise<McpSession[]> {
-    return (await this.#call("GET /_control/sessions")).sessions;
+    return (await this.call("GET /_control/sessions")).sessions;
   }
 
   /** Forgets every session, as a restarted server would: their next request is answered 404. */
   async dropSessions(): Promise<string[]> {
-    return (await this.#call("POST /_control/drop-sessions")).dropped;
+    return (await this.call("POST /_control/drop-sessions")).dropped;
   }
 
   /** Polls until a record satisfies `predicate`; throws with what was seen on timeout. */

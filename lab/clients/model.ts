@@ -8,7 +8,7 @@
 import { z } from "zod";
 import type { LoadedRule, Match, Rule, ScriptMode } from "../../docker/model/script.ts";
 import type { ArmedFail, ArmedHold, HeldRequest, ModelControlApi, ModelHealth, ModelRequest } from "../../docker/model/wire.ts";
-import { controlCaller, type ControlCaller } from "./control.ts";
+import { ControlClient } from "./control.ts";
 import { WaitTimeout, waitFor } from "../core/wait.ts";
 
 export type { DelayStep, DropStep, FailStep, HoldStep, LoadedRule, Match, MatchFields, Rule, ScriptMode, Step, TextStep, ToolCallStep } from "../../docker/model/script.ts";
@@ -30,71 +30,59 @@ export const isResponsesCall = (r: ModelRequest): boolean => r.method === "POST"
 
 export class ModelControlError extends Error {}
 
-export class ModelControl {
-  readonly baseUrl: string;
-  readonly #call: ControlCaller<ModelControlApi>;
-
+export class ModelControl extends ControlClient<ModelControlApi> {
   /** baseUrl: the server root, e.g. http://172.20.0.3:8080 (not the /v1 provider URL). */
   constructor(baseUrl: string) {
-    this.baseUrl = baseUrl.replace(/\/+$/, "");
-    this.#call = controlCaller<ModelControlApi>({ name: "model", baseUrl: this.baseUrl, timeoutMs: 10_000, error: ModelControlError });
+    super(baseUrl, { name: "model", timeoutMs: 10_000, error: ModelControlError });
   }
 
   async health(): Promise<ModelHealth> {
-    return this.#call("GET /healthz");
-  }
-
-  /** True when the server answers /healthz; never throws. */
-  async healthy(): Promise<boolean> {
-    return this.health().then(
-      () => true,
-      () => false,
-    );
+    return this.call("GET /healthz");
   }
 
   /** Every request recorded since the last reset, oldest first; `since` keeps only seq > since. */
   async requests(opts: { since?: number } = {}): Promise<ModelRequest[]> {
-    return (await this.#call("GET /_control/requests", { query: { since: opts.since } })).requests;
+    return (await this.call("GET /_control/requests", { query: { since: opts.since } })).requests;
   }
 
   /** Reloads the start-up script; clears records, armed holds/fails; releases held streams. */
   async reset(): Promise<{ released: string[]; rules: number }> {
-    const { released, rules } = await this.#call("POST /_control/reset");
+    const { released, rules } = await this.call("POST /_control/reset");
     return { released, rules };
   }
 
   /** Adds rules (the server checks them: a bad one is refused naming the rule and step); by
    * default they take precedence over existing ones. Returns the ids of all rules in force. */
   async setScript(rules: Rule[], mode: ScriptMode = "prepend"): Promise<string[]> {
-    return (await this.#call("POST /_control/script", { body: { rules, mode } })).rules;
+    return (await this.call("POST /_control/script", { body: { rules, mode } })).rules;
   }
 
   /** Loads a script file by name from the server's MODEL_SCRIPTS folder. */
   async loadScript(name: string, mode: ScriptMode = "prepend"): Promise<string[]> {
-    return (await this.#call("POST /_control/script", { body: { script: name, mode } })).rules;
+    return (await this.call("POST /_control/script", { body: { script: name, mode } })).rules;
   }
 
   async script(): Promise<LoadedRule[]> {
-    return (await this.#call("GET /_control/script")).rules;
+    return (await this.call("GET /_control/script")).rules;
   }
 
   /** The next `count` matching responses stop after `afterDeltas` deltas until released. */
   async hold(opts: { match?: Match; afterDeltas?: number; count?: number } = {}): Promise<ArmedHold> {
-    return (await this.#call("POST /_control/hold", { body: opts })).armed;
+    return (await this.call("POST /_control/hold", { body: opts })).armed;
   }
 
   /** Releases one held request (by request id) or all; returns the ids released. */
   async release(id?: string): Promise<string[]> {
-    return (await this.#call("POST /_control/release", { body: id ? { id } : {} })).released;
+    return (await this.call("POST /_control/release", { body: id ? { id } : {} })).released;
   }
 
   async held(): Promise<HeldRequest[]> {
-    return (await this.#call("GET /_control/held")).held;
+    return (await this.call("GET /_control/held")).held;
   }
 
   /** The next `count` matching requests are answered with HTTP `status`. */
   async fail(opts: { match?: Match; status?: number; count?: number; body?: unknown } = {}): Promise<ArmedFail> {
-    return (await this.#call("POST /_control/fail", { body: opts })).armed;
+    return (await this.call("POST /_control/fail", { body: opts })).armed;
   }
 
   /**

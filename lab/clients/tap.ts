@@ -11,7 +11,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { OpcodeName, TapMatch, TapRule, TapRuleSpec } from "../../docker/faultproxy/rules.ts";
 import type { Frame, HttpExchange, Healed, TapConnection, TapControlApi, TapHealth, TapRecord } from "../../docker/faultproxy/wire.ts";
-import { controlCaller, type ControlCaller } from "./control.ts";
+import { ControlClient } from "./control.ts";
 import { WaitTimeout, waitFor } from "../core/wait.ts";
 import { Redactor } from "../evidence/redact.ts";
 
@@ -86,49 +86,38 @@ export function redactTapLines(lines: string[], redactor: Redactor): string[] {
   return first.map((line) => redactor.known(line));
 }
 
-export class TapControl {
-  readonly baseUrl: string;
-  readonly #call: ControlCaller<TapControlApi>;
+export class TapControl extends ControlClient<TapControlApi> {
   /** Credentials seen on this tap's wire (pass the lab's one: it knows the gateway token). */
   readonly redactor: Redactor;
 
   /** baseUrl: the control API root, e.g. http://172.20.0.5:9099 */
   constructor(baseUrl: string, opts: { redactor?: Redactor } = {}) {
+    super(baseUrl, { name: "tap", timeoutMs: 15_000, error: TapControlError });
     this.redactor = opts.redactor ?? new Redactor();
-    this.baseUrl = baseUrl.replace(/\/+$/, "");
-    this.#call = controlCaller<TapControlApi>({ name: "tap", baseUrl: this.baseUrl, timeoutMs: 15_000, error: TapControlError });
   }
 
   async health(): Promise<TapHealth> {
-    return this.#call("GET /healthz");
-  }
-
-  /** True when the tap answers /healthz; never throws. */
-  async healthy(): Promise<boolean> {
-    return this.health().then(
-      () => true,
-      () => false,
-    );
+    return this.call("GET /healthz");
   }
 
   /** Recorded WebSocket frames with seq > since, oldest first. */
   async frames(opts: { since?: number; conn?: string; match?: string; limit?: number } = {}): Promise<Frame[]> {
     const { since, conn, match, limit } = opts;
-    return (await this.#call("GET /frames", { query: { since, conn, match, limit } })).frames.map((f) => this.#redact(f));
+    return (await this.call("GET /frames", { query: { since, conn, match, limit } })).frames.map((f) => this.#redact(f));
   }
 
   async http(opts: { since?: number; conn?: string } = {}): Promise<HttpExchange[]> {
     const { since, conn } = opts;
-    return (await this.#call("GET /http", { query: { since, conn } })).http;
+    return (await this.call("GET /http", { query: { since, conn } })).http;
   }
 
   /** Everything recorded (frames, HTTP exchanges, connection and rule events) in seq order. */
   async events(opts: { since?: number } = {}): Promise<TapRecord[]> {
-    return (await this.#call("GET /events", { query: { since: opts.since } })).events.map((r) => this.#redact(r));
+    return (await this.call("GET /events", { query: { since: opts.since } })).events.map((r) => this.#redact(r));
   }
 
   async connections(): Promise<TapConnection[]> {
-    return (await this.#call("GET /connections")).connections;
+    return (await this.call("GET /connections")).connections;
   }
 
   /** The current seq: pass it as `since` to see only what happens from now on. */
@@ -167,7 +156,7 @@ export class TapControl {
   }
 
   async rules(): Promise<TapRule[]> {
-    return (await this.#call("GET /rules")).rules;
+    return (await this.call("GET /rules")).rules;
   }
 
   async rule(id: string): Promise<TapRule | undefined> {
@@ -176,23 +165,23 @@ export class TapControl {
 
   /** Adds a fault rule (the tap checks it: a bad one is refused with the reason); it acts on the next matching frame. */
   async addRule(spec: TapRuleSpec): Promise<TapRule> {
-    return (await this.#call("POST /rules", { body: spec })).rule;
+    return (await this.call("POST /rules", { body: spec })).rule;
   }
 
   /** Removes one rule and undoes its half-open connections / freeze. */
   async removeRule(id: string): Promise<void> {
-    await this.#call("DELETE /rules/:id", { id });
+    await this.call("DELETE /rules/:id", { id });
   }
 
   /** Heals everything: removes all rules, resumes held connections, delivers delayed frames. */
   async heal(): Promise<{ removed: string[]; healed: Healed }> {
-    const { removed, healed } = await this.#call("DELETE /rules");
+    const { removed, healed } = await this.call("DELETE /rules");
     return { removed, healed };
   }
 
   /** Heals and forgets all records (seq keeps counting). */
   async reset(): Promise<void> {
-    await this.#call("POST /reset");
+    await this.call("POST /reset");
   }
 
   /** Writes every record the tap holds (frames, HTTP exchanges, connection and rule events) as
