@@ -171,9 +171,10 @@ excerpt: deps
 	npm run --silent fleetlab -- excerpt $(RUN) $(IDS)
 
 # A stored run judged again with today's checks and finding records (lab/commands/judge.ts): from
-# each scenario's history.json, nothing runs and no engine is needed. RUN=<id|folder|latest>.
+# each scenario's history.json, nothing runs and no engine is needed. RUN=<id|folder|latest>;
+# KEEP=1 (every scenario) or KEEP='<name>...' also keeps histories as fixtures/histories/<name>.json.
 judge: deps
-	npm run --silent fleetlab -- judge $(RUN)
+	npm run --silent fleetlab -- judge $(RUN) $(if $(KEEP),--keep $(filter-out 1,$(KEEP)))
 
 # A bug report for OpenClaw's tracker, per registered finding (lab/findings/issue-report.ts):
 # ID=<finding id> writes and prints one, ALL=1 writes every one into fixtures/findings/reports/.

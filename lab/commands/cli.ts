@@ -25,7 +25,7 @@ import { CACHE, RUNS } from "../core/paths.ts";
 import { writeExcerpts } from "../findings/excerpt.ts";
 import { issueCommand } from "./issue-report.ts";
 import { labFindings } from "../checks/findings.ts";
-import { changesText, judgeRun, writeJudged } from "./judge.ts";
+import { changesText, judgeRun, keepFixtures, writeJudged } from "./judge.ts";
 import { runInNetwork } from "../engine/runner-container.ts";
 import { COSTS_FILE, costsFromRuns, loadCosts, selectShard, shardRecord, type Shard, type ShardPlan } from "../run/shard.ts";
 import { bisectInput, givenRunId, matrixVersionsText, mergeShards, reproInput, shardSetting, soakRounds, specFor } from "./inputs.ts";
@@ -346,8 +346,13 @@ function reportCommand({ rest, values }: CommandArgs): number {
 }
 
 /** Judge a stored run again with today's checks and records (lab/commands/judge.ts); the new table and report beside the old. */
-function judgeCommand({ rest, scenarios }: CommandArgs): number {
+function judgeCommand({ rest, values, scenarios }: CommandArgs): number {
   const { dir, record } = findRun(rest[0]);
+  if (values.keep) {
+    const kept = keepFixtures(dir, record, rest.slice(1));
+    for (const k of kept) say(`${k.scenario.padEnd(28)} ${path.relative(process.cwd(), k.file)}  ${(k.bytes / 1024).toFixed(1)} KB\n`);
+    say(`${kept.length} history fixture(s) from run ${record.id}\n`);
+  }
   const at = new Date();
   const j = judgeRun(dir, record, scenarios, labFindings, at);
   const out = writeJudged(dir, j, at);

@@ -7,6 +7,8 @@
 // reads the history differently now.
 import fs from "node:fs";
 import path from "node:path";
+import { ROOT } from "../core/paths.ts";
+import { LabError } from "../core/log.ts";
 import { HISTORY_FILE, attemptsDetail, judgeHistory, whyChanged, type HistoryJudged, type ScenarioHistory } from "../run/history.ts";
 import { SCENARIO_ATTEMPTS } from "../run/admission.ts";
 import { verdictTable } from "../evidence/report.ts";
@@ -160,4 +162,43 @@ export function writeJudged(dir: string, j: JudgedRun, at: Date): string {
   ].join("\n");
   fs.writeFileSync(path.join(out, "verdicts.md"), md);
   return out;
+}
+
+/** Where the recorded histories that the checks' unit tests judge are kept. */
+export const HISTORY_FIXTURES = path.join(ROOT, "fixtures", "histories");
+
+/** A recorded history kept as a fixture: the run it came from, and the verdict that run gave it. */
+export interface HistoryFixture {
+  run: string;
+  scenario: string;
+  verdict: Verdict;
+  detail?: string;
+  history: ScenarioHistory;
+}
+
+/**
+ * Keep the named scenarios' histories of a run (all that have one when none are named) as
+ * fixtures/histories/<name>.json, each with the verdict the run judged from it (its verdict.json:
+ * the attempt's own, before any earlier attempt is said).
+ */
+export function keepFixtures(dir: string, record: RunRecord, names: string[], out = HISTORY_FIXTURES): { scenario: string; file: string; bytes: number }[] {
+  const rows = names.length ? names.map((n) => record.scenarios.find((r) => r.name === n) ?? n) : record.scenarios;
+  const missing = rows.filter((r): r is string => typeof r === "string");
+  if (missing.length) throw new LabError(`judge --keep: run ${record.id} has no scenario ${missing.join(", ")}; it ran ${record.scenarios.map((r) => r.name).join(", ") || "none"}`);
+  const kept: { scenario: string; file: string; bytes: number }[] = [];
+  fs.mkdirSync(out, { recursive: true });
+  for (const row of rows as ScenarioRow[]) {
+    const h = row.evidence ? readHistory(path.join(dir, row.evidence, HISTORY_FILE)) : "no evidence folder";
+    if (typeof h === "string") {
+      if (names.length) throw new LabError(`judge --keep: ${row.name}: ${h}`);
+      continue;
+    }
+    const v = JSON.parse(fs.readFileSync(path.join(dir, row.evidence!, "verdict.json"), "utf8")) as { verdict: Verdict; detail?: string };
+    const fixture: HistoryFixture = { run: record.id, scenario: row.name, verdict: v.verdict, ...(v.detail ? { detail: v.detail } : {}), history: h };
+    const file = path.join(out, `${row.name}.json`);
+    const text = JSON.stringify(fixture, null, 1) + "\n";
+    fs.writeFileSync(file, text);
+    kept.push({ scenario: row.name, file, bytes: Buffer.byteLength(text) });
+  }
+  return kept;
 }

@@ -58,6 +58,8 @@ export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMA
                       scenario's history.json (nothing runs): the new verdict table, verdicts.md
                       and report.html in the run's judged/<stamp>/, and which verdicts changed and
                       why (a record added or changed, a check that reads the history differently)
+        --keep [NAME...]  also keep each scenario's history (or those named) as a fixture in
+                          fixtures/histories/<name>.json: its checks' unit tests judge it again
   list [pattern...]   list the scenarios (or those the patterns select) and what each proves
   merge OUT RUN...    merge shard run folders (or folders of them) into OUT/<version>/ (run.json,
                       junit.xml, report.html, summary.md) and OUT/summary.md over all versions
@@ -98,7 +100,7 @@ export const COMMANDS: Record<string, { usage: string; options: string[] }> = {
   down: { usage: "down RUN_ID", options: [] },
   prune: { usage: "prune [--all]", options: ["all"] },
   report: { usage: "report [RUN_ID|latest] [--not-accepted] [--json]", options: ["not-accepted", "json"] },
-  judge: { usage: "judge [RUN_ID|latest]", options: [] },
+  judge: { usage: "judge [RUN_ID|latest] [--keep [SCENARIO...]]", options: ["keep"] },
   list: { usage: "list [pattern...] [--json]", options: ["json"] },
   merge: { usage: 'merge OUT RUN... [--shards N] [--versions "A B"] [--json]', options: ["shards", "versions", "json"] },
   excerpt: { usage: "excerpt RUN [FINDING_ID...]", options: [] },
@@ -176,6 +178,7 @@ export const OPTIONS = {
   lanes: { type: "string" },
   json: { type: "boolean" },
   "not-accepted": { type: "boolean" },
+  keep: { type: "boolean" },
   version: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
