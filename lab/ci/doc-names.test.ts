@@ -70,9 +70,9 @@ export function knownNames(): Known {
   for (const s of SETTINGS) makeVars.add(s.name);
   for (const n of MAKE_INTERNAL) makeVars.delete(n);
   const code = codeText();
-  // Read as environment: process.env.X, env.X, env["X"], a shell's $X or ${X}, setting("X"); and every FLEETLAB_* name.
+  // Read as environment: process.env.X, env.X, env["X"], a shell's $X or ${X}, setting("X"), env("X"); and every FLEETLAB_* name.
   const envVars = new Set(
-    [...code.matchAll(/\b(?:process\.env|env)(?:\.|\[["'])([A-Z][A-Z0-9_]*)|\$\{?([A-Z][A-Z0-9_]*)|\bsetting\("([A-Z][A-Z0-9_]*)"|\b(FLEETLAB_[A-Z0-9_]*[A-Z0-9])/g)].map((m) => (m[1] ?? m[2] ?? m[3] ?? m[4])!),
+    [...code.matchAll(/\b(?:process\.env|env)(?:\.|\[["'])([A-Z][A-Z0-9_]*)|\$\{?([A-Z][A-Z0-9_]*)|\b(?:setting|env|envVar|setEnv)\("([A-Z][A-Z0-9_]*)"|\b(FLEETLAB_[A-Z0-9_]*[A-Z0-9])/g)].map((m) => (m[1] ?? m[2] ?? m[3] ?? m[4])!),
   );
   for (const s of SETTINGS) envVars.add(s.env);
   const flags = new Set([...Object.keys(OPTIONS), ...SETTINGS.flatMap((s) => (s.flag ? [s.flag] : []))]);
