@@ -28,14 +28,15 @@ import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { defineScenario, LabInfraError, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { EventLog } from "../../lab/kits/events.ts";
 import { workerProcesses } from "../../lab/kits/inside-node.ts";
-import { launchesForRun, loseCancelAcks, workerCommands, type LostCancelAcks } from "../../lab/kits/node-wire.ts";
+import { launchesForRun, loseCancelAcks, workerCommands, type LostCancelAcks, type WorkerCommand } from "../../lab/kits/node-wire.ts";
 import { waitForWorkerHost } from "../../lab/kits/nodes.ts";
-import { provenWorkerTurn } from "../../lab/kits/proof.ts";
-import { armHold, isRefused, openSession, refusal } from "../../lab/kits/session.ts";
+import { provenWorkerTurn, turnOnNode, type TurnSeen } from "../../lab/kits/proof.ts";
+import { armHold, isRefused, openSession, refusal, type Refused } from "../../lab/kits/session.ts";
 import { nodeScene } from "../../lab/kits/scene.ts";
 import { uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 import { pollUntil } from "../../lab/core/wait.ts";
+import type { Placement } from "../../lab/clients/sessions.ts";
 
 /**
  * How long after chat.abort the gateway has for each step (run end, environment stop, worker
@@ -79,7 +80,39 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
+
+/** A worker.* command the gateway sent the node, as the checks read it (tap seq, command, the environment its params name). */
+interface CommandSeen {
+  seq: number;
+  command: string;
+  environmentId?: unknown;
+}
+export interface Observed {
+  /** The placement of the first dispatch: its worker environment is the one to stop. */
+  original?: { environmentId?: string };
+  /** chat.abort's answer (or refusal), how agent.wait ended the run within BOUND_S, the run's last chat state. */
+  abort?: { answer: Record<string, unknown> | Refused; status: string; chat: string | null };
+  /** The worker.* commands on the node's tap since the abort, as last polled for worker.environment.stop.v1 (up to BOUND_S). */
+  wire?: { commands: CommandSeen[] };
+  /** The old worker processes still on the node when the poll for their end stopped (pids). */
+  workerGone?: { left: number[] };
+  /** The placement when the poll for "failed" stopped (null: none). */
+  placement?: Placement | null;
+  /** sessions.reclaim's answer: the placement state it gave, or its refusal. */
+  reclaim?: { state: string | null } | Refused;
+  /** The new dispatch to the same node: its placement's state and environment, or its refusal. */
+  again?: { state: string; environmentId?: string } | Refused;
+  /** The successor turn (only when the new dispatch was active): its proof, and the worker.launch.v1 frames since it began. */
+  successor?: { turn: TurnSeen; launches: CommandSeen[] };
+  /** The worker.* commands on the node's tap since the abort, read at the end (for the fence order). */
+  fence?: { commands: CommandSeen[] };
+}
+
+const seenCommand = (c: WorkerCommand): CommandSeen => ({ seq: c.seq, command: c.command, ...(c.params?.environmentId !== undefined ? { environmentId: c.params.environmentId } : {}) });
+const firstCancelOf = (commands: CommandSeen[]) => commands.find((c) => c.command === "worker.cancel.v1");
+
+export default defineScenario<Observed>({
   name: "abort-lost-ack",
   proves: "qa-lab parity: chat.abort of a node worker turn whose cancel acknowledgement is lost on the wire ends the run, stops the worker environment on the node, fails the placement; reclaim, re-dispatch on a new environment and exactly one successor launch follow",
   topology: "own",
@@ -87,8 +120,101 @@ export default defineScenario({
   needs: [{ method: "sessions.dispatch", why: "the turn runs on a paired node" }],
   findings,
   timeoutMs: 360_000,
+  checks: [
+    {
+      id: "R-abort-lost-ack-run-ends",
+      expectation: `chat.abort answers aborted: true and the run ends (agent.wait not "timeout") within ${BOUND_S} s although the node's cancel acknowledgement is lost`,
+      judge: (h) => {
+        if (!h.abort) return undefined;
+        const { answer, status, chat } = h.abort;
+        return {
+          holds: !isRefused(answer) && answer.aborted === true && status !== "timeout" && status !== "pending",
+          observed: normalise({ within_s: BOUND_S, aborted: isRefused(answer) ? answer : (answer.aborted ?? null), status, chat }),
+        };
+      },
+    },
+    {
+      id: "R-abort-lost-ack-environment-stop",
+      expectation: `after the unconfirmed cancel the gateway tells the node to stop the worker environment (worker.environment.stop.v1 for the placement's environment, after worker.cancel.v1) within ${BOUND_S} s`,
+      judge: (h) => {
+        const firstCancel = h.wire && firstCancelOf(h.wire.commands);
+        if (!h.original || !h.wire || !firstCancel) return undefined;
+        const stop = h.wire.commands.find((c) => c.command === "worker.environment.stop.v1");
+        const sameEnvironment = stop?.environmentId === h.original.environmentId;
+        return {
+          holds: !!stop && stop.seq > firstCancel.seq && sameEnvironment,
+          observed: { within_s: BOUND_S, cancel: true, environmentStop: stop ? { afterCancel: stop.seq > firstCancel.seq, sameEnvironment } : null },
+        };
+      },
+    },
+    {
+      id: "R-abort-lost-ack-worker-gone",
+      expectation: `the aborted turn's worker process is gone from the node within ${BOUND_S} s`,
+      judge: (h) => h.workerGone && { holds: h.workerGone.left.length === 0, observed: { within_s: BOUND_S, left: h.workerGone.left.length } },
+    },
+    {
+      id: "R-abort-lost-ack-placement-failed",
+      expectation: `the placement turns "failed" within ${BOUND_S} s of the abort`,
+      judge: (h) => {
+        if (h.placement === undefined) return undefined;
+        const p = h.placement;
+        return { holds: p?.state === "failed", observed: normalise({ within_s: BOUND_S, state: p?.state ?? null, runner: p?.runner?.status ?? null, recoveryError: p?.recoveryError ?? null }) };
+      },
+    },
+    {
+      id: "R-abort-lost-ack-reclaim",
+      expectation: 'sessions.reclaim (recoverToGateway with the failed generation) brings the session back to the gateway ("local")',
+      judge: (h) => {
+        if (!h.reclaim || h.placement === undefined) return undefined;
+        const r = h.reclaim;
+        const placement = h.placement?.state ?? null;
+        return {
+          holds: !isRefused(r) && r.state === "local",
+          observed: isRefused(r) ? { placement, code: r.code, message: normaliseText(r.message) } : { placement, state: r.state },
+        };
+      },
+    },
+    {
+      id: "R-abort-lost-ack-new-environment",
+      expectation: "the session can be dispatched to the same node again, active on a new worker environment",
+      judge: (h) => {
+        if (!h.again || !h.original) return undefined;
+        const a = h.again;
+        if (isRefused(a)) return { holds: false, observed: { code: a.code, message: normaliseText(a.message) } };
+        const newEnvironment = !!a.environmentId && a.environmentId !== h.original.environmentId;
+        return { holds: a.state === "active" && newEnvironment, observed: { state: a.state, newEnvironment } };
+      },
+    },
+    {
+      id: "R-abort-lost-ack-successor",
+      expectation: "the successor turn completes on the node (node-only marker) with exactly one new worker.launch.v1",
+      // Judged only when the new dispatch was active (the successor turn ran).
+      optional: true,
+      judge: (h) => {
+        if (!h.successor) return undefined;
+        const t = turnOnNode(h.successor.turn);
+        const all = h.successor.launches.length;
+        return { holds: t.holds && t.observed.launches === 1 && all === 1, observed: { ...t.observed, allLaunches: all } };
+      },
+    },
+    {
+      id: "R-abort-lost-ack-fence-order",
+      expectation: "on the node's wire the old launch's worker.cancel.v1 comes before worker.environment.stop.v1 of its environment (at the latest by the reclaim), which comes before the successor's worker.launch.v1",
+      judge: (h) => {
+        const firstCancel = h.wire && firstCancelOf(h.wire.commands);
+        if (!h.fence || !h.original || !firstCancel) return undefined;
+        const successorLaunchSeq = h.successor?.launches[0]?.seq;
+        const stopAny = h.fence.commands.find((c) => c.command === "worker.environment.stop.v1" && (successorLaunchSeq === undefined || c.seq < successorLaunchSeq));
+        const order = { cancel: true, environmentStop: !!stopAny, sameEnvironment: stopAny?.environmentId === h.original.environmentId, successorLaunch: successorLaunchSeq !== undefined };
+        return {
+          holds: !!stopAny && order.sameEnvironment && successorLaunchSeq !== undefined && firstCancel.seq < stopAny.seq && stopAny.seq < successorLaunchSeq,
+          observed: order,
+        };
+      },
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const client = lab.operator.client;
     const events = new EventLog(client);
     let lost: LostCancelAcks | undefined;
@@ -104,6 +230,7 @@ export default defineScenario({
       const d = await s.dispatch(alias);
       assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
       const original = d.placement;
+      observe("original", { environmentId: original.environmentId });
 
       // ---- a worker turn on the node, held at its model request
       const token = uniqueName("tok");
@@ -131,12 +258,7 @@ export default defineScenario({
       };
       await assertAcksLost();
       log(`chat.abort: ${JSON.stringify(aborted)}; agent.wait ${end.status} after ${end.ms} ms (${JSON.stringify(end.error ?? null)}, stopReason ${end.stopReason ?? "-"})`);
-      check({
-        id: "R-abort-lost-ack-run-ends",
-        expectation: `chat.abort answers aborted: true and the run ends (agent.wait not "timeout") within ${BOUND_S} s although the node's cancel acknowledgement is lost`,
-        holds: !isRefused(aborted) && aborted.aborted === true && end.status !== "timeout" && end.status !== "pending",
-        observed: normalise({ within_s: BOUND_S, aborted: isRefused(aborted) ? aborted : (aborted.aborted ?? null), status: end.status, chat: events.chatOutcome(sent.runId) ?? null }),
-      });
+      observe("abort", { answer: aborted, status: end.status, chat: events.chatOutcome(sent.runId) ?? null });
 
       // ---- on the node's wire: the cancel, then the environment stop
       const stopPoll = await pollUntil(
@@ -150,12 +272,7 @@ export default defineScenario({
       const stop = cmds.find((c) => c.command === "worker.environment.stop.v1");
       log(`after the abort: ${acks.cancels().length} worker.cancel.v1 (each answer to be dropped); environment stop ${stop ? `${Math.round(stop.t - abortAt)} ms after the abort, ${JSON.stringify(stop.params)}` : `not within ${BOUND_S} s`}`);
       if (!firstCancel) throw new Error(`the gateway sent ${alias} no worker.cancel.v1 after chat.abort: the lost acknowledgement was never exercised`);
-      check({
-        id: "R-abort-lost-ack-environment-stop",
-        expectation: `after the unconfirmed cancel the gateway tells the node to stop the worker environment (worker.environment.stop.v1 for the placement's environment, after worker.cancel.v1) within ${BOUND_S} s`,
-        holds: !!stop && stop.seq > firstCancel.seq && stop.params?.environmentId === original.environmentId,
-        observed: { within_s: BOUND_S, cancel: true, environmentStop: stop ? { afterCancel: stop.seq > firstCancel.seq, sameEnvironment: stop.params?.environmentId === original.environmentId } : null },
-      });
+      observe("wire", { commands: cmds.map(seenCommand) });
 
       // ---- the old worker process on the node
       const pids = new Set(workers.map((w) => w.pid));
@@ -165,35 +282,20 @@ export default defineScenario({
         intervalMs: 1000,
         signal,
       });
-      check({
-        id: "R-abort-lost-ack-worker-gone",
-        expectation: `the aborted turn's worker process is gone from the node within ${BOUND_S} s`,
-        holds: gone.held,
-        observed: { within_s: BOUND_S, left: gone.last.length },
-      });
+      observe("workerGone", { left: gone.last.map((w) => w.pid) });
 
       // ---- the placement fails, then reclaim to the gateway and dispatch again
       const failed = await pollUntil("the placement failed", () => s.placement(), (p) => p?.state === "failed", { deadlineMs: BOUND_S * 1000, from: abortAt, intervalMs: 500, signal });
       const placement = failed.last;
       log(`placement ${placement?.state} (${failed.ms} ms after the abort): ${JSON.stringify(placement && { generation: placement.generation, recoveryError: placement.recoveryError, terminalReason: placement.terminalReason, runner: placement.runner })}`);
-      check({
-        id: "R-abort-lost-ack-placement-failed",
-        expectation: `the placement turns "failed" within ${BOUND_S} s of the abort`,
-        holds: failed.held,
-        observed: normalise({ within_s: BOUND_S, state: placement?.state ?? null, runner: placement?.runner?.status ?? null, recoveryError: placement?.recoveryError ?? null }),
-      });
+      observe("placement", placement ?? null);
       const reclaimParams = placement?.state === "failed" ? { key: s.key, recoverToGateway: { expectedGeneration: placement.generation } } : { key: s.key };
       const reclaimed = await client.request("sessions.reclaim", reclaimParams, { timeoutMs: 120_000 }).then(
         (r) => ({ state: (r as { placement?: { state?: string } }).placement?.state ?? null }),
         (err: unknown) => refusal(err),
       );
       log(`sessions.reclaim ${JSON.stringify(reclaimParams)}: ${JSON.stringify(reclaimed)}`);
-      check({
-        id: "R-abort-lost-ack-reclaim",
-        expectation: 'sessions.reclaim (recoverToGateway with the failed generation) brings the session back to the gateway ("local")',
-        holds: !isRefused(reclaimed) && reclaimed.state === "local",
-        observed: isRefused(reclaimed) ? { placement: placement?.state ?? null, code: reclaimed.code, message: normaliseText(reclaimed.message) } : { placement: placement?.state ?? null, state: reclaimed.state },
-      });
+      observe("reclaim", reclaimed);
       // The node's answers to the old launch's cancels stay lost through the reclaim (qa-lab's
       // stub throws for that launch throughout); the rules go before the new dispatch.
       await assertAcksLost();
@@ -205,38 +307,19 @@ export default defineScenario({
         (err: unknown) => refusal(err),
       );
       log(`dispatch again: ${JSON.stringify(again)}`);
-      check({
-        id: "R-abort-lost-ack-new-environment",
-        expectation: "the session can be dispatched to the same node again, active on a new worker environment",
-        holds: !isRefused(again) && again.state === "active" && !!again.environmentId && again.environmentId !== original.environmentId,
-        observed: isRefused(again) ? { code: again.code, message: normaliseText(again.message) } : { state: again.state, newEnvironment: !!again.environmentId && again.environmentId !== original.environmentId },
-      });
+      observe("again", again);
 
       // ---- the successor turn: one launch
       let successor: Awaited<ReturnType<typeof provenWorkerTurn>> | undefined;
-      let successorLaunchSeq: number | undefined;
       if (!isRefused(again) && again.state === "active") {
         const beforeSuccessor = await tap.seq();
         successor = await provenWorkerTurn(lab, s.key, alias, { note: "successor after the lost cancel ack", timeoutMs: 120_000 });
         const launches = (await workerCommands(lab, alias, beforeSuccessor)).filter((c) => c.command === "worker.launch.v1");
-        successorLaunchSeq = launches[0]?.seq;
         log(`successor turn: ${JSON.stringify(successor.observed)}; launches since it began: ${launches.length}`);
-        check({
-          id: "R-abort-lost-ack-successor",
-          expectation: "the successor turn completes on the node (node-only marker) with exactly one new worker.launch.v1",
-          holds: successor.proof.holds && successor.observed.launches === 1 && launches.length === 1,
-          observed: { ...successor.observed, allLaunches: launches.length },
-        });
+        observe("successor", { turn: successor.seen, launches: launches.map(seenCommand) });
       }
       // qa-lab's fence, on the node's wire: the cancel, then the environment stop, then the successor's launch.
-      const stopAny = (await workerCommands(lab, alias, since)).find((c) => c.command === "worker.environment.stop.v1" && (successorLaunchSeq === undefined || c.seq < successorLaunchSeq));
-      const order = { cancel: true, environmentStop: !!stopAny, sameEnvironment: stopAny?.params?.environmentId === original.environmentId, successorLaunch: successorLaunchSeq !== undefined };
-      check({
-        id: "R-abort-lost-ack-fence-order",
-        expectation: "on the node's wire the old launch's worker.cancel.v1 comes before worker.environment.stop.v1 of its environment (at the latest by the reclaim), which comes before the successor's worker.launch.v1",
-        holds: !!stopAny && order.sameEnvironment && successorLaunchSeq !== undefined && firstCancel.seq < stopAny.seq && stopAny.seq < successorLaunchSeq,
-        observed: order,
-      });
+      observe("fence", { commands: (await workerCommands(lab, alias, since)).map(seenCommand) });
       Object.assign(evidence, {
         session: s.key,
         runId: sent.runId,

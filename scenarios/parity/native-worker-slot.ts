@@ -46,26 +46,123 @@ import { isResponsesCall } from "../../lab/clients/model.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { defineScenario, labStep } from "../../lab/scenario.ts";
 import { waitFor } from "../../lab/core/wait.ts";
-import { invokeOnNode, launches, launchIdentity, launchReceipts, workerCommands } from "../../lab/kits/node-wire.ts";
+import { invokeOnNode, launches, launchIdentity, launchReceipts, workerCommands, type Launch, type WorkerCommand } from "../../lab/kits/node-wire.ts";
 import { invokeNodeCommand, nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../../lab/kits/nodes.ts";
-import { plantNodeMarker, proveTurnOnNode } from "../../lab/kits/proof.ts";
+import { plantNodeMarker, proveTurnOnNode, turnOnNode, type NodeMarker, type TurnProof, type TurnSeen } from "../../lab/kits/proof.ts";
 import { scene } from "../../lab/kits/scene.ts";
-import { armHold, deleteSession, describeOrRefusal, isRefused, openSession, type Session } from "../../lab/kits/session.ts";
+import { armHold, deleteSession, describeOrRefusal, isRefused, openSession, type Refused, type Session } from "../../lab/kits/session.ts";
 import { uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 
 /** How long the second turn is given to end while the slot is held (the gateway waits ~10 s for a slot). */
 const BUSY_S = 30;
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
+export interface Observed {
+  /** The second session's turn while the slot was held: how agent.wait ended it within BUSY_S, its error as text, model requests carrying its token. */
+  busy?: { status: string; error: string; modelRequests: number };
+  /** sessions.describe of A after sessions.delete: its refusal, or the placement it shows (absent: none). */
+  afterDelete?: { refusal?: Refused; placement?: unknown };
+  /** B's turn held: B's run, whether node.list showed the one slot in use within 20 s, the slots then, the worker.launch.v1 on the tap since the deletion. */
+  reuse?: { runId: string; inUse: boolean; slots: { total: number; available: number } | null; launches: Launch[] };
+  /** The stale-epoch cancel written toward the node: its answer (null: none in time), and B's model requests still held after it. */
+  staleCancel?: { answer: { ok?: boolean; payload: unknown; error: unknown } | null; bHeld: number };
+  /** The same cancel as an operator's node.invoke: the gateway's answer or refusal, the worker.* commands on the tap after it, B's model requests still held. */
+  outsideCancel?: { answer: Record<string, unknown> | Refused; commands: { seq: number; command: string }[]; bHeld: number };
+  /** B's end: agent.wait's status, the proof that it ran on the node, and whether the slot was free afterwards. */
+  b?: { status: string; turn: TurnSeen; slotFree: boolean };
+}
+
+/** What proveTurnOnNode read, as a history keeps it (lab/kits/proof.ts TurnSeen): turnOnNode judges it again. */
+const turnSeen = (alias: string, marker: NodeMarker, reply: string | undefined, proof: TurnProof): TurnSeen => ({
+  alias,
+  marker: { nonce: marker.nonce, reply: marker.reply, ...(marker.environmentId ? { environmentId: marker.environmentId } : {}) },
+  reply: reply ?? null,
+  launches: [...proof.evidence.launches],
+});
+const cancelsIn = (commands: Pick<WorkerCommand, "command">[]) => commands.filter((c) => c.command === "worker.cancel.v1").length;
+const state = (p: unknown) => (p && typeof p === "object" ? ((p as { state?: unknown }).state ?? "no state") : p);
+
+export default defineScenario<Observed>({
   name: "native-worker-slot",
   proves: "qa-lab native-worker-slot: on a one-slot node a second turn fails on capacity; after the session holding the slot is deleted a new session's turn reuses the slot; a cancel with a stale owner epoch, written toward the node on its own connection, is refused by the node and does not stop it (from outside: refused at the gateway, never reaches the node)",
   topology: "own",
   spec: { nodes: { count: 1, capacity: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   needs: [{ method: "sessions.dispatch", why: "the slot belongs to a paired node's worker" }, { method: "sessions.delete" }],
   timeoutMs: 240_000,
+  checks: [
+    {
+      id: "P-slot-busy-turn-fails",
+      expectation: "a turn to a second session on a one-slot node whose slot is held ends with status error naming capacity, and never reaches the model (qa-lab)",
+      judge: (h) =>
+        h.busy && {
+          holds: h.busy.status === "error" && /capacity/i.test(h.busy.error) && h.busy.modelRequests === 0,
+          observed: normalise({ within_s: BUSY_S, status: h.busy.status, error: normaliseText(h.busy.error).slice(0, 300), modelRequests: h.busy.modelRequests }),
+        },
+    },
+    {
+      id: "P-slot-delete-drops-placement",
+      expectation: "after sessions.delete of the session that held the slot, it has no placement any more (qa-lab: its placement row is gone)",
+      judge: (h) =>
+        h.afterDelete && {
+          holds: h.afterDelete.placement === undefined,
+          observed: normalise({ describe: h.afterDelete.refusal ? `${h.afterDelete.refusal.code}: ${h.afterDelete.refusal.message}` : "found", placement: h.afterDelete.placement ?? null }),
+        },
+    },
+    {
+      id: "P-slot-reused",
+      expectation: "after the deletion a new session's turn is launched on the same node (worker.launch.v1 with its run on the node's tap) and occupies its one slot (node.list: 0 of 1 free)",
+      judge: (h) => {
+        if (!h.reuse) return undefined;
+        const runId = h.reuse.runId;
+        const launchesB = h.reuse.launches.filter((l) => l.runId === runId);
+        return { holds: h.reuse.inUse && launchesB.length >= 1, observed: { slots: h.reuse.slots, launches: launchesB.length } };
+      },
+    },
+    {
+      id: "P-slot-stale-epoch-refused",
+      expectation:
+        "a worker.cancel.v1 for B's running launch with ownerEpoch - 1, reaching the node on its own connection, is refused by the node: it answers, its answer carries no cancellation (no receipt, or an error), and B's model request is still held (qa-lab: the supervisor's cancel returns nothing and the launch stays running)",
+      judge: (h) => {
+        if (!h.staleCancel) return undefined;
+        const { answer, bHeld } = h.staleCancel;
+        return {
+          holds: answer !== null && (answer.ok === false || answer.payload === null) && bHeld === 1,
+          observed: normalise({
+            answered: answer !== null,
+            ok: answer?.ok ?? null,
+            payload: answer === null ? null : state(answer.payload),
+            error: (answer?.error as { code?: unknown } | null)?.code ?? null,
+            bStillHeld: bHeld === 1,
+          }),
+        };
+      },
+    },
+    {
+      id: "P-slot-outside-cancel-refused",
+      expectation: "an operator's node.invoke of worker.cancel.v1 (a private node control) for the running launch is refused by the gateway, never reaches the node, and does not stop the launch",
+      judge: (h) => {
+        if (!h.outsideCancel) return undefined;
+        const { answer, commands, bHeld } = h.outsideCancel;
+        const cancelsOnWire = cancelsIn(commands);
+        return {
+          holds: isRefused(answer) && cancelsOnWire === 0 && bHeld === 1,
+          observed: { answer: isRefused(answer) ? `${answer.code}: ${answer.message}` : "accepted", cancelsOnWire, bStillHeld: bHeld === 1 },
+        };
+      },
+    },
+    {
+      id: "P-slot-b-completes",
+      expectation: "B completes on the node in the reused slot, and the slot is free afterwards",
+      judge: (h) => {
+        if (!h.b) return undefined;
+        const proof = turnOnNode(h.b.turn);
+        return { holds: h.b.status === "ok" && proof.holds && h.b.slotFree, observed: { status: h.b.status, ...proof.observed, slotFree: h.b.slotFree } };
+      },
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const alias = lab.nodes[0]!.alias;
     const host = await waitForWorkerHost(lab, alias, { signal });
     assert.equal(host.workerSlots?.total, 1, `${alias}: nodeHost capacity 1 should give one worker slot`);
@@ -101,12 +198,7 @@ export default defineScenario({
       const busyModel = await modelSaw(busyToken);
       const busyError = typeof busyEnd.error === "string" ? busyEnd.error : JSON.stringify(busyEnd.error ?? null);
       log(`Busy turn: ${busyEnd.status} after ${busyEnd.ms} ms: ${busyError}; model requests with its token: ${busyModel}`);
-      check({
-        id: "P-slot-busy-turn-fails",
-        expectation: "a turn to a second session on a one-slot node whose slot is held ends with status error naming capacity, and never reaches the model (qa-lab)",
-        holds: busyEnd.status === "error" && /capacity/i.test(busyError) && busyModel === 0,
-        observed: normalise({ within_s: BUSY_S, status: busyEnd.status, error: normaliseText(busyError).slice(0, 300), modelRequests: busyModel }),
-      });
+      observe("busy", { status: busyEnd.status, error: busyError, modelRequests: busyModel });
       evidence.busy = { runId: sentBusy.runId, end: busyEnd, modelRequests: busyModel };
 
       // ---- A completes on the node; the slot frees
@@ -125,12 +217,7 @@ export default defineScenario({
       const described = await describeOrRefusal(lab, a.key);
       const placementAfter = isRefused(described) ? undefined : (described.session as { placement?: unknown } | undefined)?.placement;
       log(`sessions.delete A: ${JSON.stringify(deleted)}; describe after: ${JSON.stringify(isRefused(described) ? described : { placement: placementAfter ?? null })}`);
-      check({
-        id: "P-slot-delete-drops-placement",
-        expectation: "after sessions.delete of the session that held the slot, it has no placement any more (qa-lab: its placement row is gone)",
-        holds: placementAfter === undefined,
-        observed: normalise({ describe: isRefused(described) ? `${described.code}: ${described.message}` : "found", placement: placementAfter ?? null }),
-      });
+      observe("afterDelete", { ...(isRefused(described) ? { refusal: described } : {}), ...(placementAfter !== undefined ? { placement: placementAfter } : {}) });
       evidence.delete = { result: deleted, describeAfter: described, workerCommandsAfter: (await workerCommands(lab, alias, sinceDelete)).map(({ seq, command }) => ({ seq, command })) };
 
       // ---- B: a new session's turn reuses the slot
@@ -145,15 +232,11 @@ export default defineScenario({
       await b.hold(markerB.nonce);
       // expectation: a time-out is "slot not in use" in P-slot-reused: the 20 s window is fixed, not paced
       const inUse = await waitForNode(lab, alias, "its one slot in use by B", (n) => n.workerSlots?.available === 0, { signal, timeoutMs: 20_000, expectation: true }).catch(() => undefined);
-      const launchesB = (await launches(lab, alias, sinceDelete)).filter((l) => l.runId === sentB.runId);
+      const launchesSinceDelete = await launches(lab, alias, sinceDelete);
+      const launchesB = launchesSinceDelete.filter((l) => l.runId === sentB.runId);
       const slotsB = inUse?.workerSlots ?? (await nodeByAlias(lab, alias)).workerSlots;
       log(`B (${sentB.runId}) held; ${alias} slots ${JSON.stringify(slotsB)}; launches carrying B's run after the delete: ${launchesB.length}`);
-      check({
-        id: "P-slot-reused",
-        expectation: "after the deletion a new session's turn is launched on the same node (worker.launch.v1 with its run on the node's tap) and occupies its one slot (node.list: 0 of 1 free)",
-        holds: !!inUse && launchesB.length >= 1,
-        observed: { slots: slotsB ?? null, launches: launchesB.length },
-      });
+      observe("reuse", { runId: sentB.runId, inUse: !!inUse, slots: slotsB ?? null, launches: launchesSinceDelete });
       evidence.b = { placement: db.placement, slotsWhileHeld: slotsB, launches: launchesB };
 
       // ---- a cancel with a stale owner epoch, to the node itself (see the header)
@@ -169,46 +252,25 @@ export default defineScenario({
         invokeOnNode(lab, alias, { nodeId, command: "worker.cancel.v1", params: staleCancel, at: { command: "worker.status.v1" } }),
       );
       const heldAfterStale = await heldFor(markerB.nonce);
-      const state = (p: unknown) => (p && typeof p === "object" ? ((p as { state?: unknown }).state ?? "no state") : p);
       log(`stale-epoch cancel written to ${alias} (invoke ${written.invokeId}, tap seq ${written.written.seq}): answer ${JSON.stringify(written.answer ?? "none")}; B's model request still held: ${heldAfterStale}`);
-      check({
-        id: "P-slot-stale-epoch-refused",
-        expectation: "a worker.cancel.v1 for B's running launch with ownerEpoch - 1, reaching the node on its own connection, is refused by the node: it answers, its answer carries no cancellation (no receipt, or an error), and B's model request is still held (qa-lab: the supervisor's cancel returns nothing and the launch stays running)",
-        holds: written.answer !== undefined && (written.answer.ok === false || written.answer.payload === null) && heldAfterStale === 1,
-        observed: normalise({
-          answered: written.answer !== undefined,
-          ok: written.answer?.ok ?? null,
-          payload: written.answer === undefined ? null : state(written.answer.payload),
-          error: (written.answer?.error as { code?: unknown } | null)?.code ?? null,
-          bStillHeld: heldAfterStale === 1,
-        }),
-      });
+      observe("staleCancel", { answer: written.answer ? { ok: written.answer.ok, payload: written.answer.payload, error: written.answer.error } : null, bHeld: heldAfterStale });
       evidence.staleCancel = { params: staleCancel, invokeId: written.invokeId, writtenSeq: written.written.seq, answer: written.answer ?? null, bStillHeld: heldAfterStale };
 
       // ---- the same stale cancel from outside: an operator's node.invoke (the gateway's one path into a node's commands)
       const sinceCancel = await lab.tap(alias).seq();
       const cancelled = await invokeNodeCommand(lab, nodeId, "worker.cancel.v1", staleCancel);
-      const cancelsOnWire = (await workerCommands(lab, alias, sinceCancel)).filter((c) => c.command === "worker.cancel.v1").length;
+      const commandsAfterCancel = (await workerCommands(lab, alias, sinceCancel)).map(({ seq, command }) => ({ seq, command }));
+      const cancelsOnWire = cancelsIn(commandsAfterCancel);
       const heldStill = await heldFor(markerB.nonce);
       log(`stale-epoch cancel (ownerEpoch ${epoch - 1} for ${epoch}) through node.invoke: ${JSON.stringify(cancelled)}; worker.cancel.v1 on the tap: ${cancelsOnWire}; B's model request still held: ${heldStill}`);
 
       await lab.model.release();
       const endB = await b.wait(sentB.runId, 60_000);
       const proofB = await proveTurnOnNode(lab, { alias, marker: markerB, reply: endB.text, tapSince: sinceB });
-      check({
-        id: "P-slot-outside-cancel-refused",
-        expectation: "an operator's node.invoke of worker.cancel.v1 (a private node control) for the running launch is refused by the gateway, never reaches the node, and does not stop the launch",
-        holds: isRefused(cancelled) && cancelsOnWire === 0 && heldStill === 1,
-        observed: { answer: isRefused(cancelled) ? `${cancelled.code}: ${cancelled.message}` : "accepted", cancelsOnWire, bStillHeld: heldStill === 1 },
-      });
+      observe("outsideCancel", { answer: cancelled, commands: commandsAfterCancel, bHeld: heldStill });
       // expectation: a time-out is "slot not free" in P-slot-b-completes: the 30 s window is fixed, not paced
       const freed = await waitForNode(lab, alias, "its slot free after B", slotsFree, { signal, expectation: true }).catch(() => undefined);
-      check({
-        id: "P-slot-b-completes",
-        expectation: "B completes on the node in the reused slot, and the slot is free afterwards",
-        holds: endB.status === "ok" && proofB.holds && !!freed,
-        observed: { status: endB.status, ...proofB.observed, slotFree: !!freed },
-      });
+      observe("b", { status: endB.status, turn: turnSeen(alias, markerB, endB.text, proofB), slotFree: !!freed });
       evidence.cancel = { params: staleCancel, answer: cancelled, cancelsOnWire, bStillHeld: heldStill };
       evidence.b = { ...(evidence.b as object), end: endB, proof: proofB.evidence };
       evidence.modelRequests = (await lab.model.requests()).filter((r) => isResponsesCall(r) && tokens.some((t) => (r.userText ?? "").includes(t))).map((r) => ({ id: r.id, status: r.status, userText: r.userText }));

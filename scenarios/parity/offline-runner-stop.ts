@@ -24,7 +24,8 @@ import { defineScenario, type FindingRecord } from "../../lab/scenario.ts";
 import { EventLog } from "../../lab/kits/events.ts";
 import { launchesForRun } from "../../lab/kits/node-wire.ts";
 import { nodeByAlias, waitConnected, waitForWorkerHost } from "../../lab/kits/nodes.ts";
-import { provenWorkerTurn } from "../../lab/kits/proof.ts";
+import { provenWorkerTurn, turnOnNode, type TurnSeen } from "../../lab/kits/proof.ts";
+import type { Placement } from "../../lab/clients/sessions.ts";
 import { openSession } from "../../lab/kits/session.ts";
 import { nodeScene } from "../../lab/kits/scene.ts";
 import { expectedReply, uniqueName } from "../../lab/kits/workers.ts";
@@ -59,15 +60,65 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
+export interface Observed {
+  /** The offline turn as agent.wait ended it within OFFLINE_BOUND_S: its status, its error as text, the run's last chat state. */
+  offlineTurn?: { status: string; error: string | null; chat: string | null };
+  /** sessions.describe's placement after the offline turn (null: none). */
+  placementAfter?: Placement | null;
+  /** The gateway-local turn: the message sent, how it ended, its reply. */
+  localTurn?: { message: string; status: string; text: string | null };
+  /** After the node returned: the offline run's worker.launch.v1 frames on the tap, and how the run ended by then. */
+  afterReturn?: { launches: { seq: number; t: number }[]; status: string };
+  /** The retry turn after the node returned, as its proof read it. */
+  retry?: TurnSeen;
+}
+
+export default defineScenario<Observed>({
   name: "offline-runner-stop",
   proves: "qa-lab parity: a turn to a session placed on a node host stopped cleanly (SIGTERM) ends at once with 'The device runner is offline...', the placement stays active, local turns work, and a retry after the node returns completes on it",
   topology: "shared",
   needs: [{ method: "sessions.dispatch", why: "the session is placed on a node" }],
   findings,
   timeoutMs: 240_000,
+  checks: [
+    {
+      id: "R-offline-runner-stop-turn-error",
+      expectation: `a turn to a session placed on a cleanly stopped node ends within ${OFFLINE_BOUND_S} s with status error and "${RUNNER_OFFLINE}"`,
+      judge: (h) =>
+        h.offlineTurn && {
+          holds: h.offlineTurn.status === "error" && !!h.offlineTurn.error?.includes(RUNNER_OFFLINE),
+          observed: normalise({ within_s: OFFLINE_BOUND_S, status: h.offlineTurn.status, error: h.offlineTurn.error, chat: h.offlineTurn.chat }),
+        },
+    },
+    {
+      id: "R-offline-runner-stop-placement-kept",
+      expectation: "the placement stays active (retryable) after the offline turn",
+      judge: (h) => {
+        if (h.placementAfter === undefined) return undefined;
+        const p = h.placementAfter;
+        return { holds: p?.state === "active", observed: { state: p?.state ?? null, runner: p?.runner ? { kind: p.runner.kind, status: p.runner.status } : null } };
+      },
+    },
+    {
+      id: "R-offline-runner-stop-local-turn",
+      expectation: "a gateway-local turn answers while the node is stopped",
+      judge: (h) => {
+        if (!h.localTurn) return undefined;
+        const { message, status, text } = h.localTurn;
+        const expected = text === expectedReply(message);
+        return { holds: status === "ok" && expected, observed: { status, reply: expected ? "expected" : text } };
+      },
+    },
+    {
+      id: "R-offline-runner-stop-no-launch",
+      expectation: "the offline turn is never launched on the node, also not after it returns",
+      judge: (h) => h.afterReturn && { holds: h.afterReturn.launches.length === 0, observed: { launches: h.afterReturn.launches.length, offlineRunAfterReturn: h.afterReturn.status } },
+    },
+    { id: "R-offline-runner-stop-retry", expectation: "after the node is started again, a retry turn in the session completes on the node", judge: (h) => h.retry && turnOnNode(h.retry) },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const events = new EventLog(lab.operator.client);
     await nodeScene(ctx, { evidence: { boundS: OFFLINE_BOUND_S }, atEnd: () => events.stop() }, async ({ alias, evidence, tl }) => {
       await waitForWorkerHost(lab, alias, { signal });
@@ -91,29 +142,14 @@ export default defineScenario({
       const placementAfter = await s.placement();
       log(`offline turn ${sent.runId}: chat.send ${sent.status}; agent.wait within ${OFFLINE_BOUND_S} s: ${end.status} ${JSON.stringify(end.error ?? end.text ?? null)}; placement ${placementAfter?.state}`);
       const errorText = typeof end.error === "string" ? end.error : end.error === undefined ? null : JSON.stringify(end.error);
-      check({
-        id: "R-offline-runner-stop-turn-error",
-        expectation: `a turn to a session placed on a cleanly stopped node ends within ${OFFLINE_BOUND_S} s with status error and "${RUNNER_OFFLINE}"`,
-        holds: end.status === "error" && !!errorText?.includes(RUNNER_OFFLINE),
-        observed: normalise({ within_s: OFFLINE_BOUND_S, status: end.status, error: errorText, chat: events.chatOutcome(sent.runId) ?? null }),
-      });
-      check({
-        id: "R-offline-runner-stop-placement-kept",
-        expectation: "the placement stays active (retryable) after the offline turn",
-        holds: placementAfter?.state === "active",
-        observed: { state: placementAfter?.state ?? null, runner: placementAfter?.runner ? { kind: placementAfter.runner.kind, status: placementAfter.runner.status } : null },
-      });
+      observe("offlineTurn", { status: end.status, error: errorText, chat: events.chatOutcome(sent.runId) ?? null });
+      observe("placementAfter", placementAfter ?? null);
 
       // ---- a gateway-local session is not affected
       const local = await openSession(lab);
       const localMessage = `${uniqueName("local")} while the runner is stopped`;
       const localEnd = await local.turn(localMessage, 60_000);
-      check({
-        id: "R-offline-runner-stop-local-turn",
-        expectation: "a gateway-local turn answers while the node is stopped",
-        holds: localEnd.status === "ok" && localEnd.text === expectedReply(localMessage),
-        observed: { status: localEnd.status, reply: localEnd.text === expectedReply(localMessage) ? "expected" : (localEnd.text ?? null) },
-      });
+      observe("localTurn", { message: localMessage, status: localEnd.status, text: localEnd.text ?? null });
 
       // ---- heal: start the node again on its state volume
       const tapSince = await lab.tap(alias).seq();
@@ -126,18 +162,8 @@ export default defineScenario({
       const retry = await provenWorkerTurn(lab, s.key, alias, { note: "retry after the runner is back", timeoutMs: 120_000 });
       const offlineLaunches = await launchesForRun(lab, alias, sent.runId, tapSince);
       log(`offline run after the node returned: ${offlineLater.status}; its launches on the tap: ${offlineLaunches.length}; retry: ${JSON.stringify(retry.observed)}`);
-      check({
-        id: "R-offline-runner-stop-no-launch",
-        expectation: "the offline turn is never launched on the node, also not after it returns",
-        holds: offlineLaunches.length === 0,
-        observed: { launches: offlineLaunches.length, offlineRunAfterReturn: offlineLater.status },
-      });
-      check({
-        id: "R-offline-runner-stop-retry",
-        expectation: "after the node is started again, a retry turn in the session completes on the node",
-        holds: retry.proof.holds,
-        observed: retry.observed,
-      });
+      observe("afterReturn", { launches: offlineLaunches.map((f) => ({ seq: f.seq, t: f.t })), status: offlineLater.status });
+      observe("retry", retry.seen);
       Object.assign(evidence, {
         session: s.key,
         dispatch: d,
