@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { sendChat, waitRun } from "../lab/clients/sessions.ts";
-import { isResponsesCall } from "../lab/clients/model.ts";
+import { isResponsesCall, type ModelRequest } from "../lab/clients/model.ts";
+import type { NodeEntry } from "../lab/clients/operator.ts";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { workerProcesses } from "../lab/kits/inside-node.ts";
+import { workerProcesses, type WorkerProcess } from "../lab/kits/inside-node.ts";
 import { controlEvents, waitReconnect } from "../lab/kits/node-wire.ts";
-import { plantNodeMarker, proveTurnOnNode } from "../lab/kits/proof.ts";
+import { plantNodeMarker, proveTurnOnNode, turnOnNode, type TurnSeen } from "../lab/kits/proof.ts";
 import { slotsFree, waitConnected, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { nodeScene } from "../lab/kits/scene.ts";
 import { replyOf } from "../lab/kits/session.ts";
@@ -20,13 +21,52 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): the 60 s for every
 // worker slot to be free after the turn (a time-out reads "not free").
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
+
+/** One model request that carried the turn's message, as the scripted model listed it. */
+export type RequestSeen = Pick<ModelRequest, "method" | "path" | "round" | "status">;
+export interface Observed {
+  /** The relaunched turn: agent.wait's status, and what the proof that it ran on the node read (two launches, the last after the reconnect). */
+  turn?: { status: string; seen: TurnSeen };
+  /** Every model request that carried the turn's message (Responses calls or not). */
+  requests?: RequestSeen[];
+  /** After the turn: the node's worker slots once all free within 60 s, or the wait's error; the node's worker processes. */
+  after?: { free: { slots: NodeEntry["workerSlots"] } | { error: string }; workers: WorkerProcess[] };
+}
+
+export default defineScenario<Observed>({
   name: "midturn-kill-at-launch",
   proves: "a node killed exactly at worker.launch.v1 and started again on its state volume: the gateway relaunches the turn on it (a second worker.launch.v1 after the reconnect), it completes once, reading a node-only file, and every worker slot is free afterwards",
   topology: "shared",
   timeoutMs: 240_000,
+  checks: [
+    {
+      id: "R-kill-at-launch-completes",
+      expectation: "after the node returns, the gateway relaunches the turn on it (a second worker.launch.v1 after the reconnect) and it completes with the model's answer from the node (a node-only file read)",
+      judge: (h) => {
+        if (!h.turn) return undefined;
+        const proof = turnOnNode(h.turn.seen);
+        return { holds: h.turn.status === "ok" && proof.holds, observed: { status: h.turn.status, ...proof.observed } };
+      },
+    },
+    {
+      id: "R-kill-at-launch-once",
+      expectation: "the relaunched turn asks the model once (nothing ran before the kill): one first request (its read call), one after the read, both completed",
+      judge: (h) => {
+        if (!h.requests) return undefined;
+        // isResponsesCall reads only the request's method and path.
+        const requests = h.requests.filter((r) => isResponsesCall(r as ModelRequest));
+        return { holds: requests.length === 2 && requests.map((r) => r.round).join() === "0,1" && requests.every((r) => r.status === "completed"), observed: requests.map((r) => ({ round: r.round, status: r.status })) };
+      },
+    },
+    {
+      id: "R-kill-at-launch-slots",
+      expectation: "after the turn every worker slot of the node is free and no worker process is left",
+      judge: (h) => h.after && { holds: "slots" in h.after.free && h.after.workers.length === 0, observed: { ...h.after.free, workers: h.after.workers.length } },
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     await nodeScene(ctx, { node: 1 }, async ({ alias, tap, evidence, tl }) => {
       await waitForWorkerHost(lab, alias, { signal });
       const ws = await publishWorkspace(lab, { repo: uniqueName("launch-kill") });
@@ -68,31 +108,30 @@ export default defineScenario({
 
       const done = await waitRun(lab.operator.client, sent.runId, 120_000);
       const doneMs = Date.now() - tStart;
-      const requests = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(message));
+      const turnRequests = (await lab.model.requests()).filter((r) => (r.userText ?? "").includes(message));
+      const requests = turnRequests.filter((r) => isResponsesCall(r));
       log(`turn: ${done.status} ${JSON.stringify(done.terminalReply?.text ?? done.error ?? null)}${done.status === "ok" && !done.terminalReply ? " (no terminalReply in agent.wait: the reply is read from history)" : ""} ${doneMs} ms after the start call; model requests for it: ${requests.map((r) => r.status).join(",")}`);
       // Two launches on the tap: the one held at the kill and the relaunch after the node came back.
       const reply = await replyOf(lab.operator.client, s.key, done, sent.runId);
       const proof = await proveTurnOnNode(lab, { alias, marker, reply, tapSince: since, launches: 2, launchAfter: back.seq });
       log(`proof on ${alias}: ${JSON.stringify(proof.observed)}; launches ${JSON.stringify(proof.evidence.launches.map((l) => [l.seq, l.launchId]))}`);
-      check({
-        id: "R-kill-at-launch-completes",
-        expectation: "after the node returns, the gateway relaunches the turn on it (a second worker.launch.v1 after the reconnect) and it completes with the model's answer from the node (a node-only file read)",
-        holds: done.status === "ok" && proof.holds,
-        observed: { status: done.status, ...proof.observed },
-      });
-      check({
-        id: "R-kill-at-launch-once",
-        expectation: "the relaunched turn asks the model once (nothing ran before the kill): one first request (its read call), one after the read, both completed",
-        holds: requests.length === 2 && requests.map((r) => r.round).join() === "0,1" && requests.every((r) => r.status === "completed"),
-        observed: requests.map((r) => ({ round: r.round, status: r.status })),
-      });
+      const seen: TurnSeen = {
+        alias,
+        marker: { nonce: marker.nonce, reply: marker.reply, ...(marker.environmentId ? { environmentId: marker.environmentId } : {}) },
+        reply: reply ?? null,
+        launches: proof.evidence.launches,
+        launchCount: 2,
+        launchAfter: back.seq,
+      };
+      observe("turn", { status: done.status, seen });
+      observe("requests", turnRequests.map((r) => ({ method: r.method, path: r.path, round: r.round, status: r.status })));
       // expectation: a time-out is "slots not free" in R-kill-at-launch-slots: the 60 s window is fixed, not paced
       const free = await waitForNode(lab, alias, "every worker slot free", (n) => n.connected && slotsFree(n), { timeoutMs: 60_000, signal, expectation: true }).then(
         (n) => ({ slots: n.workerSlots }),
         (err: Error) => ({ error: err.message }),
       );
       const workers = await workerProcesses(lab, alias);
-      check({ id: "R-kill-at-launch-slots", expectation: "after the turn every worker slot of the node is free and no worker process is left", holds: "slots" in free && workers.length === 0, observed: { ...free, workers: workers.length } });
+      observe("after", { free, workers });
       Object.assign(evidence, { session: s.key, trigger: trig, gatewaySawLoss: gone, start, connected: up.node, result: done, completedAfterStartMs: doneMs, proof: proof.evidence, modelRequests: requests.map((r) => ({ id: r.id, status: r.status, round: r.round })), free, workers, tap: await controlEvents(tap, since) });
     });
   },

@@ -124,7 +124,7 @@ export function asRecorded<T>(v: T): T {
  * could not judge (it threw: the lab's own check; or it had nothing to read though the body
  * returned): the lab could not tell, never a pass.
  */
-export function deriveChecks(defs: CheckDef<never>[], observations: Observations, bodyReturned: boolean): { checks: RawCheck[]; notes: Note[] } {
+export function deriveChecks(defs: CheckDef<never>[], observations: object, bodyReturned: boolean): { checks: RawCheck[]; notes: Note[] } {
   const checks: RawCheck[] = [];
   const notes: Note[] = [];
   const h = observations as never;
@@ -145,7 +145,7 @@ export function deriveChecks(defs: CheckDef<never>[], observations: Observations
 }
 
 /** The declared premises that are functions of the observations, over them (as deriveChecks). */
-export function derivePremises(defs: JudgedScenario["premises"], observations: Observations): { premises: RawPremise[]; notes: Note[] } {
+export function derivePremises(defs: JudgedScenario["premises"], observations: object): { premises: RawPremise[]; notes: Note[] } {
   const premises: RawPremise[] = [];
   const notes: Note[] = [];
   for (const d of defs ?? []) {

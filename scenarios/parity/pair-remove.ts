@@ -28,28 +28,104 @@
 // not allow: the lab-wide record F-protocol-drift res environments.list environments[].worker.profileId.
 import assert from "node:assert/strict";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
-import { listNodePairing } from "../../lab/clients/operator.ts";
+import { listNodePairing, type Refused } from "../../lab/clients/operator.ts";
+import type { Placement } from "../../lab/clients/sessions.ts";
 import { defineScenario } from "../../lab/scenario.ts";
 import { controlEvents, wireSummary, workerCommands } from "../../lab/kits/node-wire.ts";
 import { nodeByAlias, removeNodePairing, summarizeNode, waitForWorkerHost } from "../../lab/kits/nodes.ts";
 import { scene } from "../../lab/kits/scene.ts";
 import { isRefused, openSession } from "../../lab/kits/session.ts";
-import { expectedReply, listEnvironments, uniqueName } from "../../lab/kits/workers.ts";
+import { expectedReply, listEnvironments, uniqueName, type Environment } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 import { pollUntil } from "../../lab/core/wait.ts";
 
 /** How long node.list is watched for the node to stop showing as connected (qa-lab: 30 s). */
 const NODE_GONE_S = 30;
 
-export default defineScenario({
+/** node.list's view of the node (not listed: not connected, not paired). */
+interface NodeSeen {
+  listed: boolean;
+  connected: boolean;
+  paired: boolean;
+  approvalState: string | null;
+}
+
+/** node.list no longer shows the node connected. */
+const nodeGone = (v: NodeSeen) => v.connected !== true;
+
+/** What the body observed (ctx.observe), for the checks below. */
+export interface Observed {
+  /** node.pair.remove: the node it was asked to remove, and the answer (or the refusal). */
+  removal?: { nodeId: string; answer: Record<string, unknown> | Refused };
+  /** environments.list right after the removal: the session's worker environment (null: not listed), and the session ids attached to it before. */
+  environment?: { attachedBefore: string[]; after: Environment | null };
+  /** sessions.describe right after the removal: the placement (null: none). */
+  placement?: Placement | null;
+  /** node.list's view of the node once it was no longer connected, or at the NODE_GONE_S deadline. */
+  nodeAfter?: NodeSeen;
+  /** The gateway-local turn after the removal: its message, and how it ended. */
+  localTurn?: { message: string; status: string; text?: string; error?: unknown };
+}
+
+export default defineScenario<Observed>({
   name: "pair-remove",
   proves: "qa-lab paired-node-worker-lifecycle node.pair.remove: the node's placement turns failed (not connected), its environment stays attached with the tunnel stopped, the node is no longer connected, and gateway-local turns keep working",
   topology: "own",
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   needs: [{ method: "sessions.dispatch" }, { method: "node.pair.remove" }, { method: "environments.list" }],
   timeoutMs: 240_000,
+  checks: [
+    {
+      id: "P-pair-remove-answer",
+      expectation: "node.pair.remove answers with the removed nodeId",
+      judge: (h) => {
+        if (!h.removal) return undefined;
+        const { nodeId, answer } = h.removal;
+        return {
+          holds: !isRefused(answer) && answer.nodeId === nodeId,
+          observed: normalise(isRefused(answer) ? { refused: `${answer.code}: ${answer.message}` } : { nodeId: answer.nodeId === nodeId ? "<the node>" : (answer.nodeId ?? null) }),
+        };
+      },
+    },
+    {
+      id: "P-pair-remove-environment",
+      expectation: "right after the removal the session's worker environment is still listed attached to the same session, with its tunnel stopped",
+      judge: (h) => {
+        if (!h.environment) return undefined;
+        const { attachedBefore, after } = h.environment;
+        const w = after?.worker;
+        const sameSessions = JSON.stringify(w?.attachedSessionIds) === JSON.stringify(attachedBefore);
+        return {
+          holds: w?.state === "attached" && sameSessions && w.tunnelStatus === "stopped",
+          observed: normalise(after ? { state: w?.state ?? null, sameSessions, tunnelStatus: w?.tunnelStatus ?? null, error: w?.error ?? null } : { listed: false }),
+        };
+      },
+    },
+    {
+      id: "P-pair-remove-placement-failed",
+      expectation: "right after the removal the placement is failed, its recoveryError saying the node is not connected",
+      judge: (h) => {
+        if (h.placement === undefined) return undefined;
+        const p = h.placement;
+        return {
+          holds: p?.state === "failed" && /not connected/.test(p.recoveryError ?? ""),
+          observed: normalise({ state: p?.state ?? null, recoveryError: p?.recoveryError ? normaliseText(p.recoveryError) : null }),
+        };
+      },
+    },
+    {
+      id: "P-pair-remove-node-disconnected",
+      expectation: `within ${NODE_GONE_S} s of the removal node.list no longer shows the node connected`,
+      judge: (h) => h.nodeAfter && { holds: nodeGone(h.nodeAfter), observed: { within_s: NODE_GONE_S, ...h.nodeAfter } },
+    },
+    {
+      id: "P-pair-remove-local-turn",
+      expectation: "a gateway-local session's turn still answers after a node's pairing is removed",
+      judge: (h) => h.localTurn && { holds: h.localTurn.status === "ok" && h.localTurn.text === expectedReply(h.localTurn.message), observed: normalise({ status: h.localTurn.status, error: h.localTurn.error ?? null }) },
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const alias = lab.nodes[0]!.alias;
     const host = await waitForWorkerHost(lab, alias, { signal });
     const nodeId = host.nodeId;
@@ -77,25 +153,9 @@ export default defineScenario({
       const envAfter = (await listEnvironments(lab)).find((e) => e.id === envId);
       const placement = await s.placement();
       log(`node.pair.remove ${nodeId}: ${JSON.stringify(removed)}; environment: ${JSON.stringify(envAfter?.worker ?? envAfter ?? null)}; placement: ${JSON.stringify({ state: placement?.state, recoveryError: placement?.recoveryError })}`);
-      check({
-        id: "P-pair-remove-answer",
-        expectation: "node.pair.remove answers with the removed nodeId",
-        holds: !isRefused(removed) && removed.nodeId === nodeId,
-        observed: normalise(isRefused(removed) ? { refused: `${removed.code}: ${removed.message}` } : { nodeId: removed.nodeId === nodeId ? "<the node>" : (removed.nodeId ?? null) }),
-      });
-      const w = envAfter?.worker;
-      check({
-        id: "P-pair-remove-environment",
-        expectation: "right after the removal the session's worker environment is still listed attached to the same session, with its tunnel stopped",
-        holds: w?.state === "attached" && JSON.stringify(w.attachedSessionIds) === JSON.stringify(attached) && w.tunnelStatus === "stopped",
-        observed: normalise(envAfter ? { state: w?.state ?? null, sameSessions: JSON.stringify(w?.attachedSessionIds) === JSON.stringify(attached), tunnelStatus: w?.tunnelStatus ?? null, error: w?.error ?? null } : { listed: false }),
-      });
-      check({
-        id: "P-pair-remove-placement-failed",
-        expectation: "right after the removal the placement is failed, its recoveryError saying the node is not connected",
-        holds: placement?.state === "failed" && /not connected/.test(placement.recoveryError ?? ""),
-        observed: normalise({ state: placement?.state ?? null, recoveryError: placement?.recoveryError ? normaliseText(placement.recoveryError) : null }),
-      });
+      observe("removal", { nodeId, answer: removed });
+      observe("environment", { attachedBefore: attached, after: envAfter ?? null });
+      observe("placement", placement ?? null);
 
       // ---- the node stops showing as connected
       const gone = await pollUntil(
@@ -104,27 +164,18 @@ export default defineScenario({
           const n = await nodeByAlias(lab, alias).catch(() => undefined);
           return n ? { listed: true, connected: n.connected, paired: n.paired, approvalState: n.approvalState ?? null } : { listed: false, connected: false, paired: false, approvalState: null };
         },
-        (v) => v.connected !== true,
+        nodeGone,
         { deadlineMs: NODE_GONE_S * 1000, from: removedAt, intervalMs: 250, signal },
       );
       log(`node.list after the removal: ${JSON.stringify(gone.last)} (${gone.held ? `after ${gone.ms} ms` : `still connected after ${NODE_GONE_S} s`})`);
-      check({
-        id: "P-pair-remove-node-disconnected",
-        expectation: `within ${NODE_GONE_S} s of the removal node.list no longer shows the node connected`,
-        holds: gone.held,
-        observed: { within_s: NODE_GONE_S, ...gone.last },
-      });
+      // The view the poll left: the first no longer connected, or the one at its deadline.
+      observe("nodeAfter", gone.last);
 
       // ---- local turns keep working
       const afterMsg = `${uniqueName("tok")} local after removal`;
       const after = await local.turn(afterMsg, 60_000);
       log(`gateway-local turn after the removal: ${after.status} ${JSON.stringify(after.text ?? after.error)} in ${after.ms} ms`);
-      check({
-        id: "P-pair-remove-local-turn",
-        expectation: "a gateway-local session's turn still answers after a node's pairing is removed",
-        holds: after.status === "ok" && after.text === expectedReply(afterMsg),
-        observed: normalise({ status: after.status, error: after.error ?? null }),
-      });
+      observe("localTurn", { message: afterMsg, status: after.status, text: after.text, error: after.error });
 
       const wire = await wireSummary(lab, alias, since);
       Object.assign(evidence, {
