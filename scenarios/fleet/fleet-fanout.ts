@@ -44,6 +44,7 @@ import type { GatewayClient } from "../../lab/clients/gateway.ts";
 //
 // Bounds not paced (they are what is judged, in wall time): INVOKE_S is handed to the gateway as
 // each invoke's timeoutMs; VIEW_P95_S is compared with the measured times.
+// The body drives and observes (ctx.observe); the premises and the checks below judge what it observed.
 // Registered findings (lab/findings/findings.ts).
 const findings: FindingRecord[] = [
   {
@@ -107,6 +108,82 @@ function invokeWire(client: GatewayClient, since: number): Map<string, Omit<Invo
   return new Map(invokesOnWire(client, since).map(({ id: _, nodeId, ...x }) => [nodeId, x]));
 }
 
+/** A node.list entry as observed (the fleet's nodes by alias, any other by its nodeId). */
+interface ListedNode {
+  nodeId: string;
+  displayName?: string;
+  connected: boolean;
+  approvalState?: string;
+}
+
+/** One invoke of a round as observed: to which node, how it ended at the operator and in what time, and what its node saw of it. */
+interface RoundInvoke {
+  alias: string;
+  end: FannedInvoke["end"];
+  ms: number;
+  /** The operator's error code (refused). */
+  code?: string;
+  /** The gateway's refusal of it on the operator's transcript ("<code>: <message>"). */
+  error?: string;
+  /** Its node received it (node.invoke.request within the round). */
+  reached: boolean;
+  /** The gateway refused its node's answer (node.invoke.result) within the round. */
+  answerRefused: boolean;
+}
+
+/** One round of the fan-out as observed: its invokes, and the gateway's refusals of the nodes' answers within it (answersRefused's counts). */
+interface Round {
+  round: string;
+  invokes: RoundInvoke[];
+  answersRefused: Record<string, number>;
+}
+
+/** What the body observed. */
+export interface Observed {
+  /** The scripted fleet's aliases and the real node hosts. */
+  fleet?: { aliases: string[]; real: string[] };
+  /** node.list before the fan-out. */
+  before?: ListedNode[];
+  /** The all-at-once round: each invoke that reached its node, from its node's receipt to its answer at the operator (ms since the epoch). */
+  inFlight?: { from: number; to: number }[];
+  /** Both rounds: all at once, then ROUND_CONCURRENCY at a time. */
+  rounds?: Round[];
+  /** The operator's views: each read of each (in order), the last node.list and device.pair.list's paired devices. */
+  views?: { methods: string[]; reads: Record<string, ViewRead[]>; nodeList: ListedNode[]; pairedDevices: string[] };
+}
+
+/** A round's invokes its node never received, refused: each refusal's code (the gateway's, else the operator's), once. */
+function notPassedOn(r: Round): string[] {
+  return [...new Set(r.invokes.filter((x) => x.end === "refused" && !x.reached).map((x) => (x.error ?? x.code ?? "?").split(":")[0]!))].sort();
+}
+
+/** Completeness of the operator's lists: node.list has every scripted node and real node host connected and approved, device.pair.list's paired list every one of them. */
+function completeness(fleet: NonNullable<Observed["fleet"]>, listed: ListedNode[], pairedDevices: string[]) {
+  const paired = new Set(pairedDevices);
+  const realIds = fleet.real.map((a) => listed.find((e) => e.displayName === a)?.nodeId);
+  const want = [...new Set(fleet.aliases), ...realIds.filter((id): id is string => !!id)];
+  const entry = new Map(listed.map((e) => [e.nodeId, e]));
+  const nodeList = {
+    realMissing: realIds.filter((id) => !id).length,
+    missing: want.filter((id) => !entry.has(id)).length,
+    notConnected: want.filter((id) => entry.has(id) && !entry.get(id)!.connected).length,
+    notApproved: want.filter((id) => entry.has(id) && entry.get(id)!.approvalState !== "approved").length,
+  };
+  return { nodeList, devicePaired: { missing: want.filter((id) => !paired.has(id)).length } };
+}
+
+/** Each view's latency percentiles and refusals over its reads. */
+function viewsOf(methods: string[], reads: Record<string, ViewRead[]>) {
+  return Object.fromEntries(
+    methods.map((m) => {
+      const rs = reads[m]!;
+      const p = percentiles(rs.map((r) => r.ms));
+      const bytes = rs.filter((r) => !r.error).map((r) => r.bytes);
+      return [m, { latency: p, bytes: bytes.length ? Math.max(...bytes) : null, refused: rs.filter((r) => r.error).map((r) => r.error), reads: rs }];
+    }),
+  );
+}
+
 /** How a round's invokes ended other than routed, counted: misrouted, or refused with the gateway's code and message. */
 function notRouted(rs: readonly FannedInvoke[], wire: ReturnType<typeof invokeWire>): Record<string, number> {
   const out: Record<string, number> = {};
@@ -118,7 +195,7 @@ function notRouted(rs: readonly FannedInvoke[], wire: ReturnType<typeof invokeWi
   return out;
 }
 
-export default defineScenario({
+export default defineScenario<Observed>({
   name: "fleet-fanout",
   proves: "node.invoke fanned out to N nodes at once (and 16 at a time) is answered by each node it was sent to, in time, none refused or misrouted; the operator's views (node.list, device.pair.list, node.pair.list, health, system-presence) list the whole fleet and answer in time under N",
   topology: "own",
@@ -126,23 +203,120 @@ export default defineScenario({
   spec: fleetSpec(),
   findings,
   premises: [
-    { id: "P-fanout-fleet-connected", what: "node.list showed all N scripted nodes connected and approved before the fan-out" },
-    { id: "P-fanout-in-flight", what: "in the all-at-once round at least half of the N invokes had reached their node with their answer not yet back at the operator, at one moment" },
+    {
+      id: "P-fanout-fleet-connected",
+      what: "node.list showed all N scripted nodes connected and approved before the fan-out",
+      judge: (h) => {
+        if (!h.fleet || !h.before) return undefined;
+        const ours = new Set(h.fleet.aliases);
+        const ready = h.before.filter((e) => ours.has(e.nodeId) && e.connected && e.approvalState === "approved").length;
+        return { met: ready === h.fleet.aliases.length, observed: { connectedApproved: ready, of: h.fleet.aliases.length } };
+      },
+    },
+    {
+      id: "P-fanout-in-flight",
+      what: "in the all-at-once round at least half of the N invokes had reached their node with their answer not yet back at the operator, at one moment",
+      judge: (h) => {
+        if (!h.fleet || !h.inFlight) return undefined;
+        const spans = h.inFlight;
+        const inFlight = maxInFlight(spans);
+        const atLeast = Math.max(1, Math.ceil(spans.length / 2));
+        return { met: spans.length > 0 && inFlight >= atLeast, observed: { maxInFlight: inFlight, atLeast, reachedTheirNode: spans.length, of: h.fleet.aliases.length } };
+      },
+    },
+  ],
+  checks: [
+    {
+      id: "F-fanout-admitted",
+      expectation: (h) => `node.invoke of system.which to each of ${h.fleet?.aliases.length ?? "N"} nodes all at once: the gateway passes every one on to its node (none refused before it reaches the node)`,
+      judge: (h) => {
+        const r = h.rounds?.[0];
+        return r && { holds: notPassedOn(r).length === 0, observed: normalise({ notPassedOn: notPassedOn(r) }) };
+      },
+    },
+    {
+      id: "F-fanout-paced-admitted",
+      expectation: `the same invokes ${ROUND_CONCURRENCY} at a time: the gateway passes every one on to its node`,
+      judge: (h) => {
+        const r = h.rounds?.[1];
+        return r && { holds: notPassedOn(r).length === 0, observed: normalise({ notPassedOn: notPassedOn(r) }) };
+      },
+    },
+    {
+      id: "F-fanout-answers-taken",
+      expectation: "in both rounds the gateway takes every answer a node sends for an invoke it passed on (no node.invoke.result refused)",
+      judge: (h) => {
+        if (!h.rounds) return undefined;
+        const refusedAnswers = [...new Set(h.rounds.flatMap((r) => Object.keys(r.answersRefused).map((k) => k.match(/\(([A-Z_]+)\)$/)?.[1] ?? k.split(":")[0]!)))].sort();
+        return { holds: refusedAnswers.length === 0, observed: normalise({ refusedAnswers }) };
+      },
+    },
+    {
+      id: "F-fanout-routed",
+      expectation: "every invoke passed on to its node whose answer the gateway took comes back to the operator as that node's answer: none misrouted, none lost",
+      judge: (h) => {
+        if (!h.rounds) return undefined;
+        // Lost: passed on to its node, its answer taken by the gateway, yet not that node's answer at the operator.
+        const lost = h.rounds.map((r) => {
+          const xs = r.invokes.filter((x) => x.end !== "routed" && x.reached && !x.answerRefused);
+          return { round: r.round, misrouted: xs.some((x) => x.end === "misrouted"), lostWith: [...new Set(xs.filter((x) => x.end === "refused").map((x) => x.error ?? x.code ?? "?"))].sort() };
+        });
+        return { holds: lost.every((l) => !l.misrouted && l.lostWith.length === 0), observed: normalise(lost) };
+      },
+    },
+    {
+      id: "F-fanout-in-time",
+      expectation: `every invoke answered by its node comes back within ${INVOKE_S} s (its timeoutMs)`,
+      judge: (h) => {
+        if (!h.rounds) return undefined;
+        const late = h.rounds.map((r) => ({ round: r.round, within_s: INVOKE_S, answeredLate: r.invokes.some((x) => x.end === "routed" && x.ms > INVOKE_S * 1000) }));
+        return { holds: late.every((l) => !l.answeredLate), observed: normalise(late) };
+      },
+    },
+    {
+      id: "F-views-complete",
+      expectation: (h) => `node.list lists all ${h.fleet?.aliases.length ?? "N"} scripted nodes and the ${h.fleet?.real.length ?? "real"} real node hosts connected and approved, and device.pair.list's paired list has every one of them`,
+      judge: (h) => {
+        if (!h.fleet || !h.views) return undefined;
+        const { nodeList, devicePaired } = completeness(h.fleet, h.views.nodeList, h.views.pairedDevices);
+        return {
+          holds: h.views.nodeList.length > 0 && nodeList.realMissing === 0 && nodeList.missing === 0 && nodeList.notConnected === 0 && nodeList.notApproved === 0 && devicePaired.missing === 0,
+          observed: normalise({ nodeList, devicePaired }),
+        };
+      },
+    },
+    {
+      id: "F-views-in-time",
+      expectation: (h) => `with ${h.fleet?.aliases.length ?? "N"} nodes connected, each of ${h.views?.methods.join(", ") ?? "the views"} (read ${VIEW_READS} times) answers within ${VIEW_P95_S} s at p95 and never refuses`,
+      judge: (h) => {
+        if (!h.views) return undefined;
+        const { methods } = h.views;
+        const views = viewsOf(methods, h.views.reads);
+        return {
+          holds: methods.every((m) => views[m]!.refused.length === 0 && views[m]!.latency.p95 <= VIEW_P95_S * 1000),
+          observed: normalise(Object.fromEntries(methods.map((m) => [m, { within_s: VIEW_P95_S, atP95: views[m]!.latency.p95 <= VIEW_P95_S * 1000, refused: views[m]!.refused }]))),
+        };
+      },
+    },
   ],
   timeoutMs: 600_000,
   async run(ctx) {
-    const { lab, log, check, premise } = ctx;
+    const { lab, log, observe } = ctx;
     const client = lab.operator.client;
     const aliases = lab.scriptedAliases;
     const n = aliases.length;
     const real = lab.nodes.map((m) => m.alias);
-    const fleetIds = new Set(aliases.map((a) => lab.scripted(a).nodeId));
+    // The fleet's nodes by alias in what is observed; any other node by its nodeId.
+    const aliasOf = new Map(aliases.map((a) => [lab.scripted(a).nodeId, a]));
+    const named = (e: op.NodeEntry): ListedNode => ({ nodeId: aliasOf.get(e.nodeId) ?? e.nodeId, displayName: e.displayName, connected: e.connected, approvalState: e.approvalState });
+    const fleetObserved = { aliases: [...aliases], real };
+    observe("fleet", fleetObserved);
     await scene(ctx, { faults: false, evidence: { fleet: n, realNodes: real, invokeS: INVOKE_S, roundConcurrency: ROUND_CONCURRENCY, viewReads: VIEW_READS, viewP95S: VIEW_P95_S } }, async ({ evidence }) => {
       // ---- the fleet before the fan-out
       const before = await op.listNodes(client);
-      const ready = before.filter((e) => fleetIds.has(e.nodeId) && e.connected && e.approvalState === "approved").length;
+      const ready = before.filter((e) => aliasOf.has(e.nodeId) && e.connected && e.approvalState === "approved").length;
       log(`node.list before the fan-out: ${ready} of ${n} scripted nodes connected and approved (${before.length} entries)`);
-      premise({ id: "P-fanout-fleet-connected", met: ready === n, observed: { connectedApproved: ready, of: n } });
+      observe("before", before.map(named));
       evidence.healthBefore = eventLoopOf(await client.request("health", {}).catch(refusal));
 
       // ---- round 1: all N in flight at once
@@ -167,8 +341,7 @@ export default defineScenario({
       const refused1 = answersRefused(fleet, t0, t1);
       const atNode1 = refused1.counts;
       log(`round 1, all ${n} at once: ${all.length} invokes sent within ${sentSpread} ms, all answered in ${t1 - t0} ms (${p1.text}); not routed: ${JSON.stringify(bad1)}; ${spans.length} received by their node within ${spread} ms of each other, at most ${inFlight} received and not yet answered at once; the nodes' answers refused by the gateway: ${JSON.stringify(atNode1)}`);
-      const atLeast = Math.max(1, Math.ceil(spans.length / 2));
-      premise({ id: "P-fanout-in-flight", met: spans.length > 0 && inFlight >= atLeast, observed: { maxInFlight: inFlight, atLeast, reachedTheirNode: spans.length, of: n } });
+      observe("inFlight", spans);
 
       // ---- round 2: at most ROUND_CONCURRENCY at a time
       const t2 = Date.now();
@@ -185,52 +358,23 @@ export default defineScenario({
         { concurrency: ROUND_CONCURRENCY, ms: t3 - t2, latency: p2, notRouted: bad2, answersRefusedAtNode: atNode2, invokes: some.map((r) => ({ ...r, ...wire2.get(r.nodeId) })) },
       ];
 
-      const rounds = [
-        { round: "all at once", rs: all, wire: wire1, atNode: atNode1, answerRefusedFor: refused1.nodeIds },
-        { round: `${ROUND_CONCURRENCY} at a time`, rs: some, wire: wire2, atNode: atNode2, answerRefusedFor: refused2.nodeIds },
-      ];
       // Each invoke of a round: passed on to its node (node.invoke.request received there), its
       // answer taken by the gateway (node.invoke.result not refused), and what the operator got.
-      const reached = (r: (typeof rounds)[number], x: FannedInvoke) => lab.scripted(x.alias).invokes().some((i) => i.command === "system.which" && i.t >= (r === rounds[0] ? t0 : t2) && i.t <= (r === rounds[0] ? t1 : t3));
-      const notPassedOn = (r: (typeof rounds)[number]) => [...new Set(r.rs.filter((x) => x.end === "refused" && !reached(r, x)).map((x) => (r.wire.get(x.nodeId)?.error ?? x.code ?? "?").split(":")[0]!))].sort();
-      const refusedAnswers = [...new Set(rounds.flatMap((r) => Object.keys(r.atNode).map((k) => k.match(/\(([A-Z_]+)\)$/)?.[1] ?? k.split(":")[0]!)))].sort();
-      // Lost: passed on to its node, its answer taken by the gateway, yet not that node's answer at the operator.
-      const lost = rounds.map((r) => {
-        const refusedAt = r.answerRefusedFor;
-        const xs = r.rs.filter((x) => x.end !== "routed" && reached(r, x) && !refusedAt.has(x.nodeId));
-        return { round: r.round, misrouted: xs.some((x) => x.end === "misrouted"), lostWith: [...new Set(xs.filter((x) => x.end === "refused").map((x) => r.wire.get(x.nodeId)?.error ?? x.code ?? "?"))].sort() };
+      const roundOf = (round: string, rs: FannedInvoke[], wire: ReturnType<typeof invokeWire>, refused: ReturnType<typeof answersRefused>, from: number, to: number): Round => ({
+        round,
+        invokes: rs.map((x) => ({
+          alias: x.alias,
+          end: x.end,
+          ms: x.ms,
+          code: x.code,
+          error: wire.get(x.nodeId)?.error,
+          reached: lab.scripted(x.alias).invokes().some((i) => i.command === "system.which" && i.t >= from && i.t <= to),
+          answerRefused: refused.nodeIds.has(x.nodeId),
+        })),
+        answersRefused: refused.counts,
       });
-      const late = rounds.map((r) => ({ round: r.round, within_s: INVOKE_S, answeredLate: r.rs.some((x) => x.end === "routed" && x.ms > INVOKE_S * 1000) }));
-      check({
-        id: "F-fanout-admitted",
-        expectation: `node.invoke of system.which to each of ${n} nodes all at once: the gateway passes every one on to its node (none refused before it reaches the node)`,
-        holds: notPassedOn(rounds[0]!).length === 0,
-        observed: normalise({ notPassedOn: notPassedOn(rounds[0]!) }),
-      });
-      check({
-        id: "F-fanout-paced-admitted",
-        expectation: `the same invokes ${ROUND_CONCURRENCY} at a time: the gateway passes every one on to its node`,
-        holds: notPassedOn(rounds[1]!).length === 0,
-        observed: normalise({ notPassedOn: notPassedOn(rounds[1]!) }),
-      });
-      check({
-        id: "F-fanout-answers-taken",
-        expectation: "in both rounds the gateway takes every answer a node sends for an invoke it passed on (no node.invoke.result refused)",
-        holds: refusedAnswers.length === 0,
-        observed: normalise({ refusedAnswers }),
-      });
-      check({
-        id: "F-fanout-routed",
-        expectation: "every invoke passed on to its node whose answer the gateway took comes back to the operator as that node's answer: none misrouted, none lost",
-        holds: lost.every((l) => !l.misrouted && l.lostWith.length === 0),
-        observed: normalise(lost),
-      });
-      check({
-        id: "F-fanout-in-time",
-        expectation: `every invoke answered by its node comes back within ${INVOKE_S} s (its timeoutMs)`,
-        holds: late.every((l) => !l.answeredLate),
-        observed: normalise(late),
-      });
+      // F-fanout-admitted, -paced-admitted, -answers-taken, -routed and -in-time read both rounds.
+      observe("rounds", [roundOf("all at once", all, wire1, refused1, t0, t1), roundOf(`${ROUND_CONCURRENCY} at a time`, some, wire2, refused2, t2, t3)]);
 
       // ---- the operator's views of the fleet, read one after another VIEW_READS times
       const methods = ["node.list", "device.pair.list", "node.pair.list", "health"];
@@ -250,14 +394,7 @@ export default defineScenario({
           }
         }
       }
-      const views = Object.fromEntries(
-        methods.map((m) => {
-          const rs = reads[m]!;
-          const p = percentiles(rs.map((r) => r.ms));
-          const bytes = rs.filter((r) => !r.error).map((r) => r.bytes);
-          return [m, { latency: p, bytes: bytes.length ? Math.max(...bytes) : null, refused: rs.filter((r) => r.error).map((r) => r.error), reads: rs }];
-        }),
-      );
+      const views = viewsOf(methods, reads);
       for (const m of methods) log(`${m}: ${views[m]!.latency.text}; ${views[m]!.bytes} bytes${views[m]!.refused.length ? `; refused ${views[m]!.refused.join(", ")}` : ""}`);
       const presence = hasPresence ? last["system-presence"] : client.hello?.snapshot;
       evidence.views = { methods, systemPresence: hasPresence, ...views };
@@ -265,32 +402,14 @@ export default defineScenario({
       evidence.presenceEntries = Array.isArray(presence) ? presence.length : Array.isArray((presence as { presence?: unknown } | undefined)?.presence) ? (presence as { presence: unknown[] }).presence.length : null;
 
       // Completeness, from the last node.list and device.pair.list read.
-      const listed = op.NodeListResultSchema.safeParse(last["node.list"]).data?.nodes ?? [];
-      const paired = new Set((op.DevicePairListSchema.safeParse(last["device.pair.list"]).data?.paired ?? []).map((d) => d.deviceId));
-      const realIds = real.map((a) => listed.find((e) => e.displayName === a)?.nodeId);
-      const want = [...fleetIds, ...realIds.filter((id): id is string => !!id)];
-      const entry = new Map(listed.map((e) => [e.nodeId, e]));
-      const nodeList = {
-        realMissing: realIds.filter((id) => !id).length,
-        missing: want.filter((id) => !entry.has(id)).length,
-        notConnected: want.filter((id) => entry.has(id) && !entry.get(id)!.connected).length,
-        notApproved: want.filter((id) => entry.has(id) && entry.get(id)!.approvalState !== "approved").length,
-      };
-      const devicePaired = { missing: want.filter((id) => !paired.has(id)).length };
+      const listed = (op.NodeListResultSchema.safeParse(last["node.list"]).data?.nodes ?? []).map(named);
+      const pairedDevices = (op.DevicePairListSchema.safeParse(last["device.pair.list"]).data?.paired ?? []).map((d) => aliasOf.get(d.deviceId) ?? d.deviceId);
+      const paired = new Set(pairedDevices);
+      const { nodeList, devicePaired } = completeness(fleetObserved, listed, pairedDevices);
       log(`views: node.list ${listed.length} entries, ${JSON.stringify(nodeList)} of ${n} + ${real.length}; device.pair.list ${paired.size} paired, ${devicePaired.missing} of ours missing; presence ${String(evidence.presenceEntries)} entries`);
       evidence.complete = { nodeList, devicePaired, listed: listed.length, pairedDevices: paired.size };
-      check({
-        id: "F-views-complete",
-        expectation: `node.list lists all ${n} scripted nodes and the ${real.length} real node hosts connected and approved, and device.pair.list's paired list has every one of them`,
-        holds: listed.length > 0 && nodeList.realMissing === 0 && nodeList.missing === 0 && nodeList.notConnected === 0 && nodeList.notApproved === 0 && devicePaired.missing === 0,
-        observed: normalise({ nodeList, devicePaired }),
-      });
-      check({
-        id: "F-views-in-time",
-        expectation: `with ${n} nodes connected, each of ${methods.join(", ")} (read ${VIEW_READS} times) answers within ${VIEW_P95_S} s at p95 and never refuses`,
-        holds: methods.every((m) => views[m]!.refused.length === 0 && views[m]!.latency.p95 <= VIEW_P95_S * 1000),
-        observed: normalise(Object.fromEntries(methods.map((m) => [m, { within_s: VIEW_P95_S, atP95: views[m]!.latency.p95 <= VIEW_P95_S * 1000, refused: views[m]!.refused }]))),
-      });
+      // F-views-complete and F-views-in-time read these.
+      observe("views", { methods, reads, nodeList: listed, pairedDevices });
     });
   },
 });

@@ -1,9 +1,9 @@
 import { defineScenario, type FindingRecord } from "../../lab/scenario.ts";
 import * as op from "../../lab/clients/operator.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
-import { connectAndPair } from "../../lab/topology/fleet.ts";
+import { connectAndPair, type FleetNodeOutcome } from "../../lab/topology/fleet.ts";
 import { fleetSize } from "../../lab/definitions/settings.ts";
-import { percentiles, refusedBy } from "../../lab/kits/fleet.ts";
+import { percentiles } from "../../lab/kits/fleet.ts";
 import { scene } from "../../lab/kits/scene.ts";
 
 // A pairing storm: N new devices (scripted nodes, FLEET, default 200) ask the gateway at once,
@@ -25,6 +25,7 @@ import { scene } from "../../lab/kits/scene.ts";
 // the fleet); without it this was a queue, not a storm.
 // Own lab: the gateway and the scripted fleet, connecting to it directly from the lab's process
 // (no tap, node host, MCP or git server); pairing from scratch.
+// The body drives and observes (ctx.observe); the premise and the checks below judge what it observed.
 const REJECT_EVERY = 10;
 
 // Registered findings (lab/findings/findings.ts): what OpenClaw does with a storm from one
@@ -59,7 +60,62 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+/** One first connect as observed: admitted, or refused with its code, details code and request id. */
+type FirstConnect = { alias: string; admitted: true } | { alias: string; admitted: false; code: string; detailsCode?: string; requestId?: string };
+
+/** What the body observed. The fleet's devices are named by alias (a scripted node's nodeId is its device id); any other id stays as it is. */
+export interface Observed {
+  /** The fleet's aliases, in order, and those whose device request the operator rejects. */
+  fleet?: { aliases: string[]; rejected: string[] };
+  /** Each device's first connect, in the fleet's order. */
+  first?: FirstConnect[];
+  /** device.pair.list's pending requests (by device), read once every first connect was answered, before any approval. */
+  pendingAtOnce?: string[];
+  /** How each device's pairing ended (connectAndPair), with why when it was not paired. */
+  pairing?: { alias: string; end: FleetNodeOutcome["end"]; why?: string }[];
+  /** Each rejected device's connect again: "admitted", or its refusal's details code (else code). */
+  again?: Record<string, string>;
+  /** At the end: device.pair.list's paired and pending devices, node.pair.list's paired nodes. */
+  end?: { pairedDevices: string[]; pendingDevices: string[]; pairedNodes: string[] };
+}
+
+/** The first connects as the operator met them: the refusals by code, the distinct request ids, the fleet's pending requests listed. */
+function asked(fleet: NonNullable<Observed["fleet"]>, first: FirstConnect[], pendingAtOnce: string[]) {
+  const ours = new Set(fleet.aliases);
+  return {
+    refusals: countOf(first.map((f) => (f.admitted ? "admitted" : (f.detailsCode ?? f.code)))),
+    distinctIds: new Set(first.flatMap((f) => (!f.admitted && f.requestId ? [f.requestId] : []))).size,
+    pendingAtOnce: pendingAtOnce.filter((d) => ours.has(d)).length,
+  };
+}
+
+/** The approved devices (every device of the fleet the operator did not reject). */
+function approvedOf(fleet: NonNullable<Observed["fleet"]>, pairing: NonNullable<Observed["pairing"]>) {
+  const rejected = new Set(fleet.rejected);
+  return pairing.filter((x) => !rejected.has(x.alias));
+}
+
+/** The fleet's devices in the paired lists at the end, and how the approved and the rejected ones stand there. */
+function endOf(fleet: NonNullable<Observed["fleet"]>, pairing: NonNullable<Observed["pairing"]>, end: NonNullable<Observed["end"]>) {
+  const ours = new Set(fleet.aliases);
+  const rejected = new Set(fleet.rejected);
+  const approved = new Set(approvedOf(fleet, pairing).map((x) => x.alias));
+  const pairedDevices = new Set(end.pairedDevices.filter((d) => ours.has(d)));
+  const pairedNodes = new Set(end.pairedNodes.filter((d) => ours.has(d)));
+  const devicesOnly = [...pairedDevices].filter((d) => !pairedNodes.has(d)).length;
+  return {
+    rejected,
+    approved,
+    pairedDevices,
+    pairedNodes,
+    inPairedLists: [...rejected].filter((d) => pairedDevices.has(d) || pairedNodes.has(d)).length,
+    stillPending: end.pendingDevices.filter((d) => approved.has(d)).length,
+    devicesOnly,
+    exact: pairedDevices.size === approved.size && [...approved].every((d) => pairedDevices.has(d)),
+  };
+}
+
+export default defineScenario<Observed>({
   name: "fleet-pairing-storm",
   proves: "N new devices asking at once are each answered by name: every one gets a pending request, the approved ones end paired and connected, the rejected ones stay out, none is left half-paired",
   topology: "own",
@@ -67,18 +123,83 @@ export default defineScenario({
   pairing: "fresh",
   spec: { nodes: { count: 0 }, scripted: { count: fleetSize(), prefix: "storm" }, tap: { enabled: false }, mcp: { servers: [] }, git: { enabled: false } },
   findings,
-  premises: [{ id: "P-storm-at-once", what: "all N device requests were pending at once before the operator approved any" }],
+  premises: [
+    {
+      id: "P-storm-at-once",
+      what: "all N device requests were pending at once before the operator approved any",
+      judge: (h) => {
+        if (!h.fleet || !h.first || !h.pendingAtOnce) return undefined;
+        const { pendingAtOnce } = asked(h.fleet, h.first, h.pendingAtOnce);
+        const n = h.fleet.aliases.length;
+        return { met: pendingAtOnce === n, observed: { pendingAtOnce, of: n } };
+      },
+    },
+  ],
+  checks: [
+    {
+      id: "F-storm-every-asked",
+      expectation: (h) => `each of ${h.fleet?.aliases.length ?? "N"} devices connecting at once is refused PAIRING_REQUIRED with a request id of its own, and device.pair.list lists a pending request for every one`,
+      judge: (h) => {
+        if (!h.fleet || !h.first || !h.pendingAtOnce) return undefined;
+        const n = h.fleet.aliases.length;
+        const { refusals, distinctIds, pendingAtOnce } = asked(h.fleet, h.first, h.pendingAtOnce);
+        const pairingRequired = refusals["PAIRING_REQUIRED"] ?? 0;
+        return {
+          holds: pairingRequired === n && distinctIds === n && pendingAtOnce === n,
+          observed: normalise({ refusals, distinctIds: distinctIds === n ? "all" : "fewer", listedPending: pendingAtOnce === n ? "all" : "fewer" }),
+        };
+      },
+    },
+    {
+      id: "F-storm-approved-paired",
+      expectation: "every device the operator approved connects again, its node pairing is approved and node.list shows it connected and approved",
+      judge: (h) => {
+        if (!h.fleet || !h.pairing) return undefined;
+        const approved = approvedOf(h.fleet, h.pairing);
+        const notPaired = approved.filter((x) => x.end !== "paired");
+        return { holds: approved.length > 0 && notPaired.length === 0, observed: normalise({ paired: approved.length - notPaired.length, notPaired: [...new Set(notPaired.map((x) => x.why ?? x.end))] }) };
+      },
+    },
+    {
+      id: "F-storm-rejected-stay-out",
+      expectation: "every device the operator rejected is refused when it connects again and is in neither paired list",
+      judge: (h) => {
+        if (!h.fleet || !h.pairing || !h.again || !h.end) return undefined;
+        const e = endOf(h.fleet, h.pairing, h.end);
+        const again = Object.values(h.again);
+        const admittedAgain = again.filter((x) => x === "admitted").length;
+        return { holds: e.rejected.size > 0 && admittedAgain === 0 && e.inPairedLists === 0, observed: normalise({ again: countOf(again), inPairedLists: e.inPairedLists }) };
+      },
+    },
+    {
+      id: "F-storm-none-half-paired",
+      expectation: "at the end the fleet's paired devices are exactly the approved ones, each paired as a node too, with no request of an approved device still pending",
+      judge: (h) => {
+        if (!h.fleet || !h.pairing || !h.end) return undefined;
+        const e = endOf(h.fleet, h.pairing, h.end);
+        return {
+          holds: e.exact && e.devicesOnly === 0 && e.stillPending === 0,
+          // Counts that do not depend on N: the approved devices paired as nodes too, and whether the device list is exact.
+          observed: normalise({ pairedDevicesExact: e.exact, pairedAsNodesToo: e.pairedDevices.size - e.devicesOnly, approvedStillPending: e.stillPending }),
+        };
+      },
+    },
+  ],
   timeoutMs: 600_000,
   async run(ctx) {
-    const { lab, log, check, premise, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const aliases = lab.scriptedAliases;
     const n = aliases.length;
     const rejected = new Set(aliases.filter((_, i) => (i + 1) % REJECT_EVERY === 0));
-    const fleetIds = new Set(aliases.map((a) => lab.scripted(a).nodeId));
+    // The fleet's devices by alias in what is observed (a scripted node's nodeId is its device id).
+    const aliasOf = new Map(aliases.map((a) => [lab.scripted(a).nodeId, a]));
+    const named = (id: string) => aliasOf.get(id) ?? id;
+    const fleet = { aliases: [...aliases], rejected: [...rejected] };
+    observe("fleet", fleet);
     await scene(ctx, { faults: false, evidence: { fleet: n, rejected: rejected.size } }, async ({ evidence }) => {
-      let pendingAtOnce = 0;
-      let firstRefusals: ReturnType<typeof refusedBy> = {};
-      let distinctIds = 0;
+      let first: FirstConnect[] = [];
+      let pendingAtOnce: string[] = [];
+      let seen = asked(fleet, first, pendingAtOnce);
       let turnedAway = { upgrades: 0, nodes: 0 };
       const r = await connectAndPair(lab.fleet, aliases, {
         concurrency: n,
@@ -86,37 +207,23 @@ export default defineScenario({
         signal,
         onProgress: log,
         approve: (a) => !rejected.has(a),
-        afterFirst: async (first) => {
-          firstRefusals = refusedBy(first);
-          distinctIds = new Set(first.flatMap((f) => (!f.admitted && f.requestId ? [f.requestId] : []))).size;
-          const pending = (await op.listDevicePairing(lab.operator.client)).pending;
-          pendingAtOnce = pending.filter((p) => fleetIds.has(p.deviceId)).length;
-          const busy = first.reduce((k, f) => k + f.busy, 0);
-          turnedAway = { upgrades: busy, nodes: first.filter((f) => f.busy > 0).length };
+        afterFirst: async (outcomes) => {
+          first = outcomes.map((o, i): FirstConnect => (o.admitted ? { alias: aliases[i]!, admitted: true } : { alias: aliases[i]!, admitted: false, code: o.code, detailsCode: o.detailsCode, requestId: o.requestId }));
+          pendingAtOnce = (await op.listDevicePairing(lab.operator.client)).pending.map((p) => named(p.deviceId));
+          seen = asked(fleet, first, pendingAtOnce);
+          const busy = outcomes.reduce((k, f) => k + f.busy, 0);
+          turnedAway = { upgrades: busy, nodes: outcomes.filter((f) => f.busy > 0).length };
           log(`the gateway turned ${busy} upgrade(s) of ${turnedAway.nodes} node(s) away with 503 (its pre-auth budget per address) before they got in`);
-          log(`all ${n} first connects answered (${percentiles(first.map((f) => f.ms)).text}): ${JSON.stringify(firstRefusals)}; ${distinctIds} distinct request ids; device.pair.list: ${pendingAtOnce} of the fleet pending`);
+          log(`all ${n} first connects answered (${percentiles(outcomes.map((f) => f.ms)).text}): ${JSON.stringify(seen.refusals)}; ${seen.distinctIds} distinct request ids; device.pair.list: ${seen.pendingAtOnce} of the fleet pending`);
         },
       });
-      evidence.pairing = { ms: r.ms, counts: r.counts, firstRefusals, distinctIds, pendingAtOnce, turnedAway, nodes: r.nodes };
+      evidence.pairing = { ms: r.ms, counts: r.counts, firstRefusals: seen.refusals, distinctIds: seen.distinctIds, pendingAtOnce: seen.pendingAtOnce, turnedAway, nodes: r.nodes };
       log(`fleet pairing ended after ${r.ms} ms: ${JSON.stringify(r.counts)}`);
-      premise({ id: "P-storm-at-once", met: pendingAtOnce === n, observed: { pendingAtOnce, of: n } });
-
-      const pairingRequired = firstRefusals["PAIRING_REQUIRED"] ?? 0;
-      check({
-        id: "F-storm-every-asked",
-        expectation: `each of ${n} devices connecting at once is refused PAIRING_REQUIRED with a request id of its own, and device.pair.list lists a pending request for every one`,
-        holds: pairingRequired === n && distinctIds === n && pendingAtOnce === n,
-        observed: normalise({ refusals: firstRefusals, distinctIds: distinctIds === n ? "all" : "fewer", listedPending: pendingAtOnce === n ? "all" : "fewer" }),
-      });
-
-      const approved = r.nodes.filter((x) => !rejected.has(x.alias));
-      const notPaired = approved.filter((x) => x.end !== "paired");
-      check({
-        id: "F-storm-approved-paired",
-        expectation: "every device the operator approved connects again, its node pairing is approved and node.list shows it connected and approved",
-        holds: approved.length > 0 && notPaired.length === 0,
-        observed: normalise({ paired: approved.length - notPaired.length, notPaired: [...new Set(notPaired.map((x) => x.why ?? x.end))] }),
-      });
+      // P-storm-at-once and F-storm-every-asked read these; F-storm-approved-paired how each pairing ended.
+      observe("first", first);
+      observe("pendingAtOnce", pendingAtOnce);
+      const pairing = r.nodes.map((x) => ({ alias: x.alias, end: x.end, why: x.why }));
+      observe("pairing", pairing);
 
       // The rejected ones: each connects again; the gateway must not admit it.
       const again = await Promise.all([...rejected].map(async (a) => {
@@ -128,29 +235,13 @@ export default defineScenario({
         }
       }));
       const [devices, nodes] = await Promise.all([op.listDevicePairing(lab.operator.client), op.listNodePairing(lab.operator.client)]);
-      const rejectedIds = new Set([...rejected].map((a) => lab.scripted(a).nodeId));
-      const approvedIds = new Set(approved.map((x) => x.nodeId));
-      const pairedDevices = new Set(devices.paired.map((d) => d.deviceId).filter((id) => fleetIds.has(id)));
-      const pairedNodes = new Set(nodes.paired.map((d) => d.nodeId).filter((id) => fleetIds.has(id)));
-      const admittedAgain = again.filter((x) => x === "admitted").length;
       log(`rejected devices connecting again: ${JSON.stringify(countOf(again))}`);
-      check({
-        id: "F-storm-rejected-stay-out",
-        expectation: "every device the operator rejected is refused when it connects again and is in neither paired list",
-        holds: rejected.size > 0 && admittedAgain === 0 && [...rejectedIds].every((id) => !pairedDevices.has(id) && !pairedNodes.has(id)),
-        observed: normalise({ again: countOf(again), inPairedLists: [...rejectedIds].filter((id) => pairedDevices.has(id) || pairedNodes.has(id)).length }),
-      });
-      const stillPending = devices.pending.filter((p) => approvedIds.has(p.deviceId)).length;
-      const devicesOnly = [...pairedDevices].filter((id) => !pairedNodes.has(id)).length;
-      const exact = pairedDevices.size === approvedIds.size && [...approvedIds].every((id) => pairedDevices.has(id));
-      check({
-        id: "F-storm-none-half-paired",
-        expectation: "at the end the fleet's paired devices are exactly the approved ones, each paired as a node too, with no request of an approved device still pending",
-        holds: exact && devicesOnly === 0 && stillPending === 0,
-        // Counts that do not depend on N: the approved devices paired as nodes too, and whether the device list is exact.
-        observed: normalise({ pairedDevicesExact: exact, pairedAsNodesToo: pairedDevices.size - devicesOnly, approvedStillPending: stillPending }),
-      });
-      evidence.end = { pairedDevices: pairedDevices.size, pairedNodes: pairedNodes.size, approved: approvedIds.size, rejected: rejectedIds.size, stillPending, devicesOnly, again: countOf(again) };
+      const end = { pairedDevices: devices.paired.map((d) => named(d.deviceId)), pendingDevices: devices.pending.map((p) => named(p.deviceId)), pairedNodes: nodes.paired.map((d) => named(d.nodeId)) };
+      // F-storm-rejected-stay-out and F-storm-none-half-paired read these.
+      observe("again", Object.fromEntries([...rejected].map((a, i) => [a, again[i]!])));
+      observe("end", end);
+      const e = endOf(fleet, pairing, end);
+      evidence.end = { pairedDevices: e.pairedDevices.size, pairedNodes: e.pairedNodes.size, approved: e.approved.size, rejected: e.rejected.size, stillPending: e.stillPending, devicesOnly: e.devicesOnly, again: countOf(again) };
     });
   },
 });

@@ -6,7 +6,7 @@ import { normalise } from "../../lab/findings/normalise.ts";
 import { sleep, waitFor } from "../../lab/core/wait.ts";
 import { answersRefused, fanOut, fleetSpec, invokesOnWire, percentiles, type FannedInvoke } from "../../lab/kits/fleet.ts";
 import { waitForWorkerHost } from "../../lab/kits/nodes.ts";
-import { provenWorkerTurn, type ProvenTurn } from "../../lab/kits/proof.ts";
+import { provenWorkerTurn, turnOnNode, type ProvenTurn, type TurnSeen } from "../../lab/kits/proof.ts";
 import { scene } from "../../lab/kits/scene.ts";
 import { createWorkerSession, dispatchTo, uniqueName } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
@@ -49,6 +49,7 @@ import { GatewayError } from "../../lab/clients/gateway.ts";
 // the refusals by the gateway's code and message, and its refusals of the nodes' own answers
 // (node.invoke.result), which a node host does not send again.
 // Own lab: fleetSpec(), shared by the fleet scenarios (one paired-state snapshot).
+// The body drives and observes (ctx.observe); the premise and the checks below judge what it observed.
 const TURN_S = 120;
 /** The gateway's words when its worker task pool is full (2026.9.6: "worker task capacity reached: code=overloaded"). */
 const OVERLOADED = /worker task capacity reached|server is busy/i;
@@ -72,10 +73,48 @@ interface Window {
   to: number;
 }
 
+/** One turn under load as observed: what its proof read (turnOnNode judges it) and its time. */
+interface BusyTurn {
+  alias: string;
+  seen: TurnSeen;
+  ms?: number;
+}
+
+/** What the body observed. */
+export interface Observed {
+  /** The scripted fleet's size (a round's worth of invokes). */
+  fleet?: { scripted: number };
+  /**
+   * The load during the turns: each turn's window (the load loop's clock), and the load's invokes
+   * and node.list reads that touched a window (an invoke ended at or after its start and began at
+   * or before its end; a read likewise), how each invoke ended.
+   */
+  load?: { windows: Window[]; invokes: Pick<LoadInvoke, "start" | "end" | "outcome">[]; lists: { start: number; ms: number }[] };
+  /** The turns under load: how many sessions were placed (one turn each), and each turn run. */
+  turns?: { placed: number; busy: BusyTurn[] };
+  /** The gateway's refusals of the operator's requests for the turns as overloaded ("<code>: <message>"), each time. */
+  overloaded?: string[];
+}
+
+/** Each turn window's load: invokes in flight at its start, completed within it (and how many rounds' worth), node.list reads within it, the invokes overlapping it. */
+function duringOf<T extends { start: number; end: number }>(windows: readonly Window[], invokes: readonly T[], lists: readonly { start: number; ms: number }[], n: number) {
+  return windows.map((w) => {
+    const inFlightAtStart = invokes.filter((r) => r.start <= w.from && r.end > w.from).length;
+    const completed = invokes.filter((r) => r.end >= w.from && r.end <= w.to).length;
+    const overlapping = invokes.filter((r) => r.start < w.to && r.end > w.from);
+    const listsWithin = lists.filter((l) => l.start >= w.from && l.start + l.ms <= w.to).length;
+    return { alias: w.alias, windowMs: w.to - w.from, inFlightAtStart, invokesCompleted: completed, roundsWorth: Math.floor(completed / n), nodeListReads: listsWithin, overlapping };
+  });
+}
+
+/** A turn under load served: proven on its node within TURN_S. */
+const servedOf = (t: BusyTurn) => turnOnNode(t.seen).holds && t.ms !== undefined && t.ms <= TURN_S * 1000;
+
 /** What a turn that was not served ended with: the gateway's words without the run and session named, or the proof's shortfall. */
-function failureOf(t: ProvenTurn): string {
-  if (t.error) return t.error.replace(/^chat turn \S+ in \S+ ended with status /, "");
-  if (!t.proof.holds) return `not proven on its node: ${JSON.stringify(t.observed)}`;
+function failureOf(t: BusyTurn): string {
+  if (t.seen.error) return t.seen.error.replace(/^chat turn \S+ in \S+ ended with status /, "");
+  const proof = turnOnNode(t.seen);
+  if (!proof.holds) return `not proven on its node: ${JSON.stringify(proof.observed)}`;
   return `took longer than ${TURN_S} s`;
 }
 
@@ -100,21 +139,64 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+export default defineScenario<Observed>({
   name: "fleet-real-nodes",
   proves: "while N scripted nodes are kept busy with node.invoke fanned out over them, a worker turn on each real node host completes on its node within the lab's normal turn budget, and the invokes running meanwhile are all routed",
   topology: "own",
   alone: true,
   spec: fleetSpec(),
   findings,
-  premises: [{ id: "P-real-fleet-busy", what: "during each turn the fleet's load was running: invokes in flight when the turn began and at least a round's worth (N) completed within the turn's window" }],
+  premises: [
+    {
+      id: "P-real-fleet-busy",
+      what: "during each turn the fleet's load was running: invokes in flight when the turn began and at least a round's worth (N) completed within the turn's window",
+      judge: (h) => {
+        if (!h.fleet || !h.load || !h.turns) return undefined;
+        const during = duringOf(h.load.windows, h.load.invokes, h.load.lists, h.fleet.scripted);
+        return { met: during.length === h.turns.placed && during.every((d) => d.inFlightAtStart > 0 && d.roundsWorth >= 1), observed: during.map(({ overlapping: _, ...d }) => d) };
+      },
+    },
+  ],
+  checks: [
+    {
+      id: "F-real-turn-served",
+      expectation: (h) => `with ${h.fleet?.scripted ?? "N"} scripted nodes kept busy, a worker turn on each real node host completes on its node (it reads a node-only file; worker.launch.v1 on the node's tap) within ${TURN_S} s, the lab's budget for a normal worker turn`,
+      judge: (h) => {
+        if (!h.turns) return undefined;
+        const { busy, placed } = h.turns;
+        const served = busy.map(servedOf);
+        return {
+          holds: busy.length === placed && served.every((s) => s),
+          observed: normalise({ turns: busy.length, served: served.filter((s) => s).length, failedWith: [...new Set(busy.filter((_, i) => !served[i]).map(failureOf))] }),
+        };
+      },
+    },
+    {
+      id: "F-real-fleet-unharmed",
+      expectation: (h) => `no node.invoke of the load (all ${h.fleet?.scripted ?? "N"} scripted nodes, ${LOAD_CONCURRENCY} in flight at a time) in flight during the turns comes back with another node's answer, and some came back with their own`,
+      judge: (h) => {
+        if (!h.fleet || !h.load) return undefined;
+        const judged = [...new Set(duringOf(h.load.windows, h.load.invokes, h.load.lists, h.fleet.scripted).flatMap((d) => d.overlapping))];
+        return {
+          holds: judged.some((r) => r.outcome === "routed") && !judged.some((r) => r.outcome === "misrouted"),
+          observed: normalise({ routed: judged.some((r) => r.outcome === "routed") ? "some" : "none", misrouted: judged.some((r) => r.outcome === "misrouted") }),
+        };
+      },
+    },
+    {
+      id: "F-real-operator-served",
+      expectation: (h) => `with ${h.fleet?.scripted ?? "N"} scripted nodes connected, the gateway never refuses the operator's requests for the real node hosts' turns as overloaded`,
+      judge: (h) => h.overloaded && { holds: h.overloaded.length === 0, observed: normalise({ refused: [...new Set(h.overloaded)].sort() }) },
+    },
+  ],
   timeoutMs: 600_000,
   async run(ctx) {
-    const { lab, log, check, premise, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const client = lab.operator.client;
     const aliases = lab.scriptedAliases;
     const n = aliases.length;
     const nodes = lab.nodes.map((m) => m.alias);
+    observe("fleet", { scripted: n });
     assert.ok(nodes.length >= 2, `this scenario needs two real node hosts (the lab has ${nodes.length})`);
     // The operator's requests for a turn the gateway refused as overloaded (F-real-operator-served).
     // Such a refusal comes before anything of the turn is sent (its placement read,
@@ -207,31 +289,25 @@ export default defineScenario({
       evidence.loadError = loadError ?? null;
 
       // ---- the premise: the load ran through each turn
-      const during = windows.map((w) => {
-        const inFlightAtStart = invokes.filter((r) => r.start <= w.from && r.end > w.from).length;
-        const completed = invokes.filter((r) => r.end >= w.from && r.end <= w.to).length;
-        const overlapping = invokes.filter((r) => r.start < w.to && r.end > w.from);
-        const listsWithin = lists.filter((l) => l.start >= w.from && l.start + l.ms <= w.to).length;
-        return { alias: w.alias, windowMs: w.to - w.from, inFlightAtStart, invokesCompleted: completed, roundsWorth: Math.floor(completed / n), nodeListReads: listsWithin, overlapping };
-      });
+      const during = duringOf(windows, invokes, lists, n);
       for (const d of during) log(`${d.alias}'s turn window (${d.windowMs} ms): ${d.inFlightAtStart} invokes in flight at its start; ${d.invokesCompleted} completed within it (${d.roundsWorth} round(s)' worth of ${n}), ${d.nodeListReads} node.list reads`);
-      premise({ id: "P-real-fleet-busy", met: during.length === placed.length && during.every((d) => d.inFlightAtStart > 0 && d.roundsWorth >= 1), observed: during.map(({ overlapping: _, ...d }) => d) });
+      // P-real-fleet-busy and F-real-fleet-unharmed read the load that touched a turn's window; the premise also how many turns there were to run.
+      const touches = (from: number, to: number) => windows.some((w) => to >= w.from && from <= w.to);
+      observe("load", {
+        windows,
+        invokes: invokes.filter((r) => touches(r.start, r.end)).map((r) => ({ start: r.start, end: r.end, outcome: r.outcome })),
+        lists: lists.filter((l) => touches(l.start, l.start + l.ms)).map((l) => ({ start: l.start, ms: l.ms })),
+      });
+      observe("turns", { placed: placed.length, busy: busy.map((t) => ({ alias: t.alias, seen: t.seen, ms: t.ms })) });
       evidence.during = during.map(({ overlapping: _, ...d }) => d);
 
       // ---- the turns under load
-      const served = busy.map((t) => ({ alias: t.alias, holds: t.proof.holds && t.ms !== undefined && t.ms <= TURN_S * 1000 }));
       const ratio = busy.map((t) => {
         const q = quiet.find((x) => x.alias === t.alias)!;
         return { alias: t.alias, quietMs: q.ms ?? null, busyMs: t.ms ?? null, ratio: q.ms && t.ms ? Math.round((t.ms / q.ms) * 100) / 100 : null };
       });
       evidence.turnTimes = ratio;
       log(`turn times, fleet busy vs quiet: ${ratio.map((r) => `${r.alias} ${r.busyMs} ms vs ${r.quietMs} ms (x${r.ratio})`).join(", ")}`);
-      check({
-        id: "F-real-turn-served",
-        expectation: `with ${n} scripted nodes kept busy, a worker turn on each real node host completes on its node (it reads a node-only file; worker.launch.v1 on the node's tap) within ${TURN_S} s, the lab's budget for a normal worker turn`,
-        holds: busy.length === placed.length && served.every((s) => s.holds),
-        observed: normalise({ turns: busy.length, served: served.filter((s) => s.holds).length, failedWith: [...new Set(busy.filter((t, i) => !served[i]!.holds).map(failureOf))] }),
-      });
 
       // ---- the fleet during the turns
       const judged = [...new Set(during.flatMap((d) => d.overlapping))];
@@ -257,18 +333,8 @@ export default defineScenario({
         answersRefusedAtNode: atNode,
         notRoutedAll: invokes.filter((r) => r.outcome !== "routed"),
       };
-      check({
-        id: "F-real-fleet-unharmed",
-        expectation: `no node.invoke of the load (all ${n} scripted nodes, ${LOAD_CONCURRENCY} in flight at a time) in flight during the turns comes back with another node's answer, and some came back with their own`,
-        holds: judged.some((r) => r.outcome === "routed") && !judged.some((r) => r.outcome === "misrouted"),
-        observed: normalise({ routed: judged.some((r) => r.outcome === "routed") ? "some" : "none", misrouted: judged.some((r) => r.outcome === "misrouted") }),
-      });
-      check({
-        id: "F-real-operator-served",
-        expectation: `with ${n} scripted nodes connected, the gateway never refuses the operator's requests for the real node hosts' turns as overloaded`,
-        holds: overloaded.length === 0,
-        observed: normalise({ refused: [...new Set(overloaded)].sort() }),
-      });
+      // F-real-operator-served reads the turns' refusals as overloaded.
+      observe("overloaded", overloaded);
       evidence.overloaded = overloaded;
       evidence.nodesAfter = (await op.listNodes(client)).filter((e) => nodes.includes(e.displayName ?? "")).map((e) => ({ alias: e.displayName, connected: e.connected, workerSlots: e.workerSlots ?? null }));
     });

@@ -36,6 +36,8 @@ import { deadline } from "../../lab/core/pace.ts";
 //   - P-restart-fleet-dropped: the restart closed every scripted node's connection (else the
 //     return would be a second socket beside a live one, not a return).
 // Own lab: a restart leaves what the shared scenarios must not start from (gateway-restart.ts).
+// The body drives and observes (ctx.observe); the premises and the checks below judge what it
+// observed. The checks are judged only once both premises were met (the body stops otherwise).
 const BACK_WITHIN_S = 60;
 const REAL_WITHIN_S = 90;
 /** Refusals that say the gateway does not know the device as paired. */
@@ -68,24 +70,124 @@ function countOf(xs: readonly string[]): Record<string, number> {
   return out;
 }
 
-export default defineScenario({
+/** node.list read for the fleet and the node hosts: the fleet's entries, those connected and approved, the node hosts connected and approved. */
+interface Census {
+  fleetListed: number;
+  fleetOk: number;
+  realOk: number;
+}
+
+/** What the body observed. */
+export interface Observed {
+  /** How many scripted nodes the fleet has, and the real node hosts. */
+  fleet?: { scripted: number; real: string[] };
+  /** Before the restart: node.list's census as the wait for all of them last read it, and how many scripted nodes held an open connection. */
+  before?: Census & { openConnections: number };
+  /** How many scripted nodes still held a connection when the wait for the restart to close them all ended. */
+  dropped?: { stillOpen: number };
+  /** Each scripted node's return: ms after the gateway answered again (null: not admitted in time), and the refusals it met on the way (each label once). */
+  returns?: { alias: string; backAfterReadyMs: number | null; refusedWith: string[] }[];
+  /** Afterwards: node.list's census and the pairing lists' state, as the wait for all of them connected, approved and paired last read it. */
+  after?: Census & { pendingFleetDevices: number; pendingFleetNodes: number; notPairedDevice: number; notPairedNode: number };
+  /** node-1 and node-2 in node.list, as the wait for both (within REAL_WITHIN_S of the gateway answering) last read them. */
+  realBack?: { node: string; connected: boolean | null; approvalState: string | null }[];
+}
+
+/** P-fleet-connected over what was observed. */
+function connectedBefore(h: Observed): { met: boolean; observed: unknown } | undefined {
+  if (!h.fleet || !h.before) return undefined;
+  const n = h.fleet.scripted;
+  const b = h.before;
+  const allListed = b.fleetOk === n && b.realOk === h.fleet.real.length;
+  return {
+    met: allListed && b.openConnections === n,
+    observed: { fleetConnectedApproved: b.fleetOk === n ? "all" : "fewer", realConnectedApproved: b.realOk, openConnections: b.openConnections === n ? "all" : "fewer" },
+  };
+}
+
+/** P-restart-fleet-dropped over what was observed. */
+function droppedByRestart(h: Observed): { met: boolean; observed: unknown } | undefined {
+  if (!h.dropped) return undefined;
+  return { met: h.dropped.stillOpen === 0, observed: { stillOpen: h.dropped.stillOpen === 0 ? "none" : "some" } };
+}
+
+export default defineScenario<Observed>({
   name: "fleet-restart",
   proves: "after a graceful gateway restart with N nodes connected, the whole fleet comes back paired within a minute, none locked out or left half-paired, and the real node hosts reconnect by themselves",
   topology: "own",
   alone: true,
   spec: fleetSpec(),
   premises: [
-    { id: "P-fleet-connected", what: "before the restart node.list showed all N scripted nodes and both node hosts connected and approved" },
-    { id: "P-restart-fleet-dropped", what: "the restart closed every scripted node's connection" },
+    { id: "P-fleet-connected", what: "before the restart node.list showed all N scripted nodes and both node hosts connected and approved", judge: connectedBefore },
+    { id: "P-restart-fleet-dropped", what: "the restart closed every scripted node's connection", judge: droppedByRestart },
+  ],
+  checks: [
+    {
+      id: "F-restart-fleet-back",
+      expectation: `every scripted node is admitted again within ${BACK_WITHIN_S} s of the restarted gateway answering, as a paired device (no PAIRING_REQUIRED or NOT_PAIRED refusal on the way)`,
+      optional: true,
+      judge: (h) => {
+        if (!h.returns) return undefined;
+        const back = h.returns.filter((x) => x.backAfterReadyMs !== null);
+        const leftOut = h.returns.filter((x) => x.backAfterReadyMs === null);
+        const allBackMs = leftOut.length ? undefined : percentiles(back.map((x) => x.backAfterReadyMs!)).max;
+        const pairingRefusals = Object.keys(countOf(h.returns.flatMap((x) => x.refusedWith))).filter((c) => PAIRING_CODES.has(c) || /PAIR/.test(c));
+        const within = allBackMs !== undefined && allBackMs <= BACK_WITHIN_S * 1_000;
+        return { holds: leftOut.length === 0 && pairingRefusals.length === 0 && within, observed: normalise({ leftOut: leftOut.length ? "some" : "none", pairingRefusals, within_s: BACK_WITHIN_S, allBackWithin: within }) };
+      },
+    },
+    {
+      id: "F-restart-no-lockout",
+      expectation: "no scripted node is refused AUTH_RATE_LIMITED while the fleet returns",
+      optional: true,
+      judge: (h) => {
+        if (!h.returns) return undefined;
+        const rateLimited = h.returns.filter((x) => x.refusedWith.includes("AUTH_RATE_LIMITED")).length;
+        return { holds: rateLimited === 0, observed: normalise({ rateLimited: rateLimited ? "some" : "none" }) };
+      },
+    },
+    {
+      id: "F-restart-none-half-paired",
+      expectation: "afterwards node.list shows all N scripted nodes and both node hosts connected and approved, no fleet device has a pending device request, and every fleet device is in device.pair.list's and node.pair.list's paired lists",
+      optional: true,
+      judge: (h) => {
+        if (!h.fleet || !h.after) return undefined;
+        const n = h.fleet.scripted;
+        const a = h.after;
+        const some = (k: number) => (k ? "some" : "none");
+        return {
+          holds: a.fleetOk === n && a.realOk === h.fleet.real.length && a.pendingFleetDevices === 0 && a.notPairedDevice === 0 && a.notPairedNode === 0,
+          observed: normalise({
+            fleetConnectedApproved: a.fleetOk === n ? "all" : "fewer",
+            realConnectedApproved: a.realOk,
+            pendingFleetDevices: some(a.pendingFleetDevices),
+            notInPairedDevices: some(a.notPairedDevice),
+            notInPairedNodes: some(a.notPairedNode),
+          }),
+        };
+      },
+    },
+    {
+      id: "F-restart-real-nodes-back",
+      expectation: `node-1 and node-2 reconnect by themselves: connected and approved in node.list within ${REAL_WITHIN_S} s of the restarted gateway answering`,
+      optional: true,
+      judge: (h) => {
+        if (!h.realBack) return undefined;
+        const notBack = h.realBack.filter((x) => !(x.connected === true && x.approvalState === "approved"));
+        return { holds: notBack.length === 0, observed: normalise({ within_s: REAL_WITHIN_S, notBack }) };
+      },
+    },
   ],
   timeoutMs: 600_000,
   async run(ctx) {
-    const { lab, log, check, premise, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const aliases = lab.scriptedAliases;
     const n = aliases.length;
     const real = lab.nodes.map((m) => m.alias);
     const fleetIds = new Set(aliases.map((a) => lab.scripted(a).nodeId));
     const gw = lab.spec.gateway.alias;
+    const fleet = { scripted: n, real };
+    observe("fleet", fleet);
     await scene(ctx, { evidence: { fleet: n, realNodes: real, backWithinS: BACK_WITHIN_S, realWithinS: REAL_WITHIN_S } }, async ({ evidence, tl }) => {
       // ---- before: the fleet and the node hosts connected and approved
       const census = (list: op.NodeEntry[]) => {
@@ -100,7 +202,9 @@ export default defineScenario({
       const open = aliases.filter((a) => lab.scripted(a).current).length;
       evidence.before = { ...before.last, openConnections: open, ms: before.ms };
       log(`before the restart: node.list ${JSON.stringify(before.last)} of ${n} scripted and ${real.length} node hosts; ${open} scripted nodes hold an open connection`);
-      if (!premise({ id: "P-fleet-connected", met: before.held && open === n, observed: { fleetConnectedApproved: before.last.fleetOk === n ? "all" : "fewer", realConnectedApproved: before.last.realOk, openConnections: open === n ? "all" : "fewer" } })) return;
+      const seenBefore = { ...before.last, openConnections: open };
+      observe("before", seenBefore);
+      if (!connectedBefore({ fleet, before: seenBefore })?.met) return;
       const pairingBefore = { device: await op.listDevicePairing(lab.operator.client), node: await op.listNodePairing(lab.operator.client) };
       evidence.pairingBefore = { devicePaired: pairingBefore.device.paired.filter((d) => fleetIds.has(d.deviceId)).length, devicePending: pairingBefore.device.pending.length, nodePaired: pairingBefore.node.paired.filter((d) => fleetIds.has(d.nodeId)).length, nodePending: pairingBefore.node.pending.length };
 
@@ -116,7 +220,8 @@ export default defineScenario({
       // Every scripted node's connection closed by the restart (a client notices a socket gone without a close frame by its tick watch).
       const dropped = await pollUntil("every scripted node's connection closed by the restart", () => aliases.filter((a) => lab.scripted(a).current).length, (k) => k === 0, { deadlineMs: deadline(60_000), from: readyAt, intervalMs: 250, signal });
       log(`scripted nodes still holding a connection ${dropped.ms} ms after the gateway answered: ${dropped.last}`);
-      if (!premise({ id: "P-restart-fleet-dropped", met: dropped.held, observed: { stillOpen: dropped.last === 0 ? "none" : "some" } })) return;
+      observe("dropped", { stillOpen: dropped.last });
+      if (!droppedByRestart({ dropped: { stillOpen: dropped.last } })?.met) return;
 
       // ---- the return: the fleet all at once (reconnectAll), the node hosts by themselves
       const connsBefore = new Map(aliases.map((a) => [a, lab.scripted(a).connections.length]));
@@ -170,22 +275,11 @@ export default defineScenario({
       };
       evidence.realNodes = { held: realBack.held, msAfterReady: realBack.ms, last: realBack.last };
 
-      // ---- judged
-      const pairingRefusals = Object.keys(refusals).filter((c) => PAIRING_CODES.has(c) || /PAIR/.test(c));
-      const within = allBackMs !== undefined && allBackMs <= BACK_WITHIN_S * 1_000;
-      check({
-        id: "F-restart-fleet-back",
-        expectation: `every scripted node is admitted again within ${BACK_WITHIN_S} s of the restarted gateway answering, as a paired device (no PAIRING_REQUIRED or NOT_PAIRED refusal on the way)`,
-        holds: leftOut.length === 0 && pairingRefusals.length === 0 && within,
-        observed: normalise({ leftOut: leftOut.length ? "some" : "none", pairingRefusals, within_s: BACK_WITHIN_S, allBackWithin: within }),
-      });
-      const rateLimited = labelled.filter((x) => x.labels.includes("AUTH_RATE_LIMITED")).length;
-      check({
-        id: "F-restart-no-lockout",
-        expectation: "no scripted node is refused AUTH_RATE_LIMITED while the fleet returns",
-        holds: rateLimited === 0,
-        observed: normalise({ rateLimited: rateLimited ? "some" : "none" }),
-      });
+      // ---- judged (F-restart-fleet-back, F-restart-no-lockout): each node's return, its refusals each once
+      observe(
+        "returns",
+        labelled.map((x) => ({ alias: x.alias, backAfterReadyMs: x.backAfterReadyMs ?? null, refusedWith: [...new Set(x.labels)] })),
+      );
 
       const after = await pollUntil(
         "the fleet and the node hosts connected, approved and paired, with no pending request",
@@ -207,25 +301,9 @@ export default defineScenario({
       const a = after.last;
       log(`afterwards: ${JSON.stringify(a)} (${after.held ? "held" : "did not hold"} ${after.ms} ms after the return)`);
       evidence.after = { held: after.held, ms: after.ms, ...a };
-      const some = (k: number) => (k ? "some" : "none");
-      check({
-        id: "F-restart-none-half-paired",
-        expectation: "afterwards node.list shows all N scripted nodes and both node hosts connected and approved, no fleet device has a pending device request, and every fleet device is in device.pair.list's and node.pair.list's paired lists",
-        holds: after.held,
-        observed: normalise({
-          fleetConnectedApproved: a.fleetOk === n ? "all" : "fewer",
-          realConnectedApproved: a.realOk,
-          pendingFleetDevices: some(a.pendingFleetDevices),
-          notInPairedDevices: some(a.notPairedDevice),
-          notInPairedNodes: some(a.notPairedNode),
-        }),
-      });
-      check({
-        id: "F-restart-real-nodes-back",
-        expectation: `node-1 and node-2 reconnect by themselves: connected and approved in node.list within ${REAL_WITHIN_S} s of the restarted gateway answering`,
-        holds: realBack.held,
-        observed: normalise({ within_s: REAL_WITHIN_S, notBack: realBack.held ? [] : realBack.last.filter((x) => !(x.connected === true && x.approvalState === "approved")) }),
-      });
+      // F-restart-none-half-paired and F-restart-real-nodes-back read the waits' last reads (each wait held exactly when its last read did).
+      observe("after", a);
+      observe("realBack", realBack.last);
     });
   },
 });
