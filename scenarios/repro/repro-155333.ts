@@ -78,7 +78,54 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+/**
+ * What the body saw once the turn ended and the task's answer was waited for (JSON, for the
+ * history); the checks below judge it. Clock values are epoch ms.
+ */
+interface Outcome {
+  /** sessions.dispatch's answer (it answers once the placement is active) or its refusal; when it was called and settled. */
+  dispatch: Dispatched | Refused;
+  dispatchAt: number;
+  settledAt: number | null;
+  /** The held model request at the end: its status and end time, and when the poll first saw it aborted. */
+  model: { status: string | null; endedAt: string | null; abortedSeenAt: number | null };
+  /** When tap-node-1 saw each worker.bundle.install.v1 and each worker.launch.v1 the gateway sent the node. */
+  bundleInstallsAt: number[];
+  launchesAt: number[];
+  /** agent.wait of the turn (error absent when it said none) and the chat event's last state for the run. */
+  run: { status: string; stopReason: string | null; error?: unknown; text: string | null; chat: string | null };
+  /** The task's answer as the scripted model gives it, and whether it was in the session's history within ANSWER_S of the dispatch settling. */
+  expected: string;
+  answered: boolean;
+  /** The statuses of the model requests that carried the task. */
+  modelRequestsWithTask: string[];
+}
+export interface Observed {
+  outcome?: Outcome;
+}
+
+/** What the outcome says, as the checks, the log and the evidence read it. */
+function read(o: Outcome) {
+  const d = o.dispatch;
+  const abortedAt = o.model.status === "aborted" ? (o.model.endedAt ? Date.parse(o.model.endedAt) : (o.model.abortedSeenAt ?? undefined)) : undefined;
+  const installAt = o.bundleInstallsAt[0];
+  const launchAt = o.launchesAt[0];
+  const active = !isRefused(d) && d.placement.state === "active";
+  const readyAt = active ? (o.settledAt ?? undefined) : undefined;
+  const abortedBefore = abortedAt === undefined ? null : installAt === undefined || abortedAt < installAt ? "bundle-install" : readyAt === undefined || abortedAt < readyAt ? "placement-active" : null;
+  const dispatchSeen = isRefused(d) ? `${d.code}: ${normaliseText(d.message)}` : d.placement.state;
+  const e = o.run.error;
+  const runEnd = {
+    status: o.run.status,
+    stopReason: o.run.stopReason,
+    error: e === undefined ? null : normaliseText(typeof e === "string" ? e : JSON.stringify(e)).slice(0, 300),
+    chat: o.run.chat,
+  };
+  const turnCompleted = o.run.status === "ok" && o.run.text === o.expected;
+  return { abortedAt, installAt, launchAt, readyAt, abortedBefore, dispatchSeen, runEnd, turnCompleted };
+}
+
+export default defineScenario<Observed>({
   name: "repro-155333",
   upstream: {
     issue: 155333,
@@ -98,9 +145,36 @@ export default defineScenario({
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   needs: [{ method: "sessions.dispatch", why: "the bug is in dispatching a session to a worker" }],
   findings,
+  checks: [
+    {
+      id: "R-155333-abort-before-ready",
+      expectation: "a turn running on the gateway is not aborted by sessions.dispatch before the replacement worker is ready (placement active), or the dispatch is refused and the turn completes",
+      judge: (h) => {
+        const o = h.outcome;
+        if (!o) return undefined;
+        const r = read(o);
+        return {
+          holds: isRefused(o.dispatch) ? o.model.status !== "aborted" && r.turnCompleted : r.abortedBefore === null && (o.model.status !== "aborted" || r.turnCompleted || o.answered),
+          observed: normalise({ stall_s: STALL_S, within_s: DISPATCH_S, dispatch: r.dispatchSeen, modelRequest: o.model.status ?? null, abortedBefore: r.abortedBefore, run: r.runEnd }),
+        };
+      },
+    },
+    {
+      id: "R-155333-task-kept",
+      expectation: `the task of the turn running when the session was dispatched is not lost: its answer is in the session's history within ${ANSWER_S} s of the dispatch settling`,
+      judge: (h) => {
+        const o = h.outcome;
+        if (!o) return undefined;
+        return {
+          holds: o.answered,
+          observed: normalise({ within_s: ANSWER_S, dispatch: read(o).dispatchSeen, run: o.run.status, answered: o.answered, modelRequestsWithTask: o.modelRequestsWithTask, launches: o.launchesAt.length }),
+        };
+      },
+    },
+  ],
   timeoutMs: 420_000,
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const events = new EventLog(lab.operator.client);
     const atEnd = async () => {
       events.stop();
@@ -170,39 +244,26 @@ export default defineScenario({
 
       const wire = await wireSummary(lab, alias, tapSince);
       const modelFinal = await modelReq();
-      const abortedAt = modelFinal?.status === "aborted" ? (modelFinal.endedAt ? Date.parse(modelFinal.endedAt) : abortedSeenAt) : undefined;
-      const installAt = wire.bundleInstalls[0]?.t;
-      const launchAt = wire.launches[0]?.t;
-      const active = !isRefused(dispatched) && dispatched.placement.state === "active";
-      const readyAt = active ? settledAt : undefined;
-      const abortedBefore = abortedAt === undefined ? null : installAt === undefined || abortedAt < installAt ? "bundle-install" : readyAt === undefined || abortedAt < readyAt ? "placement-active" : null;
       const tokenRequests = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(token));
-      const chatEnd = events.chatOutcome(sent.runId) ?? null;
-      const dispatchSeen = isRefused(dispatched) ? `${dispatched.code}: ${normaliseText(dispatched.message)}` : dispatched.placement.state;
-      const runEnd = {
-        status: end.status,
-        stopReason: end.stopReason ?? null,
-        error: end.error === undefined ? null : normaliseText(typeof end.error === "string" ? end.error : JSON.stringify(end.error)).slice(0, 300),
-        chat: chatEnd,
+      const outcome: Outcome = {
+        dispatch: dispatched,
+        dispatchAt,
+        settledAt: settledAt ?? null,
+        model: { status: modelFinal?.status ?? null, endedAt: modelFinal?.endedAt ?? null, abortedSeenAt: abortedSeenAt ?? null },
+        bundleInstallsAt: wire.bundleInstalls.map((f) => f.t),
+        launchesAt: wire.launches.map((f) => f.t),
+        run: { status: end.status, stopReason: end.stopReason ?? null, ...(end.error !== undefined ? { error: end.error } : {}), text: end.text ?? null, chat: events.chatOutcome(sent.runId) ?? null },
+        expected: want,
+        answered: answer.held,
+        modelRequestsWithTask: tokenRequests.map((r) => r.status),
       };
+      const { abortedAt, installAt, launchAt, readyAt, dispatchSeen, runEnd } = read(outcome);
       log(
         `dispatch: ${dispatchSeen} (${(settledAt ?? NaN) - dispatchAt} ms); model request ${modelFinal?.status}, ended ${abortedAt === undefined ? "-" : `${abortedAt - dispatchAt} ms`} after the dispatch call; ` +
           `first bundle install at the tap ${installAt === undefined ? "never" : `${Math.round(installAt - dispatchAt)} ms`}, first launch ${launchAt === undefined ? "never" : `${Math.round(launchAt - dispatchAt)} ms`}; run ${JSON.stringify(runEnd)}; answered ${answer.held} (${answer.ms} ms); model requests with the token: ${tokenRequests.map((r) => r.status).join(", ")}`,
       );
-
-      const turnCompleted = end.status === "ok" && end.text === want;
-      check({
-        id: "R-155333-abort-before-ready",
-        expectation: "a turn running on the gateway is not aborted by sessions.dispatch before the replacement worker is ready (placement active), or the dispatch is refused and the turn completes",
-        holds: isRefused(dispatched) ? modelFinal?.status !== "aborted" && turnCompleted : abortedBefore === null && (modelFinal?.status !== "aborted" || turnCompleted || answer.held),
-        observed: normalise({ stall_s: STALL_S, within_s: DISPATCH_S, dispatch: dispatchSeen, modelRequest: modelFinal?.status ?? null, abortedBefore, run: runEnd }),
-      });
-      check({
-        id: "R-155333-task-kept",
-        expectation: `the task of the turn running when the session was dispatched is not lost: its answer is in the session's history within ${ANSWER_S} s of the dispatch settling`,
-        holds: answer.held,
-        observed: normalise({ within_s: ANSWER_S, dispatch: dispatchSeen, run: end.status, answered: answer.held, modelRequestsWithTask: tokenRequests.map((r) => r.status), launches: wire.launches.length }),
-      });
+      // R-155333-abort-before-ready and R-155333-task-kept judge it (checks above).
+      observe("outcome", outcome);
 
       Object.assign(evidence, {
         session: s.key,

@@ -68,7 +68,23 @@ interface PatchOutcome {
   refused?: Refused;
 }
 
-export default defineScenario({
+/** What the body observed (JSON, for the history); the premises and the check below judge it. */
+export interface Observed {
+  /** strace's count of the write syscalls it delayed, as the heal reported it (null: not reported). */
+  slowDisk?: { delayedCalls: unknown };
+  /** The slow turn's end (agent.wait's status) or why its wait failed, and the patches in order. */
+  patches?: { turn: { status: string } | { waitFailed: string | null }; patches: PatchOutcome[] };
+  /** The gateway's log lines about its SQLite locks since the slow disk (epoch ms), and when the last patch ended. */
+  gatewayLog?: { lockLines: { at: number; line: string }[]; patchedUntil: number };
+}
+
+/** A gateway log line about a SQLite lock failure. */
+const LOCK_LINE = /lock wait failed|database is locked|SQLITE_BUSY/i;
+
+/** The lock lines the signature reads: up to 1 s after the last patch (the gateway's log up to the last patch, not the abort's own writes). */
+const lockLinesOf = (g: NonNullable<Observed["gatewayLog"]>): string[] => g.lockLines.filter((l) => l.at <= g.patchedUntil + 1_000 && LOCK_LINE.test(l.line)).map((l) => l.line);
+
+export default defineScenario<Observed>({
   name: NAME,
   upstream: {
     issue: 155359,
@@ -93,15 +109,48 @@ export default defineScenario({
       id: "P-155359-writes-delayed",
       what: `the gateway's writes under its state directory were really delayed (${DELAY_MS} ms each, counted by strace) while the patches ran`,
       aimOff: `the slow disk on ${AIM_OFF_PATH} instead of ${STATE}`,
+      judge: (h) => {
+        if (!h.slowDisk) return undefined;
+        const delayed = h.slowDisk.delayedCalls;
+        return { met: typeof delayed === "number" && delayed > 0, observed: { delayedCalls: delayed ?? null, delayMs: DELAY_MS } };
+      },
     },
     {
       id: "P-155359-patches-beside-turn",
       what: "at least one sessions.patch ran while the slow turn was in flight",
       aimOff: "the patches start only once the slow turn has ended (its agent.wait answered)",
+      judge: (h) => {
+        if (!h.patches) return undefined;
+        const during = h.patches.patches.filter((p) => p.phase === "during").length;
+        const turn = h.patches.turn;
+        return { met: during > 0, observed: { patchesDuringTurn: during, turn: "status" in turn ? turn.status : `agent.wait failed: ${turn.waitFailed ?? "?"}` } };
+      },
+    },
+  ],
+  checks: [
+    {
+      id: "R-155359-patch-beside-slow-write",
+      expectation: `every sessions.patch during and right after an agent turn on slow state storage (${DELAY_MS} ms per write) succeeds, however slowly; none is refused because another write held the database past SQLite's 5 s busy timeout`,
+      judge: (h) => {
+        if (!h.patches || !h.gatewayLog) return undefined;
+        // What the gateway said about its SQLite locks meanwhile (the operation names are stable).
+        const lockLines = lockLinesOf(h.gatewayLog);
+        const says = ["SQLite transaction lock wait failed", "database is locked", "SQLITE_BUSY"].filter((p) => lockLines.some((l) => l.includes(p)));
+        const operations = [...new Set(lockLines.flatMap((l) => [...l.matchAll(/operation[=:"\s]+([a-zA-Z0-9_.-]+)/g)].map((m) => m[1]!)))].sort();
+        const refused = h.patches.patches.filter((p) => p.refused);
+        const distinct = [...new Map(refused.map((p) => [JSON.stringify(p.refused), p.refused!])).values()];
+        return {
+          holds: refused.length === 0,
+          observed: normalise({
+            refused: distinct.map((r) => ({ code: r.code, ...(r.detailsCode ? { detailsCode: r.detailsCode } : {}), message: r.message })),
+            gatewayLog: lockLines.length ? { says, operations } : "no lock failure logged",
+          }),
+        };
+      },
     },
   ],
   timeoutMs: 240_000,
-  async run({ lab, log, check, premise, aimOff }) {
+  async run({ lab, log, observe, aimOff }) {
     const client = lab.operator.client;
     const s = await openSession(lab);
     let label = 0;
@@ -157,30 +206,16 @@ export default defineScenario({
 
     const healed = await labStep("healing the slow disk", () => slow.heal());
     log(`healed: ${JSON.stringify(healed.detail)}`);
-    // The fault acted on the path: strace's own count of the write syscalls it delayed.
+    // The fault acted on the path (P-155359-writes-delayed): strace's own count of the write syscalls it delayed.
     const delayed = (healed.detail as { delayedCalls?: unknown } | undefined)?.delayedCalls;
-    premise({ id: "P-155359-writes-delayed", met: typeof delayed === "number" && delayed > 0, observed: { delayedCalls: delayed ?? null, delayMs: DELAY_MS } });
+    observe("slowDisk", { delayedCalls: delayed ?? null });
 
-    // What the gateway said about its SQLite locks meanwhile (the operation names are stable).
-    const lines = (await memberLog(lab, lab.spec.gateway.alias, sinceMs)).filter((l) => l.at <= patchedUntil + 1_000).map((l) => l.line);
-    const lockLines = lines.filter((l) => /lock wait failed|database is locked|SQLITE_BUSY/i.test(l));
-    for (const l of lockLines.slice(0, 5)) log(`gateway: ${l.slice(0, 400)}`);
-    const says = ["SQLite transaction lock wait failed", "database is locked", "SQLITE_BUSY"].filter((p) => lockLines.some((l) => l.includes(p)));
-    const operations = [...new Set(lockLines.flatMap((l) => [...l.matchAll(/operation[=:"\s]+([a-zA-Z0-9_.-]+)/g)].map((m) => m[1]!)))].sort();
+    // What the gateway said about its SQLite locks meanwhile (R-155359-patch-beside-slow-write reads it).
+    const gatewayLog = { lockLines: (await memberLog(lab, lab.spec.gateway.alias, sinceMs)).filter((l) => LOCK_LINE.test(l.line)).map((l) => ({ at: l.at, line: l.line })), patchedUntil };
+    for (const l of lockLinesOf(gatewayLog).slice(0, 5)) log(`gateway: ${l.slice(0, 400)}`);
 
-    const during = patches.filter((p) => p.phase === "during").length;
-    premise({ id: "P-155359-patches-beside-turn", met: during > 0, observed: { patchesDuringTurn: during, turn: end ? end.status : `agent.wait failed: ${waitFailed?.message ?? "?"}` } });
-
-    const refused = patches.filter((p) => p.refused);
-    const distinct = [...new Map(refused.map((p) => [JSON.stringify(p.refused), p.refused!])).values()];
-    check({
-      id: "R-155359-patch-beside-slow-write",
-      expectation: `every sessions.patch during and right after an agent turn on slow state storage (${DELAY_MS} ms per write) succeeds, however slowly; none is refused because another write held the database past SQLite's 5 s busy timeout`,
-      holds: refused.length === 0,
-      observed: normalise({
-        refused: distinct.map((r) => ({ code: r.code, ...(r.detailsCode ? { detailsCode: r.detailsCode } : {}), message: r.message })),
-        gatewayLog: lockLines.length ? { says, operations } : "no lock failure logged",
-      }),
-    });
+    // P-155359-patches-beside-turn and R-155359-patch-beside-slow-write read the patches.
+    observe("patches", { turn: end ? { status: end.status } : { waitFailed: waitFailed?.message ?? null }, patches });
+    observe("gatewayLog", gatewayLog);
   },
 });

@@ -42,10 +42,11 @@ import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../.
 import { normalise } from "../../lab/findings/normalise.ts";
 import { docker } from "../../lab/engine/docker.ts";
 import { controlConn, controlEvents, waitReconnect } from "../../lab/kits/node-wire.ts";
-import { nodeByAlias, nodeView, sameNode, waitConnected } from "../../lab/kits/nodes.ts";
+import { nodeByAlias, nodeView, sameNode, waitConnected, type NodeView } from "../../lab/kits/nodes.ts";
 import { refusal } from "../../lab/kits/session.ts";
 import { nodeScene } from "../../lab/kits/scene.ts";
 import type { Lab } from "../../lab/topology/lab.ts";
+import type { HttpExchange } from "../../lab/clients/tap.ts";
 import { pollUntil } from "../../lab/core/wait.ts";
 
 /** Refused upgrades before the proxy recovers: back-off 1+2+4+8+16 s, the next delay is the 30 s cap. */
@@ -60,7 +61,28 @@ const AIM_OFF_PATH = "/fleetlab-aimed-off";
 // Not reproduced on 2026.9.6 so far: no finding registered.
 const findings: FindingRecord[] = [];
 
-export default defineScenario({
+/** What the body observed (JSON, for the history); the premise and the check below judge it. */
+export interface Observed {
+  /**
+   * The 502s: whether the rule was hit REFUSALS times within REFUSALS_BOUND_S of the close and its
+   * hit count then, the rule's id, when the close rule fired (the trigger, epoch ms), and the
+   * tap's HTTP exchanges on the node's side since before the cut.
+   */
+  refusals?: { held: boolean; ruleHits: number; ruleId: string; firedAt: number; http: Pick<HttpExchange, "t" | "path" | "status" | "rule">[] };
+  /** After the heal: whether node.list showed the node connected within RECONNECT_BOUND_S, and the node before the cut and after. */
+  reconnect?: { held: boolean; connected: boolean; before: NodeView; after: NodeView };
+}
+
+/** The node's upgrades the 502 rule answered, in time order. */
+const rejectedIn = <X extends Pick<HttpExchange, "t" | "path" | "rule">>(http: X[], ruleId: string): X[] => http.filter((h) => h.path === "/" && h.rule === ruleId).sort((a, b) => a.t - b.t);
+
+/** The spacing of the node's attempts (s): from the close to the first refused upgrade, then between refused upgrades. */
+const spacingOf = (r: NonNullable<Observed["refusals"]>): number[] => {
+  const times = [r.firedAt, ...rejectedIn(r.http, r.ruleId).map((h) => h.t)];
+  return times.slice(1).map((t, i) => Math.round((t - times[i]!) / 1000));
+};
+
+export default defineScenario<Observed>({
   name: "repro-50219",
   upstream: {
     issue: 50219,
@@ -79,11 +101,41 @@ export default defineScenario({
       id: "P-50219-upgrades-refused",
       what: `the node's reconnects reached the tap and ${REFUSALS} of its upgrades were answered 502 by the tap's rule before the heal`,
       aimOff: `the 502 rule on ${AIM_OFF_PATH} instead of /`,
+      // The fault acted where it matters: the node's own upgrades were answered 502 (the tap's
+      // exchanges, not the rule's counter alone), as many times as the back-off needs.
+      judge: (h) => {
+        if (!h.refusals) return undefined;
+        const rejected = rejectedIn(h.refusals.http, h.refusals.ruleId);
+        return {
+          met: h.refusals.held && rejected.length >= REFUSALS && rejected.every((x) => x.status === 502),
+          observed: { refusedUpgrades: rejected.length, statuses: [...new Set(rejected.map((x) => x.status))], ruleHits: h.refusals.ruleHits, within_s: REFUSALS_BOUND_S },
+        };
+      },
+    },
+  ],
+  checks: [
+    {
+      id: "R-50219-reconnects",
+      expectation: `after its reconnects were answered HTTP 502 by the proxy, the node connects again on its own within ${RECONNECT_BOUND_S} s of the proxy recovering, as the same node (same nodeId, approved, no pairing request)`,
+      judge: (h) => {
+        if (!h.refusals || !h.reconnect) return undefined;
+        const same = sameNode(h.reconnect.before, h.reconnect.after);
+        return {
+          holds: h.reconnect.held && same.holds,
+          observed: normalise({
+            within_s: RECONNECT_BOUND_S,
+            refusedUpgrades: h.refusals.ruleHits,
+            attemptSpacing_s: spacingOf(h.refusals),
+            connected: h.reconnect.connected,
+            ...same.observed,
+          }),
+        };
+      },
     },
   ],
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, check, premise, signal, aimOff } = ctx;
+    const { lab, log, observe, signal, aimOff } = ctx;
     await nodeScene(ctx, {}, async ({ alias, tap, evidence, tl }) => {
       await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
       const before = await nodeView(lab, alias);
@@ -136,38 +188,22 @@ export default defineScenario({
       );
       const upgraded = back.held ? await waitReconnect(tap, sinceHeal, 10_000).catch(() => undefined) : undefined;
       const after = await nodeView(lab, alias);
-      const same = sameNode(before, after);
 
       // What the node was told and how it spaced its attempts (the tap's HTTP exchanges).
       const http = await tap.http({ since });
-      const rejected = http.filter((h) => h.path === "/" && h.rule === bad.ruleId).sort((a, b) => a.t - b.t);
-      // The fault acted where it matters: the node's own upgrades were answered 502 (the tap's
-      // exchanges, not the rule's counter alone), as many times as the back-off needs.
-      premise({
-        id: "P-50219-upgrades-refused",
-        met: refused.held && rejected.length >= REFUSALS && rejected.every((h) => h.status === 502),
-        observed: { refusedUpgrades: rejected.length, statuses: [...new Set(rejected.map((h) => h.status))], ruleHits: refused.last, within_s: REFUSALS_BOUND_S },
-      });
-      const times = [fired.t, ...rejected.map((h) => h.t)];
-      const spacing_s = times.slice(1).map((t, i) => Math.round((t - times[i]!) / 1000));
+      // P-50219-upgrades-refused reads them.
+      const refusals = { held: refused.held, ruleHits: refused.last, ruleId: bad.ruleId, firedAt: fired.t, http: http.map(({ t, path, status, rule }) => ({ t, path, status, rule })) };
+      observe("refusals", refusals);
+      const rejected = rejectedIn(http, bad.ruleId);
+      const spacing_s = spacingOf(refusals);
       const afterHeal = http.filter((h) => h.path === "/" && h.t >= healedAt).map((h) => ({ status: h.status, s: Math.round((h.t - healedAt) / 100) / 10 }));
       const nodeLog = await memberLogLines(lab, alias, closedAt - 1_000).catch((e: Error) => [`(node log unreadable: ${e.message})`]);
       const gatewayLines = nodeLog.filter((l) => /node host gateway (connect failed|closed|connected|reconnect paused|permanently)/.test(l));
       log(`refusals ${rejected.length} (statuses ${JSON.stringify(rejected.map((h) => h.status))}), attempt spacing ${JSON.stringify(spacing_s)} s; after the heal: ${JSON.stringify(afterHeal)}; node.list connected ${back.held ? `${back.ms} ms after the heal` : `false at the ${RECONNECT_BOUND_S} s bound`}`);
       log(`node log:\n  ${gatewayLines.join("\n  ")}`);
 
-      check({
-        id: "R-50219-reconnects",
-        expectation: `after its reconnects were answered HTTP 502 by the proxy, the node connects again on its own within ${RECONNECT_BOUND_S} s of the proxy recovering, as the same node (same nodeId, approved, no pairing request)`,
-        holds: back.held && same.holds,
-        observed: normalise({
-          within_s: RECONNECT_BOUND_S,
-          refusedUpgrades: refused.last,
-          attemptSpacing_s: spacing_s,
-          connected: back.last,
-          ...same.observed,
-        }),
-      });
+      // R-50219-reconnects reads it.
+      observe("reconnect", { held: back.held, connected: back.last, before, after });
 
       Object.assign(evidence, {
         conn,

@@ -50,7 +50,7 @@
 import type { McpRecord } from "../../lab/clients/mcp.ts";
 import { writeJson } from "../../lab/evidence/write.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
-import { echoAttempt, mcpEvidence, modelEvidence, toolCallsIn, type EchoAttempt } from "../../lab/kits/mcp.ts";
+import { echoAttempt, mcpEvidence, modelEvidence, type EchoAttempt } from "../../lab/kits/mcp.ts";
 import { openSession } from "../../lab/kits/session.ts";
 import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
 import { pollUntil } from "../../lab/core/wait.ts";
@@ -67,7 +67,42 @@ const EXPECTATION_NO_REPLAY = "no tool call is replayed after the server forgot 
 
 const findings: FindingRecord[] = [];
 
-export default defineScenario({
+/** A record of north's request log, as much of it as the checks read. */
+type NorthRecord = Pick<McpRecord, "seq" | "kind" | "event" | "rpcMethod" | "sessionId" | "tool" | "args">;
+
+/** What the body observed (JSON, for the history); the premise and the checks below judge it. */
+export interface Observed {
+  /** The session ids north dropped, and north's records since just before the drop. */
+  north?: { dropped: string[]; records: NorthRecord[] };
+  /**
+   * The calls after the drop: whether one worked within RECOVER_S (the poll's verdict), the text
+   * of each attempt in order, and the last attempt (its text and what its turn saw).
+   */
+  recovery?: { held: boolean; texts: string[]; last: { text: string; run: string; resultIsError: boolean | null; result: string | null } };
+}
+
+/** What north's records say since the drop, for the attempts with these texts. */
+function northSeen(north: NonNullable<Observed["north"]>, texts: string[]) {
+  const { dropped, records } = north;
+  const isDropped = (sid: string | null) => sid !== null && dropped.includes(sid);
+  const textOf = (r: NorthRecord) => (r.args as { text?: unknown } | undefined)?.text;
+  const newSessions = records.filter((r) => r.event === "session-created" && !isDropped(r.sessionId)).map((r) => r.sessionId);
+  const initializes = records.filter((r) => r.kind === "rpc" && r.rpcMethod === "initialize").length;
+  const calls = records.filter((r) => r.kind === "rpc" && r.rpcMethod === "tools/call" && r.tool === "example_echo");
+  const perAttempt = texts.map((text) => {
+    const mine = calls.filter((r) => textOf(r) === text);
+    return { text, posts: mine.length, on: mine.map((r) => sessionKind(r, isDropped)) };
+  });
+  /** A call of this text that reached north on a session it did not drop. */
+  const onNewSession = (text: string) => calls.find((r) => textOf(r) === text && r.sessionId !== null && !isDropped(r.sessionId));
+  // The state the issue reports was reached only if the gateway did use a forgotten session:
+  // otherwise (a fresh session before any call) there was nothing stale to recover from.
+  const onDropped = records.filter((r) => r.event === "unknown-session" || (r.kind === "rpc" && isDropped(r.sessionId)));
+  const unknownSession404s = records.filter((r) => r.event === "unknown-session").length;
+  return { newSessions, initializes, perAttempt, onNewSession, onDropped, unknownSession404s };
+}
+
+export default defineScenario<Observed>({
   name: "repro-68187",
   upstream: {
     issue: 68187,
@@ -85,10 +120,46 @@ export default defineScenario({
       id: "P-68187-call-on-forgotten-session",
       what: "after the drop, a request of the gateway reached north on a session north had forgotten (answered 404 Session not found)",
       aimOff: "north forgets no session (the drop is not sent)",
+      judge: (h) => {
+        if (!h.north) return undefined;
+        const n = northSeen(h.north, []);
+        return { met: n.onDropped.length > 0, observed: { requestsOnDroppedSessions: n.onDropped.length, unknownSession404s: n.unknownSession404s } };
+      },
+    },
+  ],
+  checks: [
+    {
+      id: "R-68187-recovers",
+      expectation: EXPECTATION_RECOVERS,
+      judge: (h) => {
+        if (!h.north || !h.recovery) return undefined;
+        const { held, texts, last } = h.recovery;
+        const n = northSeen(h.north, texts);
+        const success = held ? n.onNewSession(last.text) : undefined;
+        return {
+          holds: held && n.initializes > 0 && n.newSessions.length > 0 && !!success,
+          observed: normalise({
+            within_s: RECOVER_S,
+            succeeded: held,
+            newInitialize: n.initializes > 0,
+            successOnNewSession: !!success,
+            last: { run: last.run, resultIsError: last.resultIsError, result: last.result },
+          }),
+        };
+      },
+    },
+    {
+      id: "R-68187-no-replay",
+      expectation: EXPECTATION_NO_REPLAY,
+      judge: (h) => {
+        if (!h.north || !h.recovery) return undefined;
+        const replayed = northSeen(h.north, h.recovery.texts).perAttempt.filter((p) => p.posts > 1);
+        return { holds: replayed.length === 0, observed: normalise({ replayed }) };
+      },
     },
   ],
   timeoutMs: 240_000,
-  async run({ lab, log, file, check, premise, signal, aimOff }) {
+  async run({ lab, log, file, observe, signal, aimOff }) {
     const north = lab.mcp("north");
     const attempts: Attempt[] = [];
     const extra: Record<string, unknown> = {};
@@ -125,42 +196,16 @@ export default defineScenario({
 
       // ---- 4. what north saw: new sessions, and each call's POSTs by session
       const records = await labStep("read north's records", () => north.requests({ since }));
-      const isDropped = (sid: string | null) => sid !== null && dropped.includes(sid);
-      const newSessions = records.filter((r) => r.event === "session-created" && !isDropped(r.sessionId)).map((r) => r.sessionId);
-      const initializes = records.filter((r) => r.kind === "rpc" && r.rpcMethod === "initialize").length;
-      const calls = toolCallsIn(records, "example_echo");
-      const perAttempt = attempts.map((a) => {
-        const mine = calls.filter((r) => (r.args as { text?: unknown } | undefined)?.text === a.text);
-        return { text: a.text, posts: mine.length, on: mine.map((r) => sessionKind(r, isDropped)) };
-      });
-      const success = polled.held ? calls.find((r) => (r.args as { text?: unknown } | undefined)?.text === polled.last.text && r.sessionId !== null && !isDropped(r.sessionId)) : undefined;
-      const last = polled.last.observed;
+      const northObserved = { dropped, records: records.map(({ seq, kind, event, rpcMethod, sessionId, tool, args }) => ({ seq, kind, event, rpcMethod, sessionId, tool, args })) };
+      const { run, resultIsError, result } = polled.last.observed;
+      const recovery = { held: polled.held, texts: attempts.map((a) => a.text), last: { text: polled.last.text, run, resultIsError, result } };
+      const { newSessions, initializes, perAttempt } = northSeen(northObserved, recovery.texts);
       log(`north since the drop: ${records.length} records, new sessions ${JSON.stringify(newSessions)}, initialize ${initializes}, calls per attempt ${JSON.stringify(perAttempt)}, 404s ${records.filter((r) => r.event === "unknown-session").length}`);
       extra.north = { newSessions, initializes, perAttempt, unknownSession: records.filter((r) => r.event === "unknown-session") };
-      // The state the issue reports was reached only if the gateway did use a forgotten session:
-      // otherwise (a fresh session before any call) there was nothing stale to recover from.
-      const onDropped = records.filter((r) => r.event === "unknown-session" || (r.kind === "rpc" && isDropped(r.sessionId)));
-      premise({ id: "P-68187-call-on-forgotten-session", met: onDropped.length > 0, observed: { requestsOnDroppedSessions: onDropped.length, unknownSession404s: records.filter((r) => r.event === "unknown-session").length } });
+      // P-68187-call-on-forgotten-session, R-68187-recovers and R-68187-no-replay judge these.
+      observe("north", northObserved);
       extra.recovered = { held: polled.held, msAfterDrop: polled.ms, attempts: attempts.length, first: attempts[0]?.observed ?? null };
-      check({
-        id: "R-68187-recovers",
-        expectation: EXPECTATION_RECOVERS,
-        holds: polled.held && initializes > 0 && newSessions.length > 0 && !!success,
-        observed: normalise({
-          within_s: RECOVER_S,
-          succeeded: polled.held,
-          newInitialize: initializes > 0,
-          successOnNewSession: !!success,
-          last: { run: last.run, resultIsError: last.resultIsError, result: last.result },
-        }),
-      });
-      const replayed = perAttempt.filter((p) => p.posts > 1);
-      check({
-        id: "R-68187-no-replay",
-        expectation: EXPECTATION_NO_REPLAY,
-        holds: replayed.length === 0,
-        observed: normalise({ replayed }),
-      });
+      observe("recovery", recovery);
     } finally {
       writeJson(file("attempts.json"), attempts);
       writeJson(file("mcp-servers.json"), await mcpEvidence(lab, ["north"]));
@@ -171,7 +216,7 @@ export default defineScenario({
 });
 
 /** On which session a call reached north: one it dropped, a live one, or none (no header). */
-function sessionKind(r: McpRecord, isDropped: (sid: string | null) => boolean): string {
+function sessionKind(r: NorthRecord, isDropped: (sid: string | null) => boolean): string {
   return r.sessionId === null ? "no session" : isDropped(r.sessionId) ? "dropped session" : "new session";
 }
 

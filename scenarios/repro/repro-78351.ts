@@ -55,7 +55,31 @@ const findings: FindingRecord[] = [];
 
 type InvokeEnd = { ok: true; payload: unknown } | { ok: false; code: string; detailsCode?: string; message: string };
 
-export default defineScenario({
+/** What the body observed (JSON, for the history); the premises and the checks below judge it. Clock values are epoch ms. */
+export interface Observed {
+  /**
+   * The first invoke as the node saw it (the connection it came on, withheld or answered),
+   * connection A's name, the operator's answer to it so far (null: none yet), when B's connect
+   * was sent and when B was admitted.
+   */
+  invokeA?: { conn: string; outcome: string; connA: string; operatorAnswer: { ok: boolean; at: number } | null; connectSentAt: number; bAdmittedAt: number };
+  /** Whether A was open just before B's connect and once B was admitted, and whether B was connected then. */
+  connections?: { aOpenBefore: boolean; aOpenAtB: boolean; bConnected: boolean };
+  /** node.list for BOUND_S after A's close: whether a read showed the node not connected, the last read (connected null: not listed), and whether B was open then. */
+  nodeList?: { disconnectedSeen: boolean; last: { ms: number; connected: boolean | null }; bOpen: boolean };
+  /** The second invoke: the operator's result, the connections the node saw it on, B's name and the answer B gave. */
+  secondInvoke?: { result: InvokeEnd; reachedOn: string[]; connB: string; answer: unknown };
+  /** The first invoke: whether it ended for the operator within BOUND_S of A's close, and how it ended (null: never). */
+  firstInvoke?: { endedWithin: boolean; end: InvokeEnd | null };
+}
+
+/** The payload a node.invoke answer carries (payload, or payloadJSON parsed). */
+function invokePayload(r: InvokeEnd): unknown {
+  const payload = r.ok ? (r.payload as { payload?: unknown; payloadJSON?: unknown }) : undefined;
+  return payload ? (payload.payload ?? (typeof payload.payloadJSON === "string" ? (JSON.parse(payload.payloadJSON) as unknown) : undefined)) : undefined;
+}
+
+export default defineScenario<Observed>({
   name: "repro-78351",
   upstream: {
     issue: 78351,
@@ -75,13 +99,74 @@ export default defineScenario({
       id: "P-78351-invoke-pending-on-a",
       what: "the first invoke reached the node on connection A, was withheld, and the operator had no answer yet when B's connect was sent (the gateway may end it as it admits B)",
       aimOff: "the node answers the first invoke at once instead of withholding it",
+      judge: (h) => {
+        const a = h.invokeA;
+        if (!a) return undefined;
+        const first = a.operatorAnswer;
+        return {
+          met: a.conn === a.connA && a.outcome === "withheld" && (first === null || first.at > a.connectSentAt),
+          observed: { invokeConn: a.conn, connA: a.connA, outcome: a.outcome, operatorAnswered: first !== null ? { ok: first.ok, atMsAfterConnectSent: first.at - a.connectSentAt, atMsAfterB: first.at - a.bAdmittedAt } : null },
+        };
+      },
     },
-    { id: "P-78351-second-connection", what: "a second connection (B) with the node's own identity was admitted while A was still open", aimOff: "A is cut before B connects" },
+    {
+      id: "P-78351-second-connection",
+      what: "a second connection (B) with the node's own identity was admitted while A was still open",
+      aimOff: "A is cut before B connects",
+      judge: (h) => {
+        const c = h.connections;
+        if (!c) return undefined;
+        return { met: c.aOpenBefore && c.aOpenAtB && c.bConnected, observed: { aOpenBefore: c.aOpenBefore, aOpenAtB: c.aOpenAtB, bConnected: c.bConnected } };
+      },
+    },
+  ],
+  checks: [
+    {
+      id: "R-78351-new-session-kept",
+      expectation: `node.list shows the node connected at every read for ${BOUND_S} s after its stale connection A closes, while its new connection B is open`,
+      judge: (h) => {
+        const n = h.nodeList;
+        if (!n) return undefined;
+        return {
+          holds: !n.disconnectedSeen && n.bOpen,
+          observed: normalise({ within_s: BOUND_S, listedDisconnected: n.disconnectedSeen, listed: n.last.connected === null ? "absent" : n.last.connected ? "connected" : "disconnected", bOpen: n.bOpen }),
+        };
+      },
+    },
+    {
+      id: "R-78351-new-session-serves",
+      expectation: "after the stale connection A closes, an operator's node.invoke reaches the node on its new connection B and B's answer reaches the operator unchanged",
+      judge: (h) => {
+        const i = h.secondInvoke;
+        if (!i) return undefined;
+        const second = i.result;
+        const reachedB = i.reachedOn.includes(i.connB);
+        const unchanged = JSON.stringify(invokePayload(second)) === JSON.stringify(i.answer);
+        return {
+          holds: second.ok && reachedB && unchanged,
+          observed: normalise(second.ok ? { ok: true, reachedB, unchanged } : { ok: false, code: second.code, detailsCode: second.detailsCode, message: second.message, reachedB }),
+        };
+      },
+    },
+    {
+      // Judged last: what the operator's first invoke did (its end is in the evidence).
+      id: "R-78351-stale-invoke-ends",
+      expectation: `the invoke pending on the stale connection A ends for the operator with an error within ${BOUND_S} s of A's close (its own timeout is ${INVOKE_TIMEOUT_MS / 1000} s)`,
+      judge: (h) => {
+        const f = h.firstInvoke;
+        if (!f) return undefined;
+        const end = f.end;
+        return {
+          holds: f.endedWithin && end !== null && !end.ok,
+          observed: normalise({ within_s: BOUND_S, endedWithin: f.endedWithin, end: end ? (end.ok ? "ok" : { code: end.code, message: end.message }) : "never" }),
+        };
+      },
+    },
   ],
   findings,
   timeoutMs: 240_000,
   async run(ctx) {
-    const { lab, check, log, signal } = ctx;
+    const { lab, observe, log, signal } = ctx;
     await scene(ctx, { faults: false }, async ({ evidence }) => {
       const node = lab.scripted(ALIAS);
       const url = lab.scriptedUrl(ALIAS);
@@ -119,12 +204,9 @@ export default defineScenario({
       const aOpenAtB = connA.connected;
       const tB = Date.now();
       log(`connection B (${connB.name}) admitted (hello-ok, protocol ${String((hello as { protocol?: unknown }).protocol ?? "?")}); A open: ${aOpenAtB}`);
-      ctx.premise({
-        id: "P-78351-invoke-pending-on-a",
-        met: invA.conn === connA.name && invA.outcome === "withheld" && (first === undefined || first.at > tConnect),
-        observed: { invokeConn: invA.conn, connA: connA.name, outcome: invA.outcome, operatorAnswered: first !== undefined ? { ok: first.ok, atMsAfterConnectSent: first.at - tConnect, atMsAfterB: first.at - tB } : null },
-      });
-      ctx.premise({ id: "P-78351-second-connection", met: aOpenBefore && aOpenAtB && connB.connected, observed: { aOpenBefore, aOpenAtB, bConnected: connB.connected } });
+      // P-78351-invoke-pending-on-a and P-78351-second-connection judge these.
+      observe("invokeA", { conn: invA.conn, outcome: invA.outcome, connA: connA.name, operatorAnswer: first !== undefined ? { ok: first.ok, at: first.at } : null, connectSentAt: tConnect, bAdmittedAt: tB });
+      observe("connections", { aOpenBefore, aOpenAtB, bConnected: connB.connected });
 
       // 3. A's socket is cut (no close frame), unless the aim-off already did.
       const tClose = Date.now();
@@ -161,12 +243,7 @@ export default defineScenario({
       );
       evidence.nodeListAfterClose = readings;
       log(`node.list after A's close: ${readings.length} reads, ${lost.held ? `disconnected at +${lost.last.ms} ms` : "connected at every read"}; B open: ${connB.connected}`);
-      check({
-        id: "R-78351-new-session-kept",
-        expectation: `node.list shows the node connected at every read for ${BOUND_S} s after its stale connection A closes, while its new connection B is open`,
-        holds: !lost.held && connB.connected,
-        observed: normalise({ within_s: BOUND_S, listedDisconnected: lost.held, listed: lost.last.connected === null ? "absent" : lost.last.connected ? "connected" : "disconnected", bOpen: connB.connected }),
-      });
+      observe("nodeList", { disconnectedSeen: lost.held, last: lost.last, bOpen: connB.connected }); // R-78351-new-session-kept
 
       // R-78351-new-session-serves: a new invoke reaches B and its answer reaches the operator.
       const answer = { found: { sh: "/bin/sh" }, from: "connection B" };
@@ -175,30 +252,12 @@ export default defineScenario({
         .request<Record<string, unknown>>("node.invoke", { nodeId: paired.nodeId, command: COMMAND, params: { bins: ["sh"] }, idempotencyKey: crypto.randomUUID(), timeoutMs: 10_000 }, { timeoutMs: 20_000 })
         .then((r): InvokeEnd => ({ ok: true, payload: r }), (err: unknown): InvokeEnd => refusal(err));
       const invB = node.invokes().filter((i) => i.command === COMMAND && i.id !== invA.id);
-      const reachedB = invB.some((i) => i.conn === connB.name);
-      const payload = second.ok ? (second.payload as { payload?: unknown; payloadJSON?: unknown }) : undefined;
-      const got = payload ? (payload.payload ?? (typeof payload.payloadJSON === "string" ? (JSON.parse(payload.payloadJSON) as unknown) : undefined)) : undefined;
-      const unchanged = JSON.stringify(got) === JSON.stringify(answer);
       log(`second invoke: ${second.ok ? "ok" : `${second.code}: ${second.message}`}; reached ${invB.map((i) => i.conn).join(", ") || "no connection"}`);
       evidence.secondInvoke = { result: second, reachedOn: invB.map((i) => i.conn) };
-      check({
-        id: "R-78351-new-session-serves",
-        expectation: "after the stale connection A closes, an operator's node.invoke reaches the node on its new connection B and B's answer reaches the operator unchanged",
-        holds: second.ok && reachedB && unchanged,
-        observed: normalise(second.ok ? { ok: true, reachedB, unchanged } : { ok: false, code: second.code, detailsCode: second.detailsCode, message: second.message, reachedB }),
-      });
+      observe("secondInvoke", { result: second, reachedOn: invB.map((i) => i.conn), connB: connB.name, answer }); // R-78351-new-session-serves
 
       // Judged last: what the operator's first invoke did (its end is in the evidence above).
-      check({
-        id: "R-78351-stale-invoke-ends",
-        expectation: `the invoke pending on the stale connection A ends for the operator with an error within ${BOUND_S} s of A's close (its own timeout is ${INVOKE_TIMEOUT_MS / 1000} s)`,
-        holds: ended.held && firstEnd !== undefined && !firstEnd.ok,
-        observed: normalise({
-          within_s: BOUND_S,
-          endedWithin: ended.held,
-          end: firstEnd ? (firstEnd.ok ? "ok" : { code: firstEnd.code, message: firstEnd.message }) : "never",
-        }),
-      });
+      observe("firstInvoke", { endedWithin: ended.held, end: firstEnd ?? null }); // R-78351-stale-invoke-ends
     });
   },
 });

@@ -88,7 +88,22 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+/** What the body observed (JSON, for the history); the checks below judge it. */
+export interface Observed {
+  /**
+   * RESUME_S after the approval: whether the node connected again by itself (the poll's verdict)
+   * and its last read (new upgrades and connects at the tap since the approval, node.list), the
+   * action of the node's "reconnect paused" line (null: none), and its container then.
+   */
+  resumed?: { held: boolean; last: { upgrades: number; connects: number; connected: boolean }; pausedAction: string | null; container: { running: boolean; exitCode: number | null } };
+  /** Only when it did not: whether the documented remedy brought it back within REMEDY_S, and its last read. */
+  remedy?: { held: boolean; last: { connects: number; connected: boolean } };
+}
+
+/** The node host's process as its container shows it. */
+const processState = (c: { running: boolean; exitCode: number | null }): string => (c.running ? "running" : `exited ${c.exitCode}`);
+
+export default defineScenario<Observed>({
   name: "repro-82590",
   upstream: {
     issue: 82590,
@@ -110,9 +125,39 @@ export default defineScenario({
   spec: { nodes: { count: 1, devicePairing: "operator" }, mcp: { servers: [] }, git: { enabled: false } },
   needs: [{ method: "device.pair.remove" }, { method: "device.pair.approve" }, { method: "device.pair.list" }],
   findings,
+  checks: [
+    {
+      id: "R-82590-resume-after-approval",
+      expectation: EXPECTATION,
+      kind: "differs-from-reference",
+      judge: (h) => {
+        const r = h.resumed;
+        if (!r) return undefined;
+        return {
+          holds: r.held,
+          observed: normalise({
+            within_s: RESUME_S,
+            refusedWith: "PAIRING_REQUIRED",
+            pausedLog: r.pausedAction,
+            upgradesAfterApproval: r.last.upgrades,
+            connectsAfterApproval: r.last.connects,
+            connectedAfterApproval: r.last.connected,
+            nodeProcess: processState(r.container),
+          }),
+        };
+      },
+    },
+    {
+      id: "R-82590-remedy",
+      expectation: `the documented remedy (restart the node host, approve its command-surface request) brings the approved node back connected within ${REMEDY_S} s`,
+      // Tried only when the node did not come back by itself.
+      optional: true,
+      judge: (h) => h.remedy && { holds: h.remedy.held, observed: normalise({ within_s: REMEDY_S, connects: h.remedy.last.connects, connected: h.remedy.last.connected }) },
+    },
+  ],
   timeoutMs: 420_000,
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const client = lab.operator.client;
     const atEnd = async ({ tap, evidence }: NodeScene<false>) => {
       evidence.tap = await tap.events().catch((e: Error) => ({ unreadable: e.message }));
@@ -177,19 +222,15 @@ export default defineScenario({
         { deadlineMs: RESUME_S * 1000, from: approvedAt, intervalMs: 500, signal },
       );
       const st = await labStep(`inspect ${alias}'s container`, () => containerState(lab, alias));
-      const nodeProcess = st.running ? "running" : `exited ${st.exitCode}`;
-      const observed = normalise({
-        within_s: RESUME_S,
-        refusedWith: "PAIRING_REQUIRED",
-        pausedLog: pausedLine.last?.action ?? null,
-        upgradesAfterApproval: resumed.last.upgrades,
-        connectsAfterApproval: resumed.last.connects,
-        connectedAfterApproval: resumed.last.connected,
-        nodeProcess,
-      });
+      const nodeProcess = processState(st);
       log(`${resumed.held ? "connected again" : "not connected"} ${Math.round(resumed.ms / 100) / 10} s after the approval: ${JSON.stringify(resumed.last)}; container ${nodeProcess}`);
       evidence.resumed = { held: resumed.held, ms: resumed.ms, polls: resumed.polls, last: resumed.last, container: { status: st.status, startedAt: st.startedAt === undefined ? null : new Date(st.startedAt).toISOString(), restartCount: st.restartCount } };
-      check({ id: "R-82590-resume-after-approval", expectation: EXPECTATION, holds: resumed.held, observed, kind: "differs-from-reference" });
+      observe("resumed", {
+        held: resumed.held,
+        last: { upgrades: resumed.last.upgrades, connects: resumed.last.connects, connected: resumed.last.connected },
+        pausedAction: pausedLine.last?.action ?? null,
+        container: { running: st.running, exitCode: st.exitCode },
+      }); // R-82590-resume-after-approval
 
       // ---- 4. the documented remedy: restart (rerun) the node, approve its surface request
       if (!resumed.held) {
@@ -214,12 +255,7 @@ export default defineScenario({
         );
         log(`after the documented restart: ${JSON.stringify(back.last)} at ${Math.round(back.ms / 100) / 10} s (surface requests approved: ${approvedSurface.length})`);
         evidence.remedy = { held: back.held, ms: back.ms, last: back.last, surfaceRequestsApproved: approvedSurface };
-        check({
-          id: "R-82590-remedy",
-          expectation: `the documented remedy (restart the node host, approve its command-surface request) brings the approved node back connected within ${REMEDY_S} s`,
-          holds: back.held,
-          observed: normalise({ within_s: REMEDY_S, connects: back.last.connects, connected: back.last.connected }),
-        });
+        observe("remedy", { held: back.held, last: { connects: back.last.connects, connected: back.last.connected } }); // R-82590-remedy
       }
     });
   },
