@@ -50,9 +50,10 @@
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): TURN_S, the turn's
 // agent.wait.
+// The body drives and observes (ctx.observe); the premise and the checks below judge what it observed.
 import { LabInfraError, defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { waitRun } from "../../lab/clients/sessions.ts";
-import { isResponsesCall } from "../../lab/clients/model.ts";
+import { isResponsesCall, type ModelRequest } from "../../lab/clients/model.ts";
 import { isEvent, isRpc, type McpRecord } from "../../lab/clients/mcp.ts";
 import { cancelParams, cancelsIn, mcpToolsOffered } from "../../lab/kits/mcp.ts";
 import { mcpScene } from "../../lab/kits/scene.ts";
@@ -90,6 +91,55 @@ const findings: FindingRecord[] = [
   },
 ];
 
+/**
+ * A server's records of its listings, as observed: its tools/list requests, its list-delayed
+ * events and the notifications/cancelled it got (with their params: the request id and reason),
+ * each with the fields the premise and the checks read (the other records and fields left out).
+ */
+function listRecords(records: McpRecord[]): McpRecord[] {
+  return records
+    .filter((r) => isRpc("tools/list")(r) || isEvent("list-delayed")(r) || isRpc("notifications/cancelled")(r))
+    .map(({ seq, time, server, kind, httpMethod, sessionId, rpcMethod, rpcId, event, ms, reason, params }) => ({
+      seq,
+      time,
+      server,
+      kind,
+      httpMethod,
+      sessionId,
+      rpcMethod,
+      rpcId,
+      event,
+      ms,
+      reason,
+      ...(rpcMethod === "notifications/cancelled" ? { params } : {}),
+    }));
+}
+
+/** The first turn (a new session) as observed: the servers' listing records, the run's end, the tools its first model request offered (null: no request). */
+interface FirstTurn {
+  aimedOff?: string;
+  north: McpRecord[];
+  south: McpRecord[];
+  run: string;
+  toolNames: string[] | null;
+}
+
+/** The turn after south got its requestTimeoutMs, as observed: the reload's outcome, south's listing records, the run's end (null: not sent) and the tools offered. */
+interface PerServerTurn {
+  reload: { verdict: string; detail: string };
+  south: McpRecord[];
+  run: string | null;
+  toolNames: string[] | null;
+}
+
+export interface Observed {
+  first?: FirstTurn;
+  perServer?: PerServerTurn;
+}
+
+/** The MCP tools a model request offered, from its tool names (null: no request). */
+const offeredOf = (toolNames: string[] | null): string[] | null => (toolNames === null ? null : mcpToolsOffered({ toolNames } as ModelRequest));
+
 /** A server's delayed listings since `since`, each with how long it was held (from its tools/list record to the delay's end). */
 function delayedLists(records: McpRecord[]): { ms: number | undefined; outcome: string | undefined; heldMs: number | null }[] {
   const lists = records.filter(isRpc("tools/list"));
@@ -107,7 +157,7 @@ function listCancels(records: McpRecord[]): string[] {
     .map((c) => String(cancelParams(c).reason));
 }
 
-export default defineScenario({
+export default defineScenario<Observed>({
   name: NAME,
   upstream: {
     issue: 137379,
@@ -132,11 +182,68 @@ export default defineScenario({
       id: "P-137379-lists-delayed",
       what: `both servers' logs record their tools/list answer delayed as set (list-delayed: ${NORTH_LIST_MS} ms at north, answered and not cancelled by the gateway; ${SOUTH_LIST_MS} ms at south)`,
       aimOff: `south's initialize is delayed ${SOUTH_LIST_MS} ms instead of its tools/list (slow initialize)`,
+      judge: (h) => {
+        if (!h.first) return undefined;
+        // ---- the premise: both listings were held as set, by the servers' own account
+        const delayed = { north: delayedLists(h.first.north), south: delayedLists(h.first.south) };
+        // north's listing getting through is the control: answered by the server and not cancelled
+        // by the gateway, so a listing under the bound was accepted at this moment. On a loaded
+        // machine the gateway cut north's 1.2 s answer too (it arrived after the gateway's own 1.5 s,
+        // counted from its send), and south's request reached the server late: that reads unknown.
+        const northCut = listCancels(h.first.north);
+        const met = delayed.north.some((d) => d.ms === NORTH_LIST_MS && d.outcome === "answered") && northCut.length === 0 && delayed.south.some((d) => d.ms === SOUTH_LIST_MS);
+        return { met, observed: { aimedOff: h.first.aimedOff, delayed, northListCancelled: northCut } };
+      },
+    },
+  ],
+  checks: [
+    {
+      // ---- what the user sees: both servers' tools offered to the model
+      id: "R-137379-both-offered",
+      expectation: EXPECTATION,
+      judge: (h) => {
+        if (!h.first) return undefined;
+        const offered = offeredOf(h.first.toolNames);
+        const southCancel = listCancels(h.first.south)[0];
+        return {
+          holds: h.first.run === "ok" && offered !== null && offered.includes("north__example_echo") && offered.includes("south__example_echo"),
+          observed: normalise({
+            northList_s: NORTH_LIST_MS / 1000,
+            southList_s: SOUTH_LIST_MS / 1000,
+            mcpToolsOffered: offered,
+            southListCancelled: southCancel ?? null,
+            run: h.first.run,
+          }),
+        };
+      },
+    },
+    {
+      // ---- the per-server timeout: observed only when the body goes on to the second phase (not aimed off)
+      id: "R-137379-per-server-timeout",
+      expectation: PER_SERVER_EXPECTATION,
+      optional: true,
+      judge: (h) => {
+        if (!h.perServer) return undefined;
+        const p = h.perServer;
+        const applied = p.reload.verdict === "applied";
+        const offered2 = offeredOf(p.toolNames);
+        return {
+          holds: applied && p.run === "ok" && offered2 !== null && offered2.includes("south__example_echo") && listCancels(p.south).length === 0,
+          observed: normalise({
+            requestTimeoutMs: SOUTH_REQUEST_TIMEOUT_MS,
+            southList_s: SOUTH_LIST_MS / 1000,
+            reload: applied ? "applied" : `${p.reload.verdict}: ${p.reload.detail}`,
+            mcpToolsOffered: offered2,
+            southListCancelled: listCancels(p.south)[0] ?? null,
+            run: p.run,
+          }),
+        };
+      },
     },
   ],
   timeoutMs: 240_000,
   async run(ctx) {
-    const { lab, log, check, premise, aimOff, signal } = ctx;
+    const { lab, log, observe, aimOff, signal } = ctx;
     const north = lab.mcp("north");
     const south = lab.mcp("south");
     const client = lab.operator.client;
@@ -156,34 +263,13 @@ export default defineScenario({
       const first = requests[0];
       const [n, s] = await Promise.all([labStep("read north's records", () => north.requests({ since: northSince })), labStep("read south's records", () => south.requests({ since: southSince }))]);
 
-      // ---- the premise: both listings were held as set, by the servers' own account
+      // What P-137379-lists-delayed and R-137379-both-offered read: the listings as the servers
+      // recorded them, the run's end, the tools the turn's first model request offered.
+      observe("first", { aimedOff: aimOff, north: listRecords(n), south: listRecords(s), run: end.status, toolNames: first ? (first.toolNames ?? []) : null });
       const delayed = { north: delayedLists(n), south: delayedLists(s) };
-      // north's listing getting through is the control: answered by the server and not cancelled
-      // by the gateway, so a listing under the bound was accepted at this moment. On a loaded
-      // machine the gateway cut north's 1.2 s answer too (it arrived after the gateway's own 1.5 s,
-      // counted from its send), and south's request reached the server late: that reads unknown.
-      const northCut = listCancels(n);
-      const met = delayed.north.some((d) => d.ms === NORTH_LIST_MS && d.outcome === "answered") && northCut.length === 0 && delayed.south.some((d) => d.ms === SOUTH_LIST_MS);
-      premise({ id: "P-137379-lists-delayed", met, observed: { aimedOff: aimOff, delayed, northListCancelled: northCut } });
-
-      // ---- what the user sees: both servers' tools offered to the model
       const offered = first ? mcpToolsOffered(first) : null;
-      const southCancel = listCancels(s)[0];
-      const observed = normalise({
-        northList_s: NORTH_LIST_MS / 1000,
-        southList_s: SOUTH_LIST_MS / 1000,
-        mcpToolsOffered: offered,
-        southListCancelled: southCancel ?? null,
-        run: end.status,
-      });
       log(`turn ${turn.runId}: ${end.status}; ${requests.length} model request(s); first offered ${JSON.stringify(offered)}; delayed listings ${JSON.stringify(delayed)}`);
       extra.observations = { turn, end, delayed, modelRequests: requests.map((r) => ({ id: r.id, toolNames: r.toolNames ?? [] })) };
-      check({
-        id: "R-137379-both-offered",
-        expectation: EXPECTATION,
-        holds: end.status === "ok" && offered !== null && offered.includes("north__example_echo") && offered.includes("south__example_echo"),
-        observed,
-      });
       // Aimed off, the premise is unmet: the second phase could say nothing.
       if (aimOff) return;
 
@@ -215,19 +301,8 @@ export default defineScenario({
       const offered2 = first2 ? mcpToolsOffered(first2) : null;
       log(`per-server turn ${turn2?.runId ?? "-"}: ${end2?.status ?? "not sent"}; first offered ${JSON.stringify(offered2)}; delayed listings ${JSON.stringify(delayed2)}`);
       extra.perServer = { reload, turn: turn2 ?? null, end: end2 ?? null, delayed: delayed2, offered: offered2 };
-      check({
-        id: "R-137379-per-server-timeout",
-        expectation: PER_SERVER_EXPECTATION,
-        holds: applied && end2?.status === "ok" && offered2 !== null && offered2.includes("south__example_echo") && listCancels(s2).length === 0,
-        observed: normalise({
-          requestTimeoutMs: SOUTH_REQUEST_TIMEOUT_MS,
-          southList_s: SOUTH_LIST_MS / 1000,
-          reload: applied ? "applied" : `${reload.verdict}: ${reload.detail}`,
-          mcpToolsOffered: offered2,
-          southListCancelled: listCancels(s2)[0] ?? null,
-          run: end2?.status ?? null,
-        }),
-      });
+      // What R-137379-per-server-timeout reads.
+      observe("perServer", { reload: { verdict: reload.verdict, detail: reload.detail }, south: listRecords(s2), run: end2?.status ?? null, toolNames: first2 ? (first2.toolNames ?? []) : null });
     });
   },
 });

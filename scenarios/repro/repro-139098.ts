@@ -44,6 +44,7 @@
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): HELD_S (a run not
 // held within it reads the premise unmet) and the polls' RUN_S, SETTLE_S, GONE_S.
+// The body drives and observes (ctx.observe); the premise and the check below judge what it observed.
 import { defineScenario, LabInfraError, type FindingRecord } from "../../lab/scenario.ts";
 import { refusal, isRefused, type Refused } from "../../lab/clients/operator.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
@@ -123,8 +124,44 @@ process.stdout.write(JSON.stringify({ files: out.length, withTable, errors, rows
 }
 
 const keyShape = (key: string, baseKey: string): string => (key === baseKey ? "base" : key.startsWith(`${baseKey}:run:`) ? "run-alias" : "other");
+const shapes = (rows: PlacementRow[], baseKey: string) => rows.map((r) => ({ keyShape: keyShape(r.session_key, baseKey), state: r.state }));
 
-export default defineScenario({
+/** One job's run while its model request was held: held within HELD_S or not, and the job's placement rows meanwhile. */
+interface During {
+  name: string;
+  baseKey: string;
+  held: boolean;
+  placements: PlacementRow[];
+}
+
+/** The job's sessions as sessions.list names them, and its placement rows in the gateway's state. */
+interface Sessions {
+  listed: string[];
+  placements: PlacementRow[];
+}
+
+/** One job after its run: the run's end, the job removed, its sessions then, the delete's answer, its sessions at the end of the GONE_S poll. */
+interface After {
+  name: string;
+  baseKey: string;
+  runStatus: string | null;
+  jobRemoved: boolean;
+  afterRun: Sessions;
+  /** sessions.delete's answer (a refusal as data), or "nothing to delete" when no session of the job was listed. */
+  deleted: Record<string, unknown> | Refused | "nothing to delete";
+  afterDelete: Sessions;
+}
+
+export interface Observed {
+  /** In VARIANTS order. */
+  during?: During[];
+  after?: After[];
+}
+
+/** The job's sessions and placement rows gone (what the GONE_S poll waits for). */
+const gone = (v: Sessions): boolean => v.listed.length === 0 && v.placements.length === 0;
+
+export default defineScenario<Observed>({
   name: NAME,
   upstream: {
     issue: 139098,
@@ -145,11 +182,44 @@ export default defineScenario({
       id: "P-139098-run-placement",
       what: "while the one-shot's run was in flight, the gateway's state (worker_session_placements) held a placement row of the job's session (its key or a :run: alias of it)",
       aimOff: "the job is due in an hour: no run within the wait, no placement row",
+      judge: (h) =>
+        h.during && {
+          met: h.during.every((j) => j.held && j.placements.length > 0),
+          observed: Object.fromEntries(h.during.map((j) => [j.name, { runHeld: j.held, placements: shapes(j.placements, j.baseKey) }])),
+        },
+    },
+  ],
+  checks: [
+    {
+      id: "R-139098-cron-session-deletable",
+      expectation: EXPECTATION,
+      judge: (h) => {
+        if (!h.after) return undefined;
+        const refusedOf = (j: After) => (typeof j.deleted === "object" && isRefused(j.deleted) ? j.deleted : undefined);
+        const outcome = Object.fromEntries(
+          h.after.map((j) => {
+            const refused = refusedOf(j);
+            return [
+              j.name,
+              {
+                runStatus: j.runStatus,
+                jobRemoved: j.jobRemoved,
+                listedAfterRun: j.afterRun.listed.map((k) => keyShape(k, j.baseKey)),
+                placementsAfterRun: shapes(j.afterRun.placements, j.baseKey),
+                delete: j.deleted === "nothing to delete" ? j.deleted : refused ? { code: refused.code, message: refused.message } : "ok",
+                listedAfter: j.afterDelete.listed.map((k) => keyShape(k, j.baseKey)),
+                placementsAfter: shapes(j.afterDelete.placements, j.baseKey),
+              },
+            ];
+          }),
+        );
+        return { holds: h.after.every((j) => !refusedOf(j) && gone(j.afterDelete)), observed: normalise({ within_s: GONE_S, ...outcome }) };
+      },
     },
   ],
   timeoutMs: 360_000,
   async run(ctx) {
-    const { lab, log, check, premise, aimOff, signal } = ctx;
+    const { lab, log, observe, aimOff, signal } = ctx;
     const client = lab.operator.client;
     await scene(ctx, { faults: false, evidence: { bounds: { DUE_MS, HELD_S, RUN_S, SETTLE_S, GONE_S } } }, async ({ evidence }) => {
       const listedKeys = async (baseKey: string): Promise<string[]> =>
@@ -188,17 +258,13 @@ export default defineScenario({
       }
       evidence.jobs = jobs;
       evidence.during = during;
-      premise({
-        id: "P-139098-run-placement",
-        met: jobs.every((j) => during[j.name]!.held && during[j.name]!.placements.length > 0),
-        observed: Object.fromEntries(jobs.map((j) => [j.name, { runHeld: during[j.name]!.held, placements: during[j.name]!.placements.map((r) => ({ keyShape: keyShape(r.session_key, j.baseKey), state: r.state })) }])),
-      });
+      // What P-139098-run-placement reads.
+      observe("during", jobs.map((j) => ({ name: j.name, baseKey: j.baseKey, ...during[j.name]! })));
       await lab.model.release();
       const anyHeld = jobs.some((j) => during[j.name]!.held);
 
       // ---- each run ends (cron.runs) and settles (a deleteAfterRun job leaves cron.list); then the user deletes the session
-      const outcome: Record<string, unknown> = {};
-      let allHold = true;
+      const afterAll: After[] = [];
       for (const j of jobs) {
         const runs = await pollUntil(
           `${j.name}: the one-shot's run ended`,
@@ -224,25 +290,16 @@ export default defineScenario({
         const after = await pollUntil(
           `${j.name}: the job's sessions and placement rows gone`,
           async () => ({ listed: await listedKeys(j.baseKey), placements: await placementRows(lab, j.baseKey) }),
-          (v) => v.listed.length === 0 && v.placements.length === 0,
+          gone,
           { deadlineMs: GONE_S * 1000, signal },
         );
         log(`${j.name}: afterwards sessions listed ${JSON.stringify(after.last.listed)}; placement rows ${JSON.stringify(after.last.placements)}`);
         evidence[j.name] = { run: runEntry ?? null, jobRemoved: jobGone.held, afterRun: before, delete: { target: target ?? null, answer: deleted }, afterDelete: after.last };
-
-        const refused = typeof deleted === "object" && isRefused(deleted) ? deleted : undefined;
-        allHold &&= !refused && after.held;
-        outcome[j.name] = {
-          runStatus: runEntry ? String(runEntry.status) : null,
-          jobRemoved: jobGone.held,
-          listedAfterRun: before.listed.map((k) => keyShape(k, j.baseKey)),
-          placementsAfterRun: before.placements.map((r) => ({ keyShape: keyShape(r.session_key, j.baseKey), state: r.state })),
-          delete: deleted === "nothing to delete" ? deleted : refused ? { code: refused.code, message: refused.message } : "ok",
-          listedAfter: after.last.listed.map((k) => keyShape(k, j.baseKey)),
-          placementsAfter: after.last.placements.map((r) => ({ keyShape: keyShape(r.session_key, j.baseKey), state: r.state })),
-        };
+        afterAll.push({ name: j.name, baseKey: j.baseKey, runStatus: runEntry ? String(runEntry.status) : null, jobRemoved: jobGone.held, afterRun: before, deleted, afterDelete: after.last });
       }
-      check({ id: "R-139098-cron-session-deletable", expectation: EXPECTATION, holds: allHold, observed: normalise({ within_s: GONE_S, ...outcome }) });
+      // What R-139098-cron-session-deletable reads: each job's sessions after its run, the delete's
+      // answer and its sessions at the end of the GONE_S poll (held: gone(afterDelete)).
+      observe("after", afterAll);
     });
   },
 });

@@ -31,6 +31,7 @@
 // (matrix-20261202-034151-fe4c). A fresh-clone make lab read FAIL once: the lab counted a request
 // answered 2 ms after revokedAtMs but sent before it; only requests sent after the cut are judged
 // now (run 20261202-051819: pass).
+// The body drives and observes (ctx.observe); the premise and the check below judge what it observed.
 import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
 import { refusal, isRefused } from "../../lab/clients/operator.ts";
 import { GatewayError } from "../../lab/clients/gateway.ts";
@@ -49,7 +50,42 @@ const EXPECTATION = `once device.token.revoke of a node's token has answered, no
 
 const findings: FindingRecord[] = [];
 
-export default defineScenario({
+/** The gateway's answer to a new connection with the stored device token only: its refusal, or "admitted". */
+type Reconnect = { code: string; detailsCode: string | null } | "admitted";
+
+/** The node's connection around the revocation, as observed where the check reads it. */
+interface Revoke {
+  /** When device.token.revoke answered (this machine's clock), and the revokedAtMs of its answer (the gateway's, if it gave one). */
+  answeredAt: number;
+  revokedAtMs?: unknown;
+  /** Every node.event the node sent: when, and whether it was served (absent: not answered). */
+  requests: { n: number; t: number; served?: boolean }[];
+  /** The close of the node's connection, if it was closed (t: this machine's clock). */
+  closed: { code: number; reason: string; t: number } | null;
+}
+
+export interface Observed {
+  reconnect?: Reconnect;
+  revoke?: Revoke;
+}
+
+/**
+ * The cut is the gateway's own revocation time (revokedAtMs in its answer; the gateway's
+ * container shares this machine's clock) when it gives one. A request sent at or after it
+ * reached the gateway after the revocation, so serving it is the bug. One answered after the
+ * cut but sent before it may have been served just before the revocation: its answer was on
+ * the wire (a fresh-clone make lab counted one such, answered 2 ms after the cut, as served
+ * after it); those are kept in the evidence, not judged.
+ */
+function afterRevoke(r: Revoke) {
+  const cut = typeof r.revokedAtMs === "number" ? r.revokedAtMs : r.answeredAt;
+  const after = r.requests.filter((x) => x.t >= cut);
+  const servedAfter = after.filter((x) => x.served === true);
+  const closedWithin = r.closed ? r.closed.t - r.answeredAt <= CLOSE_S * 1000 : false;
+  return { cut, after, servedAfter, closedWithin };
+}
+
+export default defineScenario<Observed>({
   name: "repro-139421",
   upstream: {
     issue: 139421,
@@ -71,11 +107,28 @@ export default defineScenario({
       id: "P-139421-token-revoked",
       what: "the node's token was revoked: a new connection of the node with its stored device token only is refused for its token (an AUTH_* details code)",
       aimOff: "the token of another device (scripted-2) is revoked instead",
+      // Refused for its token (an AUTH_* details code), not for anything else: a connect that timed
+      // out on a loaded machine (seen: TIMEOUT in an aimed-off run) says nothing of the token.
+      judge: (h) => h.reconnect && { met: typeof h.reconnect === "object" && /^AUTH_/.test(h.reconnect.detailsCode ?? ""), observed: { reconnectWithStoredToken: h.reconnect } },
+    },
+  ],
+  checks: [
+    {
+      id: "R-139421-revoked-connection-ends",
+      expectation: EXPECTATION,
+      judge: (h) => {
+        if (!h.revoke) return undefined;
+        const { servedAfter, closedWithin } = afterRevoke(h.revoke);
+        return {
+          holds: servedAfter.length === 0 && closedWithin,
+          observed: normalise({ within_s: CLOSE_S, servedAfterRevoke: servedAfter.length, closedByGateway: h.revoke.closed ? h.revoke.closed.code : null, closedWithin }),
+        };
+      },
     },
   ],
   timeoutMs: 120_000,
   async run(ctx) {
-    const { lab, log, check, premise, signal, aimOff } = ctx;
+    const { lab, log, observe, signal, aimOff } = ctx;
     const alias = "scripted-1";
     const node = lab.scripted(alias);
     await scene(ctx, { faults: false, evidence: { nodeId: node.nodeId, bounds: { CLOSE_S, PACE_MS } } }, async ({ evidence }) => {
@@ -121,27 +174,15 @@ export default defineScenario({
         () => undefined,
         (e: unknown) => (e instanceof GatewayError ? { code: e.code, detailsCode: e.detailsCode ?? null } : Promise.reject(e)),
       );
-      // Refused for its token (an AUTH_* details code), not for anything else: a connect that timed
-      // out on a loaded machine (seen: TIMEOUT in an aimed-off run) says nothing of the token.
-      premise({ id: "P-139421-token-revoked", met: /^AUTH_/.test(again?.detailsCode ?? ""), observed: { reconnectWithStoredToken: again ?? "admitted" } });
+      // What P-139421-token-revoked reads.
+      observe("reconnect", again ?? "admitted");
 
-      // The cut is the gateway's own revocation time (revokedAtMs in its answer; the gateway's
-      // container shares this machine's clock) when it gives one. A request sent at or after it
-      // reached the gateway after the revocation, so serving it is the bug. One answered after the
-      // cut but sent before it may have been served just before the revocation: its answer was on
-      // the wire (a fresh-clone make lab counted one such, answered 2 ms after the cut, as served
-      // after it); those are kept in the evidence, not judged.
-      const cut = typeof revoked.revokedAtMs === "number" ? revoked.revokedAtMs : revokedAt;
-      const after = sent.filter((r) => r.t >= cut);
-      const servedAfter = after.filter((r) => r.served === true);
-      const closedWithin = closed ? closed.t - revokedAt <= CLOSE_S * 1000 : false;
+      // What R-139421-revoked-connection-ends reads: every request with when it was sent and
+      // whether it was served, the revocation's times, the connection's close as it stands now.
+      const seen: Revoke = { answeredAt: revokedAt, revokedAtMs: revoked.revokedAtMs, requests: sent.map((r) => ({ n: r.n, t: r.t, served: r.served })), closed: closed ?? null };
+      observe("revoke", seen);
+      const { cut, after, servedAfter } = afterRevoke(seen);
       log(`requests: ${sent.length} sent, ${after.length} sent after the revocation (${revoked.revokedAtMs === undefined ? "its answer" : "revokedAtMs"}), ${servedAfter.length} of them served, ${sent.filter((r) => r.t < cut && (r.answeredAt ?? 0) >= cut && r.served).length} sent before it and answered served after it; connection closed: ${closed ? `${closed.code} ${closed.t - revokedAt} ms after` : "no"}`);
-      check({
-        id: "R-139421-revoked-connection-ends",
-        expectation: EXPECTATION,
-        holds: servedAfter.length === 0 && closedWithin,
-        observed: normalise({ within_s: CLOSE_S, servedAfterRevoke: servedAfter.length, closedByGateway: closed ? closed.code : null, closedWithin }),
-      });
       evidence.revoke = { answer: revoked, target, aimedOff: aimOff };
       evidence.requests = sent;
       evidence.closed = closed ?? null;

@@ -79,13 +79,14 @@
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): REACH_S (no
 // follow-up within it reads the premise unmet) and END_GRACE_S after the hold.
+// The body drives and observes (ctx.observe); the premises and the checks below judge what it observed.
 import crypto from "node:crypto";
 import { EventLog } from "../../lab/kits/events.ts";
 import { gatewayLog } from "../../lab/kits/gateway-config.ts";
 import { mcpEvidence, modelEvidence, toolCallsIn } from "../../lab/kits/mcp.ts";
 import { scene } from "../../lab/kits/scene.ts";
 import { openSession, refusal, z, type Refused, type RunEnd } from "../../lab/kits/session.ts";
-import { isResponsesCall, ModelControlError, type ModelRequest } from "../../lab/clients/model.ts";
+import { isResponsesCall, ModelControlError, type ModelRequest, type RequestStatus } from "../../lab/clients/model.ts";
 import type { GatewayClient } from "../../lab/clients/gateway.ts";
 import type { McpRecord } from "../../lab/clients/mcp.ts";
 import { writeJson } from "../../lab/evidence/write.ts";
@@ -118,7 +119,56 @@ const EXPECTATION_TURN_ENDS = `that turn ends within ${END_GRACE_S} s after the 
 
 const findings: FindingRecord[] = [];
 
-export default defineScenario({
+/** A write at north for this message's token (its request log): its position and time. */
+type Write = { seq: number; time: string };
+/** A model request as the checks read it. */
+type RequestSeen = { id: string; round?: number; status: RequestStatus; rule: string | null };
+
+/** Up to the follow-up's arrival at the model: the hold as set, the follow-up (null: none within REACH_S), the writes north had seen by then. */
+interface Reached {
+  holdS: number;
+  followUp: { id: string; rule: string | null; time: string } | null;
+  writesBefore: Write[];
+}
+
+/** After the run's end: what the model server, north, the gateway and the operator's events recorded. */
+interface Ended {
+  token: string;
+  /** The model server's record of the held follow-up (null: none), and when it was read (its silence runs to then if it has not ended). */
+  held: { status: RequestStatus; events: number; time: string; endedAt: string | null } | null;
+  readAt: number;
+  /** The gateway's log lines since the send in the watchdog's own words (WATCHDOG_LINE), with their times. */
+  watchdogLines: { t: number; line: string }[];
+  writes: Write[];
+  /** The model requests for this message, and the requests after the follow-up (a continuation or a replay). */
+  requests: RequestSeen[];
+  later: RequestSeen[];
+  end: { status: string; text?: string; error?: unknown };
+  final: FinalAnswer;
+  /** The errorMessage of every chat error event of the run. */
+  chatErrors: unknown[];
+  /** The runs the operator saw start in the session (agent lifecycle events). */
+  runs: string[];
+}
+
+export interface Observed {
+  reached?: Reached;
+  ended?: Ended;
+}
+
+const seenOf = (r: ModelRequest): RequestSeen => ({ id: r.id, round: r.round, status: r.status, rule: r.rule });
+
+/** The watchdog's lines logged while the follow-up was held (after it arrived, before the hold would have ended). */
+function watchdogWhileHeld(e: Ended, holdS: number): { t: number; line: string }[] {
+  if (!e.held) return [];
+  const arrived = Date.parse(e.held.time);
+  return e.watchdogLines.filter((l) => l.t >= arrived && l.t <= arrived + holdS * 1000);
+}
+
+/** The watchdog fired, observed where it acts: its line while the follow-up was held, and the model server saw the gateway give up on that request. */
+const watchdogOf = (e: Ended, holdS: number): "fired" | "not fired" => (watchdogWhileHeld(e, holdS).length > 0 && e.held?.status === "aborted" ? "fired" : "not fired");
+
+export default defineScenario<Observed>({
   name: "repro-144922",
   upstream: {
     issue: 144922,
@@ -137,16 +187,74 @@ export default defineScenario({
       id: "P-144922-effect-before-hold",
       what: "the held model request is the follow-up (the model server names the hold's rule on it), and the write reached north (its request log) before it arrived",
       aimOff: "the hold acts on the turn's first model request (round 0), before the write, instead of the follow-up",
+      judge: (h) => {
+        if (!h.reached) return undefined;
+        const { followUp, writesBefore } = h.reached;
+        return {
+          met: !!followUp && followUp.rule === HOLD_RULE && writesBefore.length > 0 && Date.parse(writesBefore[0]!.time) <= Date.parse(followUp.time),
+          observed: { followUpArrived: !!followUp, followUpHeld: followUp ? followUp.rule === HOLD_RULE : null, writesBeforeFollowUp: writesBefore.length },
+        };
+      },
     },
     {
       id: "P-144922-held-past-bound",
       what: "the watchdog fired: the gateway logged its model idle timeout while the follow-up was held, and gave up on the follow-up (the model server's record: aborted) while the model had sent nothing of it",
       aimOff: `the follow-up is delayed ${AIM_OFF_HOLD_S} s instead of ${HOLD_S} s`,
+      judge: (h) => {
+        if (!h.reached || !h.ended) return undefined;
+        const e = h.ended;
+        const silence = e.held ? silenceOf(e.held, e.readAt) : undefined;
+        const watchdogLines = watchdogWhileHeld(e, h.reached.holdS);
+        return {
+          // The watchdog fired, observed where it acts: the gateway logged its idle timeout while the
+          // follow-up was held, and the model server saw the gateway give up on that request before
+          // any byte (aborted, unanswered). 130 s of silence alone is not it: a gateway that waited
+          // them out, or aborted for another reason, never reached the path the report is about.
+          met: !!silence && watchdogLines.length > 0 && e.held!.status === "aborted" && !silence.answered,
+          observed: silence
+            ? { status: e.held!.status, answered: silence.answered, silentFor_s: Math.round(silence.ms / 1000), bound_s: BOUND_S, watchdogLogged: watchdogLines.map((l) => l.line.slice(0, 200)).slice(0, 2) }
+            : { followUp: "none" },
+        };
+      },
+    },
+  ],
+  checks: [
+    {
+      id: EFFECT_ONCE,
+      expectation: EXPECTATION_EFFECT_ONCE,
+      judge: (h) =>
+        h.reached &&
+        h.ended && {
+          holds: h.ended.writes.length <= 1,
+          observed: normalise({ bound_s: BOUND_S, hold_s: h.reached.holdS, writes: h.ended.writes.length, firstRequests: h.ended.requests.filter((r) => r.round === 0).length }),
+        },
+    },
+    {
+      id: TURN_ENDS,
+      expectation: EXPECTATION_TURN_ENDS,
+      judge: (h) => {
+        if (!h.reached || !h.ended) return undefined;
+        const e = h.ended;
+        const ended = e.end.status === "ok" || e.end.status === "error";
+        const visible = visibleEnd(e.end, e.final, e.chatErrors);
+        return {
+          holds: ended && visible.kind !== "silent" && e.runs.length <= 1,
+          observed: normalise({
+            within_s: END_GRACE_S,
+            watchdog: watchdogOf(e, h.reached.holdS),
+            status: e.end.status,
+            end: ended ? visible.kind : "not ended",
+            error: visible.error?.split(e.token).join("<token>") ?? null,
+            runs: e.runs.length,
+            continued: e.later.length > 0,
+          }),
+        };
+      },
     },
   ],
   timeoutMs: 330_000,
   async run(ctx) {
-    const { lab, log, file, check, premise, signal, aimOff } = ctx;
+    const { lab, log, file, observe, signal, aimOff } = ctx;
     const client = lab.operator.client;
     const north = lab.mcp("north");
     const holdS = aimOff === "P-144922-held-past-bound" ? AIM_OFF_HOLD_S : HOLD_S;
@@ -188,11 +296,8 @@ export default defineScenario({
           throw err;
         });
       const writesBefore = writesOf(await labStep("reading north's records", () => north.requests({ since: northSince })), token);
-      premise({
-        id: "P-144922-effect-before-hold",
-        met: !!followUp && followUp.rule === HOLD_RULE && writesBefore.length > 0 && Date.parse(writesBefore[0]!.time) <= Date.parse(followUp.time),
-        observed: { followUpArrived: !!followUp, followUpHeld: followUp ? followUp.rule === HOLD_RULE : null, writesBeforeFollowUp: writesBefore.length },
-      });
+      // What P-144922-effect-before-hold reads.
+      observe("reached", { holdS, followUp: followUp ? { id: followUp.id, rule: followUp.rule, time: followUp.time } : null, writesBefore: writesBefore.map((w) => ({ seq: w.seq, time: w.time })) });
       if (followUp) log(`follow-up ${followUp.id} arrived ${Math.round((Date.parse(followUp.time) - sentAt) / 100) / 10} s after the send; north saw ${writesBefore.length} write(s)`);
 
       // ---- the run's end, to a deadline past the hold
@@ -209,14 +314,12 @@ export default defineScenario({
       const held = followUp ? requests.find((r) => r.id === followUp.id) : undefined;
       const later = followUp ? requests.filter((r) => isResponsesCall(r) && r.seq > followUp.seq) : [];
       const writes = writesOf(await labStep("reading north's records", () => north.requests({ since: northSince })), token);
-      const silence = held ? silenceOf(held) : undefined;
+      const readAt = Date.now();
+      const silence = held ? silenceOf(held, readAt) : undefined;
       const gatewayLines = await gatewayLog(lab, sentAt).catch(() => undefined);
       const gatewaySaid = (gatewayLines ?? [])
         .map((l) => l.line)
         .filter((l) => /idle timeout|no response from model|first.event|operation was aborted|continu|retry|failover|timed out/i.test(l));
-      // The watchdog's own line, logged while the follow-up was held (after it arrived, before the hold would have ended).
-      const watchdogLines = held ? (gatewayLines ?? []).filter((l) => WATCHDOG_LINE.test(l.line) && l.t >= Date.parse(held.time) && l.t <= Date.parse(held.time) + holdS * 1000) : [];
-      const watchdog = watchdogLines.length > 0 && held?.status === "aborted" ? "fired" : "not fired";
       for (const l of gatewaySaid.slice(0, 15)) log(`gateway: ${l}`);
       // Runs the operator saw start for this session: a re-run as a new run shows here (a re-run
       // inside the run shows as a second write); none seen (events without sessionKey) is not a second run.
@@ -239,31 +342,19 @@ export default defineScenario({
 
       // The gateway's log unread: whether the watchdog fired cannot be told.
       if (held && !gatewayLines) throw new LabInfraError("the gateway's log could not be read: whether its model watchdog fired cannot be told");
-      premise({
-        id: "P-144922-held-past-bound",
-        // The watchdog fired, observed where it acts: the gateway logged its idle timeout while the
-        // follow-up was held, and the model server saw the gateway give up on that request before
-        // any byte (aborted, unanswered). 130 s of silence alone is not it: a gateway that waited
-        // them out, or aborted for another reason, never reached the path the report is about.
-        met: !!silence && watchdogLines.length > 0 && held!.status === "aborted" && !silence.answered,
-        observed: silence
-          ? { status: held!.status, answered: silence.answered, silentFor_s: Math.round(silence.ms / 1000), bound_s: BOUND_S, watchdogLogged: watchdogLines.map((l) => l.line.slice(0, 200)).slice(0, 2) }
-          : { followUp: "none" },
-      });
-
-      // ---- the checks
-      check({
-        id: EFFECT_ONCE,
-        expectation: EXPECTATION_EFFECT_ONCE,
-        holds: writes.length <= 1,
-        observed: normalise({ bound_s: BOUND_S, hold_s: holdS, writes: writes.length, firstRequests: mine.filter((r) => r.round === 0).length }),
-      });
-      const visible = visibleEnd(end, final, events, runId);
-      check({
-        id: TURN_ENDS,
-        expectation: EXPECTATION_TURN_ENDS,
-        holds: ended && visible.kind !== "silent" && runs.length <= 1,
-        observed: normalise({ within_s: END_GRACE_S, watchdog, status: end.status, end: ended ? visible.kind : "not ended", error: visible.error?.split(token).join("<token>") ?? null, runs: runs.length, continued: later.length > 0 }),
+      // What P-144922-held-past-bound and the checks read.
+      observe("ended", {
+        token,
+        held: held ? { status: held.status, events: held.events, time: held.time, endedAt: held.endedAt } : null,
+        readAt,
+        watchdogLines: (gatewayLines ?? []).filter((l) => WATCHDOG_LINE.test(l.line)).map((l) => ({ t: l.t, line: l.line })),
+        writes: writes.map((w) => ({ seq: w.seq, time: w.time })),
+        requests: mine.map(seenOf),
+        later: later.map(seenOf),
+        end: { status: end.status, text: end.text, error: end.error },
+        final: final.kind === "answer" ? { kind: "answer", status: final.status, summary: final.summary, texts: final.texts } : final,
+        chatErrors: chatErrorsOf(events, runId),
+        runs,
       });
     });
   },
@@ -312,11 +403,11 @@ function writesOf(records: McpRecord[], token: string): McpRecord[] {
     .sort((a, b) => a.seq - b.seq);
 }
 
-/** How long the model server kept the request silent: until its first byte (it answered) or until the client left or now. */
-function silenceOf(r: ModelRequest): { answered: boolean; ms: number } {
+/** How long the model server kept the request silent: until its first byte (it answered) or until the client left or `now` (when it was read). */
+function silenceOf(r: Pick<ModelRequest, "status" | "events" | "endedAt" | "time">, now: number): { answered: boolean; ms: number } {
   // The follow-up's steps are a delay, then one short text: its first byte and its end are the same moment.
   const answered = r.status === "completed" || r.events > 0;
-  return { answered, ms: (r.endedAt ? Date.parse(r.endedAt) : Date.now()) - Date.parse(r.time) };
+  return { answered, ms: (r.endedAt ? Date.parse(r.endedAt) : now) - Date.parse(r.time) };
 }
 
 /** The distinct runs the operator saw start in this session (agent lifecycle events). */
@@ -329,19 +420,23 @@ function runsOf(events: EventLog, sessionKey: string): string[] {
   return [...new Set(ids)];
 }
 
+/** The errorMessage of every chat error event of the run, as the events carried it. */
+function chatErrorsOf(events: EventLog, runId: string): unknown[] {
+  return events.events
+    .filter((e) => e.event === "chat" && (e.payload as { runId?: string; state?: string }).runId === runId && (e.payload as { state?: string }).state === "error")
+    .map((e) => (e.payload as { errorMessage?: unknown }).errorMessage);
+}
+
 /**
  * What the user was shown at the end: "completed" (ok with a reply), "error" (ended with an error
  * message: agent.wait's, the agent request's final answer or refusal, or the chat error event's),
  * or "silent" (ended without either, or not ended).
  */
-function visibleEnd(end: RunEnd, final: FinalAnswer, events: EventLog, runId: string): { kind: "completed" | "error" | "silent"; error?: string } {
+function visibleEnd(end: Pick<RunEnd, "status" | "text" | "error">, final: FinalAnswer, chatErrors: unknown[]): { kind: "completed" | "error" | "silent"; error?: string } {
   const finalTexts = final.kind === "answer" ? (final.texts ?? []) : [];
   if (end.status === "ok" && ((end.text ?? "").trim() || finalTexts.length)) return { kind: "completed" };
   if (end.status !== "error") return { kind: "silent" };
-  const chatError = events.events
-    .filter((e) => e.event === "chat" && (e.payload as { runId?: string; state?: string }).runId === runId && (e.payload as { state?: string }).state === "error")
-    .map((e) => (e.payload as { errorMessage?: unknown }).errorMessage)
-    .find((m): m is string => typeof m === "string" && m.length > 0);
+  const chatError = chatErrors.find((m): m is string => typeof m === "string" && m.length > 0);
   const waitError = typeof end.error === "string" ? end.error : end.error ? JSON.stringify(end.error) : undefined;
   const finalError = final.kind === "refused" ? final.message : final.kind === "answer" ? final.summary : undefined;
   const error = [waitError, finalError, chatError].find((m) => m && m.trim());

@@ -64,6 +64,7 @@
 // connection dropped at the deadline, the frame never whole, the operator's invoke refused
 // DISCONNECTED); fixed? on 2026.9.5 and 2026.9.6 (the frame whole after 44 s, the queued ping after
 // it, the node's answer back). AIM_OFF=1 (the limit on the tap): caught 1/1.
+// The body drives and observes (ctx.observe); the premise and the check below judge what it observed.
 import crypto from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import { defineScenario, LabInfraError, labStep, type FindingRecord } from "../../lab/scenario.ts";
@@ -137,7 +138,93 @@ interface Sample {
   state: string;
 }
 
-export default defineScenario({
+/** The close of the node's connection as its client saw it (t: this machine's clock). */
+type Closed = { code: number; reason: string; t: number };
+
+/** The wire while the large frame drained, as observed when the window ended (times: this machine's clock, ms). */
+interface Wire {
+  /** Whose egress was limited (the gateway; aimed off: the tap). */
+  limited: string;
+  /** The keepalive tick the send was placed before (its deadline: tick + KEEPALIVE_MS), and the send. */
+  tick: number;
+  tReq: number;
+  samples: Sample[];
+  /** When the large node.invoke.request was whole at the tap (null: never). */
+  frameWholeAt: number | null;
+  /** The gateway's pings on the connection since the send. */
+  pings: { seq: number; t: number }[];
+  /** When the tap saw the connection closed (null: not closed, or gone from its table). */
+  tapClosedAt: number | null;
+  closed: Closed | null;
+}
+
+/** What the user got, as observed where the check reads it. */
+interface User {
+  /** The node's connection as its client saw it, and at the tap, when the window ended. */
+  closed: Closed | null;
+  tap: { state: string; closedAt: number | null } | null;
+  /** The padding sent and the padding that reached the node (null: no invoke arrived, or no string in it): length and SHA-256. */
+  sent: { chars: number; sha256: string };
+  arrived: { chars: number; sha256: string } | null;
+  /** The operator's node.invoke: the refusal, the answer's payload, or null (no answer yet). */
+  operatorGot: Refused | { payload: unknown } | null;
+}
+
+export interface Observed {
+  wire?: Wire;
+  user?: User;
+}
+
+/** A string's length and SHA-256 (a 3.6 MB padding compared without keeping it). */
+const digest = (v: unknown): { chars: number; sha256: string } | null => (typeof v === "string" ? { chars: v.length, sha256: crypto.createHash("sha256").update(v).digest("hex") } : null);
+
+/** The connection's close in the window: the node's side saw it, or the tap did. */
+const closedInWindowOf = (closed: Closed | null | undefined, tap: { state: string; closedAt: number | null } | null | undefined) =>
+  closed ?? (tap?.state === "closed" ? { code: null, reason: "closed at the tap", t: tap.closedAt } : undefined);
+
+/** P-145189-frame-in-flight-at-deadline over the wire as observed. */
+function inFlight(w: Wire) {
+  const { samples, tick, tReq, closed } = w;
+  const deadline = tick + KEEPALIVE_MS;
+  const before = (t: number) => samples.filter((s) => s.t <= t && s.bytes !== null);
+  // The frame was under way when the ping was due (or within 2 s of it: the tick of a gateway
+  // busy with the frame fires late). Whether the ping went out before the frame is what
+  // pingPastFrame decides: a ping sent first is on the tap before the deadline.
+  const firstBytes = samples.find((s) => (s.bytes ?? 0) > 0);
+  const startedBeforeTick = !!firstBytes && firstBytes.t <= tick + 2_000;
+  const nearDeadline = before(deadline).filter((s) => s.t >= deadline - MOVING_WINDOW_MS);
+  const movingAtDeadline = nearDeadline.length >= 2 && nearDeadline.at(-1)!.bytes! > nearDeadline[0]!.bytes!;
+  const wholeAtTapAt = w.frameWholeAt;
+  const incompleteAtDeadline = wholeAtTapAt === null ? (w.tapClosedAt ?? closed?.t ?? Infinity) >= deadline - SAMPLE_MS : wholeAtTapAt > deadline;
+  const pingPastFrame = w.pings.find((p) => p.t > tick - 200 && p.t <= deadline);
+  // The rate the tap measured: every byte it got from the gateway, over the time from the request
+  // to the first sample that had them all (sampling makes it read a little low, never high).
+  const counted = samples.filter((s) => s.bytes !== null);
+  const most = Math.max(0, ...counted.map((s) => s.bytes!));
+  const full = counted.find((s) => s.bytes === most);
+  const tapRateBytesS = full && most > 0 && full.t > tReq ? Math.round((most / (full.t - tReq)) * 1000) : null;
+  const governedByLimit = tapRateBytesS !== null && tapRateBytesS <= RATE_BYTES_S * 1.1;
+  const labWatchClosed = closed?.code === 4000;
+  const met = startedBeforeTick && movingAtDeadline && incompleteAtDeadline && !pingPastFrame && governedByLimit && !labWatchClosed;
+  const observed = {
+    limited: w.limited,
+    rateBytesS: RATE_BYTES_S,
+    tapRateBytesS,
+    tapBytes: most,
+    startedBeforeTick,
+    firstBytesAfterTickMs: firstBytes ? firstBytes.t - tick : null,
+    movingAtDeadline,
+    bytesNearDeadline: nearDeadline.map((s) => s.bytes),
+    incompleteAtDeadline,
+    wholeAtTapAfterMs: wholeAtTapAt === null ? null : Math.round(wholeAtTapAt - tReq),
+    deadlineAfterMs: deadline - tReq,
+    pingPastFrame: pingPastFrame ? { seq: pingPastFrame.seq, afterMs: Math.round(pingPastFrame.t - tReq) } : null,
+    labWatchClosed,
+  };
+  return { met, observed };
+}
+
+export default defineScenario<Observed>({
   name: "repro-145189",
   upstream: {
     issue: 145189,
@@ -166,11 +253,39 @@ export default defineScenario({
       id: "P-145189-frame-in-flight-at-deadline",
       what: "the gateway was still sending the large node.invoke.request when its keepalive deadline passed: begun by 2 s after the ping was due, not yet whole at the tap at the deadline while its bytes still arrived there, no ping past it, drained at the fault's rate, and the node's connection not ended by the lab client's own tick watch",
       aimOff: "the bandwidth limit on tap-scripted-1 (what the tap sends) instead of on the gateway",
+      judge: (h) => h.wire && inFlight(h.wire),
+    },
+  ],
+  checks: [
+    {
+      id: CHECK_ID,
+      expectation: EXPECTATION,
+      judge: (h) => {
+        if (!h.user) return undefined;
+        const { operatorGot: got, sent, arrived } = h.user;
+        const arrivedWhole = arrived !== null && arrived.chars === sent.chars && arrived.sha256 === sent.sha256;
+        const returned = got && !isRefused(got) ? got.payload : undefined;
+        const operatorGotAnswer = (returned as { paddingChars?: unknown } | undefined)?.paddingChars === sent.chars;
+        // The connection ended if the node's side closed, or if the gateway said it dropped the node
+        // (the operator's invoke refused DISCONNECTED). With the gateway's egress limited, its close
+        // waits behind the queued bytes: the node's side may see it long after (in 2 of 3 runs on
+        // 2026.9.4 not within 5 s), so the gateway's own account is read first.
+        const gatewayDropped = got !== null && isRefused(got) && /DISCONNECTED/.test(got.message);
+        const connectionEnded = gatewayDropped ? "dropped by the gateway" : closedInWindowOf(h.user.closed, h.user.tap) ? "closed" : null;
+        return {
+          holds: !connectionEnded && arrivedWhole && operatorGotAnswer,
+          observed: normalise({
+            connectionEnded,
+            frameArrivedWhole: arrivedWhole,
+            operatorGot: got === null ? "no answer" : isRefused(got) ? `${got.code}${got.detailsCode ? `/${got.detailsCode}` : ""}: ${got.message}` : operatorGotAnswer ? "the node's answer" : "another answer",
+          }),
+        };
+      },
     },
   ],
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, check, premise, signal, aimOff } = ctx;
+    const { lab, log, observe, signal, aimOff } = ctx;
     const alias = "scripted-1";
     const node = lab.scripted(alias);
     const tap = lab.tap(alias);
@@ -180,7 +295,7 @@ export default defineScenario({
       const client = node.current!;
       const tickWatchMs = 2 * client.hello!.policy.tickIntervalMs;
       const conn = await labStep("the node's connection at its tap", () => controlConn(tap));
-      let closed: { code: number; reason: string; t: number } | undefined;
+      let closed: Closed | undefined;
       client.onClose((code, reason) => (closed ??= { code, reason, t: Date.now() }));
 
       // ---- the frame: sized from the fault's rate, for the compression the connection negotiated
@@ -271,52 +386,27 @@ export default defineScenario({
       const big = frames.find((f) => f.dir === "gw->node" && f.event === "node.invoke.request" && (f.text ?? "").includes(MARKER));
       const pings = frames.filter((f) => f.dir === "gw->node" && f.opcode === WS_OPCODE.ping);
       const view = (await tap.connections()).find((c) => c.conn === conn);
-      const deadline = tick + KEEPALIVE_MS;
-      const before = (t: number) => samples.filter((s) => s.t <= t && s.bytes !== null);
-      // The frame was under way when the ping was due (or within 2 s of it: the tick of a gateway
-      // busy with the frame fires late). Whether the ping went out before the frame is what
-      // pingPastFrame decides: a ping sent first is on the tap before the deadline.
-      const firstBytes = samples.find((s) => (s.bytes ?? 0) > 0);
-      const startedBeforeTick = !!firstBytes && firstBytes.t <= tick + 2_000;
-      const nearDeadline = before(deadline).filter((s) => s.t >= deadline - MOVING_WINDOW_MS);
-      const movingAtDeadline = nearDeadline.length >= 2 && nearDeadline.at(-1)!.bytes! > nearDeadline[0]!.bytes!;
-      const wholeAtTapAt = big?.t ?? null;
-      const incompleteAtDeadline = wholeAtTapAt === null ? (view?.closedAt ?? closed?.t ?? Infinity) >= deadline - SAMPLE_MS : wholeAtTapAt > deadline;
-      const pingPastFrame = pings.find((p) => p.t > tick - 200 && p.t <= deadline);
-      // The rate the tap measured: every byte it got from the gateway, over the time from the request
-      // to the first sample that had them all (sampling makes it read a little low, never high).
-      const counted = samples.filter((s) => s.bytes !== null);
-      const most = Math.max(0, ...counted.map((s) => s.bytes!));
-      const full = counted.find((s) => s.bytes === most);
-      const tapRateBytesS = full && most > 0 && full.t > tReq ? Math.round((most / (full.t - tReq)) * 1000) : null;
-      const governedByLimit = tapRateBytesS !== null && tapRateBytesS <= RATE_BYTES_S * 1.1;
-      const labWatchClosed = closed?.code === 4000;
-      const met = startedBeforeTick && movingAtDeadline && incompleteAtDeadline && !pingPastFrame && governedByLimit && !labWatchClosed;
-      const premiseSeen = {
+      // What P-145189-frame-in-flight-at-deadline reads.
+      const wire: Wire = {
         limited,
-        rateBytesS: RATE_BYTES_S,
-        tapRateBytesS,
-        tapBytes: most,
-        startedBeforeTick,
-        firstBytesAfterTickMs: firstBytes ? firstBytes.t - tick : null,
-        movingAtDeadline,
-        bytesNearDeadline: nearDeadline.map((s) => s.bytes),
-        incompleteAtDeadline,
-        wholeAtTapAfterMs: wholeAtTapAt === null ? null : Math.round(wholeAtTapAt - tReq),
-        deadlineAfterMs: deadline - tReq,
-        pingPastFrame: pingPastFrame ? { seq: pingPastFrame.seq, afterMs: Math.round(pingPastFrame.t - tReq) } : null,
-        labWatchClosed,
+        tick,
+        tReq,
+        samples,
+        frameWholeAt: big?.t ?? null,
+        pings: pings.map((p) => ({ seq: p.seq, t: p.t })),
+        tapClosedAt: view?.closedAt ?? null,
+        closed: closed ?? null,
       };
-      premise({ id: "P-145189-frame-in-flight-at-deadline", met, observed: premiseSeen });
+      observe("wire", wire);
+      const premiseSeen = inFlight(wire).observed;
       log(`premise: ${JSON.stringify(premiseSeen)}`);
 
       // ---- what the user sees
       const arrived = node.invokes().find((i) => i.command === "system.which");
-      const arrivedWhole = (arrived?.params as { padding?: unknown } | undefined)?.padding === blob;
       const got = answered;
       const returned = got && !isRefused(got) ? invokePayload(got) : undefined;
-      const operatorGotAnswer = (returned as { paddingChars?: unknown } | undefined)?.paddingChars === blob.length;
-      const closedInWindow = closed ?? (view?.state === "closed" ? { code: null, reason: "closed at the tap", t: view.closedAt } : undefined);
+      const closedThen = closed;
+      const closedInWindow = closedInWindowOf(closedThen, view);
       const gatewayLines = (await memberLog(lab, lab.gateway.alias, tReq)).filter((l) => /heartbeat|pingWriteState|bufferedBytes|slow.consumer|outbound_buffer|disconnect/i.test(l.line)).slice(0, 20);
       const onWire = {
         closed: closedInWindow ? { code: closedInWindow.code, reason: closedInWindow.reason, afterMs: closedInWindow.t === null ? null : Math.round(closedInWindow.t - tReq) } : null,
@@ -326,21 +416,14 @@ export default defineScenario({
         windowMs: polled.ms,
       };
       log(`the node's connection: ${JSON.stringify(onWire)}; gateway log: ${gatewayLines.map((l) => l.line).join(" | ") || "nothing about it"}`);
-      // The connection ended if the node's side closed, or if the gateway said it dropped the node
-      // (the operator's invoke refused DISCONNECTED). With the gateway's egress limited, its close
-      // waits behind the queued bytes: the node's side may see it long after (in 2 of 3 runs on
-      // 2026.9.4 not within 5 s), so the gateway's own account is read first.
-      const gatewayDropped = got !== undefined && isRefused(got) && /DISCONNECTED/.test(got.message);
-      const connectionEnded = gatewayDropped ? "dropped by the gateway" : closedInWindow ? "closed" : null;
-      check({
-        id: CHECK_ID,
-        expectation: EXPECTATION,
-        holds: !connectionEnded && arrivedWhole && operatorGotAnswer,
-        observed: normalise({
-          connectionEnded,
-          frameArrivedWhole: arrivedWhole,
-          operatorGot: got === undefined ? "no answer" : isRefused(got) ? `${got.code}${got.detailsCode ? `/${got.detailsCode}` : ""}: ${got.message}` : operatorGotAnswer ? "the node's answer" : "another answer",
-        }),
+      // What R-145189-connection-survives reads: the close and the operator's answer as they stood
+      // when the window ended, and the padding that reached the node against the one sent.
+      observe("user", {
+        closed: closedThen ?? null,
+        tap: view ? { state: view.state, closedAt: view.closedAt } : null,
+        sent: digest(blob)!,
+        arrived: digest((arrived?.params as { padding?: unknown } | undefined)?.padding),
+        operatorGot: got === undefined ? null : isRefused(got) ? got : { payload: returned },
       });
       evidence.premise = premiseSeen;
       evidence.onWire = onWire;

@@ -42,8 +42,9 @@
 // PAIRING_CHANGED, retryable: true), and the gateway never closed A: the report's loop. The same
 // on 2026.9.4 and 2026.9.5 (matrix-20261202-020542-d80d), and in 4 of 4 soak rounds on 2026.9.6.
 // With the check asking for the close alone: the same, known (run 20261204-031824-65f9ddc78791c549).
+// The body drives and observes (ctx.observe); the premise and the check below judge what it observed.
 import { LabInfraError, defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
-import { refusal, isRefused } from "../../lab/clients/operator.ts";
+import { refusal, isRefused, type Refused } from "../../lab/clients/operator.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { pairScripted } from "../../lab/kits/pairing.ts";
 import { scene } from "../../lab/kits/scene.ts";
@@ -71,7 +72,23 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+/** Connection A's close as its client saw it (afterMs: from B's admission; -1 before it). */
+type Closed = { code: number; reason: string; afterMs: number };
+
+/** One node.event on A: served with its answer, or refused (a time-out is a refusal "TIMEOUT") with its retryable flag. */
+type Answer = { n: number; ok: true; answer: unknown } | ({ n: number; retryable: boolean | null } & Refused);
+
+export interface Observed {
+  /** The second connection: admitted or not, and A's close (null: open) when it was. */
+  second?: { admitted: boolean; aClosed: Closed | null };
+  /** A, watched for RETIRE_S: its close as it stood when the watch ended (null: open), and every answer. */
+  watch?: { closed: Closed | null; answers: Answer[] };
+}
+
+/** An answer as the signature names it: "served", or its code/details code, and " retryable" when it says so. */
+const answerLabel = (x: Answer): string => (isRefused(x) ? `${x.code}/${x.detailsCode ?? "-"}${x.retryable === true ? " retryable" : ""}` : "served");
+
+export default defineScenario<Observed>({
   name: "repro-148693",
   upstream: {
     issue: 148693,
@@ -98,25 +115,51 @@ export default defineScenario({
       id: "P-148693-second-connection",
       what: "while connection A was open and served, a second connection B with the same device identity was admitted (hello-ok)",
       aimOff: "no second connection is opened",
+      judge: (h) => h.second && { met: h.second.admitted && !h.second.aClosed, observed: { secondAdmitted: h.second.admitted, aOpenWhenAdmitted: !h.second.aClosed } },
+    },
+  ],
+  checks: [
+    {
+      id: "R-148693-stale-connection-retired",
+      expectation: EXPECTATION,
+      judge: (h) => {
+        if (!h.watch) return undefined;
+        const closedInWatch = h.watch.closed;
+        // Who closed A: the lab's own tick watchdog closes 4000 "tick timeout" (the gateway went
+        // silent: not a retirement). (1006, and no answer with no close, are the lab's unknown: the body ends there.)
+        const byLab = closedInWatch?.code === 4000 && closedInWatch.reason === "tick timeout";
+        const closedByGateway = closedInWatch && !byLab ? closedInWatch : undefined;
+        // What the fix promises and nothing else: A retired (closed by the gateway) within the
+        // watch. Served, refused with any code, or unanswered while open: each its own signature.
+        return {
+          holds: closedByGateway !== undefined,
+          observed: normalise({
+            within_s: RETIRE_S,
+            aClosedByGateway: closedByGateway ? closedByGateway.code : null,
+            answers: [...new Set(h.watch.answers.map(answerLabel))],
+          }),
+        };
+      },
     },
   ],
   timeoutMs: 120_000,
   async run(ctx) {
-    const { lab, log, check, premise, signal, aimOff } = ctx;
+    const { lab, log, observe, signal, aimOff } = ctx;
     const alias = "scripted-1";
     const node = lab.scripted(alias);
     await scene(ctx, { faults: false, evidence: { nodeId: node.nodeId, bounds: { RETIRE_S } } }, async ({ evidence }) => {
       const paired = await labStep(`pairing ${alias}`, () => pairScripted(lab, alias, { signal }));
       const a = node.current!;
-      let aClosed: { code: number; reason: string; afterMs: number } | undefined;
+      let aClosed: Closed | undefined;
       let bAdmittedAt = 0;
       a.onClose((code, reason) => (aClosed ??= { code, reason, afterMs: bAdmittedAt ? Date.now() - bAdmittedAt : -1 }));
       // On A itself (not the newest connection), each answer awaited ANSWER_S at the pace: a gateway
       // that stops answering reads TIMEOUT, its own signature, instead of holding the watch open.
-      const event = (n: number) => a.request("node.event", { event: "fleetlab.probe", payloadJSON: JSON.stringify({ n }) }, { timeoutMs: ANSWER_S * 1000 }).then(
-        (r) => ({ n, ok: true as const, answer: r }),
-        (e: unknown) => ({ n, ...refusal(e), retryable: (e as { retryable?: boolean }).retryable ?? null }),
-      );
+      const event = (n: number): Promise<Answer> =>
+        a.request("node.event", { event: "fleetlab.probe", payloadJSON: JSON.stringify({ n }) }, { timeoutMs: ANSWER_S * 1000 }).then(
+          (r) => ({ n, ok: true as const, answer: r }),
+          (e: unknown) => ({ n, ...refusal(e), retryable: (e as { retryable?: boolean }).retryable ?? null }),
+        );
       const baseline = await event(0);
       log(`${alias} paired (${paired.ms} ms); baseline node.event on A: ${JSON.stringify(baseline)}`);
       if (isRefused(baseline)) throw new Error(`the paired node's first node.event was refused (${baseline.code}: ${baseline.message}): the state the report starts from was not reached`);
@@ -130,11 +173,12 @@ export default defineScenario({
         );
       }
       bAdmittedAt = Date.now();
-      premise({ id: "P-148693-second-connection", met: b.ok && !aClosed, observed: { secondAdmitted: b.ok, aOpenWhenAdmitted: !aClosed } });
+      // What P-148693-second-connection reads.
+      observe("second", { admitted: b.ok, aClosed: aClosed ?? null });
       log(`second connection with the same identity: ${JSON.stringify(b)}`);
 
       // ---- A, watched for RETIRE_S: a node.event a second, the answers collected as they come
-      const pending: Promise<Awaited<ReturnType<typeof event>>>[] = [];
+      const pending: Promise<Answer>[] = [];
       for (let n = 1; n <= RETIRE_S && !aClosed && !signal.aborted; n++) {
         if (a.connected) pending.push(event(n));
         await sleep(1_000);
@@ -145,26 +189,13 @@ export default defineScenario({
       const fenced = answers.filter((x) => isRefused(x) && (x as { detailsCode?: string }).detailsCode === "PAIRING_CHANGED");
       const served = answers.filter((x) => !isRefused(x));
       log(`A after B: ${answers.length} node.event(s): ${fenced.length} refused PAIRING_CHANGED, ${served.length} served; A closed: ${JSON.stringify(aClosed ?? null)}`);
-      // Who closed A: the lab's own tick watchdog closes 4000 "tick timeout" (the gateway went
-      // silent: not a retirement); 1006 is a socket cut without a close frame, by the gateway or by
-      // the lab's tap: the lab cannot tell which.
-      const byLab = closedInWatch?.code === 4000 && closedInWatch.reason === "tick timeout";
+      // 1006 is a socket cut without a close frame, by the gateway or by the lab's tap: the lab
+      // cannot tell which.
       if (closedInWatch?.code === 1006) throw new LabInfraError(`connection A was cut without a close frame (1006) ${closedInWatch.afterMs} ms after B's admission: the gateway or the lab's tap, the lab cannot tell which`);
       // Nothing seen on A (no answer and no close): the lab saw nothing to judge.
       if (!closedInWatch && answers.length === 0) throw new LabInfraError("connection A gave no answer and was not closed within the watch: nothing observed to judge");
-      const closedByGateway = closedInWatch !== undefined && !byLab ? closedInWatch : undefined;
-      // What the fix promises and nothing else: A retired (closed by the gateway) within the
-      // watch. Served, refused with any code, or unanswered while open: each its own signature.
-      check({
-        id: "R-148693-stale-connection-retired",
-        expectation: EXPECTATION,
-        holds: closedByGateway !== undefined,
-        observed: normalise({
-          within_s: RETIRE_S,
-          aClosedByGateway: closedByGateway ? closedByGateway.code : null,
-          answers: [...new Set(answers.map((x) => (isRefused(x) ? `${x.code}/${(x as { detailsCode?: string }).detailsCode ?? "-"}${(x as { retryable?: unknown }).retryable === true ? " retryable" : ""}` : "served")))],
-        }),
-      });
+      // What R-148693-stale-connection-retired reads.
+      observe("watch", { closed: closedInWatch ?? null, answers });
       evidence.baseline = baseline;
       evidence.second = b;
       evidence.answers = answers;
