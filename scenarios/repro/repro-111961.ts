@@ -39,13 +39,15 @@
 // the turn 5.7 s after its return (about 6.5 s after the first turn: the 5 s cooldown, then the
 // background retry) was offered it and its call reached south ("south echoed: back-5"); north saw
 // no new initialize or tools/list meanwhile.
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
 import { isResponsesCall } from "../../lab/clients/model.ts";
 import { writeJson } from "../../lab/evidence/write.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { echoAttempt, mcpEvidence, mcpToolsOffered, modelEvidence, waitMcpHealthy, type EchoAttempt } from "../../lab/kits/mcp.ts";
 import { openSession } from "../../lab/kits/session.ts";
-import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
+import { defineScenario, LabInfraError, type CheckDef, type FindingRecord, labStep } from "../../lab/scenario.ts";
+import type { McpRecord } from "../../lab/clients/mcp.ts";
 import { pollUntil } from "../../lab/core/wait.ts";
 
 /** From south's return (it answers /healthz again) to a turn that is offered and calls its tool. */
@@ -60,7 +62,46 @@ const EXPECTATION_NORTH = "while the failed server's catalog is retried, the hea
 
 const findings: FindingRecord[] = [];
 
-export default defineScenario({
+/** One of an MCP server's records, as the checks read it: its kind and JSON-RPC method. */
+type RpcSeen = Pick<McpRecord, "seq" | "kind" | "rpcMethod">;
+const rpcSeen = (r: McpRecord): RpcSeen => ({ seq: r.seq, kind: r.kind, rpcMethod: r.rpcMethod });
+
+export interface Observed {
+  /** The turn that worked, or else the last one at the bound (its text and what it showed), and south's records since its return. */
+  recovery?: { last: Pick<Attempt, "text" | "observed">; south: RpcSeen[] };
+  /** north's records since south's return. */
+  north?: RpcSeen[];
+}
+
+/** A turn offered south__example_echo whose call reached south once and returned its answer. */
+const southWorked = (a: Pick<Attempt, "text" | "observed">) => a.observed.offered && a.observed.southCalls === 1 && a.observed.result === `south echoed: ${a.text}`;
+const rpcs = (records: RpcSeen[], method: string) => records.filter((r) => r.kind === "rpc" && r.rpcMethod === method).length;
+
+const checks: CheckDef<Observed>[] = [
+  {
+    id: "R-111961-recovers",
+    expectation: EXPECTATION_RECOVERS,
+    judge: (h) => {
+      if (!h.recovery) return undefined;
+      const { last, south } = h.recovery;
+      return {
+        holds: southWorked(last),
+        observed: normalise({ within_s: RECOVER_S, offered: last.observed.offered, southCalls: last.observed.southCalls, result: last.observed.result, southListedAfterReturn: rpcs(south, "tools/list") > 0 }),
+      };
+    },
+  },
+  {
+    id: "R-111961-north-not-relisted",
+    expectation: EXPECTATION_NORTH,
+    judge: (h) => {
+      if (!h.north) return undefined;
+      const observed = { northInitialize: rpcs(h.north, "initialize"), northToolsList: rpcs(h.north, "tools/list") };
+      return { holds: observed.northInitialize === 0 && observed.northToolsList === 0, observed: normalise(observed) };
+    },
+  },
+];
+
+export default defineScenario<Observed>({
   name: "repro-111961",
   upstream: {
     issue: 111961,
@@ -74,8 +115,9 @@ export default defineScenario({
   topology: "own",
   spec: { nodes: { count: 0 }, git: { enabled: false } },
   findings,
+  checks,
   timeoutMs: 300_000,
-  async run({ lab, log, file, check, signal }) {
+  async run({ lab, log, file, observe, signal }) {
     const north = lab.mcp("north");
     const down = faults.stop(lab, "south", { timeoutSeconds: 2 });
     const attempts: Attempt[] = [];
@@ -111,33 +153,19 @@ export default defineScenario({
           log(`attempt ${a.n} (+${Math.round((a.at - backAt) / 100) / 10} s): ${JSON.stringify(a.observed)}`);
           return a;
         },
-        (a) => a.observed.offered && a.observed.southCalls === 1 && a.observed.result === `south echoed: ${a.text}`,
+        southWorked,
         { deadlineMs: RECOVER_S * 1000, from: backAt, intervalMs: 1_000, signal },
       );
       const southRecords = await labStep("read south's records", () => lab.mcp("south").requests({ since: southSince }));
       const last = polled.last;
-      check({
-        id: "R-111961-recovers",
-        expectation: EXPECTATION_RECOVERS,
-        holds: polled.held,
-        observed: normalise({
-          within_s: RECOVER_S,
-          offered: last.observed.offered,
-          southCalls: last.observed.southCalls,
-          result: last.observed.result,
-          southListedAfterReturn: southRecords.some((r) => r.kind === "rpc" && r.rpcMethod === "tools/list"),
-        }),
-      });
+      observe("recovery", { last: { text: last.text, observed: last.observed }, south: southRecords.map(rpcSeen) });
       extra.recovered = { held: polled.held, msAfterReturn: polled.ms, attempts: attempts.length };
 
       // ---- 4. north was not re-listed meanwhile
       const northRecords = await labStep("read north's records", () => north.requests({ since: northSince }));
-      const northObserved = {
-        northInitialize: northRecords.filter((r) => r.kind === "rpc" && r.rpcMethod === "initialize").length,
-        northToolsList: northRecords.filter((r) => r.kind === "rpc" && r.rpcMethod === "tools/list").length,
-      };
-      log(`north since south's return: ${JSON.stringify(northObserved)}`);
-      check({ id: "R-111961-north-not-relisted", expectation: EXPECTATION_NORTH, holds: northObserved.northInitialize === 0 && northObserved.northToolsList === 0, observed: normalise(northObserved) });
+      const northSeen = northRecords.map(rpcSeen);
+      observe("north", northSeen);
+      log(`north since south's return: ${JSON.stringify({ northInitialize: rpcs(northSeen, "initialize"), northToolsList: rpcs(northSeen, "tools/list") })}`);
     } finally {
       extra.healedAtEnd = await down.heal().catch((e: Error) => ({ error: e.message }));
       writeJson(file("attempts.json"), attempts);

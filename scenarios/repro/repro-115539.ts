@@ -33,12 +33,13 @@
 //     the node has failed FAILS_BEFORE_HEAL times (it keeps retrying, not once);
 //   - heal: the tap is started again (same container); node.list is polled for node-1
 //     connected, and the pairing lists for a new request.
+// The body drives and observes (ctx.observe); the check below judges what it observed.
 import { memberLogLines } from "../../lab/kits/logs.ts";
 import { faults } from "../../lab/faults/index.ts";
-import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
+import { defineScenario, LabInfraError, type CheckDef, type FindingRecord, labStep } from "../../lab/scenario.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { containerState } from "../../lab/kits/container.ts";
-import { nodeByAlias, nodeView, sameNode, waitConnected } from "../../lab/kits/nodes.ts";
+import { nodeByAlias, nodeView, sameNode, waitConnected, type NodeView } from "../../lab/kits/nodes.ts";
 import { nodeScene } from "../../lab/kits/scene.ts";
 import type { Lab } from "../../lab/topology/lab.ts";
 import { tapAlias } from "../../lab/definitions/spec.ts";
@@ -56,7 +57,32 @@ const CONNECTED = "node host gateway connected";
 // Not reproduced on 2026.9.6 so far: no finding registered.
 const findings: FindingRecord[] = [];
 
-export default defineScenario({
+export interface Observed {
+  /**
+   * The node's first connect after its start (its log line; failed, or the container exited), its
+   * failed connects before the heal, node.list's connected at the bound (or when it showed the
+   * node connected), and the node before the faults and after.
+   */
+  reconnect?: { first: { line: string; failed: boolean; exited?: boolean }; failedBeforeHeal: number; connected: boolean; before: NodeView; after: NodeView };
+}
+
+const checks: CheckDef<Observed>[] = [
+  {
+    id: "R-115539-reconnects",
+    expectation: `a node host whose first connect after its start failed (gateway address down) connects within ${RECONNECT_BOUND_S} s of the address answering again, as the same node (same nodeId, approved, no new pairing request)`,
+    judge: (h) => {
+      if (!h.reconnect) return undefined;
+      const { first, failedBeforeHeal, connected, before, after } = h.reconnect;
+      const same = sameNode(before, after);
+      return {
+        holds: connected && same.holds,
+        observed: normalise({ within_s: RECONNECT_BOUND_S, firstConnectFailed: first.failed, nodeExited: first.exited === true, failedConnectsBeforeHeal: failedBeforeHeal, connected, ...same.observed }),
+      };
+    },
+  },
+];
+
+export default defineScenario<Observed>({
   name: "repro-115539",
   upstream: {
     issue: 115539,
@@ -70,9 +96,10 @@ export default defineScenario({
   topology: "own",
   spec: { nodes: { count: 1 }, mcp: { servers: [] }, git: { enabled: false } },
   findings,
+  checks,
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     await nodeScene(ctx, {}, async ({ alias, evidence, tl }) => {
       const tapName = tapAlias(alias);
       evidence.tap = tapName;
@@ -132,19 +159,13 @@ export default defineScenario({
         { deadlineMs: RECONNECT_BOUND_S * 1000, from: healedAt, intervalMs: 250, signal },
       );
       const after = await nodeView(lab, alias);
-      const same = sameNode(before, after);
       const lines = await memberLogLines(lab, alias, startedAt).catch((e: Error) => [`(node log unreadable: ${e.message})`]);
       const connLines = lines.filter((l) => /node host gateway (connect failed|closed|connected|reconnect paused|permanently)/.test(l));
       const failures = connLines.filter((l) => l.includes(CONNECT_FAILED));
       log(`${tapName} running again (${healedAt - healStart} ms); node.list connected ${back.held ? `${back.ms} ms after that` : `false at the ${RECONNECT_BOUND_S} s bound`}; ${failures.length} failed connect(s) since the node's start`);
       log(`node log since its start:\n  ${connLines.join("\n  ")}`);
 
-      check({
-        id: "R-115539-reconnects",
-        expectation: `a node host whose first connect after its start failed (gateway address down) connects within ${RECONNECT_BOUND_S} s of the address answering again, as the same node (same nodeId, approved, no new pairing request)`,
-        holds: back.held && same.holds,
-        observed: normalise({ within_s: RECONNECT_BOUND_S, firstConnectFailed: first.failed, nodeExited: "exited" in first, failedConnectsBeforeHeal: failing.last, connected: back.last, ...same.observed }),
-      });
+      observe("reconnect", { first, failedBeforeHeal: failing.last, connected: back.last, before, after });
 
       Object.assign(evidence, {
         gatewaySawDisconnect: { held: gone.held, ms: gone.ms },

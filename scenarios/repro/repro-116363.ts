@@ -36,15 +36,16 @@
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): INVOKE_BOUND_S (the
 // operator's node.invoke) and RECONNECT_BOUND_S.
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
 import { memberLogLines } from "../../lab/kits/logs.ts";
 import crypto from "node:crypto";
 import { faults } from "../../lab/faults/index.ts";
-import { defineScenario, LabInfraError, type FindingRecord, labStep } from "../../lab/scenario.ts";
+import { defineScenario, LabInfraError, type CheckDef, type FindingRecord, labStep } from "../../lab/scenario.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { docker } from "../../lab/engine/docker.ts";
 import { controlConn, controlEvents, waitReconnect } from "../../lab/kits/node-wire.ts";
-import { nodeView, sameNode, waitConnected, waitForWorkerHost } from "../../lab/kits/nodes.ts";
-import { refusal } from "../../lab/kits/session.ts";
+import { nodeView, sameNode, waitConnected, waitForWorkerHost, type NodeView } from "../../lab/kits/nodes.ts";
+import { refusal, type Refused } from "../../lab/kits/session.ts";
 import { nodeScene } from "../../lab/kits/scene.ts";
 import { uniqueName } from "../../lab/kits/workers.ts";
 import type { Lab } from "../../lab/topology/lab.ts";
@@ -57,7 +58,49 @@ const RECONNECT_BOUND_S = 60;
 // Not reproduced on 2026.9.6 so far: no finding registered.
 const findings: FindingRecord[] = [];
 
-export default defineScenario({
+/** The operator's node.invoke as it ended: ok with the gateway's answer, or its refusal; ms after it was sent. */
+type InvokeEnd = { ok: true; payload: { ok?: boolean; payload?: { bins?: Record<string, string> } }; ms: number } | (Refused & { ms: number });
+
+export interface Observed {
+  /** The operator's node.invoke system.which of the name only this invoke's result carries (bin, at binPath on the node), as it ended. */
+  invoke?: { bin: string; binPath: string; result: InvokeEnd };
+  /** The node's control connection before the close, the one it came back on within the bound (null: none), and the node before and after. */
+  reconnect?: { conn: string; back: { conn: string; seq: number } | null; before: NodeView; after: NodeView };
+}
+
+const checks: CheckDef<Observed>[] = [
+  {
+    id: "R-116363-result-wins",
+    expectation: `a node.invoke whose result frame reached the gateway before the node's socket closed resolves ok with that payload (not DISCONNECTED), within ${INVOKE_BOUND_S} s`,
+    judge: (h) => {
+      if (!h.invoke) return undefined;
+      const { bin, binPath, result: r } = h.invoke;
+      const found = r.ok ? Object.keys(r.payload.payload?.bins ?? {}) : [];
+      const okWithPayload = r.ok && r.payload.ok === true && r.payload.payload?.bins?.[bin] === binPath;
+      return {
+        holds: okWithPayload,
+        observed: normalise(
+          r.ok ? { within_s: INVOKE_BOUND_S, ok: true, found, pathMatches: okWithPayload } : { within_s: INVOKE_BOUND_S, ok: false, code: r.code, detailsCode: r.detailsCode ?? null, message: r.message },
+        ),
+      };
+    },
+  },
+  {
+    id: "R-116363-same-node",
+    expectation: `after the close the node reconnects within ${RECONNECT_BOUND_S} s as the same node (same nodeId, approved, no pairing request, bundle untouched)`,
+    judge: (h) => {
+      if (!h.reconnect) return undefined;
+      const { conn, back, before, after } = h.reconnect;
+      const same = sameNode(before, after);
+      return {
+        holds: !!back && same.holds && back.conn !== conn,
+        observed: normalise({ within_s: RECONNECT_BOUND_S, reconnected: !!back, newConnection: !!back && back.conn !== conn, ...same.observed }),
+      };
+    },
+  },
+];
+
+export default defineScenario<Observed>({
   name: "repro-116363",
   upstream: {
     issue: 116363,
@@ -71,9 +114,10 @@ export default defineScenario({
   topology: "shared",
   needs: [{ method: "node.invoke", why: "the operator invokes system.which on the node" }],
   findings,
+  checks,
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     await nodeScene(ctx, {}, async ({ alias, tap, evidence, tl }) => {
       await waitConnected(lab, alias, true, { timeoutMs: 60_000, signal });
       const before = await nodeView(lab, alias);
@@ -104,8 +148,8 @@ export default defineScenario({
         // expectation: INVOKE_BOUND_S is the check's bound ("resolves ... within 25 s"): fixed, not paced
         .request("node.invoke", { nodeId: before.nodeId, command: "system.which", params: { bins: [bin] }, idempotencyKey: crypto.randomUUID(), timeoutMs: 15_000 }, { timeoutMs: INVOKE_BOUND_S * 1000, expectation: true })
         .then(
-          (payload) => ({ ok: true as const, payload: payload as { ok?: boolean; payload?: { bins?: Record<string, string> } }, ms: Date.now() - t0 }),
-          (err: unknown) => ({ ...refusal(err), ms: Date.now() - t0 }),
+          (payload): InvokeEnd => ({ ok: true as const, payload: payload as { ok?: boolean; payload?: { bins?: Record<string, string> } }, ms: Date.now() - t0 }),
+          (err: unknown): InvokeEnd => ({ ...refusal(err), ms: Date.now() - t0 }),
         );
 
       // The rule must fire on the node's result frame: that is the lab's part of the repro.
@@ -127,18 +171,7 @@ export default defineScenario({
       const gatewayLog = await memberLogLines(lab, lab.gateway.alias, t0 - 1_000).catch((e: Error) => [`(gateway log unreadable: ${e.message})`]);
       const drainLines = gatewayLog.filter((l) => /node lifecycle dispatch drain|node disconnected|PAIRING_CHANGED/.test(l));
 
-      const found = invokeResult.ok ? Object.keys(invokeResult.payload.payload?.bins ?? {}) : [];
-      const okWithPayload = invokeResult.ok && invokeResult.payload.ok === true && invokeResult.payload.payload?.bins?.[bin] === binPath;
-      check({
-        id: "R-116363-result-wins",
-        expectation: `a node.invoke whose result frame reached the gateway before the node's socket closed resolves ok with that payload (not DISCONNECTED), within ${INVOKE_BOUND_S} s`,
-        holds: okWithPayload,
-        observed: normalise(
-          invokeResult.ok
-            ? { within_s: INVOKE_BOUND_S, ok: true, found, pathMatches: okWithPayload }
-            : { within_s: INVOKE_BOUND_S, ok: false, code: invokeResult.code, detailsCode: invokeResult.detailsCode ?? null, message: invokeResult.message },
-        ),
-      });
+      observe("invoke", { bin, binPath, result: invokeResult });
 
       // The node comes back on its own as the same node.
       // expectation: "reconnects within RECONNECT_BOUND_S" (R-116363-same-node); a time-out is "not reconnected"
@@ -146,13 +179,7 @@ export default defineScenario({
       await cut.heal();
       const reconnectMs = back ? Math.round(back.t - fired.t) : null;
       const node = back ? await waitConnected(lab, alias, true, { timeoutMs: 30_000, signal }).then(() => nodeView(lab, alias)) : await nodeView(lab, alias);
-      const same = sameNode(before, node);
-      check({
-        id: "R-116363-same-node",
-        expectation: `after the close the node reconnects within ${RECONNECT_BOUND_S} s as the same node (same nodeId, approved, no pairing request, bundle untouched)`,
-        holds: !!back && same.holds && back.conn !== conn,
-        observed: normalise({ within_s: RECONNECT_BOUND_S, reconnected: !!back, newConnection: !!back && back.conn !== conn, ...same.observed }),
-      });
+      observe("reconnect", { conn, back: back ? { conn: back.conn, seq: back.seq } : null, before, after: node });
       log(`node reconnected ${back ? `on ${back.conn} ${reconnectMs} ms after the close` : "not at all"}; gateway reply to the forwarded result: ${JSON.stringify(reply ?? null)}; gateway log: ${JSON.stringify(drainLines)}`);
 
       Object.assign(evidence, {

@@ -80,11 +80,12 @@
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): WHILE_DOWN_S.
 // FULL_TURN_S and AFTER_RETURN_S are the lab's waits for a run's end, paced.
-import { LabInfraError, defineScenario, type ScenarioContext } from "../../lab/scenario.ts";
+// The body drives and observes (ctx.observe); the checks and premises below judge what it observed.
+import { LabInfraError, defineScenario, type CheckDef, type ScenarioContext } from "../../lab/scenario.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { nodeByAlias, summarizeNode, waitConnected, waitForNode, waitForWorkerHost, slotsFree } from "../../lab/kits/nodes.ts";
-import { plantNodeMarker, proveTurnOnNode, type NodeMarker } from "../../lab/kits/proof.ts";
+import { plantNodeMarker, proveTurnOnNode, turnOnNode, type NodeMarker, type TurnProof, type TurnSeen } from "../../lab/kits/proof.ts";
 import { nodeScene } from "../../lab/kits/scene.ts";
 import { openSession, type Session } from "../../lab/kits/session.ts";
 import { listEnvironments, startHeldTurn, uniqueName, type HeldTurn } from "../../lab/kits/workers.ts";
@@ -104,7 +105,125 @@ const CAPACITY_ERROR = "device worker capacity remained full";
 /** The run error #130445 showed for a full node (WorkerRunnerUnavailableError). */
 const OFFLINE_ERROR = "The device runner is offline";
 
-export default defineScenario({
+/** node.list's connection and worker slots for the node. */
+interface SlotsView {
+  connected: boolean;
+  workerSlots: { total: number; available: number } | null;
+}
+/** sessions.dispatch of C to the node, and C's placement state afterwards. */
+interface DispatchSeen {
+  dispatch: DispatchOutcome;
+  placementAfter: string | null;
+}
+/** A turn with a node-only marker followed to its end: chat.send's status, agent.wait's end, the model requests carrying its token, what the node proof read. */
+interface TurnEnd {
+  chatSend: string;
+  status: string;
+  error?: unknown;
+  ms: number;
+  modelRequests: number;
+  seen: TurnSeen;
+}
+
+export interface Observed {
+  /** node-1's nodeId (the refusals name it). */
+  nodeId?: string;
+  /** node-1 when C was dispatched and when B's turn ended, while full. */
+  full?: { atDispatch: SlotsView; atTurnEnd: SlotsView };
+  fullDispatch?: DispatchSeen;
+  fullTurn?: TurnEnd;
+  /** node-1 when C was dispatched and at the end of B's down window, while killed. */
+  offline?: { atDispatch: SlotsView; atWindowEnd: SlotsView };
+  offlineDispatch?: DispatchSeen;
+  /**
+   * B's turn sent while node-1 was down: chat.send's status, the model requests carrying its token
+   * within the down window, agent.wait's end, when it ended and when the node was back (both on
+   * the gateway's clock: agent.wait endedAt, node.list connectedAtMs), what the node proof read.
+   */
+  offlineTurn?: { chatSend: string; modelRequestsWhileDown: number; end: { status: string; text?: string; error?: unknown }; endedAt: number | null; backAt: number | null; seen: TurnSeen };
+}
+
+const isFull = (n: SlotsView) => n.connected && n.workerSlots?.available === 0;
+
+/** A dispatch refused with `refusal` naming the node, C placed nowhere. */
+function dispatchRefused(nodeId: string, d: DispatchSeen, refusal: (nodeId: string) => string) {
+  return {
+    holds: !d.dispatch.ok && d.dispatch.message === refusal(nodeId) && d.placementAfter !== "active",
+    observed: normalise({ ...withNodeId(d.dispatch, nodeId), placementAfter: d.placementAfter }),
+  };
+}
+
+/** A watched turn as it reads: its error as text, whether it ran on the node, and its signature. */
+function turnRead(t: TurnEnd): { error: string | undefined; proof: { holds: boolean; observed: TurnProof["observed"] }; observed: Record<string, unknown> } {
+  const error = t.error === undefined ? undefined : typeof t.error === "string" ? t.error : JSON.stringify(t.error);
+  const proof = turnOnNode(t.seen);
+  const endedAfter = t.ms < 10_000 ? "<10s" : t.ms < 20_000 ? "10-20s" : ">=20s";
+  return { error, proof, observed: normalise({ chatSend: t.chatSend, status: t.status, error: error ?? null, endedAfter, modelRequests: t.modelRequests, ...proof.observed }) };
+}
+
+/** When a turn ended against the node's return, on the gateway's clock. */
+function whenEnded(ended: boolean, endedAt: number | null, backAt: number | null): string {
+  return !ended ? "not ended" : endedAt !== null && backAt !== null && endedAt < backAt ? "before the node was back" : "after the node was back";
+}
+
+const checks: CheckDef<Observed>[] = [
+  {
+    id: "R-129929-full-dispatch",
+    expectation: "sessions.dispatch of a new session to the chosen node while every worker slot is busy is refused with the capacity error naming that node, and places nothing (no fallback to the gateway)",
+    judge: (h) => (h.nodeId !== undefined && h.fullDispatch ? dispatchRefused(h.nodeId, h.fullDispatch, capacityRefusal) : undefined),
+  },
+  {
+    id: "R-130445-full-turn",
+    expectation: `a turn to a session placed on a connected node whose slots are all busy is not run elsewhere: it runs on the node or ends with the capacity error ('${CAPACITY_ERROR}'), never with the offline error`,
+    judge: (h) => {
+      if (!h.fullTurn) return undefined;
+      const t = turnRead(h.fullTurn);
+      const fullError = t.error ?? "";
+      return {
+        holds: h.fullTurn.modelRequests === 0 ? h.fullTurn.status === "error" && fullError.includes(CAPACITY_ERROR) && !fullError.includes(OFFLINE_ERROR) : t.proof.holds,
+        observed: t.observed,
+      };
+    },
+  },
+  {
+    id: "R-129929-offline-dispatch",
+    expectation: "sessions.dispatch of a new session to the chosen node while it is down is refused with the not-connected error naming that node, and places nothing (no fallback to the gateway)",
+    judge: (h) => (h.nodeId !== undefined && h.offlineDispatch ? dispatchRefused(h.nodeId, h.offlineDispatch, offlineRefusal) : undefined),
+  },
+  {
+    id: "R-129929-offline-turn",
+    // Both ends keep the execution on the chosen node, which is what the PRs ask: the turn runs
+    // there once the node is back (2026.9.6), or ends with the offline error having run nowhere
+    // (2026.9.4, matrix of 2026-12-02). Neither PR says a waiting turn must run after the node
+    // returns. The offline error counts only while the node is down, judged by the gateway's
+    // own times: the same error after the node was back is the mislabel the fix is about.
+    expectation: `a turn to a session placed on a node that is down runs nowhere while it is down (no model request within ${WHILE_DOWN_S} s), and then either ends with the offline error ('${OFFLINE_ERROR}') before the node is back (agent.wait endedAt before node.list connectedAtMs), having run nowhere, or runs on that node once it is back (a node-only file read; worker.launch.v1 on its tap); never elsewhere, never the offline error once the node is back`,
+    judge: (h) => {
+      if (!h.offlineTurn) return undefined;
+      const { chatSend, modelRequestsWhileDown, end, endedAt, backAt, seen } = h.offlineTurn;
+      const ended = whenEnded(end.status === "ok" || end.status === "error", endedAt, backAt);
+      const doneError = JSON.stringify(end.error ?? end.text ?? "");
+      const proof = turnOnNode(seen);
+      return {
+        holds:
+          modelRequestsWhileDown === 0 &&
+          (end.status === "error"
+            ? ended === "before the node was back" && doneError.includes(OFFLINE_ERROR) && proof.observed.launches === 0 && proof.observed.reply === "none"
+            : end.status === "ok" && ended === "after the node was back" && proof.holds),
+        observed: normalise({
+          chatSend,
+          modelRequestsWhileDown,
+          end: end.status,
+          offlineError: end.status === "error" ? doneError.includes(OFFLINE_ERROR) : null,
+          ended,
+          ...proof.observed,
+        }),
+      };
+    },
+  },
+];
+
+export default defineScenario<Observed>({
   name: "repro-129929",
   upstream: {
     issue: 129929,
@@ -121,15 +240,27 @@ export default defineScenario({
   needs: [{ method: "sessions.dispatch" }],
   bug: ["R-129929-full-dispatch", "R-130445-full-turn", "R-129929-offline-dispatch", "R-129929-offline-turn"],
   premises: [
-    { id: "P-129929-full", what: "node-1 was connected with no free worker slot (node.list) when C was dispatched and when B's turn ended", aimOff: "no turn holds node-1's one slot" },
-    { id: "P-129929-offline", what: "node-1 was not connected (node.list; the kill in effect) when C was dispatched and at the end of B's down window", aimOff: "node-1 is not killed: it stays online" },
+    {
+      id: "P-129929-full",
+      what: "node-1 was connected with no free worker slot (node.list) when C was dispatched and when B's turn ended",
+      aimOff: "no turn holds node-1's one slot",
+      judge: (h) => h.full && { met: isFull(h.full.atDispatch) && isFull(h.full.atTurnEnd), observed: h.full },
+    },
+    {
+      id: "P-129929-offline",
+      what: "node-1 was not connected (node.list; the kill in effect) when C was dispatched and at the end of B's down window",
+      aimOff: "node-1 is not killed: it stays online",
+      judge: (h) => h.offline && { met: !h.offline.atDispatch.connected && !h.offline.atWindowEnd.connected, observed: { atDispatch: h.offline.atDispatch.connected, atWindowEnd: h.offline.atWindowEnd.connected } },
+    },
   ],
+  checks,
   timeoutMs: 360_000,
   async run(ctx) {
-    const { lab, log, check, premise, signal, aimOff } = ctx;
+    const { lab, log, observe, signal, aimOff } = ctx;
     await nodeScene(ctx, {}, async ({ alias, evidence, tl }) => {
       const host = await waitForWorkerHost(lab, alias, { signal });
       const nodeId = host.nodeId;
+      observe("nodeId", nodeId);
       log(`${alias}: ${JSON.stringify(summarizeNode(host))}`);
       const ws = await publishWorkspace(lab, { repo: uniqueName("repro-129929") });
       const [a, b, c] = [await openSession(lab, { workspace: ws }), await openSession(lab, { workspace: ws }), await openSession(lab, { workspace: ws })];
@@ -159,23 +290,11 @@ export default defineScenario({
         const markB = await plantNodeMarker(lab, alias, db.placement, { note: "sent while the node is full" });
         const fullTurn = await watchTurn(lab, b, markB, FULL_TURN_S * 1000, signal);
         const fullAfter = await nodeByAlias(lab, alias);
-        log(`turn B on full ${alias}: ${JSON.stringify(fullTurn.observed)}; ${alias} after: ${JSON.stringify(summarizeNode(fullAfter))}`);
+        log(`turn B on full ${alias}: ${JSON.stringify(turnRead(fullTurn.seen).observed)}; ${alias} after: ${JSON.stringify(summarizeNode(fullAfter))}`);
 
-        const isFull = (n: typeof fullBefore) => n.connected && n.workerSlots?.available === 0;
-        premise({ id: "P-129929-full", met: isFull(fullBefore) && isFull(fullAfter), observed: { atDispatch: slotsView(fullBefore), atTurnEnd: slotsView(fullAfter) } });
-        check({
-          id: "R-129929-full-dispatch",
-          expectation: "sessions.dispatch of a new session to the chosen node while every worker slot is busy is refused with the capacity error naming that node, and places nothing (no fallback to the gateway)",
-          holds: !fullDispatch.ok && fullDispatch.message === capacityRefusal(nodeId) && cAfterFull?.state !== "active",
-          observed: normalise({ ...withNodeId(fullDispatch, nodeId), placementAfter: cAfterFull?.state ?? null }),
-        });
-        const fullError = fullTurn.error ?? "";
-        check({
-          id: "R-130445-full-turn",
-          expectation: `a turn to a session placed on a connected node whose slots are all busy is not run elsewhere: it runs on the node or ends with the capacity error ('${CAPACITY_ERROR}'), never with the offline error`,
-          holds: fullTurn.modelRequests === 0 ? fullTurn.status === "error" && fullError.includes(CAPACITY_ERROR) && !fullError.includes(OFFLINE_ERROR) : fullTurn.proof.holds,
-          observed: fullTurn.observed,
-        });
+        observe("full", { atDispatch: slotsView(fullBefore), atTurnEnd: slotsView(fullAfter) });
+        observe("fullDispatch", { dispatch: fullDispatch, placementAfter: cAfterFull?.state ?? null });
+        observe("fullTurn", fullTurn.seen);
         Object.assign(evidence, { full: { before: fullBefore, after: fullAfter, environment: envFull, dispatchC: fullDispatch, placementCAfter: cAfterFull ?? null, turnB: fullTurn.evidence } });
       } finally {
         if (held) await held.finish().catch(() => {});
@@ -208,13 +327,8 @@ export default defineScenario({
       const ranWhileDown = await requestsFor(lab, markB2.nonce);
       const downAfter = await nodeByAlias(lab, alias);
       log(`turn B while ${alias} is down: chat.send ${sent.status}; over ${WHILE_DOWN_S} s: ${early.status}; model requests carrying it: ${ranWhileDown}`);
-      premise({ id: "P-129929-offline", met: !downBefore.connected && !downAfter.connected, observed: { atDispatch: downBefore.connected, atWindowEnd: downAfter.connected } });
-      check({
-        id: "R-129929-offline-dispatch",
-        expectation: "sessions.dispatch of a new session to the chosen node while it is down is refused with the not-connected error naming that node, and places nothing (no fallback to the gateway)",
-        holds: !downDispatch.ok && downDispatch.message === offlineRefusal(nodeId) && cAfterDown?.state !== "active",
-        observed: normalise({ ...withNodeId(downDispatch, nodeId), placementAfter: cAfterDown?.state ?? null }),
-      });
+      observe("offline", { atDispatch: slotsView(downBefore), atWindowEnd: slotsView(downAfter) });
+      observe("offlineDispatch", { dispatch: downDispatch, placementAfter: cAfterDown?.state ?? null });
 
       if (killed) {
         const start = await kill.heal();
@@ -230,34 +344,19 @@ export default defineScenario({
       if (doneEnded && (endedAt === undefined || backAt === undefined)) {
         throw new LabInfraError(`the run's end or the node's return has no gateway time (agent.wait endedAt ${JSON.stringify(done.raw.endedAt)}, node.list connectedAtMs ${JSON.stringify(back.connectedAtMs)}): when the turn ended against the node's return cannot be told`);
       }
-      const whenEnded = !doneEnded ? "not ended" : endedAt! < backAt! ? "before the node was back" : "after the node was back";
-      const doneError = JSON.stringify(done.error ?? done.text ?? "");
+      const ended = whenEnded(doneEnded, endedAt ?? null, backAt ?? null);
       const proof = await proveTurnOnNode(lab, { alias, marker: markB2, reply: done.text, tapSince });
-      log(`turn B: ${done.status} ${JSON.stringify(done.text ?? done.error ?? null)}, ended ${endedAt ?? "-"} ${whenEnded} (connectedAtMs ${backAt ?? "-"}); on the node: ${JSON.stringify(proof.observed)}`);
-      check({
-        id: "R-129929-offline-turn",
-        // Both ends keep the execution on the chosen node, which is what the PRs ask: the turn runs
-        // there once the node is back (2026.9.6), or ends with the offline error having run nowhere
-        // (2026.9.4, matrix of 2026-12-02). Neither PR says a waiting turn must run after the node
-        // returns. The offline error counts only while the node is down, judged by the gateway's
-        // own times: the same error after the node was back is the mislabel the fix is about.
-        expectation: `a turn to a session placed on a node that is down runs nowhere while it is down (no model request within ${WHILE_DOWN_S} s), and then either ends with the offline error ('${OFFLINE_ERROR}') before the node is back (agent.wait endedAt before node.list connectedAtMs), having run nowhere, or runs on that node once it is back (a node-only file read; worker.launch.v1 on its tap); never elsewhere, never the offline error once the node is back`,
-        holds:
-          ranWhileDown === 0 &&
-          (done.status === "error"
-            ? whenEnded === "before the node was back" && doneError.includes(OFFLINE_ERROR) && proof.observed.launches === 0 && proof.observed.reply === "none"
-            : done.status === "ok" && whenEnded === "after the node was back" && proof.holds),
-        observed: normalise({
-          chatSend: sent.status,
-          modelRequestsWhileDown: ranWhileDown,
-          end: done.status,
-          offlineError: done.status === "error" ? doneError.includes(OFFLINE_ERROR) : null,
-          ended: whenEnded,
-          ...proof.observed,
-        }),
+      log(`turn B: ${done.status} ${JSON.stringify(done.text ?? done.error ?? null)}, ended ${endedAt ?? "-"} ${ended} (connectedAtMs ${backAt ?? "-"}); on the node: ${JSON.stringify(proof.observed)}`);
+      observe("offlineTurn", {
+        chatSend: sent.status,
+        modelRequestsWhileDown: ranWhileDown,
+        end: { status: done.status, text: done.text, error: done.error },
+        endedAt: endedAt ?? null,
+        backAt: backAt ?? null,
+        seen: turnSeen(markB2, done.text, proof),
       });
       Object.assign(evidence, {
-        offline: { before: downBefore, windowEnd: downAfter, environment: envDown, dispatchC: downDispatch, placementCAfter: cAfterDown ?? null, turnB: { sent, whileDown: early, modelRequestsWhileDown: ranWhileDown, end: done, endedAt: endedAt ?? null, nodeBackAt: backAt ?? null, ended: whenEnded, proof: proof.evidence } },
+        offline: { before: downBefore, windowEnd: downAfter, environment: envDown, dispatchC: downDispatch, placementCAfter: cAfterDown ?? null, turnB: { sent, whileDown: early, modelRequestsWhileDown: ranWhileDown, end: done, endedAt: endedAt ?? null, nodeBackAt: backAt ?? null, ended, proof: proof.evidence } },
       });
     });
   },
@@ -284,13 +383,18 @@ async function requestsFor(lab: ScenarioContext["lab"], nonce: string): Promise<
   return (await lab.model.requests()).filter((r) => (r.userText ?? "").includes(nonce)).length;
 }
 
-function slotsView(n: { connected: boolean; workerSlots?: { total: number; available: number } }): Record<string, unknown> {
+function slotsView(n: { connected: boolean; workerSlots?: { total: number; available: number } }): SlotsView {
   return { connected: n.connected, workerSlots: n.workerSlots ?? null };
+}
+
+/** What the node proof read (proveTurnOnNode), for a history: turnOnNode judges it again. */
+function turnSeen(mark: NodeMarker, reply: string | undefined, proof: TurnProof): TurnSeen {
+  return { alias: mark.alias, marker: { nonce: mark.nonce, reply: mark.reply, ...(mark.environmentId ? { environmentId: mark.environmentId } : {}) }, reply: reply ?? null, launches: [...proof.evidence.launches] };
 }
 
 /**
  * A turn with a node-only marker, followed to its end (through agent.wait's early pending), with
- * where it ran: the model requests carrying its token (any run makes one) and the node proof.
+ * where it ran: the model requests carrying its token (any run makes one) and what the node proof read.
  */
 async function watchTurn(lab: ScenarioContext["lab"], s: Session, mark: NodeMarker, deadlineMs: number, signal: AbortSignal) {
   const tapSince = await lab.tap(mark.alias).seq();
@@ -298,14 +402,7 @@ async function watchTurn(lab: ScenarioContext["lab"], s: Session, mark: NodeMark
   const end = await s.waitEnd(sent.runId, deadlineMs, { signal });
   const modelRequests = await requestsFor(lab, mark.nonce);
   const proof = await proveTurnOnNode(lab, { alias: mark.alias, marker: mark, reply: end.text, tapSince });
-  const error = end.error === undefined ? undefined : typeof end.error === "string" ? end.error : JSON.stringify(end.error);
   const transcript = (await s.history().catch(() => [])).filter((m) => m.role === "custom").map((m) => `${m.customType}: ${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`);
-  return {
-    status: end.status,
-    error,
-    modelRequests,
-    proof,
-    observed: normalise({ chatSend: sent.status, status: end.status, error: error ?? null, endedAfter: end.ms < 10_000 ? "<10s" : end.ms < 20_000 ? "10-20s" : ">=20s", modelRequests, ...proof.observed }),
-    evidence: { sent, end, modelRequests, transcript, proof: proof.evidence },
-  };
+  const seen: TurnEnd = { chatSend: sent.status, status: end.status, error: end.error, ms: end.ms, modelRequests, seen: turnSeen(mark, end.text, proof) };
+  return { seen, evidence: { sent, end, modelRequests, transcript, proof: proof.evidence } };
 }

@@ -46,13 +46,15 @@
 // 20261204-031824-65f9ddc78791c549: environments.destroy {force} answered ok; B's placement afterwards
 // `failed` ("Worker result abandoned by forced operator teardown"), its environment still
 // `attached` with tunnelStatus `stopped` (observed).
-import { defineScenario, labStep, type FindingRecord } from "../../lab/scenario.ts";
+// The body drives and observes (ctx.observe); the checks and the premise below judge what it observed.
+import { defineScenario, labStep, type CheckDef, type FindingRecord } from "../../lab/scenario.ts";
+import type { Placement } from "../../lab/clients/sessions.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { nodeByAlias, waitForWorkerHost } from "../../lab/kits/nodes.ts";
 import { nodeScene } from "../../lab/kits/scene.ts";
-import { refusal, isRefused } from "../../lab/kits/session.ts";
-import { createWorkerSession, dispatchTo, listEnvironments, placementOf, uniqueName } from "../../lab/kits/workers.ts";
+import { refusal, isRefused, type Refused } from "../../lab/kits/session.ts";
+import { createWorkerSession, dispatchTo, listEnvironments, placementOf, uniqueName, type Environment } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 import { pollUntil } from "../../lab/core/wait.ts";
 
@@ -69,7 +71,64 @@ const DESTROY_EXPECTATION =
 
 const findings: FindingRecord[] = [];
 
-export default defineScenario({
+export interface Observed {
+  /** node-1's nodeId (the device the placements are on; refusals name it). */
+  nodeId?: string;
+  /** Both sessions' placements (sessions.describe) before the move and the destroy: when both read runner offline, or else at the bound. */
+  beforeMove?: { a: Placement | null; b: Placement | null };
+  /** sessions.move {gateway, abandonSource}: its answer or refusal, and A's placement when it read local, or else at the bound. */
+  move?: { answer: Record<string, unknown> | Refused; placementAfter: Placement | null };
+  /** environments.destroy {force} of B's environment: its answer or refusal, the environment when no longer attached or else at the bound (null: not listed), B's placement after. */
+  destroy?: { answer: Record<string, unknown> | Refused; environmentAfter: Environment | null; placementAfter: Placement | null };
+}
+
+/** A placement still active on a device whose runner reads offline. */
+const gone = (p: Placement | null | undefined) => p?.state === "active" && p.runner?.status === "offline";
+/** A refusal's code and message, the node's id and per-run noise taken out. */
+const refusedAs = (r: Refused, nodeId: string) => ({ code: r.code, message: normaliseText(r.message.replaceAll(nodeId, "<nodeId>")) });
+
+const checks: CheckDef<Observed>[] = [
+  {
+    id: "R-137088-abandon-offline-device",
+    expectation: EXPECTATION,
+    judge: (h) => {
+      if (h.nodeId === undefined || !h.move) return undefined;
+      const nodeId = h.nodeId;
+      const moved = h.move.answer;
+      const refused = isRefused(moved) ? moved : undefined;
+      const movedState = refused ? undefined : ((moved as Record<string, unknown>).placement as { state?: string } | undefined)?.state;
+      const p = h.move.placementAfter;
+      return {
+        holds: !refused && movedState === "local" && p?.state === "local",
+        observed: normalise({
+          within_s: SETTLE_S,
+          move: refused ? refusedAs(refused, nodeId) : { placement: movedState ?? null },
+          placementAfter: p ? { state: p.state, ...(p.recoveryError ? { recoveryError: normaliseText(p.recoveryError.replaceAll(nodeId, "<nodeId>")) } : {}) } : null,
+        }),
+      };
+    },
+  },
+  {
+    id: "R-137088-destroy-force",
+    expectation: DESTROY_EXPECTATION,
+    judge: (h) => {
+      if (h.nodeId === undefined || !h.destroy) return undefined;
+      const destroyRefused = isRefused(h.destroy.answer) ? h.destroy.answer : undefined;
+      const e = h.destroy.environmentAfter;
+      return {
+        holds: !destroyRefused, // what the environment and the placement show afterwards is observed, not asserted: see the header
+        observed: normalise({
+          within_s: SETTLE_S,
+          destroy: destroyRefused ? refusedAs(destroyRefused, h.nodeId) : "ok",
+          environmentAfter: e ? { status: e.status, worker: e.worker ? { state: e.worker.state, tunnelStatus: e.worker.tunnelStatus, attached: e.worker.attachedSessionIds.length } : null } : "not listed",
+          placementAfter: h.destroy.placementAfter?.state ?? null,
+        }),
+      };
+    },
+  },
+];
+
+export default defineScenario<Observed>({
   name: NAME,
   upstream: {
     issue: 137088,
@@ -91,11 +150,20 @@ export default defineScenario({
       id: "P-137088-runner-offline",
       what: "before the move and the destroy, sessions.describe shows both sessions' placements active on node-1's device with runner status offline",
       aimOff: "node-1 is not killed: its runner stays available",
+      judge: (h) => {
+        if (h.nodeId === undefined || !h.beforeMove) return undefined;
+        const { a, b } = h.beforeMove;
+        return {
+          met: gone(a) && gone(b) && a?.runner?.deviceId === h.nodeId && b?.runner?.deviceId === h.nodeId,
+          observed: [a, b].map((p) => ({ state: p?.state ?? null, runner: p?.runner?.status ?? null, onNode: p?.runner?.deviceId === h.nodeId })),
+        };
+      },
     },
   ],
+  checks,
   timeoutMs: 300_000,
   async run(ctx) {
-    const { lab, log, check, premise, aimOff, signal } = ctx;
+    const { lab, log, observe, aimOff, signal } = ctx;
     await nodeScene(ctx, { evidence: { bounds: { OFFLINE_S, SETTLE_S } } }, async ({ alias, evidence, tl }) => {
       // The set-up is the lab's own (a refusal or a timeout here, seen under heavy load, is unknown, not a fail).
       await labStep(`${alias} offering its worker slots`, () => waitForWorkerHost(lab, alias, { signal }));
@@ -105,6 +173,7 @@ export default defineScenario({
       const d = await labStep(`dispatching the session to ${alias}`, () => dispatchTo(lab, key, alias));
       const dB = await labStep(`dispatching the second session to ${alias}`, () => dispatchTo(lab, keyB, alias));
       const nodeId = (await nodeByAlias(lab, alias)).nodeId;
+      observe("nodeId", nodeId);
       log(`dispatched ${key} (A) and ${keyB} (B) to ${alias}: placements ${JSON.stringify(d.placement)} and ${JSON.stringify(dB.placement)}`);
       evidence.dispatched = { a: d.placement, b: dB.placement };
 
@@ -114,7 +183,6 @@ export default defineScenario({
         await kill.inject();
         log(`${alias} SIGKILLed (stays down)`);
       }
-      const gone = (p: Awaited<ReturnType<typeof placementOf>>) => p?.state === "active" && p.runner?.status === "offline";
       const offline = await pollUntil("the placements' runner offline", async () => ({ a: await placementOf(lab, key), b: await placementOf(lab, keyB) }), (v) => gone(v.a) && gone(v.b), {
         deadlineMs: (aimOff ? 5 : OFFLINE_S) * 1000,
         signal,
@@ -124,11 +192,7 @@ export default defineScenario({
       log(`before the move and the destroy: placement A ${JSON.stringify(source)}; placement B ${JSON.stringify(sourceB)}`);
       evidence.beforeMove = source ?? null;
       evidence.beforeDestroy = sourceB ?? null;
-      premise({
-        id: "P-137088-runner-offline",
-        met: offline.held && source?.runner?.deviceId === nodeId && sourceB?.runner?.deviceId === nodeId,
-        observed: [source, sourceB].map((p) => ({ state: p?.state ?? null, runner: p?.runner?.status ?? null, onNode: p?.runner?.deviceId === nodeId })),
-      });
+      observe("beforeMove", { a: source ?? null, b: sourceB ?? null });
 
       // ---- Continue on Gateway: the exact source, abandoned
       const moved = await lab.operator.client
@@ -150,19 +214,7 @@ export default defineScenario({
       const envAfterMove = (await listEnvironments(lab)).find((e) => e.id === envId);
       log(`afterwards: placement ${JSON.stringify(after.last)}; environment ${JSON.stringify(envAfterMove ?? null)}`);
       evidence.afterMove = { placement: after.last, environment: envAfterMove ?? null };
-      const refused = isRefused(moved) ? moved : undefined;
-      const movedState = refused ? undefined : ((moved as Record<string, unknown>).placement as { state?: string } | undefined)?.state;
-      const p = after.last;
-      check({
-        id: "R-137088-abandon-offline-device",
-        expectation: EXPECTATION,
-        holds: !refused && movedState === "local" && after.held,
-        observed: normalise({
-          within_s: SETTLE_S,
-          move: refused ? { code: refused.code, message: normaliseText(refused.message.replaceAll(nodeId, "<nodeId>")) } : { placement: movedState ?? null },
-          placementAfter: p ? { state: p.state, ...(p.recoveryError ? { recoveryError: normaliseText(p.recoveryError.replaceAll(nodeId, "<nodeId>")) } : {}) } : null,
-        }),
-      });
+      observe("move", { answer: moved, placementAfter: after.last ?? null });
 
       // ---- the admin's last resort on B, whose placement is still active on the gone device: environments.destroy {force}
       const envB = sourceB?.environmentId ?? dB.placement.environmentId;
@@ -179,19 +231,7 @@ export default defineScenario({
       const placementB = await placementOf(lab, keyB);
       log(`B afterwards: environment ${JSON.stringify(envAfter.last ?? "not listed")}; placement ${JSON.stringify(placementB ?? null)}`);
       evidence.destroy = { answer: destroyed, environmentAfter: envAfter.last ?? null, placementAfter: placementB ?? null };
-      const destroyRefused = isRefused(destroyed) ? destroyed : undefined;
-      const e = envAfter.last;
-      check({
-        id: "R-137088-destroy-force",
-        expectation: DESTROY_EXPECTATION,
-        holds: !destroyRefused, // what the environment and the placement show afterwards is observed, not asserted: see the header
-        observed: normalise({
-          within_s: SETTLE_S,
-          destroy: destroyRefused ? { code: destroyRefused.code, message: normaliseText(destroyRefused.message.replaceAll(nodeId, "<nodeId>")) } : "ok",
-          environmentAfter: e ? { status: e.status, worker: e.worker ? { state: e.worker.state, tunnelStatus: e.worker.tunnelStatus, attached: e.worker.attachedSessionIds.length } : null } : "not listed",
-          placementAfter: placementB?.state ?? null,
-        }),
-      });
+      observe("destroy", { answer: destroyed, environmentAfter: envAfter.last ?? null, placementAfter: placementB ?? null });
     });
   },
 });

@@ -44,13 +44,14 @@
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): NEXT_S, from the
 // gateway being ready.
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
 import assert from "node:assert/strict";
 import { isResponsesCall } from "../../lab/clients/model.ts";
 import { messageText } from "../../lab/clients/sessions.ts";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
-import { defineScenario, LabInfraError, type FindingRecord, type ScenarioContext } from "../../lab/scenario.ts";
-import { armHold, isRefused, openSession, refusal, restartGateway, type RunEnd } from "../../lab/kits/session.ts";
+import { defineScenario, LabInfraError, type CheckDef, type FindingRecord, type ScenarioContext } from "../../lab/scenario.ts";
+import { armHold, isRefused, openSession, refusal, restartGateway, type Refused, type RunEnd } from "../../lab/kits/session.ts";
 import { scene } from "../../lab/kits/scene.ts";
 import type { ScenarioTimeline } from "../../lab/kits/timeline.ts";
 import { expectedReply, uniqueName } from "../../lab/kits/workers.ts";
@@ -80,7 +81,52 @@ const findings: FindingRecord[] = [dropped("restart"), dropped("sigkill")];
 
 type Variant = "restart" | "sigkill";
 
-export default defineScenario({
+/** A chat.send as it went: the run it started, or the refusal. */
+type Sent = { runId: string; status: string } | Refused;
+/** agent.wait's answer for a run, as the checks read it. */
+type WaitSeen = { status: string; text?: string; error?: unknown };
+
+/** One variant's new message after the restart. */
+interface NextSeen {
+  accepted: Sent;
+  /** agent.wait's last answer for it within NEXT_S (null: none). */
+  end: WaitSeen | null;
+  /** The reply it wants, and the assistant texts of the session's history when that reply was there, or else at the bound. */
+  want: string;
+  assistantTexts: string[];
+  /** When it was not answered: a retry's chat.send, its end and the reply it wants. */
+  retry: { want: string; sent: Sent; end: WaitSeen | null } | null;
+}
+
+export type Observed = Partial<Record<Variant, NextSeen>>;
+
+const sentAs = (r: Sent) => (isRefused(r) ? `${r.code}: ${normaliseText(r.message)}` : r.status);
+const runErrorOf = (end: WaitSeen | null) => (end?.error === undefined ? null : normaliseText(typeof end.error === "string" ? end.error : JSON.stringify(end.error)).slice(0, 300));
+const retryAs = (r: NonNullable<NextSeen["retry"]>) =>
+  isRefused(r.sent) ? sentAs(r.sent) : r.end?.status === "ok" && r.end.text === r.want ? "answered" : `${r.end?.status}: ${normaliseText(JSON.stringify(r.end?.error ?? null)).slice(0, 200)}`;
+
+/** The new message after a restart of kind `v`: accepted and answered within NEXT_S, never "changed while starting work". */
+const nextMessage = (v: Variant): CheckDef<Observed> => ({
+  id: `R-137355-${v}-next-message`,
+  expectation: `after a gateway ${v === "restart" ? "restart (SIGTERM, SIGKILL after " + GRACE_S + " s)" : "SIGKILL and start"} under a turn in flight, a new message to that session is accepted and answered within ${NEXT_S} s of the gateway being ready, never '${REFUSAL}'`,
+  judge: (h) => {
+    const n = h[v];
+    if (!n) return undefined;
+    const sendSeen = sentAs(n.accepted);
+    const runError = runErrorOf(n.end);
+    const changed = [sendSeen, runError ?? ""].some((t) => t.includes(REFUSAL));
+    const answered = n.assistantTexts.includes(n.want);
+    return {
+      holds: !isRefused(n.accepted) && answered && !changed,
+      observed: normalise({ within_s: NEXT_S, chatSend: sendSeen, run: n.end?.status ?? null, runError, answered, changedWhileStartingWork: changed, ...(n.retry !== null ? { retry: retryAs(n.retry) } : {}) }),
+    };
+  },
+});
+
+const waitSeen = (e: RunEnd | undefined): WaitSeen | null => (e ? { status: e.status, text: e.text, error: e.error } : null);
+const assistantTexts = (history: { role: string; content?: unknown }[]) => history.filter((m) => m.role === "assistant").map((m) => messageText(m.content));
+
+export default defineScenario<Observed>({
   name: "repro-137355",
   upstream: {
     issue: 137355,
@@ -100,6 +146,7 @@ export default defineScenario({
   topology: "own",
   spec: { nodes: { count: 0 }, mcp: { servers: [] }, git: { enabled: false } },
   findings,
+  checks: [nextMessage("restart"), nextMessage("sigkill")],
   timeoutMs: 480_000,
   async run(ctx) {
     const atEnd = () => ctx.lab.model.release().catch(() => {});
@@ -109,8 +156,8 @@ export default defineScenario({
   },
 });
 
-async function variant(ctx: ScenarioContext, tl: ScenarioTimeline, v: Variant): Promise<Record<string, unknown>> {
-  const { lab, log, check, signal } = ctx;
+async function variant(ctx: ScenarioContext<Observed>, tl: ScenarioTimeline, v: Variant): Promise<Record<string, unknown>> {
+  const { lab, log, observe, signal } = ctx;
   const gw = lab.spec.gateway.alias;
   const s = await openSession(lab);
   const token = uniqueName("tok");
@@ -159,25 +206,31 @@ async function variant(ctx: ScenarioContext, tl: ScenarioTimeline, v: Variant): 
     // expectation: the rest of NEXT_S, in wall time
     end = await s.wait(accepted.runId, Math.max(1_000, NEXT_S * 1000 - (Date.now() - readyAt)), { expectation: true });
   }
+  // The assistant texts of the history as last read: the check reads the answer from them.
+  let texts: string[] = [];
   const answered = await pollUntil(
     "the new message's answer in the session's history",
-    async () => (await s.history(100)).some((m) => m.role === "assistant" && messageText(m.content) === want),
+    async () => {
+      texts = assistantTexts(await s.history(100));
+      return texts.includes(want);
+    },
     (x) => x,
     { deadlineMs: NEXT_S * 1000, from: readyAt, intervalMs: 500, signal },
   );
-  const sendSeen = isRefused(accepted) ? `${accepted.code}: ${normaliseText(accepted.message)}` : accepted.status;
-  const runError = end?.error === undefined ? null : normaliseText(typeof end.error === "string" ? end.error : JSON.stringify(end.error)).slice(0, 300);
-  const changed = [sendSeen, runError ?? ""].some((t) => t.includes(REFUSAL));
+  const sendSeen = sentAs(accepted);
+  const runError = runErrorOf(waitSeen(end));
   log(`[${v}] new message ${Date.now() - readyAt} ms after ready: chat.send ${sendSeen} (${sendAt - readyAt} ms after ready); run ${end?.status ?? "-"} ${runError ?? ""}; answered ${answered.held} (${answered.ms} ms after ready)`);
 
   // If it was not answered: does the session take a message at all a little later (wedged for good, or a race)?
   let retry: string | null = null;
+  let retrySeen: NextSeen["retry"] = null;
   if (!answered.held) {
     const again = `${uniqueName("tok")} retry after the refused message`;
     const r = await s.send(again).then((x) => x, (err: unknown) => refusal(err));
     // expectation: NEXT_S bounds the retry, which the known finding's signature carries: fixed, not paced
     const e = isRefused(r) ? undefined : await s.wait(r.runId, NEXT_S * 1000, { expectation: true });
-    retry = isRefused(r) ? `${r.code}: ${normaliseText(r.message)}` : e?.status === "ok" && e.text === expectedReply(again) ? "answered" : `${e?.status}: ${normaliseText(JSON.stringify(e?.error ?? null)).slice(0, 200)}`;
+    retrySeen = { want: expectedReply(again), sent: r, end: waitSeen(e) };
+    retry = retryAs(retrySeen);
     log(`[${v}] a retry: ${retry}`);
   }
 
@@ -185,12 +238,7 @@ async function variant(ctx: ScenarioContext, tl: ScenarioTimeline, v: Variant): 
   const runAfterAnswer = isRefused(accepted) ? null : await s.wait(accepted.runId, 2_000).catch((err: Error) => ({ error: err.message }));
   const requests = (await lab.model.requests({ since: modelSince - 1 })).filter(isResponsesCall);
   const recoveryTurns = requests.filter((r) => (r.userText ?? "").includes(RECOVERY_TEXT)).length;
-  check({
-    id: `R-137355-${v}-next-message`,
-    expectation: `after a gateway ${v === "restart" ? "restart (SIGTERM, SIGKILL after " + GRACE_S + " s)" : "SIGKILL and start"} under a turn in flight, a new message to that session is accepted and answered within ${NEXT_S} s of the gateway being ready, never '${REFUSAL}'`,
-    holds: !isRefused(accepted) && answered.held && !changed,
-    observed: normalise({ within_s: NEXT_S, chatSend: sendSeen, run: end?.status ?? null, runError, answered: answered.held, changedWhileStartingWork: changed, ...(retry !== null ? { retry } : {}) }),
-  });
+  observe(v, { accepted, end: waitSeen(end), want, assistantTexts: texts, retry: retrySeen });
 
   return {
     session: s.key,
