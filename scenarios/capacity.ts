@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { chatHistory, messageText, sendChat, waitRun, type Placement } from "../lab/clients/sessions.ts";
-import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
+import { defineScenario, type CheckDef, type FindingRecord } from "../lab/scenario.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { assertTurnOnNode, plantNodeMarker, proveTurnOnNode, provenWorkerTurn } from "../lab/kits/proof.ts";
+import { assertTurnOnNode, plantNodeMarker, proveTurnOnNode, provenWorkerTurn, turnOnNode, type NodeMarker, type TurnProof, type TurnSeen } from "../lab/kits/proof.ts";
 import { createWorkerSession, dispatchOrRefusal, dispatchTo, placementOf, startHeldTurn, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 import { pollUntil } from "../lab/core/wait.ts";
@@ -49,14 +49,69 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the check below judges what it observed.
+
+/** Turn B, sent to a session on the full node, as observed: what the check reads. */
+export interface TurnOnFullNode {
+  /** chat.send's status. */
+  chatSend: string;
+  /** agent.wait's status and error at the end of the WHILE_FULL_S window while the slot was held. */
+  agentWait: string;
+  error?: unknown;
+  /** How long that wait took (ms). */
+  waitedMs: number;
+  /** The session's transcript notes (custom messages: "<customType>: <content>"). */
+  transcript: string[];
+  /** After the slot freed: the bound it was watched for, the model requests that carried it, whether it was answered. */
+  afterSlotFreed: { within_s: number; modelRequests: number; answered: boolean };
+  /** What the proof that it ran on the node read (only when it was answered). */
+  onNode?: TurnSeen;
+}
+export type Observed = {
+  turnB?: TurnOnFullNode;
+};
+
+/** What proveTurnOnNode read, as a history keeps it: turnOnNode judges it again. */
+function turnSeen(alias: string, marker: NodeMarker, reply: string | undefined, proof: TurnProof): TurnSeen {
+  return { alias, marker: { nonce: marker.nonce, reply: marker.reply, ...(marker.environmentId ? { environmentId: marker.environmentId } : {}) }, reply: reply ?? null, launches: [...proof.evidence.launches] };
+}
+
+const failedAfter = (ms: number) => (ms < 10_000 ? "<10s" : ms < 20_000 ? "10-20s" : ">=20s");
+
+const turnWaitsForSlot: CheckDef<Observed> = {
+  id: CAPACITY_TURN_FINDING,
+  expectation: "a turn sent to a session whose node has every worker slot busy waits for a slot and completes on that node once one frees (as a turn to an offline node does)",
+  judge: (h) => {
+    const b = h.turnB;
+    if (!b) return undefined;
+    const onNode = b.onNode && turnOnNode(b.onNode);
+    const holds = !!onNode?.holds;
+    return {
+      holds,
+      observed: holds
+        ? undefined
+        : {
+            chatSend: b.chatSend,
+            agentWait: b.agentWait,
+            error: b.error,
+            failedAfter: failedAfter(b.waitedMs),
+            transcript: b.transcript,
+            ranAfterSlotFreed: { within_s: b.afterSlotFreed.within_s, ran: b.afterSlotFreed.modelRequests > 0 || b.afterSlotFreed.answered },
+            ...(onNode ? { onNode: onNode.observed } : {}),
+          },
+    };
+  },
+};
+
+export default defineScenario<Observed>({
   name: "capacity",
   proves: "with one worker slot per node: dispatch to a full node is refused, autoDevice picks a free node, and a turn to a session on a full node waits for the slot and runs there (finding if it fails instead); every counted turn is proven to run on its node",
   topology: "own",
   findings,
   spec: { nodes: { count: 2, capacity: 1 } },
   timeoutMs: 300_000,
-  async run({ lab, log, file, check, signal }) {
+  checks: [turnWaitsForSlot],
+  async run({ lab, log, file, observe, signal }) {
     const [full, ...others] = lab.nodes.map((m) => m.alias) as [string, ...string[]];
     for (const m of lab.nodes) {
       const n = await waitForWorkerHost(lab, m.alias, { signal });
@@ -155,22 +210,14 @@ export default defineScenario({
       log(`turn B within ${AFTER_SLOT_FREED_S} s of the slot freeing: ${answered ? `answered ${JSON.stringify(answered.text)}, on the node: ${JSON.stringify(proofB!.observed)}` : "no answer"}; model requests for it: ${modelSawB}; transcript notes: ${JSON.stringify(custom)}`);
       evidence.turnOnFullNode = { message: markerB.message, chatSend: sentB, agentWait: waitedB, waitedMs, afterSlotFreed: { within_s: AFTER_SLOT_FREED_S, ...polled, proof: proofB?.evidence ?? null }, transcript: history };
 
-      const holds = !!proofB?.holds;
-      check({
-        id: CAPACITY_TURN_FINDING,
-        expectation: "a turn sent to a session whose node has every worker slot busy waits for a slot and completes on that node once one frees (as a turn to an offline node does)",
-        holds,
-        observed: holds
-          ? undefined
-          : {
-              chatSend: sentB.status,
-              agentWait: waitedB.status,
-              error: waitedB.error,
-              failedAfter: waitedMs < 10_000 ? "<10s" : waitedMs < 20_000 ? "10-20s" : ">=20s",
-              transcript: custom,
-              ranAfterSlotFreed: { within_s: AFTER_SLOT_FREED_S, ran: modelSawB > 0 || !!answered },
-              ...(proofB ? { onNode: proofB.observed } : {}),
-            },
+      observe("turnB", {
+        chatSend: sentB.status,
+        agentWait: waitedB.status,
+        error: waitedB.error,
+        waitedMs,
+        transcript: custom,
+        afterSlotFreed: { within_s: AFTER_SLOT_FREED_S, modelRequests: modelSawB, answered: !!answered },
+        ...(answered && proofB ? { onNode: turnSeen(full, markerB, answered.text, proofB) } : {}),
       });
 
       // 4. The session is not stuck: its next turn answers, on the node.

@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import { docker } from "../lab/engine/docker.ts";
 import { faults } from "../lab/faults/index.ts";
 import * as op from "../lab/clients/operator.ts";
-import { describeSession } from "../lab/clients/sessions.ts";
-import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
+import { describeSession, type Placement } from "../lab/clients/sessions.ts";
+import { defineScenario, type CheckDef, type FindingRecord } from "../lab/scenario.ts";
 import { normalise } from "../lab/findings/normalise.ts";
 import { waitReconnect } from "../lab/kits/node-wire.ts";
-import { bundleKept, nodeByAlias, nodeView, slotsFree, waitBundleInstalled, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { bundleSeen, keptBundle, nodeByAlias, nodeView, slotsFree, waitBundleInstalled, waitForNode, waitForWorkerHost, type BundleSeen, type NodeView } from "../lab/kits/nodes.ts";
 import { WaitTimeout } from "../lab/core/wait.ts";
 import { scene } from "../lab/kits/scene.ts";
-import { provenWorkerTurn } from "../lab/kits/proof.ts";
+import { provenWorkerTurn, turnOnNode, type TurnSeen } from "../lab/kits/proof.ts";
 import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
@@ -87,14 +87,91 @@ function failureOf(o: { error?: unknown; reply?: unknown }): string {
   return `no error; reply ${JSON.stringify(o.reply ?? null)} not proven on its node`;
 }
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed, per node
+// in the order of lab.nodes.
+export type Observed = {
+  /** Each node's view before the restart and once it is back. */
+  views?: { node: string; before: NodeView; after: NodeView }[];
+  /** Each placed session's placement (sessions.describe) before and after the restart (null: none). */
+  placements?: { node: string; before: Placement | null; after: Placement | null }[];
+  /** The next turn in each placed session: what the proof that it ran on its node read. */
+  turns?: { node: string; seen: TurnSeen }[];
+  /** Each node's installed bundle directories before the restart and its bundle after the turns. */
+  bundles?: { node: string; before: NodeView["bundles"]; now: BundleSeen }[];
+  /** Each node's worker slots once the turns are over: all free within the wait, or what it showed then. */
+  slots?: { node: string; free: boolean; workerSlots?: unknown }[];
+};
+
+const checks: CheckDef<Observed>[] = [
+  {
+    id: "R-gateway-restart-pairing",
+    expectation: "every node comes back by itself with the same nodeId, approved, device- and node-paired, with no pairing request, its bundle directory untouched",
+    judge: (h) => {
+      if (!h.views) return undefined;
+      const pairing = h.views.map(({ node, before: b, after: a }) => ({ node, sameNodeId: a.nodeId === b.nodeId, approvalState: a.approvalState, paired: a.paired, pendingDevice: a.pendingDevice, pendingNode: a.pendingNode, deviceApproved: a.deviceApproved, nodeApproved: a.nodeApproved, sameBundleDir: JSON.stringify(a.bundles) === JSON.stringify(b.bundles) }));
+      return { holds: pairing.every((p) => p.sameNodeId && p.approvalState === "approved" && p.paired && p.pendingDevice === 0 && p.pendingNode === 0 && p.deviceApproved && p.nodeApproved && p.sameBundleDir), observed: pairing };
+    },
+  },
+  {
+    id: "R-gateway-restart-placements",
+    expectation: "sessions and their placements persist across the restart: still active on the same node, same workspace",
+    judge: (h) => {
+      if (!h.placements) return undefined;
+      const placements = h.placements.map(({ node, before: b, after: a }) => ({ node, state: a?.state ?? null, sameRunner: a?.runner?.deviceId === b?.runner?.deviceId, runnerStatus: a?.runner?.status ?? null, sameGeneration: a?.generation === b?.generation, sameWorkspace: a?.remoteWorkspaceDir === b?.remoteWorkspaceDir }));
+      return { holds: placements.every((p) => p.state === "active" && p.sameRunner && p.sameWorkspace), observed: placements };
+    },
+  },
+  {
+    id: "R-gateway-restart-turns",
+    expectation: "the next turn in each placed session completes after the restart, on its node (it reads a node-only file; worker.launch.v1 on the node's tap)",
+    judge: (h) => {
+      if (!h.turns) return undefined;
+      const proofs = h.turns.map((t) => turnOnNode(t.seen));
+      return {
+        holds: proofs.every((p) => p.holds),
+        // Counted, with each distinct failure's words: which node it hits is not fixed (the body's log line names them).
+        observed: normalise({
+          nodes: proofs.length,
+          completed: proofs.filter((p) => p.holds).length,
+          failedWith: [...new Set(proofs.filter((p) => !p.holds).map((p) => failureOf(p.observed)))],
+        }),
+      };
+    },
+  },
+  {
+    id: "R-gateway-restart-bundles",
+    expectation: "after the restart and the next turns, node.list says each node's worker bundle is installed, the same bundle directory as before",
+    judge: (h) => {
+      if (!h.bundles) return undefined;
+      const bundles = h.bundles.map((b) => keptBundle({ bundles: b.before }, b.now));
+      return {
+        holds: bundles.every((b) => b.holds),
+        // Counted, not per node: which node the gateway forgets is not fixed (the body's log line names them).
+        observed: { nodes: bundles.length, installed: bundles.filter((b) => b.observed.status === "installed").length, notReported: bundles.filter((b) => b.observed.status === null).length, sameBundleDir: bundles.every((b) => b.observed.sameBundleDir) },
+      };
+    },
+  },
+  {
+    id: "R-gateway-restart-slots",
+    expectation: "once the turns after the restart are over, each node offers all its worker slots again (node.list workerSlots available = total)",
+    judge: (h) =>
+      h.slots && {
+        holds: h.slots.every((x) => x.free),
+        // Counted, not per node: which node keeps a slot is not fixed (the body's log line names them).
+        observed: { nodes: h.slots.length, allFree: h.slots.filter((x) => x.free).length, held: h.slots.filter((x) => !x.free).map((x) => x.workerSlots ?? null) },
+      },
+  },
+];
+
+export default defineScenario<Observed>({
   name: "gateway-restart",
   proves: "after a graceful gateway restart every node reconnects on its own without re-pairing, sessions and their placements persist, and the next turn in each placed session completes on its node",
   topology: "own",
   findings,
   timeoutMs: 300_000,
+  checks,
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const gw = lab.spec.gateway.alias;
     await scene(ctx, {}, async ({ evidence, tl }) => {
       // One placed session per node, each with a completed turn.
@@ -144,52 +221,17 @@ export default defineScenario({
 
       // ---- what persisted
       const viewsAfter = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n, await nodeView(lab, n)] as const)));
-      const pairing = nodes.map((n) => {
-        const b = viewsBefore[n]!;
-        const a = viewsAfter[n]!;
-        return { node: n, sameNodeId: a.nodeId === b.nodeId, approvalState: a.approvalState, paired: a.paired, pendingDevice: a.pendingDevice, pendingNode: a.pendingNode, deviceApproved: a.deviceApproved, nodeApproved: a.nodeApproved, sameBundleDir: JSON.stringify(a.bundles) === JSON.stringify(b.bundles) };
-      });
-      check({
-        id: "R-gateway-restart-pairing",
-        expectation: "every node comes back by itself with the same nodeId, approved, device- and node-paired, with no pairing request, its bundle directory untouched",
-        holds: pairing.every((p) => p.sameNodeId && p.approvalState === "approved" && p.paired && p.pendingDevice === 0 && p.pendingNode === 0 && p.deviceApproved && p.nodeApproved && p.sameBundleDir),
-        observed: pairing,
-      });
+      observe("views", nodes.map((n) => ({ node: n, before: viewsBefore[n]!, after: viewsAfter[n]! })));
       const sessionsAfter = Object.fromEntries(await Promise.all(placed.map(async (p) => [p.key, (await describeSession(lab.operator.client, p.key)).placement] as const)));
-      const placements = placed.map((p) => {
-        const b = sessionsBefore[p.key];
-        const a = sessionsAfter[p.key];
-        return { node: p.node, state: a?.state ?? null, sameRunner: a?.runner?.deviceId === b?.runner?.deviceId, runnerStatus: a?.runner?.status ?? null, sameGeneration: a?.generation === b?.generation, sameWorkspace: a?.remoteWorkspaceDir === b?.remoteWorkspaceDir };
-      });
-      log(`placements after the restart: ${JSON.stringify(placements)}`);
-      check({
-        id: "R-gateway-restart-placements",
-        expectation: "sessions and their placements persist across the restart: still active on the same node, same workspace",
-        holds: placements.every((p) => p.state === "active" && p.sameRunner && p.sameWorkspace),
-        observed: placements,
-      });
+      const placements = placed.map((p) => ({ node: p.node, before: sessionsBefore[p.key] ?? null, after: sessionsAfter[p.key] ?? null }));
+      log(`placements after the restart: ${JSON.stringify(placements.map((p) => ({ node: p.node, ...p.after })))}`);
+      observe("placements", placements);
       const turns = await Promise.all(placed.map(async (p) => ({ node: p.node, ...(await provenWorkerTurn(lab, p.key, p.node, { note: "after the restart" })) })));
       log(`turns after the restart: ${JSON.stringify(turns.map((t) => ({ node: t.node, ms: t.ms, ...t.observed })))}`);
-      check({
-        id: "R-gateway-restart-turns",
-        expectation: "the next turn in each placed session completes after the restart, on its node (it reads a node-only file; worker.launch.v1 on the node's tap)",
-        holds: turns.every((t) => t.proof.holds),
-        // Counted, with each distinct failure's words: which node it hits is not fixed (the log line above names them).
-        observed: normalise({
-          nodes: turns.length,
-          completed: turns.filter((t) => t.proof.holds).length,
-          failedWith: [...new Set(turns.filter((t) => !t.proof.holds).map((t) => failureOf(t.observed)))],
-        }),
-      });
-      const bundles = await Promise.all(nodes.map(async (n) => ({ node: n, ...(await bundleKept(lab, n, viewsBefore[n]!)) })));
-      log(`bundles after the turns: ${JSON.stringify(bundles.map((b) => ({ node: b.node, ...b.observed })))}`);
-      check({
-        id: "R-gateway-restart-bundles",
-        expectation: "after the restart and the next turns, node.list says each node's worker bundle is installed, the same bundle directory as before",
-        holds: bundles.every((b) => b.holds),
-        // Counted, not per node: which node the gateway forgets is not fixed (the log line names them).
-        observed: { nodes: bundles.length, installed: bundles.filter((b) => b.observed.status === "installed").length, notReported: bundles.filter((b) => b.observed.status === null).length, sameBundleDir: bundles.every((b) => b.observed.sameBundleDir) },
-      });
+      observe("turns", turns.map((t) => ({ node: t.node, seen: t.seen })));
+      const bundles = await Promise.all(nodes.map(async (n) => ({ node: n, before: viewsBefore[n]!.bundles, now: await bundleSeen(lab, n) })));
+      log(`bundles after the turns: ${JSON.stringify(bundles.map((b) => ({ node: b.node, status: b.now.status, dirs: b.now.bundles.map((x) => x.dir) })))}`);
+      observe("bundles", bundles);
 
       // Every slot back once the turns are over (their agent.wait returned and the proof was read).
       const slots = await Promise.all(nodes.map(async (n) => {
@@ -203,13 +245,7 @@ export default defineScenario({
         }
       }));
       log(`worker slots after the turns: ${JSON.stringify(slots)}`);
-      check({
-        id: "R-gateway-restart-slots",
-        expectation: "once the turns after the restart are over, each node offers all its worker slots again (node.list workerSlots available = total)",
-        holds: slots.every((x) => x.free),
-        // Counted, not per node: which node keeps a slot is not fixed (the log line names them).
-        observed: { nodes: slots.length, allFree: slots.filter((x) => x.free).length, held: slots.filter((x) => !x.free).map((x) => x.workerSlots ?? null) },
-      });
+      observe("slots", slots);
 
       Object.assign(evidence, {
         restart: r,

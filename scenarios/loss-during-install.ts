@@ -2,11 +2,12 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../lab/clients/gateway.ts";
 import type { Frame, HttpExchange } from "../lab/clients/tap.ts";
 import { faults } from "../lab/faults/index.ts";
+import type { Placement } from "../lab/clients/sessions.ts";
 import { defineScenario } from "../lab/scenario.ts";
-import { STATE_DIR, installedBundles } from "../lab/kits/inside-node.ts";
+import { STATE_DIR, installedBundles, type BundleDir } from "../lab/kits/inside-node.ts";
 import { nodeByAlias, summarizeNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { nodeScene } from "../lab/kits/scene.ts";
-import { provenWorkerTurn } from "../lab/kits/proof.ts";
+import { provenWorkerTurn, turnOnNode, type TurnSeen } from "../lab/kits/proof.ts";
 import { createWorkerSession, dispatchTo, placementOf, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 import { packageVersion } from "../lab/definitions/build.ts";
@@ -22,14 +23,61 @@ import { packageVersion } from "../lab/definitions/build.ts";
 // is given to report the reinstalled bundle (a time-out there reads "not installed").
 const BUNDLE_GET = "/__openclaw__/worker-bundle/*";
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
+export type Observed = {
+  /** The dispatch the kill cut short (its answer, or its refusal, with how long it took) and the session's placement afterwards (null: none). */
+  firstDispatch?: { result: { accepted: string; ms: number } | { code: string; message: string; ms: number }; placement: Placement | null };
+  /** After the restart and the next dispatch: the node's bundle directories, the entries of its bundles folders, the placement's bundle hash, the version the receipt must name, node.list's bundle status. */
+  reinstall?: { bundles: { bundles: BundleDir[]; strayReceipts: string[] }; entries: string[]; placementHash?: string; openclawVersion: string; status: string | null };
+  /** The worker turn on the reinstalled node: what the proof that it ran there read. */
+  turn?: TurnSeen;
+};
+
+export default defineScenario<Observed>({
   name: "loss-during-install",
   proves: "a node killed during its worker bundle install fails that dispatch (no hang); started again, the next dispatch installs exactly one complete bundle and the turn completes on the node",
   topology: "own",
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   timeoutMs: 300_000,
+  checks: [
+    {
+      id: "R-install-loss-dispatch-fails",
+      expectation: "a dispatch whose node dies during the bundle install fails with an error (no hang) and its placement ends in a terminal state with a reason",
+      judge: (h) => {
+        if (!h.firstDispatch) return undefined;
+        const { result: r, placement: p } = h.firstDispatch;
+        return {
+          holds: "code" in r && r.ms < 60_000 && !!p && ["failed", "reclaimed"].includes(p.state) && !!p.terminalReason,
+          observed: { dispatch: "code" in r ? { code: r.code } : r, placement: p?.state ?? null, terminalReason: !!p?.terminalReason },
+        };
+      },
+    },
+    {
+      id: "R-install-loss-clean-reinstall",
+      expectation: "after the restart the next dispatch installs the bundle cleanly: exactly one complete bundle directory (receipt, worker.mjs, the placement's hash), nothing half-written beside it, node.list says installed",
+      judge: (h) => {
+        if (!h.reinstall) return undefined;
+        const { bundles, entries, placementHash, openclawVersion, status } = h.reinstall;
+        const b = bundles.bundles[0];
+        const clean =
+          bundles.bundles.length === 1 &&
+          entries.length === 1 &&
+          b?.hash === placementHash &&
+          b?.receipt?.bundleHash === b?.hash &&
+          b?.receipt?.openclawVersion === openclawVersion &&
+          !!b?.files.includes("worker.mjs") &&
+          bundles.strayReceipts.length === 0 &&
+          status === "installed";
+        return {
+          holds: clean,
+          observed: { bundleDirs: bundles.bundles.length, bundlesEntries: entries, hashMatches: b?.hash === placementHash, receipt: !!b?.receipt, workerMjs: !!b?.files.includes("worker.mjs"), strayReceipts: bundles.strayReceipts, status },
+        };
+      },
+    },
+    { id: "R-install-loss-turn", expectation: "a worker turn on the reinstalled node completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", judge: (h) => h.turn && turnOnNode(h.turn) },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     await nodeScene(ctx, {}, async ({ alias, tap, evidence, tl }) => {
       const tree = async () => (await lab.exec(alias, ["sh", "-c", `cd ${STATE_DIR}/node-host 2>/dev/null && find . -maxdepth 4 -not -path './*/workspaces/*/*' | sort; true`])).stdout.split("\n").filter(Boolean);
       const bundleEntries = async () => (await lab.exec(alias, ["sh", "-c", `for d in ${STATE_DIR}/node-host/*/bundles; do [ -d "$d" ] && ls -1A "$d"; done; true`])).stdout.split("\n").filter(Boolean);
@@ -75,12 +123,7 @@ export default defineScenario({
       log(`at the kill: ${JSON.stringify(atKill)}`);
       assert.ok(install && !answered, `the kill did not land during the install: ${JSON.stringify(atKill)}`);
 
-      check({
-        id: "R-install-loss-dispatch-fails",
-        expectation: "a dispatch whose node dies during the bundle install fails with an error (no hang) and its placement ends in a terminal state with a reason",
-        holds: "code" in firstResult && firstResult.ms < 60_000 && !!placementAfter && ["failed", "reclaimed"].includes(placementAfter.state) && !!placementAfter.terminalReason,
-        observed: { dispatch: "code" in firstResult ? { code: firstResult.code } : firstResult, placement: placementAfter?.state ?? null, terminalReason: !!placementAfter?.terminalReason },
-      });
+      observe("firstDispatch", { result: firstResult, placement: placementAfter ?? null });
 
       const tStart = Date.now();
       const start = await kill.heal();
@@ -97,25 +140,10 @@ export default defineScenario({
       // node.list reports the bundle a moment after the dispatch that installed it.
       // expectation: a time-out is "not installed" in R-install-loss-clean-reinstall: the 30 s grace is fixed, not paced
       const node = await waitBundleInstalled(lab, alias, { expectation: true }).catch(() => nodeByAlias(lab, alias));
-      const b = bundles.bundles[0];
-      const clean =
-        bundles.bundles.length === 1 &&
-        entries.length === 1 &&
-        b?.hash === again.placement.workerBundleHash &&
-        b?.receipt?.bundleHash === b?.hash &&
-        b?.receipt?.openclawVersion === packageVersion(lab.spec.openclawVersion) &&
-        !!b?.files.includes("worker.mjs") &&
-        bundles.strayReceipts.length === 0 &&
-        node.workerBundle?.status === "installed";
-      check({
-        id: "R-install-loss-clean-reinstall",
-        expectation: "after the restart the next dispatch installs the bundle cleanly: exactly one complete bundle directory (receipt, worker.mjs, the placement's hash), nothing half-written beside it, node.list says installed",
-        holds: clean,
-        observed: { bundleDirs: bundles.bundles.length, bundlesEntries: entries, hashMatches: b?.hash === again.placement.workerBundleHash, receipt: !!b?.receipt, workerMjs: !!b?.files.includes("worker.mjs"), strayReceipts: bundles.strayReceipts, status: node.workerBundle?.status ?? null },
-      });
+      observe("reinstall", { bundles, entries, placementHash: again.placement.workerBundleHash, openclawVersion: packageVersion(lab.spec.openclawVersion), status: node.workerBundle?.status ?? null });
       const turn = await provenWorkerTurn(lab, s.key, alias, { note: "after the install loss" });
       log(`turn: ${JSON.stringify({ text: turn.text, error: turn.error, ms: turn.ms, proof: turn.observed })}`);
-      check({ id: "R-install-loss-turn", expectation: "a worker turn on the reinstalled node completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: turn.proof.holds, observed: turn.observed });
+      observe("turn", turn.seen);
       Object.assign(evidence, {
         session: s.key,
         trigger: trig,

@@ -6,7 +6,7 @@ import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
 import { nodeByAlias, nodeView, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { nodeScene } from "../lab/kits/scene.ts";
-import { plantNodeMarker, proveTurnOnNode } from "../lab/kits/proof.ts";
+import { plantNodeMarker, proveTurnOnNode, turnOnNode, type NodeMarker, type TurnProof, type TurnSeen } from "../lab/kits/proof.ts";
 import { createWorkerSession, dispatchTo, placementOf, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
@@ -22,13 +22,56 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 const WHILE_DOWN_MS = 3_000;
 const refusal = (nodeId: string) => ({ code: "INVALID_REQUEST", message: `device worker node is not connected: ${nodeId}; reconnect it before retrying` });
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
+export type Observed = {
+  /** The new dispatch to the down node: its answer or refusal, how long it took, the session's placement state afterwards (null: none), and the node's id. */
+  refused?: { nodeId: string; result: { accepted: string } | { code: string; message: string }; ms: number; placement: string | null };
+  /** The turn sent while the node was down: chat.send's status, agent.wait's over the window while down (and the window), its end after the node returned, what the proof that it ran on the node read. */
+  queued?: { chatSend: string; whileDown: string; whileDown_ms: number; afterReturn: string; turn: TurnSeen };
+  /** The refused session dispatched again once the node was back: its state and time, or the error. */
+  again?: { state: string; ms: number } | { error: string };
+};
+
+/** What proveTurnOnNode read, as a history keeps it: turnOnNode judges it again. */
+function turnSeen(alias: string, marker: NodeMarker, reply: string | undefined, proof: TurnProof): TurnSeen {
+  return { alias, marker: { nonce: marker.nonce, reply: marker.reply, ...(marker.environmentId ? { environmentId: marker.environmentId } : {}) }, reply: reply ?? null, launches: [...proof.evidence.launches] };
+}
+
+export default defineScenario<Observed>({
   name: "offline-dispatch",
   proves: "with a node down, a new dispatch to it is refused at once (INVALID_REQUEST 'device worker node is not connected') and a turn to a session already placed there waits and completes on the node after it returns",
   topology: "shared",
   timeoutMs: 240_000,
+  checks: [
+    {
+      id: "R-offline-dispatch-refused",
+      expectation: "a new dispatch to a node that is down fails at once (< 5 s) with a clear error and places nothing",
+      judge: (h) => {
+        if (!h.refused) return undefined;
+        const { nodeId, result: r, ms, placement } = h.refused;
+        return {
+          holds: "code" in r && r.code === refusal(nodeId).code && r.message === refusal(nodeId).message && ms < 5_000 && placement !== "active",
+          observed: { ...("code" in r ? { code: r.code, message: r.message.replace(nodeId, "<nodeId>") } : r), within5s: ms < 5_000, placement },
+        };
+      },
+    },
+    {
+      id: "R-offline-dispatch-queued-turn",
+      expectation: "a turn sent to a session placed on a down node is accepted, waits, and completes by itself after the node returns, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)",
+      judge: (h) => {
+        if (!h.queued) return undefined;
+        const q = h.queued;
+        const proof = turnOnNode(q.turn);
+        return {
+          holds: q.chatSend === "started" && q.whileDown === "timeout" && q.afterReturn === "ok" && proof.holds,
+          observed: { chatSend: q.chatSend, whileDown: q.whileDown, whileDown_ms: q.whileDown_ms, afterReturn: q.afterReturn, ...proof.observed },
+        };
+      },
+    },
+    { id: "R-offline-dispatch-after-return", expectation: "the refused session can be dispatched to the node once it is back", judge: (h) => h.again && { holds: "state" in h.again && h.again.state === "active", observed: h.again } },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     await nodeScene(ctx, {}, async ({ alias, evidence, tl }) => {
       await waitForWorkerHost(lab, alias, { signal });
       const ws = await publishWorkspace(lab, { repo: uniqueName("offline") });
@@ -54,12 +97,7 @@ export default defineScenario({
       const refusedMs = Math.round(performance.now() - t1);
       const freshPlacement = await placementOf(lab, fresh.key);
       log(`dispatch to the down node: ${JSON.stringify(refused)} in ${refusedMs} ms; placement afterwards: ${JSON.stringify(freshPlacement?.state ?? null)}`);
-      check({
-        id: "R-offline-dispatch-refused",
-        expectation: "a new dispatch to a node that is down fails at once (< 5 s) with a clear error and places nothing",
-        holds: "code" in refused && refused.code === refusal(nodeId).code && refused.message === refusal(nodeId).message && refusedMs < 5_000 && freshPlacement?.state !== "active",
-        observed: { ...("code" in refused ? { code: refused.code, message: refused.message.replace(nodeId, "<nodeId>") } : refused), within5s: refusedMs < 5_000, placement: freshPlacement?.state ?? null },
-      });
+      observe("refused", { nodeId, result: refused, ms: refusedMs, placement: freshPlacement?.state ?? null });
 
       // A turn to the session already placed there.
       const message = marker.message;
@@ -83,12 +121,7 @@ export default defineScenario({
       const reply = await replyOf(lab.operator.client, placed.key, done, sent.runId);
       const proof = await proveTurnOnNode(lab, { alias, marker, reply, tapSince });
       log(`queued turn: ${done.status} ${JSON.stringify(reply ?? done.error ?? null)} ${doneMs} ms after the start call; on the node: ${JSON.stringify(proof.observed)}`);
-      check({
-        id: "R-offline-dispatch-queued-turn",
-        expectation: "a turn sent to a session placed on a down node is accepted, waits, and completes by itself after the node returns, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)",
-        holds: sent.status === "started" && early.status === "timeout" && done.status === "ok" && proof.holds,
-        observed: { chatSend: sent.status, whileDown: early.status, whileDown_ms: WHILE_DOWN_MS, afterReturn: done.status, ...proof.observed },
-      });
+      observe("queued", { chatSend: sent.status, whileDown: early.status, whileDown_ms: WHILE_DOWN_MS, afterReturn: done.status, turn: turnSeen(alias, marker, reply, proof) });
 
       const host = await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
       const view = await nodeView(lab, alias);
@@ -99,7 +132,7 @@ export default defineScenario({
         (err: Error) => ({ error: err.message }),
       );
       log(`the refused session dispatched again after the node returned: ${JSON.stringify(again)}`);
-      check({ id: "R-offline-dispatch-after-return", expectation: "the refused session can be dispatched to the node once it is back", holds: "state" in again && again.state === "active", observed: again });
+      observe("again", again);
       Object.assign(evidence, {
         kill: k,
         refused: { ...refused, ms: refusedMs, placementAfter: freshPlacement ?? null },

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { defineScenario } from "../lab/scenario.ts";
 import { writeJson } from "../lab/evidence/write.ts";
 import { installedBundles, workerCheckout, workerProcesses } from "../lab/kits/inside-node.ts";
-import { wireSummary } from "../lab/kits/node-wire.ts";
+import { wireSummary, type InventoryUpdate } from "../lab/kits/node-wire.ts";
 import { assertTurnOnNode, plantNodeMarker } from "../lab/kits/proof.ts";
 import { slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { createWorkerSession, dispatchTo, placementOf, reclaim, startHeldTurn, uniqueName } from "../lab/kits/workers.ts";
@@ -17,7 +17,15 @@ import { packageVersion } from "../lab/definitions/build.ts";
 // Premise (proven, else unknown): P-pair-inventory-answered: the node published a runner
 // inventory during the turn and the gateway answered it (F-runner-inventory-rejected judges those
 // answers; with none it could say nothing).
-export default defineScenario({
+// The body drives and observes (ctx.observe); the check and the premise below judge what it observed.
+
+/** The runner inventory updates (node.runnerInventory.update) the node's tap saw during the scenario, each with the gateway's answer (ok absent: none). */
+type Inventory = (Pick<InventoryUpdate, "seq" | "errorCode" | "errorDetailsCode" | "workerHost"> & { ok?: boolean })[];
+export type Observed = {
+  inventory?: Inventory;
+};
+
+export default defineScenario<Observed>({
   name: "pair-and-run",
   proves: "dispatch to node-1 installs one worker bundle, a worker runs in a checkout of the published commit (smart HTTP), the turn answers with the scripted reply, worker slots return to full",
   topology: "shared",
@@ -26,9 +34,30 @@ export default defineScenario({
   order: 0,
   // F-runner-inventory-rejected judges the answers to the node's runner inventories: it can say
   // nothing when none was published in the window (an empty list of rejections is not "accepted").
-  premises: [{ id: "P-pair-inventory-answered", what: "the node published at least one runner inventory (node.runnerInventory.update) during the turn and the gateway answered it, on the node's tap" }],
+  premises: [
+    {
+      id: "P-pair-inventory-answered",
+      what: "the node published at least one runner inventory (node.runnerInventory.update) during the turn and the gateway answered it, on the node's tap",
+      judge: (h) => {
+        if (!h.inventory) return undefined;
+        const answered = h.inventory.filter((i) => i.ok !== undefined);
+        return { met: answered.length > 0, observed: { published: h.inventory.length, answered: answered.length } };
+      },
+    },
+  ],
+  checks: [
+    {
+      id: "F-runner-inventory-rejected",
+      expectation: "the gateway accepts every runner inventory (node.runnerInventory.update) an approved node host publishes",
+      judge: (h) => {
+        if (!h.inventory) return undefined;
+        const rejected = h.inventory.filter((i) => i.ok === false).map((i) => ({ errorCode: i.errorCode, errorDetailsCode: i.errorDetailsCode, workerHostKeys: Object.keys((i.workerHost as object) ?? {}).sort() }));
+        return { holds: rejected.length === 0, observed: rejected };
+      },
+    },
+  ],
   timeoutMs: 240_000,
-  async run({ lab, log, file, check, premise, signal }) {
+  async run({ lab, log, file, observe, signal }) {
     const alias = lab.nodes[0]!.alias;
     const tapSince = await lab.tap(alias).seq();
     const tHost = performance.now();
@@ -120,15 +149,7 @@ export default defineScenario({
     else assert.deepEqual(wire.bundleDownloads, [], `${alias} downloaded the bundle again although it was installed`);
     assert.ok(wire.launches.length >= 1, `${alias} never received worker.launch.v1`);
     assert.ok(wire.workerSockets.length >= 1, "the worker's own WebSocket did not pass the tap");
-    const answered = wire.inventory.filter((i) => i.ok !== undefined);
-    premise({ id: "P-pair-inventory-answered", met: answered.length > 0, observed: { published: wire.inventory.length, answered: answered.length } });
-    const rejected = wire.inventory.filter((i) => i.ok === false).map((i) => ({ errorCode: i.errorCode, errorDetailsCode: i.errorDetailsCode, workerHostKeys: Object.keys((i.workerHost as object) ?? {}).sort() }));
-    check({
-      id: "F-runner-inventory-rejected",
-      expectation: "the gateway accepts every runner inventory (node.runnerInventory.update) an approved node host publishes",
-      holds: rejected.length === 0,
-      observed: rejected,
-    });
+    observe("inventory", wire.inventory.map(({ seq, ok, errorCode, errorDetailsCode, workerHost }) => ({ seq, ok, errorCode, errorDetailsCode, workerHost })));
 
     const reclaimed = await reclaim(lab, session.key);
     log(`sessions.reclaim: ${reclaimed.state}`);

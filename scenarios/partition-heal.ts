@@ -4,9 +4,9 @@ import { tapAlias } from "../lab/definitions/spec.ts";
 import { defineScenario } from "../lab/scenario.ts";
 import { injectBeforeKeepalive } from "../lab/kits/keepalive.ts";
 import { controlConn, controlEvents, waitReconnect } from "../lab/kits/node-wire.ts";
-import { bundleKept, nodeView, sameNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
+import { bundleSeen, keptBundle, nodeView, sameNode, waitBundleInstalled, waitConnected, waitForWorkerHost, type BundleSeen, type NodeView } from "../lab/kits/nodes.ts";
 import { nodeScene } from "../lab/kits/scene.ts";
-import { provenWorkerTurn } from "../lab/kits/proof.ts";
+import { provenWorkerTurn, turnOnNode, type TurnSeen } from "../lab/kits/proof.ts";
 import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
@@ -22,13 +22,52 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 // the 120 s for the node to reconnect after the heal.
 const NOTICE_WITHIN_MS = 80_000;
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
+export type Observed = {
+  /** The wait for node.list to show the node disconnected (how long, or why it ended), and the time from the partition to the end of that wait. */
+  noticed?: { down: { ms: number } | { error: string }; noticedMs: number };
+  /** The node's control connection before the partition, its next connect after the heal (or why none came), and its view before and after. */
+  reconnect?: { conn: string; back: { conn: string } | { error: string }; before: NodeView; after: NodeView };
+  /** The worker turn after the heal: what the proof that it ran on the node read. */
+  turn?: TurnSeen;
+  /** The node's bundle directories before the partition and its bundle after the turn. */
+  bundle?: { before: NodeView["bundles"]; now: BundleSeen };
+};
+
+export default defineScenario<Observed>({
   name: "partition-heal",
   proves: "a node partitioned from the gateway is marked disconnected once the keepalive fails, reconnects on its own after the partition heals as the same approved node, and its next worker turn completes on it",
   topology: "shared",
   timeoutMs: 300_000,
+  checks: [
+    {
+      id: "R-partition-noticed",
+      expectation: `the gateway marks a partitioned node disconnected within ${NOTICE_WITHIN_MS / 1000} s (one failed keepalive)`,
+      judge: (h) =>
+        h.noticed && {
+          holds: !("error" in h.noticed.down) && h.noticed.noticedMs <= NOTICE_WITHIN_MS,
+          observed: "error" in h.noticed.down ? { noticed: false } : { noticed: true, withinBound: h.noticed.noticedMs <= NOTICE_WITHIN_MS },
+        },
+    },
+    {
+      id: "R-partition-reconnect",
+      expectation: "after the partition heals the node reconnects by itself with the same nodeId, stays approved, raises no pairing request and keeps its bundle directory",
+      judge: (h) => {
+        if (!h.reconnect) return undefined;
+        const { conn, back, before, after } = h.reconnect;
+        const same = sameNode(before, after);
+        return { holds: !("error" in back) && back.conn !== conn && same.holds, observed: { reconnected: !("error" in back), ...same.observed } };
+      },
+    },
+    { id: "R-partition-turn", expectation: "a worker turn on the node after the partition heals completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", judge: (h) => h.turn && turnOnNode(h.turn) },
+    {
+      id: "R-partition-bundle",
+      expectation: "after the partition and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)",
+      judge: (h) => h.bundle && keptBundle({ bundles: h.bundle.before }, h.bundle.now),
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     await nodeScene(ctx, { node: 1 }, async ({ alias, tap, evidence, tl }) => {
       await waitForWorkerHost(lab, alias, { signal });
       const ws = await publishWorkspace(lab, { repo: uniqueName("partition") });
@@ -56,12 +95,7 @@ export default defineScenario({
       const healedAt = Date.now();
       const heldMs = healedAt - Math.round(healed.totalMs) - inEffectAt;
       log(`gateway marked ${alias} disconnected ${noticedMs} ms after the partition (${JSON.stringify(down)}); partition held ${heldMs} ms; healed in ${Math.round(healed.totalMs)} ms`);
-      check({
-        id: "R-partition-noticed",
-        expectation: `the gateway marks a partitioned node disconnected within ${NOTICE_WITHIN_MS / 1000} s (one failed keepalive)`,
-        holds: !("error" in down) && noticedMs <= NOTICE_WITHIN_MS,
-        observed: "error" in down ? { noticed: false } : { noticed: true, withinBound: noticedMs <= NOTICE_WITHIN_MS },
-      });
+      observe("noticed", { down, noticedMs });
 
       // expectation: a time-out is "not reconnected" in R-partition-reconnect: the 120 s window is fixed, not paced
       const back = await waitReconnect(tap, since, 120_000, { expectation: true }).catch((err: Error) => ({ error: err.message }));
@@ -69,18 +103,12 @@ export default defineScenario({
       log(`after the heal: ${"error" in back ? back.error : `the node connected again on ${back.conn} ${reconnectMs} ms later`}`);
       await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
       const after = await nodeView(lab, alias);
-      const same = sameNode(before, after);
-      check({
-        id: "R-partition-reconnect",
-        expectation: "after the partition heals the node reconnects by itself with the same nodeId, stays approved, raises no pairing request and keeps its bundle directory",
-        holds: !("error" in back) && back.conn !== conn && same.holds,
-        observed: { reconnected: !("error" in back), ...same.observed },
-      });
+      observe("reconnect", { conn, back: "error" in back ? { error: back.error } : { conn: back.conn }, before, after });
       const turn = await provenWorkerTurn(lab, session.key, alias, { note: "after the partition healed" });
       log(`turn after the heal: ${JSON.stringify({ text: turn.text, error: turn.error, ms: turn.ms, proof: turn.observed })}`);
-      check({ id: "R-partition-turn", expectation: "a worker turn on the node after the partition heals completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", holds: turn.proof.holds, observed: turn.observed });
-      const bundle = await bundleKept(lab, alias, before);
-      check({ id: "R-partition-bundle", expectation: "after the partition and the next turn, node.list says the worker bundle is installed and it is the same bundle directory (not reinstalled)", holds: bundle.holds, observed: bundle.observed });
+      observe("turn", turn.seen);
+      const bundle = await bundleSeen(lab, alias);
+      observe("bundle", { before: before.bundles, now: bundle });
       Object.assign(evidence, {
         conn,
         keepalive: phase,
@@ -92,7 +120,7 @@ export default defineScenario({
         reconnectAfterHealMs: reconnectMs,
         after,
         turn,
-        bundleAfterTurn: bundle.observed,
+        bundleAfterTurn: bundle,
         tap: await controlEvents(tap, since),
       });
     });

@@ -1,10 +1,10 @@
 import { defineScenario, labStep } from "../lab/scenario.ts";
 import * as op from "../lab/clients/operator.ts";
-import { refusal, isRefused } from "../lab/clients/operator.ts";
+import { refusal, isRefused, type Refused } from "../lab/clients/operator.ts";
 import { normalise } from "../lab/findings/normalise.ts";
 import { nodeEntry, pairScripted } from "../lab/kits/pairing.ts";
 import { scene } from "../lab/kits/scene.ts";
-import { answerOf } from "../lab/kits/node-wire.ts";
+import { answerOf, type InvokeAnswer } from "../lab/kits/node-wire.ts";
 import { waitFor } from "../lab/core/wait.ts";
 
 // The scripted node (lab/clients/scripted-node.ts) as a node the gateway serves: a node client
@@ -29,15 +29,81 @@ import { waitFor } from "../lab/core/wait.ts";
 const WITHHOLD_TIMEOUT_MS = 3_000;
 const SLACK_MS = 5_000;
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
+export type Observed = {
+  /** pairScripted's steps in order (with what each saw) and node.list's entry at the end. */
+  pairing?: { steps: { step: string; detail?: Record<string, unknown> }[]; entry: { connected: boolean; approvalState?: string; paired?: boolean } };
+  /**
+   * The operator's node.invoke of system.which: the params it sent and the answer the node was
+   * scripted with; the request and the node's result on the tap (null: not seen); what the node
+   * received; what the operator got (the gateway's answer, or its refusal).
+   */
+  invoke?: { params: unknown; answer: unknown; request: { seq: number; invokeId?: string } | null; result: InvokeAnswer | null; received: { params?: unknown } | null; got: Record<string, unknown> | Refused };
+  /** The invoke the node withheld: whether the node got it, what the operator got, after how long. */
+  withheld?: { nodeGotIt: boolean; answer: Record<string, unknown> | Refused; endedMs: number };
+  /** After the node closed: node.list's entry once it showed disconnected within SLACK_MS (null: it did not), and its entry then. */
+  close?: { disconnected: { paired?: boolean } | null; entry: { connected?: boolean; paired?: boolean } | null };
+};
+
+/** What the operator's node.invoke returned: its payload (payloadJSON parsed), undefined when refused or empty. */
+function returnedOf(got: Record<string, unknown> | Refused): unknown {
+  return isRefused(got) ? undefined : (got.payload ?? (typeof got.payloadJSON === "string" ? JSON.parse(got.payloadJSON) : undefined));
+}
+
+export default defineScenario<Observed>({
   name: "scripted-node",
   proves: "a scripted node (the lab's own node client, through its own tap) pairs as an operator pairs a node, gets an operator's node.invoke on its connection and its answer reaches the operator unchanged; an invoke it withholds ends in time with an error; its close is seen in node.list",
   topology: "own",
   pairing: "fresh",
   spec: { nodes: { count: 0 }, scripted: { count: 1 }, mcp: { servers: [] }, git: { enabled: false } },
   timeoutMs: 120_000,
+  checks: [
+    {
+      id: "S-node-pairs",
+      expectation: "a new node's first connect is refused PAIRING_REQUIRED; after device.pair.approve it connects, the gateway asks node pairing for its declared commands, and after node.pair.approve node.list shows it connected and approved",
+      judge: (h) => {
+        if (!h.pairing) return undefined;
+        const { steps, entry } = h.pairing;
+        const order = steps.map((s) => s.step);
+        return {
+          holds: order.join(",") === "connect refused,device approved,connected,node pairing approved,listed approved" && entry.connected && entry.approvalState === "approved",
+          observed: normalise({ steps: order, refusal: steps[0]?.detail ?? null, entry: { connected: entry.connected, approvalState: entry.approvalState, paired: entry.paired } }),
+        };
+      },
+    },
+    {
+      id: "S-invoke-round-trip",
+      expectation: "an operator's node.invoke of a declared command reaches the node on its own connection with its params, and the node's answer is what the operator gets back, unchanged",
+      judge: (h) => {
+        if (!h.invoke) return undefined;
+        const { params, answer, request, result, received, got } = h.invoke;
+        const returned = returnedOf(got);
+        return {
+          holds: !!request && !!received && JSON.stringify(received.params) === JSON.stringify(params) && !!result && JSON.stringify(result.payload) === JSON.stringify(answer) && JSON.stringify(returned) === JSON.stringify(answer),
+          observed: normalise({ onTap: { request: !!request, result: !!result }, nodeGotParams: received?.params ?? null, operatorGot: isRefused(got) ? `${got.code}: ${got.message}` : (returned ?? null) }),
+        };
+      },
+    },
+    {
+      id: "S-invoke-withheld-ends",
+      expectation: `a node.invoke with timeoutMs ${WITHHOLD_TIMEOUT_MS} that reaches the node and is never answered ends for the operator with an error within ${WITHHOLD_TIMEOUT_MS + SLACK_MS} ms`,
+      judge: (h) => {
+        if (!h.withheld) return undefined;
+        const { nodeGotIt, answer, endedMs } = h.withheld;
+        return {
+          holds: nodeGotIt && isRefused(answer) && answer.code !== "TIMEOUT" && endedMs <= WITHHOLD_TIMEOUT_MS + SLACK_MS,
+          observed: normalise({ nodeGotIt, answer: isRefused(answer) ? { code: answer.code, detailsCode: answer.detailsCode ?? null } : "a result", within: endedMs <= WITHHOLD_TIMEOUT_MS + SLACK_MS }),
+        };
+      },
+    },
+    {
+      id: "S-close-seen",
+      expectation: `after the node closes its connection (4000), node.list shows it disconnected within ${SLACK_MS} ms, still paired`,
+      judge: (h) => h.close && { holds: !!h.close.disconnected && h.close.disconnected.paired === true, observed: normalise({ disconnected: !!h.close.disconnected, paired: h.close.entry?.paired ?? null }) },
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const alias = "scripted-1";
     const node = lab.scripted(alias);
     const tap = lab.tap(alias);
@@ -45,13 +111,7 @@ export default defineScenario({
       // ---- pairing, as an operator pairs a node
       const paired = await pairScripted(lab, alias, { signal });
       log(`${alias} paired in ${paired.ms} ms: ${paired.steps.map((s) => `${s.step} @${s.ms} ms`).join(", ")}`);
-      const order = paired.steps.map((s) => s.step);
-      check({
-        id: "S-node-pairs",
-        expectation: "a new node's first connect is refused PAIRING_REQUIRED; after device.pair.approve it connects, the gateway asks node pairing for its declared commands, and after node.pair.approve node.list shows it connected and approved",
-        holds: order.join(",") === "connect refused,device approved,connected,node pairing approved,listed approved" && paired.entry.connected && paired.entry.approvalState === "approved",
-        observed: normalise({ steps: order, refusal: paired.steps[0]?.detail ?? null, entry: { connected: paired.entry.connected, approvalState: paired.entry.approvalState, paired: paired.entry.paired } }),
-      });
+      observe("pairing", { steps: paired.steps.map(({ step, detail }) => ({ step, detail })), entry: { connected: paired.entry.connected, approvalState: paired.entry.approvalState, paired: paired.entry.paired } });
       evidence.pairing = paired;
 
       // ---- an operator's node.invoke, answered by the node
@@ -64,13 +124,14 @@ export default defineScenario({
       const request = frames.find((f) => f.dir === "gw->node" && f.event === "node.invoke.request" && f.command === "system.which");
       const result = frames.find((f) => f.dir === "node->gw" && f.method === "node.invoke.result" && f.invokeId === request?.invokeId);
       const received = node.invokes().find((i) => i.id === request?.invokeId);
-      const returned = isRefused(got) ? undefined : (got.payload ?? (typeof got.payloadJSON === "string" ? JSON.parse(got.payloadJSON) : undefined));
       log(`node.invoke system.which: ${JSON.stringify(got)}; on the tap: request ${request ? `#${request.seq}` : "none"}, result ${result ? `#${result.seq}` : "none"}`);
-      check({
-        id: "S-invoke-round-trip",
-        expectation: "an operator's node.invoke of a declared command reaches the node on its own connection with its params, and the node's answer is what the operator gets back, unchanged",
-        holds: !!request && !!received && JSON.stringify(received.params) === JSON.stringify(params) && !!result && JSON.stringify(answerOf(result).payload) === JSON.stringify(answer) && JSON.stringify(returned) === JSON.stringify(answer),
-        observed: normalise({ onTap: { request: !!request, result: !!result }, nodeGotParams: received?.params ?? null, operatorGot: isRefused(got) ? `${got.code}: ${got.message}` : (returned ?? null) }),
+      observe("invoke", {
+        params,
+        answer,
+        request: request ? { seq: request.seq, invokeId: request.invokeId } : null,
+        result: result ? answerOf(result) : null,
+        received: received ? { params: received.params } : null,
+        got,
       });
       evidence.invoke = { operatorGot: got, requestSeq: request?.seq ?? null, resultSeq: result?.seq ?? null };
 
@@ -84,12 +145,7 @@ export default defineScenario({
       const endedMs = Date.now() - t0;
       const seen = node.invokes().find((i) => i.command === "system.notify");
       log(`node.invoke system.notify withheld by the node: ${JSON.stringify(withheld)} after ${endedMs} ms (node got it: ${!!seen})`);
-      check({
-        id: "S-invoke-withheld-ends",
-        expectation: `a node.invoke with timeoutMs ${WITHHOLD_TIMEOUT_MS} that reaches the node and is never answered ends for the operator with an error within ${WITHHOLD_TIMEOUT_MS + SLACK_MS} ms`,
-        holds: !!seen && isRefused(withheld) && withheld.code !== "TIMEOUT" && endedMs <= WITHHOLD_TIMEOUT_MS + SLACK_MS,
-        observed: normalise({ nodeGotIt: !!seen, answer: isRefused(withheld) ? { code: withheld.code, detailsCode: withheld.detailsCode ?? null } : "a result", within: endedMs <= WITHHOLD_TIMEOUT_MS + SLACK_MS }),
-      });
+      observe("withheld", { nodeGotIt: !!seen, answer: withheld, endedMs });
       evidence.withheld = { answer: withheld, endedMs };
 
       // ---- the node closes
@@ -101,12 +157,7 @@ export default defineScenario({
       }, { timeoutMs: SLACK_MS, bound: "expectation", intervalMs: 100, signal }).catch(() => undefined); // expectation: "disconnected within 5000 ms" (S-close-seen); a time-out is "not disconnected"
       const seenMs = after ? Date.now() - closedAt : null;
       const entry = after ?? (await nodeEntry(lab, node.nodeId));
-      check({
-        id: "S-close-seen",
-        expectation: `after the node closes its connection (4000), node.list shows it disconnected within ${SLACK_MS} ms, still paired`,
-        holds: !!after && after.paired === true,
-        observed: normalise({ disconnected: !!after, paired: entry?.paired ?? null }),
-      });
+      observe("close", { disconnected: after ? { paired: after.paired } : null, entry: entry ? { connected: entry.connected, paired: entry.paired } : null });
       evidence.close = { seenMs, entry: entry ?? null, pairingList: await op.listNodePairing(lab.operator.client).catch(refusal) };
     });
   },
