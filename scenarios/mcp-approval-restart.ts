@@ -8,11 +8,11 @@ import { writeJson } from "../lab/evidence/write.ts";
 import { approvalState, resolveApproval, waitApproval, type ApprovalRequested, type ApprovalState } from "../lab/kits/approvals.ts";
 import { EventLog } from "../lab/kits/events.ts";
 import { writeToolPolicy } from "../lab/kits/gateway-config.ts";
-import { saveMcpEvidence, toolCallsIn, toolCallsThrough, watchForCall } from "../lab/kits/mcp.ts";
+import { saveMcpEvidence, toolCallsIn, watchForCall } from "../lab/kits/mcp.ts";
 import { sendTurn, toolResults, type ToolResult } from "../lab/kits/turns.ts";
 import type { Lab } from "../lab/topology/lab.ts";
 import { pollUntil } from "../lab/core/wait.ts";
-import { refusal } from "../lab/clients/operator.ts";
+import { refusal, type Refused } from "../lab/clients/operator.ts";
 
 // Points 3 and 5 of the multi-MCP reference (scenarios/mcp-policy.ts has 1, 2 and 4), on the
 // same host tool policy file (spec `gateway.toolPolicy`: OpenClaw's `tools` policy in
@@ -85,15 +85,155 @@ const CHANGED_POLICY = { alsoAllow: ["south__write_file"], deny: ["north__exampl
 const RESUMED_WITHIN_S = 60;
 /** How long a fresh approval request of the resumed call is watched for a call reaching south before it is answered (in the observed). */
 const ASKED_WATCH_MS = 1_500;
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
 
-export default defineScenario({
+/** An answer to approval.resolve as kept: applied, or the refusal. */
+type Answer = { ok: true } | Refused;
+/** The policy the gateway runs with (config.get's tools). */
+type Tools = { alsoAllow?: unknown; deny?: unknown };
+/** A tool result of the session, by its tool call. */
+type Result = { toolCallId: string; isError: boolean; text: string };
+
+/** The gateway after a restart, and the answer to the parked approval: its policy, the approval's record, listed or not, the answer, south's calls and effects. */
+interface AfterRestart {
+  tools?: Tools;
+  state: { id: string; status: string; reason?: string } | null;
+  listed: boolean;
+  answer: Answer;
+  serverCalls: number;
+  effects: number;
+}
+/** The resumed work after the first restart. */
+interface Resumed {
+  /** A new approval request or a result of the resumed call came within RESUMED_WITHIN_S of the refused answer. */
+  askedOrAnswered: boolean;
+  /** Each model request: the rule that answered and what its response carried. */
+  modelRequests: { rule: string | null; output: string[] }[];
+  /** The new approval request, if one came, and its denial: south's tools/call (their seqs) and its log position just before the answer. */
+  newApproval: { id: string; within_ms: number; watchCalls: number; beforeDecision: number; callSeqs: number[]; denied: boolean; resumedRun: string | null } | null;
+  /** The session's tool results (after the denial, when a new approval was asked). */
+  results: Result[];
+  serverCalls: number;
+  effects: number;
+}
+/** After the second restart: the first restart's fields, the session's tool results and the original turn's run. */
+interface Durable extends AfterRestart {
+  results: Result[];
+  originalRun: string;
+}
+export interface Observed {
+  /** The parked approval: its id and its tool call. */
+  parked?: { id: string; toolCallId?: string };
+  firstRestart?: AfterRestart;
+  resumed?: Resumed;
+  secondRestart?: Durable;
+}
+
+const answerOf = (r: Awaited<ReturnType<typeof resolveApproval>>): Answer => (r.ok ? { ok: true } : { ok: false, code: r.code, ...(r.detailsCode ? { detailsCode: r.detailsCode } : {}), message: r.message });
+const resultOf = (r: ToolResult): Result => ({ toolCallId: r.toolCallId, isError: r.isError, text: r.text });
+
+/** R-mcp-approval-restart-fail-closed's signature. */
+function failView(parked: { id: string }, a: AfterRestart) {
+  return {
+    startedWithChangedPolicy: isDeepStrictEqual(a.tools?.deny, CHANGED_POLICY.deny),
+    approval: { sameId: a.state?.id === parked.id, status: a.state?.status ?? null, reason: a.state?.reason ?? null },
+    listedPending: a.listed,
+    answer: describeAnswer(a.answer),
+    serverSawCall: a.serverCalls > 0,
+    executed: a.effects > 0,
+  };
+}
+
+/** R-mcp-approval-restart-resumed's signature: the decision on a new approval request (if one came), the resumed call's result. */
+function resumedView(parked: { id: string; toolCallId?: string }, r: Resumed) {
+  const n = r.newApproval;
+  const decision = n
+    ? {
+        sameId: n.id === parked.id,
+        within_ms: n.within_ms,
+        serverCallsBeforeDecision: Math.max(n.watchCalls, n.callSeqs.filter((seq) => seq <= n.beforeDecision).length),
+        denied: n.denied,
+        resumedRun: n.resumedRun,
+      }
+    : {};
+  const resumedResult = r.results.find((x) => x.toolCallId !== parked.toolCallId);
+  return {
+    within_s: RESUMED_WITHIN_S,
+    askedOrAnswered: r.askedOrAnswered,
+    reissuedCall: r.modelRequests.some((m) => m.rule === "resume-after-restart" && m.output.includes("function_call")),
+    newApprovalRequested: n !== null,
+    ...decision,
+    resumedCallResult: resumedResult ? { isError: resumedResult.isError, text: resumedResult.text } : null,
+    serverSawCall: r.serverCalls > 0,
+  };
+}
+
+/** R-mcp-approval-restart's signature. */
+function durableView(parked: { toolCallId?: string }, d: Durable) {
+  return {
+    startedWithOriginalPolicy: isDeepStrictEqual(d.tools?.alsoAllow, POLICY.alsoAllow) && d.tools?.deny === undefined,
+    approval: { status: d.state?.status ?? null, reason: d.state?.reason ?? null },
+    listedPending: d.listed,
+    answer: describeAnswer(d.answer),
+    serverCalls: d.serverCalls,
+    executed: d.effects,
+    resultOfParkedCall: d.results.find((r) => r.toolCallId === parked.toolCallId && !r.isError)?.text ?? null,
+  };
+}
+
+export default defineScenario<Observed>({
   name: "mcp-approval-restart",
   proves: "a parked MCP approval across a hard gateway restart under a changed policy is refused and never executed (fail-closed); against the reference's durable approvals (the same approval pending after a restart with the original policy, then run once); resumed work needs a fresh approval",
   topology: "own",
   spec: { nodes: { count: 0 }, git: { enabled: false }, gateway: { toolPolicy: POLICY } },
   findings,
   timeoutMs: 360_000,
-  async run({ lab, log, file, check, signal }) {
+  checks: [
+    {
+      id: "R-mcp-approval-restart-fail-closed",
+      expectation: "the gateway SIGKILLed while an approval is parked and started again under a changed policy: answering that approval is refused, the approval is still there under the same id, and nothing ran",
+      judge: (h) => {
+        if (!h.parked || !h.firstRestart) return undefined;
+        const fail = failView(h.parked, h.firstRestart);
+        return { holds: fail.startedWithChangedPolicy && !h.firstRestart.answer.ok && fail.approval.sameId && !fail.serverSawCall && !fail.executed, observed: fail };
+      },
+    },
+    {
+      id: "R-mcp-approval-restart-resumed",
+      expectation: `work resumed after the restart cannot run the parked call without a fresh operator approval: within ${RESUMED_WITHIN_S} s it is asked about again or refused`,
+      judge: (h) => {
+        if (!h.parked || !h.resumed) return undefined;
+        const resumed = resumedView(h.parked, h.resumed);
+        const asked = h.resumed.newApproval;
+        return {
+          holds: resumed.askedOrAnswered && resumed.reissuedCall && !resumed.serverSawCall && h.resumed.effects === 0 && (!asked || (resumed.sameId === false && resumed.serverCallsBeforeDecision === 0)),
+          observed: resumed,
+        };
+      },
+    },
+    {
+      id: "R-mcp-approval-restart",
+      expectation: "approvals are durable: started again with the original policy, the same parked approval (same id) is still pending and listed, one allow-once runs the call exactly once, and the turn completes with the server's result",
+      kind: "differs-from-reference",
+      judge: (h) => {
+        if (!h.parked || !h.secondRestart) return undefined;
+        const durable = durableView(h.parked, h.secondRestart);
+        return {
+          holds:
+            durable.startedWithOriginalPolicy &&
+            durable.approval.status === "pending" &&
+            durable.listedPending &&
+            h.secondRestart.answer.ok &&
+            durable.serverCalls === 1 &&
+            durable.executed === 1 &&
+            durable.resultOfParkedCall === "south wrote 1 bytes to restart.txt" &&
+            h.secondRestart.originalRun === "ok",
+          observed: durable,
+        };
+      },
+    },
+  ],
+  async run({ lab, log, file, observe, signal }) {
     const south = lab.mcp("south");
     await lab.model.setScript([
       {
@@ -111,6 +251,8 @@ export default defineScenario({
       const turn = await sendTurn(lab.operator.client, `fleetlab-call south__write_file ${ARGS}`);
       // The first turn of a fresh gateway connects the MCP servers first: give it time.
       const parked = await waitApproval(before, turn.runId, { timeoutMs: 90_000, signal });
+      const parkedSeen = { id: parked.id, toolCallId: parked.request?.toolCallId };
+      observe("parked", parkedSeen);
       log(`parked ${parked.id}; the policy file is changed, then the gateway SIGKILLed`);
       await writeToolPolicy(lab, CHANGED_POLICY);
 
@@ -123,26 +265,21 @@ export default defineScenario({
       log(`gateway ready ${first.readyMs} ms after start; operator reconnected`);
       const underChanged = await lookUp(op2, parked.id, signal);
       if (underChanged.answers.length > 1 || !underChanged.state) log(`approval.get after the first restart: ${JSON.stringify(underChanged.answers)}`);
-      const startedWithChangedPolicy = isDeepStrictEqual(underChanged.tools?.deny, CHANGED_POLICY.deny);
       const answer3 = await resolveApproval(op2, parked.id, "allow-once");
       // A refused answer can start nothing: the refusal closes the window. An applied one would
       // run the call in the original turn: its end closes the window then.
       const runAfterAnswer3 = answer3.ok ? await waitRun(op2, turn.runId, 30_000) : undefined;
-      const fail = {
-        startedWithChangedPolicy,
-        approval: { sameId: underChanged.state?.id === parked.id, status: underChanged.state?.status ?? null, reason: underChanged.state?.reason ?? null },
-        listedPending: underChanged.listed,
-        answer: describeAnswer(answer3),
-        serverSawCall: toolCallsIn(await south.requests()).length > 0,
-        executed: (await south.effects()).length > 0,
+      const firstSeen: AfterRestart = {
+        tools: underChanged.tools,
+        state: underChanged.state ? { id: underChanged.state.id, status: underChanged.state.status, reason: underChanged.state.reason } : null,
+        listed: underChanged.listed,
+        answer: answerOf(answer3),
+        serverCalls: toolCallsIn(await south.requests()).length,
+        effects: (await south.effects()).length,
       };
+      const fail = failView(parkedSeen, firstSeen);
       log(`after the first restart: ${JSON.stringify(fail)}`);
-      check({
-        id: "R-mcp-approval-restart-fail-closed",
-        expectation: "the gateway SIGKILLed while an approval is parked and started again under a changed policy: answering that approval is refused, the approval is still there under the same id, and nothing ran",
-        holds: fail.startedWithChangedPolicy && !answer3.ok && fail.approval.sameId && !fail.serverSawCall && !fail.executed,
-        observed: fail,
-      });
+      observe("firstRestart", firstSeen);
 
       // Resumed work: OpenClaw's recovery turn re-issues the call (scripted). It must not run
       // without a fresh approval: either a new approval is asked (denied here) or it is refused.
@@ -151,15 +288,15 @@ export default defineScenario({
         "a new approval request or a result of the resumed call",
         async () => ({
           asked: afterLog.approvalRequests()[0],
-          result: toolResults(await chatHistory(op2, turn.sessionKey)).find((r) => r.toolCallId !== original),
+          results: toolResults(await chatHistory(op2, turn.sessionKey)),
         }),
-        (v) => v.asked !== undefined || v.result !== undefined,
+        (v) => v.asked !== undefined || v.results.some((r) => r.toolCallId !== original),
         { deadlineMs: RESUMED_WITHIN_S * 1000, intervalMs: 250, signal },
       );
       if (!seen.held) log(`neither a new approval request nor a result of the resumed call within ${RESUMED_WITHIN_S} s of the refused answer`);
       const next: ApprovalRequested | undefined = seen.last.asked;
-      let resumedResult: ToolResult | undefined = seen.last.result;
-      let decision: Record<string, unknown> = {};
+      let results: ToolResult[] = seen.last.results;
+      let newApproval: Resumed["newApproval"] = null;
       let resumedRun: string | undefined;
       if (next) {
         // A call that did not wait for this approval would reach south meanwhile: watched for
@@ -170,9 +307,9 @@ export default defineScenario({
         const denied = await resolveApproval(op2, next.id, "deny");
         const end = next.request?.runId ? await waitRun(op2, next.request.runId, 30_000) : undefined;
         resumedRun = end?.status;
-        const callsBeforeDecision = Math.max(watch.calls, toolCallsThrough(await south.requests(), beforeDecision).length);
-        decision = { sameId: next.id === parked.id, within_ms: watch.within_ms, serverCallsBeforeDecision: callsBeforeDecision, denied: denied.ok, resumedRun: end?.status ?? null };
-        resumedResult = toolResults(await chatHistory(op2, turn.sessionKey)).find((r) => r.toolCallId !== original);
+        const callSeqs = toolCallsIn(await south.requests()).map((r) => r.seq);
+        newApproval = { id: next.id, within_ms: watch.within_ms, watchCalls: watch.calls, beforeDecision, callSeqs, denied: denied.ok, resumedRun: end?.status ?? null };
+        results = toolResults(await chatHistory(op2, turn.sessionKey));
       }
       // What closes the window for the resumed call: the resumed run's end (after a new
       // approval was answered), or the resumed call's own result (it was refused or ran). With
@@ -180,23 +317,17 @@ export default defineScenario({
       if (next && resumedRun === "timeout") log("the resumed run did not end within 30 s of the denial");
       const serverCalls = toolCallsIn(await south.requests()).length;
       const effects = (await south.effects()).length;
-      const reissued = (await lab.model.requests()).some((r) => r.rule === "resume-after-restart" && r.output.some((o) => o.type === "function_call"));
-      const resumed = {
-        within_s: RESUMED_WITHIN_S,
+      const resumedSeen: Resumed = {
         askedOrAnswered: seen.held,
-        reissuedCall: reissued,
-        newApprovalRequested: next !== undefined,
-        ...decision,
-        resumedCallResult: resumedResult ? { isError: resumedResult.isError, text: resumedResult.text } : null,
-        serverSawCall: serverCalls > 0,
+        modelRequests: (await lab.model.requests()).map((r) => ({ rule: r.rule, output: r.output.map((o) => o.type) })),
+        newApproval,
+        results: results.map(resultOf),
+        serverCalls,
+        effects,
       };
+      const resumed = resumedView(parkedSeen, resumedSeen);
       log(`resumed: ${JSON.stringify(resumed)}; south tools/call ${serverCalls}, effects ${effects}`);
-      check({
-        id: "R-mcp-approval-restart-resumed",
-        expectation: `work resumed after the restart cannot run the parked call without a fresh operator approval: within ${RESUMED_WITHIN_S} s it is asked about again or refused`,
-        holds: seen.held && resumed.reissuedCall && !resumed.serverSawCall && effects === 0 && (!next || (decision.sameId === false && decision.serverCallsBeforeDecision === 0)),
-        observed: resumed,
-      });
+      observe("resumed", resumedSeen);
 
       // --- 5. started again with the original policy: is it the same approval, still pending? ---
       await writeToolPolicy(lab, POLICY);
@@ -212,34 +343,22 @@ export default defineScenario({
       // A refused one can start nothing: the refusal closes it (the run is only read).
       const originalRun = answer5.ok ? await waitRun(op3, turn.runId, 30_000) : await waitRun(op3, turn.runId, 1_000);
       const calls5 = toolCallsIn(await south.requests({ since: southBefore }));
-      const result5 = toolResults(await chatHistory(op3, turn.sessionKey)).find((r) => r.toolCallId === original && !r.isError);
-      const durable = {
-        startedWithOriginalPolicy: isDeepStrictEqual(underOriginal.tools?.alsoAllow, POLICY.alsoAllow) && underOriginal.tools?.deny === undefined,
-        approval: { status: underOriginal.state?.status ?? null, reason: underOriginal.state?.reason ?? null },
-        listedPending: underOriginal.listed,
-        answer: describeAnswer(answer5),
+      const results5 = toolResults(await chatHistory(op3, turn.sessionKey)).map(resultOf);
+      const secondSeen: Durable = {
+        tools: underOriginal.tools,
+        state: underOriginal.state ? { id: underOriginal.state.id, status: underOriginal.state.status, reason: underOriginal.state.reason } : null,
+        listed: underOriginal.listed,
+        answer: answerOf(answer5),
         serverCalls: calls5.length,
-        executed: (await south.effects()).length,
-        resultOfParkedCall: result5?.text ?? null,
+        effects: (await south.effects()).length,
+        results: results5,
+        originalRun: originalRun.status,
       };
+      const durable = durableView(parkedSeen, secondSeen);
       log(`after the second restart (${second.readyMs} ms to ready): ${JSON.stringify(durable)}; original run: ${originalRun.status}; approval events since: ${third.approvals().length}`);
       extra.observations = { turn, parkedId: parked.id, first: { ...fail, lookUp: underChanged, answer: answer3, runAfterAnswer: runAfterAnswer3 ?? null }, resumed, serverCalls, effects, second: { ...durable, lookUp: underOriginal, answer: answer5, originalRun } };
       extra.history = await chatHistory(op3, turn.sessionKey);
-      check({
-        id: "R-mcp-approval-restart",
-        expectation: "approvals are durable: started again with the original policy, the same parked approval (same id) is still pending and listed, one allow-once runs the call exactly once, and the turn completes with the server's result",
-        holds:
-          durable.startedWithOriginalPolicy &&
-          durable.approval.status === "pending" &&
-          durable.listedPending &&
-          answer5.ok &&
-          durable.serverCalls === 1 &&
-          durable.executed === 1 &&
-          durable.resultOfParkedCall === "south wrote 1 bytes to restart.txt" &&
-          originalRun.status === "ok",
-        observed: durable,
-        kind: "differs-from-reference",
-      });
+      observe("secondRestart", secondSeen);
       assert.ok(op3.connected, "the operator connection after the restarts closed");
     } finally {
       before.stop();
@@ -296,6 +415,6 @@ async function lookUp(client: GatewayClient, id: string, signal: AbortSignal): P
   return { state: got.last.state, stateError: got.last.error, answers, listed: JSON.stringify(listRaw).includes(JSON.stringify(id)), listRaw, tools: config?.config?.tools };
 }
 
-function describeAnswer(r: Awaited<ReturnType<typeof resolveApproval>>): string {
+function describeAnswer(r: Answer): string {
   return r.ok ? "applied" : `${r.code}${r.detailsCode ? `/${r.detailsCode}` : ""}: ${r.message}`;
 }

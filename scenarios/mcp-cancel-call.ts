@@ -9,13 +9,43 @@ import { deadline } from "../lab/core/pace.ts";
 // A call of north__example_echo is held at the north server; the operator cancels the turn
 // (chat.abort). The cancel must reach the server as notifications/cancelled naming that
 // call's JSON-RPC id, and the turn must end aborted.
-export default defineScenario({
+// The body drives and observes (ctx.observe); the check below judges what it observed.
+
+/** After chat.abort: the held call's JSON-RPC id, the cancels north received, the held call as north says it ended, the turn's end. */
+interface Aborted {
+  heldRpcId: string | number | null;
+  cancels: { requestId: unknown; reason: unknown }[];
+  heldAfter: { status: string; cancelReason: string | null } | null;
+  chat: string | null;
+  run: string;
+}
+export interface Observed {
+  aborted?: Aborted;
+}
+
+/** The cancel as judged: one for the held call's id, the held call cancelled by it, the turn aborted. */
+function cancelView(a: Aborted) {
+  return { cancelForHeldCall: a.cancels.some((c) => c.requestId === a.heldRpcId), heldCall: a.heldAfter, chat: a.chat, run: a.run };
+}
+
+export default defineScenario<Observed>({
   name: "mcp-cancel-call",
   proves: "chat.abort during an MCP call sends notifications/cancelled for that call to the server and the turn ends aborted",
   topology: "shared",
   timeoutMs: 120_000,
+  checks: [
+    {
+      id: "R-mcp-cancel-call",
+      expectation: "cancelling the turn (chat.abort) cancels the call at the server (notifications/cancelled)",
+      judge: (h) => {
+        if (!h.aborted) return undefined;
+        const observed = cancelView(h.aborted);
+        return { holds: observed.cancelForHeldCall && observed.heldCall?.status === "cancelled" && observed.heldCall.cancelReason === "notifications/cancelled" && observed.chat === "aborted", observed };
+      },
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const north = lab.mcp("north");
     const client = lab.operator.client;
     await mcpScene(ctx, { reset: ["north"] }, async ({ events, extra }) => {
@@ -34,20 +64,16 @@ export default defineScenario({
         { deadlineMs: deadline(10_000), signal },
       );
       const { cancels, heldAfter } = atNorth.last;
-      const observed = {
-        cancelForHeldCall: cancels.some((c) => c.requestId === held.rpcId),
-        heldCall: heldAfter ? { status: heldAfter.status, cancelReason: heldAfter.cancelReason } : null,
+      const seen: Aborted = {
+        heldRpcId: held.rpcId,
+        cancels,
+        heldAfter: heldAfter ? { status: heldAfter.status, cancelReason: heldAfter.cancelReason } : null,
         chat: events.chatOutcome(turn.runId) ?? null,
         run: end.status,
       };
-      log(`after chat.abort: ${JSON.stringify(observed)} (cancels seen: ${JSON.stringify(cancels)}; ${atNorth.held ? `at north ${atNorth.ms} ms after the run ended` : `not at north by the end of the window, ${atNorth.ms} ms after the run ended`})`);
+      log(`after chat.abort: ${JSON.stringify(cancelView(seen))} (cancels seen: ${JSON.stringify(cancels)}; ${atNorth.held ? `at north ${atNorth.ms} ms after the run ended` : `not at north by the end of the window, ${atNorth.ms} ms after the run ended`})`);
       extra.observations = { turn, held, aborted, end, cancels, heldAfter };
-      check({
-        id: "R-mcp-cancel-call",
-        expectation: "cancelling the turn (chat.abort) cancels the call at the server (notifications/cancelled)",
-        holds: observed.cancelForHeldCall && observed.heldCall?.status === "cancelled" && observed.heldCall.cancelReason === "notifications/cancelled" && observed.chat === "aborted",
-        observed,
-      });
+      observe("aborted", seen);
     });
   },
 });

@@ -46,14 +46,60 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the check below judges what it observed.
+
+/** The state after the abort, as last polled: the turn, the model and tool calls, the cancel of south's pending list, both servers' sessions. */
+interface AfterAbort {
+  chat: string | null;
+  modelCalls: number;
+  toolCalls: { north: number; south: number };
+  /** The reason of the notifications/cancelled naming south's pending tools/list, and when it came after the abort (null: none came). */
+  slowListCancelReason: string | null;
+  cancelAfterAbortMs: number | null;
+  slowSessionClosed: boolean;
+  listedSessionClosed: boolean;
+}
+export interface Observed {
+  afterAbort?: AfterAbort;
+}
+
+/** The signature: the bounds, then the state at the end of the watch. */
+function discoveryView(a: AfterAbort) {
+  return {
+    within_s: WATCH_S,
+    cancelWithin_s: CANCEL_WITHIN_S,
+    chat: a.chat,
+    modelCalled: a.modelCalls > 0,
+    toolCalls: a.toolCalls,
+    slowListCancelReason: a.slowListCancelReason,
+    slowSessionClosed: a.slowSessionClosed,
+    listedSessionClosed: a.listedSessionClosed,
+  };
+}
+
+/** South's list cancelled by the abort itself (not a time-out), within CANCEL_WITHIN_S of it. */
+const cancelledByAbort = (a: AfterAbort) =>
+  a.slowListCancelReason !== null && !/timed out|timeout/i.test(a.slowListCancelReason) && a.cancelAfterAbortMs !== null && a.cancelAfterAbortMs < CANCEL_WITHIN_S * 1000;
+
+/** The expected state after the abort (the poll waits for it; the check judges the last state polled). */
+const stoppedPromptly = (a: AfterAbort) => a.chat === "aborted" && a.modelCalls === 0 && a.toolCalls.north === 0 && a.toolCalls.south === 0 && cancelledByAbort(a);
+
+export default defineScenario<Observed>({
   name: "mcp-cancel-discovery",
   proves: "chat.abort while the second MCP server is still being discovered stops both servers' work promptly (the pending tools/list is cancelled by the abort; no tool call, no model call)",
   topology: "shared",
   findings,
   timeoutMs: 120_000,
+  checks: [
+    {
+      id: "R-mcp-cancel-discovery",
+      expectation: "cancelling while the second server is still being discovered stops both servers' work promptly: its pending tools/list is cancelled by the abort, no tool or model call follows",
+      kind: "differs-from-reference",
+      judge: (h) => h.afterAbort && { holds: stoppedPromptly(h.afterAbort), observed: discoveryView(h.afterAbort) },
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const north = lab.mcp("north");
     const south = lab.mcp("south");
     const client = lab.operator.client;
@@ -85,35 +131,24 @@ export default defineScenario({
         async () => {
           const [n, s] = await Promise.all([north.requests({ since: northSince }), south.requests({ since: southSince })]);
           const listCancel = cancelsIn(s).find((r) => cancelParams(r).requestId === southList.rpcId);
-          const modelCalls = (await lab.model.requests()).filter(isResponsesCall).length;
-          const cancelReason = listCancel ? String(cancelParams(listCancel).reason) : null;
-          const cancelAfterAbortMs = listCancel ? Date.parse(listCancel.time) - abortAt : null;
-          const observed = {
-            within_s: WATCH_S,
-            cancelWithin_s: CANCEL_WITHIN_S,
+          const seen: AfterAbort = {
             chat: events.chatOutcome(turn.runId) ?? null,
-            modelCalled: modelCalls > 0,
+            modelCalls: (await lab.model.requests()).filter(isResponsesCall).length,
             toolCalls: { north: toolCallsIn(n).length, south: toolCallsIn(s).length },
-            slowListCancelReason: cancelReason,
+            slowListCancelReason: listCancel ? String(cancelParams(listCancel).reason) : null,
+            cancelAfterAbortMs: listCancel ? Date.parse(listCancel.time) - abortAt : null,
             slowSessionClosed: closed(s, s.find((r) => r.event === "session-created")?.sessionId),
             listedSessionClosed: closed(n, n.find((r) => r.event === "session-created")?.sessionId),
           };
-          const byAbort = cancelReason !== null && !/timed out|timeout/i.test(cancelReason) && cancelAfterAbortMs !== null && cancelAfterAbortMs < CANCEL_WITHIN_S * 1000;
-          return { observed, cancelAfterAbortMs, byAbort };
+          return seen;
         },
-        (v) => v.observed.chat === "aborted" && !v.observed.modelCalled && v.observed.toolCalls.north === 0 && v.observed.toolCalls.south === 0 && v.byAbort,
+        stoppedPromptly,
         { deadlineMs: WATCH_S * 1000, from: abortAt, intervalMs: 100, signal },
       );
-      const { observed, cancelAfterAbortMs } = polled.last;
-      log(`observed: ${JSON.stringify(observed)}; south's list cancelled ${cancelAfterAbortMs} ms after the abort`);
+      const { cancelAfterAbortMs } = polled.last;
+      log(`observed: ${JSON.stringify(discoveryView(polled.last))}; south's list cancelled ${cancelAfterAbortMs} ms after the abort`);
       extra.observations = { turn, aborted, abortLagMs: abortLag, cancelAfterAbortMs, southList, polled: { held: polled.held, msAfterAbort: polled.ms, polls: polled.polls } };
-      check({
-        id: "R-mcp-cancel-discovery",
-        expectation: "cancelling while the second server is still being discovered stops both servers' work promptly: its pending tools/list is cancelled by the abort, no tool or model call follows",
-        holds: polled.held,
-        observed,
-        kind: "differs-from-reference",
-      });
+      observe("afterAbort", polled.last);
     });
   },
 });

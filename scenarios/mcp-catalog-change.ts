@@ -8,7 +8,7 @@ import { mcpScene } from "../lab/kits/scene.ts";
 import { sendTurn, toolResults } from "../lab/kits/turns.ts";
 import { sleep } from "../lab/core/wait.ts";
 import { deadline } from "../lab/core/pace.ts";
-import type { CatalogTool, McpControl } from "../lab/clients/mcp.ts";
+import type { CatalogTool, McpControl, McpRecord } from "../lab/clients/mcp.ts";
 import type { GatewayClient } from "../lab/clients/gateway.ts";
 
 // An approval is given for the tool as it was when the call parked. If the server's catalog
@@ -44,14 +44,56 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
+
+const VARIANTS = ["redefined", "removed"] as const;
+type Variant = (typeof VARIANTS)[number];
+
+/** One parked call under a changed catalog: the answer, south's log from the list_changed notification on, its effects, the turn's end and the call's result. */
+interface Changed {
+  approvalResolved: boolean;
+  requestsAfterNotification: McpRecord[];
+  effects: number;
+  run: string;
+  toolResult: { isError: boolean; text: string } | null;
+}
+export type Observed = Partial<Record<Variant, Changed>>;
+
+/** The signature: whether the gateway re-listed before the call, whether south saw and ran it, the turn, the result (for "removed": the server's own answer is what stopped it). */
+function changedView(c: Changed) {
+  const calls = toolCallsIn(c.requestsAfterNotification, "write_file");
+  const firstCall = calls[0]?.seq ?? Infinity;
+  const r = c.toolResult;
+  return {
+    approvalResolved: c.approvalResolved,
+    gatewayRelistedBeforeCall: c.requestsAfterNotification.some((x) => x.rpcMethod === "tools/list" && x.seq < firstCall),
+    serverSawCall: calls.length > 0,
+    executed: c.effects > 0,
+    run: c.run,
+    toolResultIsError: r?.isError ?? null,
+    serverAnswer: r?.isError ? (/Tool write_file not found/.test(r.text) ? "Tool write_file not found" : "other error") : r ? "success" : "none",
+  };
+}
+
+export default defineScenario<Observed>({
   name: "mcp-catalog-change",
   proves: "a parked MCP call whose server's catalog changed (tool redefined or removed) before approval does not execute and the turn fails",
   topology: "shared",
   findings,
   timeoutMs: 150_000,
+  checks: VARIANTS.map((variant) => ({
+    id: `R-mcp-catalog-change-${variant}`,
+    expectation: `if a server's catalog changes after the approval was parked (tool ${variant}), the parked call does not execute and the turn fails`,
+    kind: "differs-from-reference" as const,
+    judge: (h: Observed) => {
+      const c = h[variant];
+      if (!c) return undefined;
+      const observed = changedView(c);
+      return { holds: !observed.serverSawCall && !observed.executed && observed.run !== "ok", observed };
+    },
+  })),
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const south = lab.mcp("south");
     const client = lab.operator.client;
     await mcpScene(ctx, { reset: ["south"] }, async ({ events, extra }) => {
@@ -63,24 +105,17 @@ export default defineScenario({
         ["redefined", redefined],
         ["removed", removed],
       ] as const) {
-        const o = await parkChangeApprove(client, events, south, catalog, variant, signal);
-        extra[variant] = o;
-        const { detail, ...observed } = o;
-        void detail;
+        const { seen, detail } = await parkChangeApprove(client, events, south, catalog, variant, signal);
+        const observed = changedView(seen);
+        extra[variant] = { ...observed, detail };
         log(`${variant}: ${JSON.stringify(observed)}`);
-        check({
-          id: `R-mcp-catalog-change-${variant}`,
-          expectation: `if a server's catalog changes after the approval was parked (tool ${variant}), the parked call does not execute and the turn fails`,
-          holds: !o.serverSawCall && !o.executed && o.run !== "ok",
-          observed,
-          kind: "differs-from-reference",
-        });
+        observe(variant, seen);
       }
     });
   },
 });
 
-async function parkChangeApprove(client: GatewayClient, events: EventLog, south: McpControl, changed: CatalogTool[], variant: string, signal: AbortSignal) {
+async function parkChangeApprove(client: GatewayClient, events: EventLog, south: McpControl, changed: CatalogTool[], variant: string, signal: AbortSignal): Promise<{ seen: Changed; detail: Record<string, unknown> }> {
   await south.reset(); // the catalog file again, records cleared
   const turn = await sendTurn(client, `fleetlab-call south__write_file {"path":"${variant}.txt","content":"x"}`);
   const asked = await waitApproval(events, turn.runId, { signal });
@@ -99,19 +134,14 @@ async function parkChangeApprove(client: GatewayClient, events: EventLog, south:
   // result came back and the run ended after it (no wait after it).
   const end = await waitRun(client, turn.runId, 30_000);
   const after = await south.requests({ since });
-  const calls = toolCallsIn(after, "write_file");
-  const firstCall = calls[0]?.seq ?? Infinity;
   const results = toolResults(await chatHistory(client, turn.sessionKey));
   const r = results[0];
-  return {
+  const seen: Changed = {
     approvalResolved: resolved.ok,
-    gatewayRelistedBeforeCall: after.some((x) => x.rpcMethod === "tools/list" && x.seq < firstCall),
-    serverSawCall: calls.length > 0,
-    executed: (await south.effects()).length > 0,
+    requestsAfterNotification: after,
+    effects: (await south.effects()).length,
     run: end.status,
-    toolResultIsError: r?.isError ?? null,
-    // For "removed": the server's own answer is what stopped it.
-    serverAnswer: r?.isError ? (/Tool write_file not found/.test(r.text) ? "Tool write_file not found" : "other error") : r ? "success" : "none",
-    detail: { turn, approvalId: asked.id, resolved, end, toolResult: r, requestsAfterNotification: after },
+    toolResult: r ? { isError: r.isError, text: r.text } : null,
   };
+  return { seen, detail: { turn, approvalId: asked.id, resolved, end, toolResult: r, requestsAfterNotification: after } };
 }

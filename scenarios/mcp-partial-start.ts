@@ -30,15 +30,50 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the check below judges what it observed.
+
+/** north as last polled after the run's end: its session, the tools/call it saw, whether that session was stopped. */
+interface North {
+  session: string | null;
+  toolCalls: number;
+  stopped: boolean;
+}
+/** The MCP tools the model was first offered (null: no model request), north after the run, the run's end. */
+interface PartialStart {
+  offered: string[] | null;
+  north: North;
+  run: string;
+}
+export interface Observed {
+  partialStart?: PartialStart;
+}
+
+/** Fails closed: no tool ran at north and its session was stopped (the poll waits for it; the check judges the last state polled). */
+const failedClosed = (n: North) => n.toolCalls === 0 && n.stopped;
+
+/** The signature: the bound, what the model was offered, north at the bound, the run. */
+const partialView = (p: PartialStart) => ({ within_s: STOP_BOUND_S, mcpToolsOffered: p.offered, northToolCalls: p.north.toolCalls, northSessionStopped: p.north.stopped, run: p.run });
+
+export default defineScenario<Observed>({
   name: "mcp-partial-start",
   proves: "if one of two MCP servers cannot start, no tool runs and the server that did start is stopped (fails closed)",
   topology: "own",
   findings,
   spec: { nodes: { count: 0 }, git: { enabled: false } },
   timeoutMs: 180_000,
+  checks: [
+    {
+      id: "R-mcp-partial-start",
+      expectation: `if one of two servers cannot start, no tool runs and the server that did start is stopped (within ${STOP_BOUND_S} s of the run's end)`,
+      kind: "differs-from-reference",
+      judge: (h) => {
+        const p = h.partialStart;
+        return p && { holds: failedClosed(p.north), observed: partialView(p) };
+      },
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const north = lab.mcp("north");
     const client = lab.operator.client;
     const down = faults.kill(lab, "south");
@@ -55,7 +90,7 @@ export default defineScenario({
       const first = (await lab.model.requests()).filter(isResponsesCall)[0];
       const polled = await pollUntil(
         "north's session stopped with no tool call",
-        async () => {
+        async (): Promise<North> => {
           const records = await north.requests();
           const session = records.find((r) => r.event === "session-created")?.sessionId ?? null;
           return {
@@ -64,26 +99,14 @@ export default defineScenario({
             stopped: records.some((r) => r.sessionId === session && (r.event === "session-closed" || r.httpMethod === "DELETE")),
           };
         },
-        (v) => v.toolCalls === 0 && v.stopped,
+        failedClosed,
         { deadlineMs: STOP_BOUND_S * 1000, from: endedAt, intervalMs: 250, signal },
       );
       const session = polled.last.session;
-      const observed = {
-        within_s: STOP_BOUND_S,
-        mcpToolsOffered: first ? mcpToolsOffered(first) : null,
-        northToolCalls: polled.last.toolCalls,
-        northSessionStopped: polled.last.stopped,
-        run: end.status,
-      };
-      log(`south down at first connect: ${JSON.stringify(observed)}`);
+      const seen: PartialStart = { offered: first ? mcpToolsOffered(first) : null, north: polled.last, run: end.status };
+      log(`south down at first connect: ${JSON.stringify(partialView(seen))}`);
       extra.observations = { turn, end, northSession: session, polled: { held: polled.held, msAfterRunEnd: polled.ms, polls: polled.polls } };
-      check({
-        id: "R-mcp-partial-start",
-        expectation: `if one of two servers cannot start, no tool runs and the server that did start is stopped (within ${STOP_BOUND_S} s of the run's end)`,
-        holds: polled.held,
-        observed,
-        kind: "differs-from-reference",
-      });
+      observe("partialStart", seen);
     });
   },
 });

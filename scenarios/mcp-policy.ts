@@ -169,8 +169,98 @@ const DEFAULT_LAYOUT_AGENT = "dflt";
 
 /** How long each parked call of the three-call turn is watched for a call reaching its server before it is answered (in the observed). */
 const ASKED_WATCH_MS = 1_000;
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
 
-export default defineScenario({
+/** The three-call turn: the grant's exit code, what the model was offered, each approval as answered, the ids asked, every approval request of the turn, the run, the calls at the servers, the results. */
+interface Lowered {
+  grantExitCode: number;
+  offeredToModel: string[] | null;
+  approvals: { tool: string | null; serverCallsBeforeAnswer: number; answer: string }[];
+  /** The id of each approval answered, in order. */
+  approvalIds: string[];
+  /** How many approval requests the turn raised in all. */
+  approvalRequests: number;
+  run: string;
+  serverCalls: { server: string; tool: string | null | undefined; time: string }[];
+  results: { tool: string; isError: boolean; text: string }[];
+}
+/** One call parked under a change: the change, the watcher's outcome, the approval before and after the answer, the answer, the calls at its server, the run, its result, re-asks. */
+interface ParkedChange {
+  change: string;
+  reload: { verdict: string; detail: string } | null;
+  approvalBeforeAnswer: string;
+  answer: string;
+  approvalAfter: string;
+  /** tools/call at the call's server from the park on. */
+  serverCalls: number;
+  run: string;
+  toolResult: { isError: boolean; text: string } | null;
+  askedAgainAfterChange: number;
+}
+/** The policy bytes the agent wrote into a workspace, pointed at by the live config: the file as read back, the watcher's outcome, north offered again. */
+interface FromWorkspace {
+  agent: string;
+  workspace: string;
+  includePath: string;
+  onDisk: { exitCode: number; stdout: string };
+  reload: { verdict: string; detail: string };
+  policyInEffect: boolean | null;
+}
+export interface Observed {
+  lowered?: Lowered;
+  changed?: { toolPolicyFile: ParkedChange; approvalPluginConfig: ParkedChange; newTurnOffersNorth: boolean | null };
+  permissionMode?: ParkedChange;
+  untrustedPlace?: { labLayout: FromWorkspace; openclawDefaultLayout: FromWorkspace };
+}
+
+const EXPECTED_TOOLS = ["north__example_echo", "south__example_echo", "north__write_file"];
+
+/** The three-call turn as judged: the grant set, distinct approvals, approval requests nobody answered, the calls in the servers' time order. */
+function loweredView(l: Lowered) {
+  return {
+    mcpToolGrantSet: l.grantExitCode === 0,
+    offeredToModel: l.offeredToModel,
+    approvals: l.approvals,
+    // How long each parked call was watched for a call reaching its server before its answer.
+    watchedBeforeAnswer_ms: ASKED_WATCH_MS,
+    distinctApprovals: new Set(l.approvalIds).size,
+    unaskedApprovalRequests: l.approvalRequests - l.approvals.length,
+    run: l.run,
+    serverCalls: [...l.serverCalls].sort((a, b) => a.time.localeCompare(b.time)).map((c) => `${c.server}:${c.tool}`),
+    results: l.results,
+  };
+}
+
+/** A parked call under a change as judged: did its server see a call. */
+function parkedView(p: ParkedChange) {
+  return {
+    change: p.change,
+    reload: p.reload,
+    approvalBeforeAnswer: p.approvalBeforeAnswer,
+    answer: p.answer,
+    approvalAfter: p.approvalAfter,
+    serverSawCall: p.serverCalls > 0,
+    run: p.run,
+    toolResult: p.toolResult,
+    askedAgainAfterChange: p.askedAgainAfterChange,
+  };
+}
+/** Refused and nothing ran. */
+const refusedUnrun = (v: ReturnType<typeof parkedView>) => v.answer !== "applied" && !v.serverSawCall;
+
+/** A workspace policy as judged: did the agent write the original policy bytes there. */
+function workspaceView(w: FromWorkspace) {
+  return {
+    agent: w.agent,
+    workspace: w.workspace,
+    includePath: w.includePath,
+    agentWroteIt: w.onDisk.exitCode === 0 && w.onDisk.stdout === toolPolicyBytes(POLICY),
+    reload: w.reload,
+    policyInEffect: w.policyInEffect,
+  };
+}
+
+export default defineScenario<Observed>({
   name: "mcp-policy",
   proves: "a host tool policy that lowers an MCP tool never silences its approval (three calls, three approvals); a policy changed under a parked approval, and a policy loaded from the agent's workspace, against the reference",
   topology: "own",
@@ -188,8 +278,64 @@ export default defineScenario({
   },
   findings,
   timeoutMs: 420_000,
+  checks: [
+    {
+      id: "R-mcp-policy-lowered-still-asks",
+      expectation: "a host tool policy that lowers a tool never silences its approval: the call still asks the operator, and every one of the turn's three tool calls needs its own approval",
+      judge: (h) => {
+        if (!h.lowered) return undefined;
+        const part1 = loweredView(h.lowered);
+        const steps = part1.approvals;
+        const holds =
+          part1.mcpToolGrantSet &&
+          steps.length === 3 &&
+          steps.every((s, i) => s.tool === EXPECTED_TOOLS[i] && s.serverCallsBeforeAnswer === i && s.answer === "applied") &&
+          part1.distinctApprovals === 3 &&
+          part1.unaskedApprovalRequests === 0 &&
+          part1.run === "ok" &&
+          part1.serverCalls.join(",") === "north:example_echo,south:example_echo,north:write_file" &&
+          part1.results.map((r) => r.text).join("|") === "north echoed: from north|south echoed: from south|north wrote 15 bytes to multi-proof.txt";
+        return { holds, observed: part1 };
+      },
+    },
+    {
+      id: "R-mcp-policy-changed-parked",
+      expectation: "the host policy changed while an approval is parked (the tool policy file; the approval plugin's config): answering that approval is refused and nothing runs",
+      judge: (h) => {
+        if (!h.changed) return undefined;
+        const toolPolicyFile = parkedView(h.changed.toolPolicyFile);
+        const approvalPluginConfig = parkedView(h.changed.approvalPluginConfig);
+        return {
+          holds: [toolPolicyFile, approvalPluginConfig].every(refusedUnrun),
+          observed: { toolPolicyFile: { ...toolPolicyFile, newTurnOffersNorth: h.changed.newTurnOffersNorth }, approvalPluginConfig },
+        };
+      },
+    },
+    {
+      id: "R-mcp-policy-changed-permission-mode",
+      expectation: "the session's permission mode changed while an approval is parked: answering that approval is refused and nothing runs (OpenClaw: pending approvals from the old permissions are cancelled)",
+      judge: (h) => {
+        if (!h.permissionMode) return undefined;
+        const observed = parkedView(h.permissionMode);
+        return { holds: refusedUnrun(observed), observed };
+      },
+    },
+    {
+      id: "R-mcp-policy-untrusted-place",
+      expectation: "the same policy bytes, loaded from a file inside the agent's writable workspace, are refused, so the agent cannot write its own policy",
+      judge: (h) => {
+        if (!h.untrustedPlace) return undefined;
+        const labLayout = workspaceView(h.untrustedPlace.labLayout);
+        const openclawDefaultLayout = workspaceView(h.untrustedPlace.openclawDefaultLayout);
+        return {
+          holds: [labLayout, openclawDefaultLayout].every((v) => v.agentWroteIt && v.reload.verdict === "refused" && !v.policyInEffect),
+          observed: { labLayout, openclawDefaultLayout },
+        };
+      },
+    },
+  ],
   async run(ctx) {
-    const { lab, log, file, check, signal } = ctx;
+    const { lab, log, file, observe, signal } = ctx;
     const client = lab.operator.client;
     const north = lab.mcp("north");
     const south = lab.mcp("south");
@@ -214,14 +360,14 @@ export default defineScenario({
       const grant = await setApprovalsDocument(lab, { version: 1, agents: { main: { mcpTools: [{ server: "north", tool: "write_file", source: "allow-always", addedAt: Date.now() }] } } });
       log(`approvals document with the north/write_file MCP grant: ${JSON.stringify(grant)}`);
       const turn = await sendTurn(client, THREE);
-      const steps: { tool: string | null; serverCallsBeforeAnswer: number; answer: string }[] = [];
-      const ids = new Set<string>();
+      const steps: Lowered["approvals"] = [];
+      const ids: string[] = [];
       for (let i = 0; i < 3; i++) {
         // The first turn of a fresh gateway connects the MCP servers first (24 s seen on a loaded machine).
         // expectation: a time-out is "not asked" (unlessTimeout), judged by R-mcp-policy-lowered-still-asks: fixed, not paced
         const asked = await waitFor(`approval #${i + 1} of the three-call turn`, () => events.approvalRequests(turn.runId)[i], { timeoutMs: i === 0 ? 90_000 : 20_000, bound: "expectation", intervalMs: 50, signal }).catch(unlessTimeout);
         if (!asked) break;
-        ids.add(asked.id);
+        ids.push(asked.id);
         // A call that did not wait for its approval would reach its server meanwhile: watched for
         // ASKED_WATCH_MS (a call beyond the i already approved ends it at once; the bound is in
         // the observed), then counted again just before the answer.
@@ -233,36 +379,20 @@ export default defineScenario({
       const end = await waitRun(client, turn.runId, 30_000);
       const results = toolResults(await chatHistory(client, turn.sessionKey)).map((r) => ({ tool: r.toolName, isError: r.isError, text: r.isError ? toolErrorMessage(r.text) : r.text }));
       const offered = (await lab.model.requests()).find((r) => r.userText?.includes(THREE));
-      const calls = (await serverCalls()).sort((a, b) => a.time.localeCompare(b.time)).map((c) => `${c.server}:${c.tool}`);
-      const part1 = {
-        mcpToolGrantSet: grant.exitCode === 0,
+      const lowered: Lowered = {
+        grantExitCode: grant.exitCode,
         offeredToModel: offered ? mcpToolsOffered(offered) : null,
         approvals: steps,
-        // How long each parked call was watched for a call reaching its server before its answer.
-        watchedBeforeAnswer_ms: ASKED_WATCH_MS,
-        distinctApprovals: ids.size,
-        unaskedApprovalRequests: events.approvalRequests(turn.runId).length - steps.length,
+        approvalIds: ids,
+        approvalRequests: events.approvalRequests(turn.runId).length,
         run: end.status,
-        serverCalls: calls,
+        serverCalls: (await serverCalls()).map((c) => ({ server: c.server, tool: c.tool, time: c.time })),
         results,
       };
+      const part1 = loweredView(lowered);
       log(`three calls: ${JSON.stringify(part1)}`);
       extra.lowered = { turn, grant, ...part1 };
-      const expectedTools = ["north__example_echo", "south__example_echo", "north__write_file"];
-      check({
-        id: "R-mcp-policy-lowered-still-asks",
-        expectation: "a host tool policy that lowers a tool never silences its approval: the call still asks the operator, and every one of the turn's three tool calls needs its own approval",
-        holds:
-          part1.mcpToolGrantSet &&
-          steps.length === 3 &&
-          steps.every((s, i) => s.tool === expectedTools[i] && s.serverCallsBeforeAnswer === i && s.answer === "applied") &&
-          ids.size === 3 &&
-          part1.unaskedApprovalRequests === 0 &&
-          end.status === "ok" &&
-          calls.join(",") === "north:example_echo,south:example_echo,north:write_file" &&
-          results.map((r) => r.text).join("|") === "north echoed: from north|south echoed: from south|north wrote 15 bytes to multi-proof.txt",
-        observed: part1,
-      });
+      observe("lowered", lowered);
 
       // --- 2. the policy changed under a parked approval -----------------------------------------
       // The gate's own config first (it must be undone before the next one), then the policy file.
@@ -279,20 +409,14 @@ export default defineScenario({
       await editGatewayConfig(lab, (c) => {
         delete (c.plugins as { entries: Record<string, { config: Record<string, unknown> }> }).entries[APPROVAL_PLUGIN]!.config.allowedDecisions;
       });
-      if (pluginConfig.observed.reload?.verdict === "applied") log(`gate config restored: ${JSON.stringify(await waitReload(lab, undone, { signal }))}`);
+      if (pluginConfig.seen.reload?.verdict === "applied") log(`gate config restored: ${JSON.stringify(await waitReload(lab, undone, { signal }))}`);
       const toolPolicyFile = await parkChangeAnswer(lab, events, 'fleetlab-call north__example_echo {"text":"parked under policy change"}', "north", signal, log, async () => {
         await writeToolPolicy(lab, CHANGED_POLICY);
         return `tool-policy.json = ${JSON.stringify(CHANGED_POLICY)}`;
       });
       const northAfter = await northOffered(lab, client, "after-policy-change", signal);
-      const part2 = { toolPolicyFile: { ...toolPolicyFile.observed, newTurnOffersNorth: northAfter }, approvalPluginConfig: pluginConfig.observed };
-      extra.changed = { toolPolicyFile, pluginConfig, northAfter };
-      check({
-        id: "R-mcp-policy-changed-parked",
-        expectation: "the host policy changed while an approval is parked (the tool policy file; the approval plugin's config): answering that approval is refused and nothing runs",
-        holds: [toolPolicyFile, pluginConfig].every((v) => v.observed.answer !== "applied" && !v.observed.serverSawCall),
-        observed: part2,
-      });
+      extra.changed = { toolPolicyFile: parkedEvidence(toolPolicyFile), pluginConfig: parkedEvidence(pluginConfig), northAfter };
+      observe("changed", { toolPolicyFile: toolPolicyFile.seen, approvalPluginConfig: pluginConfig.seen, newTurnOffersNorth: northAfter });
 
       const permission = await parkChangeAnswer(lab, events, 'fleetlab-call south__example_echo {"text":"parked under permission change"}', "south", signal, log, async (t) => {
         try {
@@ -302,13 +426,8 @@ export default defineScenario({
           return `sessions.patch refused: ${(err as { code?: string }).code ?? ""} ${(err as { gatewayMessage?: string }).gatewayMessage ?? (err as Error).message}`;
         }
       });
-      extra.permissionMode = permission;
-      check({
-        id: "R-mcp-policy-changed-permission-mode",
-        expectation: "the session's permission mode changed while an approval is parked: answering that approval is refused and nothing runs (OpenClaw: pending approvals from the old permissions are cancelled)",
-        holds: permission.observed.answer !== "applied" && !permission.observed.serverSawCall,
-        observed: permission.observed,
-      });
+      extra.permissionMode = parkedEvidence(permission);
+      observe("permissionMode", permission.seen);
 
       // --- 4. the same policy bytes from the agent's writable workspace ---------------------------
       const labLayout = await policyFromWorkspace(lab, client, "main", AGENT_WORKSPACE, `${AGENT_WORKSPACE}/same-policy.json`, signal, log);
@@ -323,14 +442,8 @@ export default defineScenario({
       const agentAdded = await waitReload(lab, added, { signal });
       log(`agent ${DEFAULT_LAYOUT_AGENT} (workspace ${DEFAULT_LAYOUT_WORKSPACE}) configured: ${JSON.stringify(agentAdded)}`);
       const defaultLayout = await policyFromWorkspace(lab, client, DEFAULT_LAYOUT_AGENT, DEFAULT_LAYOUT_WORKSPACE, "./workspace/same-policy.json", signal, log);
-      const part4 = { labLayout: labLayout.observed, openclawDefaultLayout: defaultLayout.observed };
-      extra.untrustedPlace = { labLayout, agentAdded, defaultLayout };
-      check({
-        id: "R-mcp-policy-untrusted-place",
-        expectation: "the same policy bytes, loaded from a file inside the agent's writable workspace, are refused, so the agent cannot write its own policy",
-        holds: [labLayout, defaultLayout].every((v) => v.observed.agentWroteIt && v.observed.reload.verdict === "refused" && !v.observed.policyInEffect),
-        observed: part4,
-      });
+      extra.untrustedPlace = { labLayout: workspaceEvidence(labLayout), agentAdded, defaultLayout: workspaceEvidence(defaultLayout) };
+      observe("untrustedPlace", { labLayout: labLayout.seen, openclawDefaultLayout: defaultLayout.seen });
     });
   },
 });
@@ -346,7 +459,7 @@ function unlessTimeout(err: unknown): undefined {
  * watcher has seen the change (when it is a config change), answers allow-once and reports what
  * happened. Denies whatever the turn asks afterwards so it ends.
  */
-async function parkChangeAnswer(lab: Lab, events: EventLog, message: string, server: "north" | "south", signal: AbortSignal, log: (m: string) => void, change: (turn: Turn) => Promise<string>) {
+async function parkChangeAnswer(lab: Lab, events: EventLog, message: string, server: "north" | "south", signal: AbortSignal, log: (m: string) => void, change: (turn: Turn) => Promise<string>): Promise<{ seen: ParkedChange; detail: Record<string, unknown> }> {
   const client = lab.operator.client;
   const mcp = lab.mcp(server);
   const turn = await sendTurn(client, message);
@@ -366,20 +479,23 @@ async function parkChangeAnswer(lab: Lab, events: EventLog, message: string, ser
   const calls = toolCallsIn(await mcp.requests({ since }));
   const result = toolResults(await chatHistory(client, turn.sessionKey)).find((r) => r.toolCallId === asked.request?.toolCallId);
   const after = await approvalState(client, asked.id);
-  const observed = {
+  const seen: ParkedChange = {
     change: what,
     reload: reload ? { verdict: reload.verdict, detail: reload.detail } : null,
     approvalBeforeAnswer: before.status,
     answer: answer.ok ? "applied" : `${answer.code}${answer.detailsCode ? `/${answer.detailsCode}` : ""}: ${answer.message}`,
     approvalAfter: `${after.status}${after.reason ? ` (${after.reason})` : ""}`,
-    serverSawCall: calls.length > 0,
+    serverCalls: calls.length,
     run: finalEnd.status,
     toolResult: result ? { isError: result.isError, text: result.isError ? toolErrorMessage(result.text) : result.text } : null,
     askedAgainAfterChange: later.length,
   };
-  log(`${what}: ${JSON.stringify(observed)}`);
-  return { observed, detail: { turn, approvalId: asked.id, answer, end, finalEnd, calls, before, after, reloadLines: reload?.lines } };
+  log(`${what}: ${JSON.stringify(parkedView(seen))}`);
+  return { seen, detail: { turn, approvalId: asked.id, answer, end, finalEnd, calls, before, after, reloadLines: reload?.lines } };
 }
+
+/** A parked call under a change as the evidence keeps it: as judged, with the detail. */
+const parkedEvidence = (p: { seen: ParkedChange; detail: Record<string, unknown> }) => ({ observed: parkedView(p.seen), detail: p.detail });
 
 /**
  * The agent writes the original policy bytes into `workspace` with its own `write` tool; the live
@@ -387,12 +503,11 @@ async function parkChangeAnswer(lab: Lab, events: EventLog, message: string, ser
  * rejects the edit and north stays denied (the trusted file's changed policy); admitted: north's
  * tools are offered to the next turn again.
  */
-async function policyFromWorkspace(lab: Lab, client: GatewayClient, agentId: string, workspace: string, includePath: string, signal: AbortSignal, log: (m: string) => void) {
+async function policyFromWorkspace(lab: Lab, client: GatewayClient, agentId: string, workspace: string, includePath: string, signal: AbortSignal, log: (m: string) => void): Promise<{ seen: FromWorkspace; detail: Record<string, unknown> }> {
   const bytes = toolPolicyBytes(POLICY);
   const wrote = await sendTurn(client, `fleetlab-call write ${JSON.stringify({ path: "same-policy.json", content: bytes })}`, newSessionKey(agentId));
   const wroteEnd = await waitRun(client, wrote.runId, 30_000);
   const onDisk = await lab.exec(lab.gateway.alias, ["cat", `${workspace}/same-policy.json`]);
-  const agentWroteIt = onDisk.exitCode === 0 && onDisk.stdout === bytes;
   const changedAt = Date.now();
   await editGatewayConfig(lab, (c) => {
     (c.tools as Record<string, unknown>).$include = includePath;
@@ -400,17 +515,20 @@ async function policyFromWorkspace(lab: Lab, client: GatewayClient, agentId: str
   const reload = await waitReload(lab, changedAt, { signal });
   const northBack = await northOffered(lab, client, `from-${agentId}-workspace`, signal);
   const configGet = (await client.request("config.get", {}).catch((e: Error) => ({ error: e.message }))) as { valid?: boolean; issues?: unknown; config?: { tools?: unknown } };
-  const observed = {
+  const seen: FromWorkspace = {
     agent: agentId,
     workspace,
     includePath,
-    agentWroteIt,
+    onDisk: { exitCode: onDisk.exitCode, stdout: onDisk.stdout },
     reload: { verdict: reload.verdict, detail: reload.detail },
     policyInEffect: northBack,
   };
-  log(`policy from ${workspace}: ${JSON.stringify(observed)}`);
-  return { observed, detail: { wrote, wroteEnd: wroteEnd.status, onDisk, reloadLines: reload.lines, configGet: { valid: configGet.valid, issues: configGet.issues, tools: configGet.config?.tools } } };
+  log(`policy from ${workspace}: ${JSON.stringify(workspaceView(seen))}`);
+  return { seen, detail: { wrote, wroteEnd: wroteEnd.status, onDisk, reloadLines: reload.lines, configGet: { valid: configGet.valid, issues: configGet.issues, tools: configGet.config?.tools } } };
 }
+
+/** A workspace policy as the evidence keeps it: as judged, with the detail. */
+const workspaceEvidence = (w: { seen: FromWorkspace; detail: Record<string, unknown> }) => ({ observed: workspaceView(w.seen), detail: w.detail });
 
 /** Whether a fresh turn is offered north's tools (the changed policy denies them). */
 async function northOffered(lab: Lab, client: GatewayClient, label: string, signal: AbortSignal): Promise<boolean | null> {

@@ -43,14 +43,62 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
+
+/** The gated write_file call: asked or not, south's calls before the decision and after the turn, south's effects, the run. */
+interface Gated {
+  approvalRequested: boolean;
+  serverCallsBeforeDecision: number;
+  denied: boolean;
+  serverCalls: number;
+  effects: number;
+  run: string;
+}
+/** One tool the gate does not list: its annotations, whether the turn asked, south's effects before and after the turn, the run. */
+interface Unlisted {
+  annotations: unknown;
+  approvalRequested: boolean;
+  effectsBefore: number;
+  effectsAfter: number;
+  run: string;
+}
+export interface Observed {
+  gated?: Gated;
+  /** By tool name (put_file, erase_file), in the order they were called. */
+  unlisted?: Record<string, Unlisted>;
+}
+
+/** Each unlisted tool as judged: did it ask, did it run (a new effect at south). */
+const unlistedView = (u: Record<string, Unlisted>) => Object.fromEntries(Object.entries(u).map(([k, v]) => [k, { annotations: v.annotations, approvalRequested: v.approvalRequested, executed: v.effectsAfter > v.effectsBefore, run: v.run }]));
+
+export default defineScenario<Observed>({
   name: "mcp-readonly-hint",
   proves: "a readOnlyHint on a third-party MCP tool is not trusted: a gated write tool declaring it still asks the operator; and whether OpenClaw gates anything by annotations itself",
   topology: "shared",
   findings,
   timeoutMs: 150_000,
+  checks: [
+    {
+      id: "R-mcp-readonly-hint-gated",
+      expectation: "a third-party tool declaring readOnlyHint (south write_file, listed by the gate) still asks for approval and does not run before it",
+      judge: (h) => {
+        const g = h.gated;
+        return g && { holds: g.approvalRequested && g.serverCallsBeforeDecision === 0 && g.serverCalls === 0 && g.effects === 0, observed: g };
+      },
+    },
+    {
+      id: "R-mcp-readonly-hint-builtin-gate",
+      expectation: "without an approval plugin listing it, OpenClaw's own policy still asks the operator before a third-party MCP tool that writes runs, whatever readOnlyHint it declares",
+      kind: "differs-from-reference",
+      judge: (h) => {
+        if (!h.unlisted) return undefined;
+        const observed = unlistedView(h.unlisted);
+        return { holds: Object.values(observed).every((p) => p.approvalRequested && !p.executed), observed };
+      },
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const south = lab.mcp("south");
     const client = lab.operator.client;
     await mcpScene(ctx, { reset: ["south"] }, async ({ events, extra }) => {
@@ -66,7 +114,7 @@ export default defineScenario({
       // The turn's end closes the window: a call of this turn reaches the server before its
       // result, and the run ends only after that result (no wait after it).
       const gatedEnd = await waitRun(client, gated.runId, 30_000);
-      const part1 = {
+      const part1: Gated = {
         approvalRequested: asked !== undefined,
         serverCallsBeforeDecision: callsWhileAsked,
         denied: denied?.ok ?? false,
@@ -75,12 +123,7 @@ export default defineScenario({
         run: gatedEnd.status,
       };
       log(`gated write_file (readOnlyHint:true): ${JSON.stringify(part1)}`);
-      check({
-        id: "R-mcp-readonly-hint-gated",
-        expectation: "a third-party tool declaring readOnlyHint (south write_file, listed by the gate) still asks for approval and does not run before it",
-        holds: part1.approvalRequested && part1.serverCallsBeforeDecision === 0 && part1.serverCalls === 0 && part1.effects === 0,
-        observed: part1,
-      });
+      observe("gated", part1);
 
       // 2. not listed by the gate: does OpenClaw itself ask, by annotation?
       const base = (await south.catalog()).find((t) => t.name === "write_file")!;
@@ -89,7 +132,7 @@ export default defineScenario({
         { ...base, name: "erase_file", annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true } },
       ];
       await south.setCatalog([...(await south.catalog()), ...added]);
-      const part2: Record<string, { annotations: unknown; approvalRequested: boolean; executed: boolean; run: string }> = {};
+      const unlisted: Record<string, Unlisted> = {};
       for (const t of added) {
         const before = (await south.effects()).length;
         const turn = await sendTurn(client, `fleetlab-call south__${t.name} {"path":"${t.name}.txt","content":"x"}`);
@@ -101,17 +144,12 @@ export default defineScenario({
           await resolveApproval(client, req.id, "deny");
           end = await waitRun(client, turn.runId, 20_000);
         }
-        part2[`${t.name}`] = { annotations: t.annotations, approvalRequested: req !== undefined, executed: (await south.effects()).length > before, run: end.status };
+        unlisted[`${t.name}`] = { annotations: t.annotations, approvalRequested: req !== undefined, effectsBefore: before, effectsAfter: (await south.effects()).length, run: end.status };
       }
+      const part2 = unlistedView(unlisted);
       log(`not listed by the gate: ${JSON.stringify(part2)}`);
       extra.observations = { part1, part2, gatedTurn: gated, approvalId: asked?.id, denied };
-      check({
-        id: "R-mcp-readonly-hint-builtin-gate",
-        expectation: "without an approval plugin listing it, OpenClaw's own policy still asks the operator before a third-party MCP tool that writes runs, whatever readOnlyHint it declares",
-        holds: Object.values(part2).every((p) => p.approvalRequested && !p.executed),
-        observed: Object.fromEntries(Object.entries(part2).map(([k, v]) => [k, { annotations: v.annotations, approvalRequested: v.approvalRequested, executed: v.executed, run: v.run }])),
-        kind: "differs-from-reference",
-      });
+      observe("unlisted", unlisted);
     });
   },
 });

@@ -8,13 +8,53 @@ import { sendTurn, toolResults } from "../lab/kits/turns.ts";
 // north and south both serve `example_echo`. One turn in which the model calls both
 // (north__example_echo and south__example_echo, in one response): each call must reach only
 // its own server, and each result must say which server answered.
-export default defineScenario({
+// The body drives and observes (ctx.observe); the check below judges what it observed.
+
+type Calls = { tool: string | null | undefined; args: unknown }[];
+/** The turn's token (it varies per run), the tools/call each server saw, the tool results by tool name. */
+interface Routed {
+  token: string;
+  seen: { north: Calls; south: Calls };
+  results: Record<string, { text: string; isError: boolean }>;
+}
+export interface Observed {
+  routed?: Routed;
+}
+
+export default defineScenario<Observed>({
   name: "mcp-routing",
   proves: "same-named MCP tools on two servers route by server: north__example_echo reaches only north, south__example_echo only south, and each result names its server",
   topology: "shared",
   timeoutMs: 120_000,
+  checks: [
+    {
+      id: "R-mcp-same-name-routing",
+      expectation: "a call to north's and to south's example_echo each reach only their own server; the results say which",
+      judge: (h) => {
+        if (!h.routed) return undefined;
+        const { token, seen, results } = h.routed;
+        const want = {
+          north: [{ tool: "example_echo", args: { text: `to-north-${token}` } }],
+          south: [{ tool: "example_echo", args: { text: `to-south-${token}` } }],
+        };
+        const wantResults = {
+          north__example_echo: { text: `north echoed: to-north-${token}`, isError: false },
+          south__example_echo: { text: `south echoed: to-south-${token}`, isError: false },
+        };
+        return {
+          holds: JSON.stringify(seen) === JSON.stringify(want) && JSON.stringify(results) === JSON.stringify(wantResults),
+          // The token varies per run: the signature names servers and texts without it.
+          observed: {
+            north: seen.north.map((c) => `${c.tool} ${JSON.stringify(c.args).replace(token, "<token>")}`),
+            south: seen.south.map((c) => `${c.tool} ${JSON.stringify(c.args).replace(token, "<token>")}`),
+            results: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.text.replace(token, "<token>")])),
+          },
+        };
+      },
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check } = ctx;
+    const { lab, log, observe } = ctx;
     const north = lab.mcp("north");
     const south = lab.mcp("south");
     const token = `r${Date.now().toString(36)}`;
@@ -41,26 +81,7 @@ export default defineScenario({
       const seen = { north: calls(await north.requests()), south: calls(await south.requests()) };
       const results = Object.fromEntries(toolResults(await chatHistory(lab.operator.client, turn.sessionKey)).map((r) => [r.toolName, { text: r.text, isError: r.isError }]));
       log(`tools/call seen: ${JSON.stringify(seen)}; results: ${JSON.stringify(results)}`);
-      const want = {
-        north: [{ tool: "example_echo", args: { text: `to-north-${token}` } }],
-        south: [{ tool: "example_echo", args: { text: `to-south-${token}` } }],
-      };
-      const wantResults = {
-        north__example_echo: { text: `north echoed: to-north-${token}`, isError: false },
-        south__example_echo: { text: `south echoed: to-south-${token}`, isError: false },
-      };
-      const holds = JSON.stringify(seen) === JSON.stringify(want) && JSON.stringify(results) === JSON.stringify(wantResults);
-      check({
-        id: "R-mcp-same-name-routing",
-        expectation: "a call to north's and to south's example_echo each reach only their own server; the results say which",
-        holds,
-        // The token varies per run: the signature names servers and texts without it.
-        observed: {
-          north: seen.north.map((c) => `${c.tool} ${JSON.stringify(c.args).replace(token, "<token>")}`),
-          south: seen.south.map((c) => `${c.tool} ${JSON.stringify(c.args).replace(token, "<token>")}`),
-          results: Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.text.replace(token, "<token>")])),
-        },
-      });
+      observe("routed", { token, seen, results });
     });
   },
 });

@@ -57,15 +57,65 @@ const findings: FindingRecord[] = [
   },
 ];
 
-export default defineScenario({
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
+
+/** The turn whose call was held when north was killed: its end, its tool items, its result. */
+interface Lost {
+  run: string;
+  toolItems: string[];
+  toolResultIsError: boolean | null;
+}
+/** One later call: the text it echoes and what it showed. */
+interface Attempt {
+  text: string;
+  observed: CallObserved;
+}
+export interface Observed {
+  lost?: Lost;
+  /** The next call after north was back. */
+  next?: CallObserved;
+  /** The later calls, once the gateway had a new session with north, in order: until one worked or LATER_S passed. */
+  later?: Attempt[];
+}
+
+/** A call that worked: the turn ended ok, one tools/call reached north, and the result is north's echo of its text. */
+const worked = (o: CallObserved, text: string) => o.run === "ok" && o.serverCalls === 1 && o.result === `north echoed: ${text}`;
+
+export default defineScenario<Observed>({
   name: "mcp-server-lost",
   proves: "an MCP server killed during a call ends the turn with an error, and after the server is back the next call works",
   topology: "own",
   findings,
   spec: { nodes: { count: 0 }, git: { enabled: false } },
   timeoutMs: 240_000,
+  checks: [
+    {
+      id: "R-mcp-server-lost-turn-error",
+      expectation: "an MCP server container killed during a call: the turn ends with an error",
+      kind: "differs-from-reference",
+      judge: (h) => h.lost && { holds: h.lost.run === "error", observed: { within_s: LOST_RUN_S, ...h.lost } },
+    },
+    {
+      id: "R-mcp-server-lost-next-call",
+      expectation: "after the server is back, the next call works",
+      kind: "differs-from-reference",
+      judge: (h) => h.next && { holds: worked(h.next, "back"), observed: { after_s_at_least: NEXT_AFTER_S, serverInitialize_s: INITIALIZE_S, within_s: TURN_S, ...h.next } },
+    },
+    {
+      id: "R-mcp-server-lost-later-call",
+      expectation: `once the gateway has reconnected to the restarted server, calls work again within ${LATER_S} s (a call before the one that works is refused cleanly: an error result, nothing reaching the server)`,
+      judge: (h) => {
+        const attempts = h.later;
+        if (!attempts) return undefined;
+        const last = attempts.at(-1);
+        const works = last !== undefined && worked(last.observed, last.text);
+        const before = callsBefore(attempts, works);
+        return { holds: works && before.every(refusedCleanly), observed: { within_s: LATER_S, attempts: attempts.length, refusalsBefore: before.length, before, last: last?.observed } };
+      },
+    },
+  ],
   async run(ctx) {
-    const { lab, log, check, signal } = ctx;
+    const { lab, log, observe, signal } = ctx;
     const client = lab.operator.client;
     const kill = faults.kill(lab, "north");
     const atEnd = async ({ extra }: McpScene) => {
@@ -82,20 +132,14 @@ export default defineScenario({
       const end = await waitRun(client, turn.runId, LOST_RUN_S * 1000, { expectation: true });
       const endedAfterMs = Date.now() - t0;
       const lostResult = toolResults(await chatHistory(client, turn.sessionKey))[0];
-      const lost = {
-        within_s: LOST_RUN_S,
+      const lostSeen: Lost = {
         run: end.status,
         toolItems: events.toolItems(turn.runId).map((i) => i.status),
         toolResultIsError: lostResult?.isError ?? null,
       };
+      const lost = { within_s: LOST_RUN_S, ...lostSeen };
       log(`north killed during the call: ${JSON.stringify(lost)} after ${endedAfterMs} ms (tool error: ${lostResult ? toolErrorMessage(lostResult.text) : "none"})`);
-      check({
-        id: "R-mcp-server-lost-turn-error",
-        expectation: "an MCP server container killed during a call: the turn ends with an error",
-        holds: lost.run === "error",
-        observed: lost,
-        kind: "differs-from-reference",
-      });
+      observe("lost", lostSeen);
 
       extra.restarted = await kill.heal();
       await waitMcpHealthy(lab, "north", { signal });
@@ -107,13 +151,7 @@ export default defineScenario({
       const next = await callAgain(client, lab.mcp("north"), turn.sessionKey, "back");
       const nextObserved = { after_s_at_least: NEXT_AFTER_S, serverInitialize_s: INITIALIZE_S, within_s: TURN_S, ...next.observed };
       log(`next call ${nextAfterMs} ms after north answered again: ${JSON.stringify(nextObserved)}`);
-      check({
-        id: "R-mcp-server-lost-next-call",
-        expectation: "after the server is back, the next call works",
-        holds: next.observed.run === "ok" && next.observed.serverCalls === 1 && next.observed.result === "north echoed: back",
-        observed: nextObserved,
-        kind: "differs-from-reference",
-      });
+      observe("next", next.observed);
 
       // Once the gateway has a new session with north (its tools/list seen), calls work again.
       await lab.mcp("north").waitForRequest((r) => r.rpcMethod === "tools/list", 20_000, { since: next.since });
@@ -125,7 +163,7 @@ export default defineScenario({
       // works is judged and listed in the observed (how many, and each answer): each must be a
       // clean refusal, an error result with no call reaching north (refusedCleanly), never a
       // call that reached the server and failed there, ran, or did not end.
-      const attempts: { text: string; observed: CallObserved }[] = [];
+      const attempts: Attempt[] = [];
       const t1 = Date.now();
       let later: Awaited<ReturnType<typeof callAgain>> | undefined;
       let works = false;
@@ -134,18 +172,13 @@ export default defineScenario({
         const text = `later-${attempts.length + 1}`;
         later = await callAgain(client, lab.mcp("north"), turn.sessionKey, text);
         attempts.push({ text, observed: later.observed });
-        works = later.observed.run === "ok" && later.observed.serverCalls === 1 && later.observed.result === `north echoed: ${text}`;
+        works = worked(later.observed, text);
         log(`a later call (${text}), after the gateway reconnected: ${JSON.stringify(later.observed)}`);
         if (!works) await sleep(1_000, signal); // pacing between attempts, not judging: the deadline is LATER_S, in the observed
       }
       const before = callsBefore(attempts, works);
       log(`calls before the one that works: ${JSON.stringify(before)}`);
-      check({
-        id: "R-mcp-server-lost-later-call",
-        expectation: `once the gateway has reconnected to the restarted server, calls work again within ${LATER_S} s (a call before the one that works is refused cleanly: an error result, nothing reaching the server)`,
-        holds: works && before.every(refusedCleanly),
-        observed: { within_s: LATER_S, attempts: attempts.length, refusalsBefore: before.length, before, last: later?.observed },
-      });
+      observe("later", attempts);
       extra.laterAttempts = attempts;
       extra.observations = { turn, end, endedAfterMs, lostResult, lost, nextAfterMs, next, later };
     });
