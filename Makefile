@@ -2,7 +2,7 @@
 # tests and the scenario suite. Both set up everything first (npm packages, Docker engine,
 # images). Overrides: NODES=4 OPENCLAW_VERSION=2026.9.6 SEED=123 SCENARIOS="smoke" REPLAY=path/run.json
 SHELL := /bin/bash
-# Settings given to make (make lab NODES=4) reach the lab as FLEETLAB_* (lab/definitions/settings.ts); a
+# Settings given to make (make lab NODES=4) reach the lab as FLEETLAB_* (lab/core/settings.ts); a
 # NODES or SEED that is only in the environment is not made into one (the lab still reads the
 # unprefixed names, with a notice that they will go).
 define pass_setting
@@ -29,7 +29,7 @@ $(eval $(call check_form,SHARD,[0-9]+/[0-9]+,is not K/N (e.g. SHARD=2/4: the sec
 # SCENARIOS: each name a scenario file's (scenarios/, parity/, repro/; each file is named for its
 # scenario), the lab's refusal in its words; names are separated by spaces. A word with *, ? or
 # [...] is a pattern (SCENARIOS='mcp-*'), matched as bash's [[ name == pattern ]] matches, as the
-# lab does (lab/definitions/settings.ts selectNames); one that matches no scenario is refused.
+# lab does (lab/core/settings.ts selectNames); one that matches no scenario is refused.
 SCENARIO_NAMES := $(basename $(notdir $(filter-out %/index.ts %/main.ts %.test.ts %.scenario.ts %.d.ts,$(wildcard scenarios/*.ts scenarios/parity/*.ts scenarios/repro/*.ts scenarios/fleet/*.ts))))
 # The words of SCENARIOS quoted for the shell, so a recipe hands a pattern to the lab unexpanded.
 SCENARIO_ARGS = $(foreach s,$(SCENARIOS),'$(s)')
@@ -227,10 +227,10 @@ nightly-sim: deps engine
 	bash lab/testing/simulate-nightly.sh $(or $(SHARDS),4)
 
 # The README's findings list and findings.md's table, written again from the finding records
-# between their generated markers (lab/commands/findings-docs.ts); a unit test fails until they are.
+# between their generated markers (scenarios/findings-docs.ts); a unit test fails until they are.
 .PHONY: findings-docs
 findings-docs: deps
-	npm exec --offline -- node lab/commands/findings-docs.ts
+	npm exec --offline -- node scenarios/findings-docs.ts
 
 # Seconds per scenario for the shard split, from run folders (default: the newest run).
 costs: deps

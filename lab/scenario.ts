@@ -7,7 +7,7 @@ import type { Run } from "./evidence/run.ts";
 import type { FindingRecord } from "./findings/findings.ts";
 import type { Need } from "./engine/capabilities.ts";
 import { upstreamProblems, type Upstream } from "./findings/upstream.ts";
-import type { CheckDef } from "./run/history.ts";
+import type { CheckDef } from "./judge/history.ts";
 
 export type { Verdict } from "./definitions/verdict.ts";
 // The verdict errors live beside the verdict rule (lab/definitions/verdict.ts), on the floor members and
@@ -15,7 +15,7 @@ export type { Verdict } from "./definitions/verdict.ts";
 export { LabInfraError, SystemUnderTestError, labStep } from "./definitions/verdict.ts";
 export type { FindingRecord } from "./findings/findings.ts";
 export type { Upstream } from "./findings/upstream.ts";
-export type { CheckDef } from "./run/history.ts";
+export type { CheckDef } from "./judge/history.ts";
 
 /** What a scenario's body observes for its declared checks: JSON values by name (default: any). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -64,7 +64,7 @@ export interface ScenarioContext<H extends Observed = Observed> {
   aimOff: string | undefined;
 }
 
-/** What a scenario must have made happen before its verdict counts (lab/run/judging.ts). */
+/** What a scenario must have made happen before its verdict counts (lab/judge/judging.ts). */
 export interface Premise<H extends Observed = Observed> {
   /** Named in the scenario's header and docs/reference/scenarios.md, e.g. "P-50219-502-served". */
   id: string;

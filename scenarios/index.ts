@@ -10,7 +10,7 @@ import type { Scenario } from "../lab/scenario.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** Files in scenarios/ that are not scenarios. */
-const NOT_SCENARIOS = /(^index\.ts$|^main\.ts$|\.test\.ts$|\.scenario\.ts$|\.d\.ts$)/;
+const NOT_SCENARIOS = /(^index\.ts$|^main\.ts$|^findings-docs\.ts$|\.test\.ts$|\.scenario\.ts$|\.d\.ts$)/;
 
 /**
  * The scenario files, sorted by path (the run order is decided by the runner); without repro/

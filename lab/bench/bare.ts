@@ -20,7 +20,7 @@ import type { OperatorHost } from "../topology/operator.ts";
 import { barePathMap, rewritePaths, rewriteStateDb, tarEntries, unpackInto } from "./restore.ts";
 import { waitFor } from "../core/wait.ts";
 import { deadline } from "../core/pace.ts";
-import { environment } from "../definitions/settings.ts";
+import { environment } from "../core/settings.ts";
 
 const run = promisify(execFile);
 

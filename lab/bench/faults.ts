@@ -21,7 +21,7 @@ import type { BenchBed, Family } from "../faults/kind.ts";
 import { allFaults } from "../faults/registry.ts";
 import { Testbed } from "../testing/testbed.ts";
 import { benchWireTiming, startTapBefore, wireTimingRows, type WireTiming } from "./wire-timing.ts";
-import { env } from "../definitions/settings.ts";
+import { env } from "../core/settings.ts";
 
 export interface Stat {
   median: number;

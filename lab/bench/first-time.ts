@@ -13,7 +13,7 @@ import path from "node:path";
 import { docker } from "../engine/docker.ts";
 import { CACHE, ROOT } from "../core/paths.ts";
 import { readRunRecord } from "../evidence/run.ts";
-import { environment } from "../definitions/settings.ts";
+import { environment } from "../core/settings.ts";
 
 /** Issue 36's goal: engine running, no fleetlab images, fresh clone: the smoke verdict in at most 3 min. */
 export const FIRST_TIME_TARGET_S = 180;

@@ -23,7 +23,7 @@ import { pruneDeadRuns } from "../engine/cleanup.ts";
 import { screenshot } from "../evidence/chromium.ts";
 import { writeJson } from "../evidence/write.ts";
 import { Run } from "../evidence/run.ts";
-import { env, setEnv, setting } from "../definitions/settings.ts";
+import { env, setEnv, setting } from "../core/settings.ts";
 import { DEFAULT_OPENCLAW_VERSION } from "../definitions/spec.ts";
 import { LabError } from "../core/log.ts";
 import { fleetPlotHtml } from "./plot.ts";

@@ -52,7 +52,7 @@ import { benchFaults, benchRows } from "./faults.ts";
 import { containerPeakMiB, treePeakMiB } from "./memory.ts";
 import { scalePlotHtml, type ScalePoint } from "./plot.ts";
 import { benchSuite, suiteScenarios, suiteTable, SUITE_HEAD, SUITE_TARGET_S, type SuiteBench } from "./suite.ts";
-import { env, setEnv, setting } from "../definitions/settings.ts";
+import { env, setEnv, setting } from "../core/settings.ts";
 import { LabError } from "../core/log.ts";
 
 setEnv("FLEETLAB_QUIET", env("FLEETLAB_QUIET") ?? "1");

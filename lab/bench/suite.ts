@@ -5,7 +5,7 @@
 // (the lab never imports them): lab/bench/main.ts loads them from the scenarios folder.
 import type { Run, ScenarioRow } from "../evidence/run.ts";
 import { faultScenario, lookAtReport } from "../evidence/report-check.ts";
-import { lanesFromEnv } from "../definitions/settings.ts";
+import { lanesFromEnv } from "../core/settings.ts";
 import { LabPool, resolveScenarios, runLanes, writeRunReports, type ScenarioResult } from "../run/runner.ts";
 import type { Scenario } from "../scenario.ts";
 import { Lab, type LabUpOptions } from "../topology/lab.ts";

@@ -20,7 +20,7 @@ import { docker, demux } from "../engine/docker.ts";
 import { runLabels } from "../engine/cleanup.ts";
 import { deadline } from "../core/pace.ts";
 import { nodeBinary } from "../engine/images.ts";
-import { env as envVar } from "../definitions/settings.ts";
+import { env as envVar } from "../core/settings.ts";
 
 /** What a node host prints once it has reached the gateway and asked to be paired or approved. */
 export const NODE_REACHED = /pairing|approval|approve/i;

@@ -1,7 +1,7 @@
 // The names the README and docs/ give a user to type: every flag (`--nodes`), every variable
 // (`FLEETLAB_*`, and the make variables after `make <target>`) and every make target, checked
 // against where they are declared: the CLI's options (lab/commands/usage.ts), the settings
-// (lab/definitions/settings.ts), the Makefile, and the code that reads an environment variable.
+// (lab/core/settings.ts), the Makefile, and the code that reads an environment variable.
 // And the other way: every setting, option, make target and make variable is in cli.md. A stale
 // name fails naming the file, the line and the nearest real name.
 import { execFileSync } from "node:child_process";
@@ -10,7 +10,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../core/paths.ts";
 import { docFiles } from "./sources.ts";
-import { SETTINGS } from "../definitions/settings.ts";
+import { SETTINGS } from "../core/settings.ts";
 import { OPTIONS } from "../commands/usage.ts";
 
 /** Flags of other tools that the docs quote, each with its tool: never fleetlab's. */
@@ -128,11 +128,11 @@ export function staleNames(file: string, text: string, known: Known): string[] {
     for (const m of l.matchAll(/(?<![\w-])--([a-zA-Z][a-zA-Z0-9-]*)/g)) {
       const f = m[1]!;
       if (known.flags.has(f) || FOREIGN_FLAGS[f]) continue;
-      problems.push(`${at(i + 1)}: --${f} is no option of fleetlab (lab/commands/usage.ts, lab/definitions/settings.ts); nearest: --${nearest(f, known.flags)}`);
+      problems.push(`${at(i + 1)}: --${f} is no option of fleetlab (lab/commands/usage.ts, lab/core/settings.ts); nearest: --${nearest(f, known.flags)}`);
     }
     for (const m of l.matchAll(/\bFLEETLAB_[A-Z0-9_]*[A-Z0-9]/g)) {
       if (known.envVars.has(m[0])) continue;
-      problems.push(`${at(i + 1)}: ${m[0]} is read nowhere in the code (lab/definitions/settings.ts, the Makefile, lab/, docker/, scenarios/); nearest: ${nearest(m[0], [...known.envVars].filter((v) => v.startsWith("FLEETLAB_")))}`);
+      problems.push(`${at(i + 1)}: ${m[0]} is read nowhere in the code (lab/core/settings.ts, the Makefile, lab/, docker/, scenarios/); nearest: ${nearest(m[0], [...known.envVars].filter((v) => v.startsWith("FLEETLAB_")))}`);
     }
   });
   for (const s of spans(text)) {
@@ -142,7 +142,7 @@ export function staleNames(file: string, text: string, known: Known): string[] {
       for (const v of m[2]!.matchAll(/(?<![\w$])([A-Z][A-Z0-9_]*)=/g)) {
         const name = v[1]!;
         if (known.makeVars.has(name) || known.envVars.has(name)) continue;
-        problems.push(`${at(s.line)}: ${name}= (make ${m[1]}) is no variable of the Makefile or lab/definitions/settings.ts; nearest: ${nearest(name, known.makeVars)}=`);
+        problems.push(`${at(s.line)}: ${name}= (make ${m[1]}) is no variable of the Makefile or lab/core/settings.ts; nearest: ${nearest(name, known.makeVars)}=`);
       }
     }
   }
@@ -164,9 +164,9 @@ describe("the names the docs give a user exist where they are declared", () => {
   it("a stale name fails naming the file, the line and the nearest real name", () => {
     const doc = ["intro", "run `fleetlab run --nodez 4`, or `make lab NODEZ=4`,", "```sh", "FLEETLAB_NODEZ=4 make labb", "```"].join("\n");
     expect(staleNames("docs/x.md", doc, known)).toEqual([
-      "docs/x.md:2: --nodez is no option of fleetlab (lab/commands/usage.ts, lab/definitions/settings.ts); nearest: --nodes",
-      "docs/x.md:2: NODEZ= (make lab) is no variable of the Makefile or lab/definitions/settings.ts; nearest: NODES=",
-      "docs/x.md:4: FLEETLAB_NODEZ is read nowhere in the code (lab/definitions/settings.ts, the Makefile, lab/, docker/, scenarios/); nearest: FLEETLAB_NODES",
+      "docs/x.md:2: --nodez is no option of fleetlab (lab/commands/usage.ts, lab/core/settings.ts); nearest: --nodes",
+      "docs/x.md:2: NODEZ= (make lab) is no variable of the Makefile or lab/core/settings.ts; nearest: NODES=",
+      "docs/x.md:4: FLEETLAB_NODEZ is read nowhere in the code (lab/core/settings.ts, the Makefile, lab/, docker/, scenarios/); nearest: FLEETLAB_NODES",
       "docs/x.md:4: make labb is no target of the Makefile; nearest: make lab",
     ]);
   });
@@ -176,7 +176,7 @@ describe("cli.md documents every setting, option, make target and make variable"
   const cli = read("docs/reference/cli.md");
   const named = (re: RegExp) => re.test(cli);
 
-  it("every setting of lab/definitions/settings.ts: its flag, its environment variable and its make name", () => {
+  it("every setting of lab/core/settings.ts: its flag, its environment variable and its make name", () => {
     const missing = SETTINGS.flatMap((s) => [
       ...(s.flag && !named(new RegExp(`\`--${s.flag}\\b`)) ? [`--${s.flag} (${s.name})`] : []),
       ...(!named(new RegExp(`\`${s.env}\\b`)) ? [s.env] : []),

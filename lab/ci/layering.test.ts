@@ -1,37 +1,35 @@
-// The house's floors (DESIGN.md): a module imports only from its own floor or below, and no two
-// files import each other, directly or around a circle. Read from the code's own import lines
-// (static `import ... from "./x.ts"` and `export ... from`), tests left out as they sit beside
-// what they test. When a new room is added, give it a floor here.
+// The house's floors (DESIGN.md), room by room: a folder is a room and sits on one floor; a module
+// imports only from its own floor or below, and no two files import each other, directly or
+// around a circle. Read from the code's own import lines: static imports and re-exports with
+// either quote, side-effect imports, import() of a literal, and import() of a path the code builds
+// from the checkout's root (`path.join(ROOT, "scenarios", "index.ts")`); tests left out as they
+// sit beside what they test; docker/ (the lab's own servers, whose wire types the clients import)
+// on the lowest floor. When a new room is added, give it a floor here.
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../core/paths.ts";
 import { labSources } from "./sources.ts";
 
-/** Lowest first. A key is a file or a folder (every file below it). */
+/** Lowest first: rooms (folders, and the one file lab/scenario.ts). */
 const FLOORS: string[][] = [
-  // The rooms of lab/ are named by role (core, definitions, engine, run, commands); a room may span
-  // floors (engine/ holds the Docker client low and the runner container above the clients), so
-  // their files are placed one by one.
-  ["lab/core/errors.ts", "lab/core/log.ts", "lab/core/paths.ts", "lab/core/stalls.ts", "lab/core/escapes.ts", "lab/core/waits.ts", "lab/definitions/settings.ts", "lab/core/cpu-share.ts", "lab/core/pace.ts", "lab/ci/sources.ts"],
-  ["lab/core/wait.ts", "lab/engine/docker.ts"],
-  // The evidence records (every format a producer writes, lab/evidence/records/) sit on the spec's
-  // floor: below the producers (clients, members, faults) and readers (checks, findings) that
-  // import them; the report beside them in lab/evidence/ reads them too.
-  ["lab/definitions/spec.ts", "lab/definitions/build.ts", "lab/definitions/verdict.ts", "lab/engine/cleanup.ts", "lab/engine/lock.ts", "lab/engine/child.ts", "lab/evidence/records/", "lab/evidence/", "lab/definitions/phases.ts", "lab/commands/json.ts"],
-  ["lab/findings/", "lab/run/judging.ts", "lab/run/history.ts", "lab/run/admission.ts", "lab/clients/", "lab/engine/capabilities.ts", "lab/run/shard.ts", "lab/engine/images.ts"],
-  ["lab/members/", "lab/engine/runner-container.ts"],
+  // The lab's own servers (model, MCP, tap, git-http): their wire types are what the clients call.
+  ["docker/"],
+  ["lab/core/"],
+  ["lab/definitions/", "lab/ci/"],
+  ["lab/engine/"],
+  // The evidence: run.json, the records every producer writes, the reports that read them.
+  ["lab/evidence/"],
+  ["lab/findings/", "lab/clients/"],
+  // Judging: a recorded history to a verdict (lab/judge/history.ts), below the scenario that declares its checks.
+  ["lab/judge/", "lab/members/"],
   ["lab/topology/"],
-  ["lab/faults/", "lab/checks/", "lab/scenario.ts"],
-  // The test beds (a fault's target without OpenClaw, a loopback server) serve tests and the bench.
-  ["lab/kits/", "lab/testing/testbed.ts", "lab/testing/server-process.ts"],
-  ["lab/run/runner.ts"],
-  // The bug report reads matrix.json and repro loops, so it sits beside them, above the other findings modules.
-  ["lab/commands/repro.ts", "lab/commands/judge.ts", "lab/commands/matrix.ts", "lab/commands/soak.ts", "lab/commands/bisect.ts", "lab/bench/", "lab/commands/issue-report.ts"],
-  ["lab/commands/usage.ts", "lab/commands/inputs.ts"],
-  ["lab/commands/cli.ts"],
-  // findings-docs reads every scenario's records to write the docs' findings, so it sits beside them.
-  ["lab/testing/", "scenarios/", "lab/commands/findings-docs.ts"],
+  ["lab/scenario.ts", "lab/checks/", "lab/faults/"],
+  ["lab/run/", "lab/kits/"],
+  ["lab/commands/"],
+  // The suite and its entry points (scenarios/main.ts hands it to the CLI), and the test programs.
+  ["scenarios/", "lab/testing/"],
+  ["lab/bench/"],
 ];
 
 function floorOf(file: string): number {
@@ -44,14 +42,31 @@ function floorOf(file: string): number {
 }
 
 function sources(): string[] {
-  return labSources((p, isDir) => isDir || !/\.scenario\.ts$/.test(p));
+  const out = labSources((p, isDir) => isDir || !/\.scenario\.ts$/.test(p));
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(path.join(ROOT, d), { withFileTypes: true })) {
+      const p = path.posix.join(d, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== "node_modules") walk(p);
+      } else if (/\.ts$/.test(e.name) && !/\.test\.ts$/.test(e.name)) out.push(p);
+    }
+  };
+  walk("docker");
+  return out;
 }
 
-/** The repository files a file imports (relative specifiers only; packages are not rooms). */
-function importsOf(file: string): string[] {
-  const text = fs.readFileSync(path.join(ROOT, file), "utf8");
+/** The repository files a file imports (relative specifiers and root-built paths; packages are not rooms). */
+export function importsOf(file: string, text = fs.readFileSync(path.join(ROOT, file), "utf8")): string[] {
   const out = new Set<string>();
-  for (const m of text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+"(\.{1,2}\/[^"]+)"/gms)) out.add(path.posix.normalize(path.posix.join(path.posix.dirname(file), m[1]!)));
+  const rel = (spec: string) => path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+  // Template strings hold scripts run elsewhere (inside a container): not this file's imports.
+  const code = text.replace(/`(?:\\.|[^`\\])*`/g, "``");
+  for (const m of code.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+(["'])(\.{1,2}\/[^"']+)\1/gms)) out.add(rel(m[2]!));
+  for (const m of code.matchAll(/^\s*import\s+(["'])(\.{1,2}\/[^"']+)\1/gm)) out.add(rel(m[2]!));
+  for (const m of code.matchAll(/\bimport\(\s*(["'])(\.{1,2}\/[^"']+)\1\s*\)/g)) out.add(rel(m[2]!));
+  for (const m of code.matchAll(/\bimport\([^;]*?path\.join\(\s*ROOT\s*,\s*((?:["'][^"']+["']\s*,?\s*)+)\)/g)) {
+    out.add(path.posix.join(...[...m[1]!.matchAll(/["']([^"']+)["']/g)].map((x) => x[1]!)));
+  }
   return [...out].filter((f) => f.endsWith(".ts"));
 }
 
@@ -92,5 +107,24 @@ describe("the house's floors (DESIGN.md)", () => {
     const up = [...g].flatMap(([f, ds]) => ds.filter((d) => floorOf(d) > floorOf(f)));
     expect(up).toEqual(["lab/commands/cli.ts"]);
     expect(importsOf("lab/run/runner.ts")).toContain("lab/definitions/verdict.ts");
+  });
+
+  it("reads every import form: either quote, side effects, import() of a literal or of a path built from the root; not a script in a template string", () => {
+    const text = [
+      "import { a } from '../core/log.ts';",
+      'import "./side.ts";',
+      'export { b } from "../definitions/verdict.ts";',
+      'const m = await import("../run/runner.ts");',
+      'const s = await import(pathToFileURL(path.join(ROOT, "scenarios", "index.ts")).href);',
+      "const script = `import { x } from \"../elsewhere.ts\";`;",
+    ].join("\n");
+    expect(importsOf("lab/bench/x.ts", text).sort()).toEqual(["lab/bench/side.ts", "lab/core/log.ts", "lab/definitions/verdict.ts", "lab/run/runner.ts", "scenarios/index.ts"]);
+    // The bench's own import of the suite is read, and it runs down (the bench sits above the scenarios).
+    expect(importsOf("lab/bench/main.ts")).toContain("scenarios/index.ts");
+  });
+
+  it("each room sits on one floor (a folder is never split between floors)", () => {
+    const rooms = FLOORS.flat();
+    expect(rooms.filter((k) => rooms.some((o) => o !== k && o.endsWith("/") && k.startsWith(o)))).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { simpleGit, type SimpleGit } from "simple-git";
 import type { AccessLogEntry, CreatedRepo, GitHttpControlApi, RepoInfo } from "../../docker/git-http/wire.ts";
 import { ControlClient } from "./control.ts";
-import { env as envVar } from "../definitions/settings.ts";
+import { env as envVar } from "../core/settings.ts";
 
 export type { AccessLogEntry, CreatedRepo, RepoInfo } from "../../docker/git-http/wire.ts";
 

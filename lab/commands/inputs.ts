@@ -7,7 +7,7 @@
 // by the command, still before the engine or a run folder.
 import fs from "node:fs";
 import { LabError, info } from "../core/log.ts";
-import { applyFlags, env, isNamePattern, lanesFromEnv, selectNames, setting } from "../definitions/settings.ts";
+import { applyFlags, env, isNamePattern, lanesFromEnv, selectNames, setting } from "../core/settings.ts";
 import { parseTopology, topologyFromEnv, type TopologySpec } from "../definitions/spec.ts";
 import { checkGivenRunId, readRunRecord } from "../evidence/run.ts";
 import { REDACTED } from "../evidence/redact.ts";

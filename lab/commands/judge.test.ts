@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Run } from "../evidence/run.ts";
 import { writeJson } from "../evidence/write.ts";
-import { emptyHistory, judgeHistory, HISTORY_FILE, type ScenarioHistory } from "../run/history.ts";
+import { emptyHistory, judgeHistory, HISTORY_FILE, type ScenarioHistory } from "../judge/history.ts";
 import { defineScenario, type Scenario } from "../scenario.ts";
 import type { FindingRecord } from "../findings/findings.ts";
 import { changesText, judgeRun, readHistory, writeJudged } from "./judge.ts";

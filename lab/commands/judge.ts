@@ -1,6 +1,6 @@
 // `fleetlab judge <run>`: a stored run folder judged again with today's checks and finding
 // records (after Jepsen's `analyze`, which re-checks a stored history). Nothing runs: each
-// scenario's history.json (lab/run/history.ts) is judged by the same judgeHistory the run judged
+// scenario's history.json (lab/judge/history.ts) is judged by the same judgeHistory the run judged
 // it by, with the scenario's records and declared checks as they are now, and the lab-wide
 // records. The new verdict table and report go beside the old ones (judged/<stamp>/), and what
 // changed is said scenario by scenario with why: a record added, removed or changed, a check that
@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { ROOT } from "../core/paths.ts";
 import { LabError } from "../core/log.ts";
-import { HISTORY_FILE, attemptsDetail, judgeHistory, whyChanged, type HistoryJudged, type ScenarioHistory } from "../run/history.ts";
+import { HISTORY_FILE, attemptsDetail, judgeHistory, whyChanged, type HistoryJudged, type ScenarioHistory } from "../judge/history.ts";
 import { SCENARIO_ATTEMPTS } from "../run/admission.ts";
 import { verdictTable } from "../evidence/report.ts";
 import { junitXml } from "../evidence/junit.ts";

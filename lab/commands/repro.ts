@@ -38,7 +38,7 @@ import { SCHEMA_VERSION, jsonRun, type ReproDocument } from "./json.ts";
 import type { CheckResult } from "../findings/findings.ts";
 import type { Scenario } from "../scenario.ts";
 import { LabPool, endRun, runScenario, type ScenarioResult } from "../run/runner.ts";
-import { lastProofs, type PremiseResult } from "../run/judging.ts";
+import { lastProofs, type PremiseResult } from "../judge/judging.ts";
 import type { TopologySpec } from "../definitions/spec.ts";
 import type { Verdict } from "../definitions/verdict.ts";
 import { LabError } from "../core/log.ts";

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { ROOT } from "../core/paths.ts";
 import { DEFAULT_OPENCLAW_VERSION } from "../definitions/spec.ts";
 import { answerAtOnce, refuseUnknownScenarios } from "./usage.ts";
-import { namePattern, selectNames } from "../definitions/settings.ts";
+import { namePattern, selectNames } from "../core/settings.ts";
 
 function ask(argv: string[]) {
   let out = "";
@@ -38,9 +38,9 @@ describe("answerAtOnce", () => {
 
   it("needs nothing but the usage and the settings table: its module imports no more of the lab", () => {
     const imports = [...fs.readFileSync(path.join(ROOT, "lab/commands/usage.ts"), "utf8").matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
-    expect(imports.sort()).toEqual(["../core/log.ts", "../definitions/settings.ts", "node:fs", "node:util"]);
+    expect(imports.sort()).toEqual(["../core/log.ts", "../core/settings.ts", "node:fs", "node:util"]);
     const main = fs.readFileSync(path.join(ROOT, "scenarios/main.ts"), "utf8");
-    expect([...main.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../lab/commands/inputs.ts", "../lab/commands/json.ts", "../lab/commands/usage.ts", "../lab/core/log.ts", "../lab/core/paths.ts", "../lab/definitions/settings.ts", "./index.ts", "node:fs", "node:module", "node:path"]);
+    expect([...main.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../lab/commands/inputs.ts", "../lab/commands/json.ts", "../lab/commands/usage.ts", "../lab/core/log.ts", "../lab/core/paths.ts", "../lab/core/settings.ts", "./index.ts", "node:fs", "node:module", "node:path"]);
     // The --json schema it prints `list` with is zod and the evidence's report (lab/commands/json.ts), none of the lab.
     const json = fs.readFileSync(path.join(ROOT, "lab/commands/json.ts"), "utf8");
     expect([...json.matchAll(/^import (?!type ).* from "([^"]+)";$/gm)].map((m) => m[1]).sort()).toEqual(["../definitions/verdict.ts", "../evidence/report.ts", "node:path", "zod"]);

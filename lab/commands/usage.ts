@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { LabError } from "../core/log.ts";
-import { selectNames, settingsTable, unmatchedText } from "../definitions/settings.ts";
+import { selectNames, settingsTable, unmatchedText } from "../core/settings.ts";
 
 export const USAGE = `usage: fleetlab <command> [options]   (fleetlab help COMMAND, fleetlab COMMAND --help, fleetlab --version)
 

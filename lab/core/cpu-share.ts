@@ -20,7 +20,7 @@
 // average counts, for the lab's cgroup alone).
 import fs from "node:fs";
 import path from "node:path";
-import { environment } from "../definitions/settings.ts";
+import { environment } from "./settings.ts";
 
 /** The cgroup's name under the hierarchy's root; containers are created with CgroupParent "/fleetlab". */
 export const CGROUP = "fleetlab";

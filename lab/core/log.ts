@@ -7,7 +7,7 @@
 // a step starts, one when it ends, and a "still waiting" line every 30 s while it runs.
 // FLEETLAB_QUIET=1 silences all of it.
 import { AsyncLocalStorage } from "node:async_hooks";
-import { env } from "../definitions/settings.ts";
+import { env } from "./settings.ts";
 
 /** Where progress goes: process.stderr, or a fake one in tests. */
 export interface ProgressStream {

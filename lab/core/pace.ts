@@ -32,7 +32,7 @@ import fs from "node:fs";
 import os from "node:os";
 import { labRunnable, OwnLoad } from "./cpu-share.ts";
 import { LabError } from "./log.ts";
-import { environment } from "../definitions/settings.ts";
+import { environment } from "./settings.ts";
 
 /** The calibration's median round (64 MiB) on an idle 2-core machine of the kind the figures come from (measured 2026-12-01). */
 export const REFERENCE_MS = 52;

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import os from "node:os";
 import path from "node:path";
-import { env } from "../definitions/settings.ts";
+import { env } from "./settings.ts";
 
 /** Repository root (this file sits in lab/core/, two levels below it). */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");

@@ -2,7 +2,7 @@
 // validated before any container starts, and an error names the field, the value and a fix.
 import { z } from "zod";
 import { LabError } from "../core/log.ts";
-import { environment, setting } from "./settings.ts";
+import { environment, setting } from "../core/settings.ts";
 import { BUILD_LABEL, resolveBuild } from "./build.ts";
 import { CACHE } from "../core/paths.ts";
 

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import { docker, LABEL_HOST, LABEL_KIND, LABEL_PID, LABEL_PIDSTART, LABEL_RUN } from "./docker.ts";
 import { info } from "../core/log.ts";
-import { env } from "../definitions/settings.ts";
+import { env } from "../core/settings.ts";
 
 export function runLabels(runId: string, kind: string): Record<string, string> {
   const start = procStat(process.pid)?.start;

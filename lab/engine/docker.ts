@@ -4,7 +4,7 @@ import Docker from "dockerode";
 import { LabError } from "../core/log.ts";
 import { deadline } from "../core/pace.ts";
 import type { EngineCgroups } from "../core/cpu-share.ts";
-import { env, setEnv } from "../definitions/settings.ts";
+import { env, setEnv } from "../core/settings.ts";
 
 // Testcontainers must never reach for ryuk or an alpine helper: no registry here.
 setEnv("TESTCONTAINERS_RYUK_DISABLED", env("TESTCONTAINERS_RYUK_DISABLED") ?? "true");
@@ -132,4 +132,21 @@ export function isEngineError(err: unknown): boolean {
   if (!/^(ECONNREFUSED|ECONNRESET|EPIPE|ENOENT|EACCES|ETIMEDOUT)$/.test(e.code)) return false;
   const where = [e.address, e.path, e.message].filter((x): x is string => typeof x === "string").join(" ");
   return /docker\.sock\b/.test(where);
+}
+
+// ---- inside a runner container (lab/run/runner-container.ts): join and leave each lab network ----
+
+/** The runner container's name, set inside it: the lab joins it to each network it creates. */
+export const IN_NETWORK = "FLEETLAB_IN_NETWORK" as const;
+
+/** Join the runner container to a lab network just created (no-op outside a runner). */
+export async function joinLabNetwork(networkId: string): Promise<void> {
+  const me = env(IN_NETWORK);
+  if (me) await docker().getNetwork(networkId).connect({ Container: me });
+}
+
+/** Leave a lab network before it is removed (the engine refuses to remove one with endpoints). */
+export async function leaveLabNetwork(networkId: string): Promise<void> {
+  const me = env(IN_NETWORK);
+  if (me) await docker().getNetwork(networkId).disconnect({ Container: me, Force: true }).catch(() => {});
 }

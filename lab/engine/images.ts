@@ -28,7 +28,7 @@ const run = promisify(execFile);
 // The pinned version is part of the spec (lab/definitions/spec.ts), the low room every part reads.
 import { DEFAULT_OPENCLAW_VERSION } from "../definitions/spec.ts";
 import { cachedBuild, isBuild } from "../definitions/build.ts";
-import { env, environment } from "../definitions/settings.ts";
+import { env, environment } from "../core/settings.ts";
 export { DEFAULT_OPENCLAW_VERSION };
 /**
  * Bump when the build recipe changes in a way the hashed inputs do not show. The benchmark

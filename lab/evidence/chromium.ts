@@ -9,7 +9,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { LabError } from "../core/log.ts";
-import { env } from "../definitions/settings.ts";
+import { env } from "../core/settings.ts";
 
 const run = promisify(execFile);
 

@@ -16,7 +16,7 @@ import { REDACTED } from "./redact.ts";
 const Verdict = z.enum(["pass", "fail", "unknown", "known-finding", "fixed?", "n/a"]);
 
 /**
- * One named phase of a life cycle (a lab's bring-up, a scenario's run: lab/definitions/phases.ts), in the
+ * One named phase of a life cycle (a lab's bring-up, a scenario's run: lab/evidence/phases.ts), in the
  * order it ran: how long it took and whether it ended without an error of its own (a phase
  * that failed is the last one run, but for the clean-up phases after it; a scenario body that
  * failed is its verdict, not its phase's).
@@ -34,7 +34,7 @@ export const ScenarioRow = z.object({
   evidence: z.string().optional(),
   /** Its phases (needs, lab, body, drain, evidence checks, lab after); absent in run folders written before they were recorded. */
   phases: z.array(PhaseRow).optional(),
-  /** What its body proved of its premises (lab/run/judging.ts): met or not, with what was seen. */
+  /** What its body proved of its premises (lab/judge/judging.ts): met or not, with what was seen. */
   premises: z.array(z.object({ id: z.string(), what: z.string(), met: z.boolean(), observed: z.unknown().optional() })).optional(),
   /**
    * Earlier attempts of it in this run (lab/run/runner.ts): a scenario the lab could not judge

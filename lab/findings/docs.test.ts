@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { recordsOfScenarios, writtenFindingsDocs } from "../commands/findings-docs.ts";
+import { recordsOfScenarios, writtenFindingsDocs } from "../../scenarios/findings-docs.ts";
 import { labFindings } from "../checks/findings.ts";
 import { ROOT } from "../core/paths.ts";
 import { findingsTable, generatedParts, readmeList, REFRESH, upstreamOf, writeParts } from "./docs.ts";

@@ -1,7 +1,7 @@
 // The docs' findings, written from the finding records so they cannot drift from them: the
 // README's list (one line per scenario that has records) and findings.md's table (one row per
 // record). Each sits between `<!-- generated: NAME ... -->` and `<!-- /generated -->`; the rest
-// of the file is a person's. `make findings-docs` writes them (lab/commands/findings-docs.ts);
+// of the file is a person's. `make findings-docs` writes them (scenarios/findings-docs.ts);
 // lab/findings/docs.test.ts fails when the committed text differs.
 import fs from "node:fs";
 import path from "node:path";

@@ -9,7 +9,7 @@ import type { GatewayClient } from "../clients/gateway.ts";
 import type { ScriptedNode } from "../clients/scripted-node.ts";
 import { connectOnce, mapLimit, type ConnectOutcome, type FleetHost } from "../topology/fleet.ts";
 import { sleep } from "../core/wait.ts";
-import { fleetSize } from "../definitions/settings.ts";
+import { fleetSize } from "../core/settings.ts";
 import type { TopologyInput } from "../definitions/spec.ts";
 
 /**

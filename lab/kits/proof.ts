@@ -103,7 +103,7 @@ export function judgeTurnOnNode(frames: Frame[], o: { alias: string; marker: Nod
 }
 
 /**
- * What the proof that a turn ran on a node reads, as a history keeps it (JSON, lab/run/history.ts):
+ * What the proof that a turn ran on a node reads, as a history keeps it (JSON, lab/judge/history.ts):
  * the launches the node's tap saw, the marker, the reply and the turn's error. turnOnNode judges it.
  */
 export interface TurnSeen {

@@ -8,7 +8,7 @@ import { Run, readRunRecord } from "../evidence/run.ts";
 import type { EvidenceCheck } from "../checks/types.ts";
 import type { FindingRecord } from "../findings/findings.ts";
 import { LabError } from "../core/log.ts";
-import { lanesFromEnv } from "../definitions/settings.ts";
+import { lanesFromEnv } from "../core/settings.ts";
 import { AloneTurns, LabPool, endRun, planLanes, resolveScenarios, runBody, runLanes, runOrder, runScenario, runScenarioAttempts, runScenarios, timeSpent, cpuLine, watchEngine, type PoolOptions } from "./runner.ts";
 import { mergeSpec } from "../definitions/spec.ts";
 import { LabInfraError, SystemUnderTestError, defineScenario, type Scenario, type ScenarioContext } from "../scenario.ts";

@@ -5,8 +5,8 @@
 // the evidence checks (lab/checks) over its window, checks after every verdict that the shared
 // lab stayed healthy (replacing it when not) and that every torn-down lab left nothing behind,
 // and records verdicts in run.json. A scenario's run is a sequence of named phases, each timed
-// into run.json (lab/definitions/phases.ts), that gather what it observed; judging is one call
-// (lab/run/judging.ts) over the verdict rule of lab/definitions/verdict.ts (Judgement). How labs come up is the
+// into run.json (lab/evidence/phases.ts), that gather what it observed; judging is one call
+// (lab/judge/judging.ts) over the verdict rule of lab/definitions/verdict.ts (Judgement). How labs come up is the
 // pool's (tests hand in fakes). The CLI and the vitest suite both call it.
 import os from "node:os";
 import fs from "node:fs";
@@ -26,11 +26,11 @@ import { LabError, info, step } from "../core/log.ts";
 import type { Scenario, ScenarioContext } from "../scenario.ts";
 import { Lab, type LabUpOptions } from "../topology/lab.ts";
 import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "../definitions/spec.ts";
-import { lanesFromEnv, selectNames, unmatchedText } from "../definitions/settings.ts";
+import { lanesFromEnv, selectNames, unmatchedText } from "../core/settings.ts";
 import { judge, type CheckResult, type FindingRecord } from "../findings/findings.ts";
-import type { Note, PremiseResult } from "./judging.ts";
-import { HISTORY_FILE, asRecorded, emptyHistory, evidenceResult, judgeHistory, attemptsDetail, type ScenarioHistory } from "./history.ts";
-import { Phases, STOP } from "../definitions/phases.ts";
+import type { Note, PremiseResult } from "../judge/judging.ts";
+import { HISTORY_FILE, asRecorded, emptyHistory, evidenceResult, judgeHistory, attemptsDetail, type ScenarioHistory } from "../judge/history.ts";
+import { Phases, STOP } from "../evidence/phases.ts";
 import { evidenceChecks } from "../checks/index.ts";
 import { labFindings } from "../checks/findings.ts";
 import type { EvidenceCheck, ScenarioWindow } from "../checks/types.ts";
@@ -61,7 +61,7 @@ export interface ScenarioResult {
   machineBusy?: string;
   /** Its body did not settle after it was cancelled (never run again in this process). */
   stray?: boolean;
-  /** What failed besides its checks (lab/run/judging.ts Judged.failedSteps). */
+  /** What failed besides its checks (lab/judge/judging.ts Judged.failedSteps). */
   failedSteps?: string[];
   /** Earlier attempts (runScenarioAttempts), and failed starts of its lab (LabPool). */
   attempts?: { verdict: Verdict; seconds: number; detail?: string; evidence?: string }[];
@@ -72,7 +72,7 @@ export interface ScenarioResult {
 export function resolveScenarios(names: string[], known: Scenario[]): Scenario[] {
   if (!names.length) return runOrder(known);
   const byName = new Map(known.map((s) => [s.name, s]));
-  // A pattern ('mcp-*') selects every scenario it matches (lab/definitions/settings.ts selectNames).
+  // A pattern ('mcp-*') selects every scenario it matches (lab/core/settings.ts selectNames).
   const picked = selectNames(names, [...byName.keys()]);
   if (picked.unknown.length) {
     throw new LabError(`unknown scenario${picked.unknown.length > 1 ? "s" : ""}: ${picked.unknown.join(", ")}. Known scenarios: ${known.map((s) => s.name).join(", ")}${picked.unmatched.length ? `; and ${unmatchedText(picked.unmatched)}` : ""}`);
@@ -353,7 +353,7 @@ export interface RunOptions {
  * the gateway advertises), body (to its deadline; a cancelled one settles first), drain (what
  * it left, faults first, undone before its lab is judged), evidence checks (over its window),
  * lab after (an own lab down with nothing left behind, a shared one healthy). The phases only
- * gather what they observe; judgeHistory (lab/run/history.ts) turns it into the verdict in one
+ * gather what they observe; judgeHistory (lab/judge/history.ts) turns it into the verdict in one
  * call. A phase may end the scenario before its body with a verdict (n/a, a lab that could not
  * come up); drain and lab after run whatever happened once the body began.
  */
@@ -443,7 +443,7 @@ class ScenarioRun {
   readonly #stallsFrom = Date.now();
   /** When its body began (after its lab came up): the window whose pace can make a fail unknown (admission's own waits are before it). */
   #bodyFrom: number | undefined;
-  /** What the phases recorded (lab/run/history.ts), judged once in record(); escapes go to `problems` until the checks are judged, then to `afterwards`. */
+  /** What the phases recorded (lab/judge/history.ts), judged once in record(); escapes go to `problems` until the checks are judged, then to `afterwards`. */
   readonly #hist: ScenarioHistory;
   #notes: Note[];
   lab!: Lab;
@@ -750,7 +750,7 @@ class ScenarioRun {
       await finished(this.#log).catch(() => {});
     }
     // What judging needs besides the phases' notes, into the history; then one call judges it
-    // (lab/run/history.ts judgeHistory), as `fleetlab judge` will judge the stored history again.
+    // (lab/judge/history.ts judgeHistory), as `fleetlab judge` will judge the stored history again.
     const mon = this.pool.opts.paceMonitor();
     const from = this.#bodyFrom ?? Date.now();
     const busy = this.#bodyFrom === undefined ? undefined : mon.busierThanPlanned(from, Date.now());
@@ -849,7 +849,7 @@ export class AloneTurns {
 
 /**
  * The lanes of a run: the scenarios of each (in run order) and the estimate the split was made by.
- * How many run at once is LANES (lanesFromEnv, lab/definitions/settings.ts; default 2). A lane is a
+ * How many run at once is LANES (lanesFromEnv, lab/core/settings.ts; default 2). A lane is a
  * shard inside one process (lab/run/shard.ts splits by measured cost): its scenarios run one after
  * another on its own labs (its own shared lab when it holds shared scenarios), lanes side by
  * side. The suite's long scenarios wait out OpenClaw's fixed keepalive (25 s pings, 30 s ticks:

@@ -4,10 +4,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { docker, LABEL_KIND } from "../engine/docker.ts";
+import { docker, joinLabNetwork, LABEL_KIND, leaveLabNetwork } from "../engine/docker.ts";
 import { cpuSecondsOf } from "../core/cpu-share.ts";
 import { claimFolder, interrupted, onInterrupt, leftovers, OWNER_FILE, removeNetwork } from "../engine/cleanup.ts";
-import { joinLabNetwork, leaveLabNetwork } from "../engine/runner-container.ts";
 import { ensureImages, type ImageSet } from "../engine/images.ts";
 import { probeCapabilities, type Capabilities, type Protocol } from "../engine/capabilities.ts";
 import { info, LabError, step } from "../core/log.ts";
@@ -28,7 +27,7 @@ import { mcpContainers, nodeAliases, scriptedAliases, tapAlias, tappedAliases, t
 import { ScriptedNode } from "../clients/scripted-node.ts";
 import { writeTranscript, type TranscriptEntry } from "../clients/gateway.ts";
 import { connectAndPair, type FleetHost } from "./fleet.ts";
-import { Phases } from "../definitions/phases.ts";
+import { Phases } from "../evidence/phases.ts";
 import { TeardownStack } from "./teardown.ts";
 import { LabOperator, NotPairedAfterRestore, isReadyNode, type OperatorHost } from "./operator.ts";
 import { SnapshotStore, captureState, snapshotKey, snapshotMode, snapshotShape, type Snapshot, type SnapshotMode, type SnapshotRecord } from "./snapshot.ts";
@@ -40,7 +39,7 @@ import type { GitHttpControl } from "../clients/git.ts";
 import type { McpControl } from "../clients/mcp.ts";
 import type { TapControl } from "../clients/tap.ts";
 import type { NodeEntry } from "../clients/operator.ts";
-import { environment } from "../definitions/settings.ts";
+import { environment } from "../core/settings.ts";
 
 export type { Member, MemberKind } from "../members/member.ts";
 
@@ -115,7 +114,7 @@ export class Lab {
   capabilities!: Capabilities;
   network = { name: "", id: "", subnet: "" };
   readonly timings: Record<string, number> = {};
-  /** Bring-up's phases and down's, timed, as run.json records them (lab/definitions/phases.ts). */
+  /** Bring-up's phases and down's, timed, as run.json records them (lab/evidence/phases.ts). */
   readonly phases = new Phases();
   /** How this lab got its paired state (restored from a snapshot, paired and taken, or paired from scratch), as run.json records it. */
   snapshot: SnapshotRecord | undefined;

@@ -16,7 +16,7 @@ import { CACHE } from "../core/paths.ts";
 import { gatewayConfig } from "../members/gateway.ts";
 import { nodeConfig } from "../members/node-host.ts";
 import { nodeAliases, type TopologySpec } from "../definitions/spec.ts";
-import { environment } from "../definitions/settings.ts";
+import { environment } from "../core/settings.ts";
 
 /** Bumped whenever what a snapshot holds or how it is restored changes: older snapshots stop matching. */
 export const SNAPSHOT_FORMAT = 1;

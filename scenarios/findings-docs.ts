@@ -1,13 +1,14 @@
 // `make findings-docs`: write the README's findings list and findings.md's table again from the
 // finding records (each scenario's `findings`, and the lab-wide ones of lab/checks/findings.ts),
 // between their `<!-- generated: ... -->` markers (lab/findings/docs.ts). It reads the scenarios,
-// so it sits on their floor (lab/ci/layering.test.ts).
+// so it sits beside them, with the CLI's entry point (main.ts); scenarios/index.ts does not take it
+// for a scenario.
 import fs from "node:fs";
 import path from "node:path";
-import { loadScenarios } from "../../scenarios/index.ts";
-import { labFindings } from "../checks/findings.ts";
-import { ROOT } from "../core/paths.ts";
-import { findingsDocs, writeParts, type RecordsOf } from "../findings/docs.ts";
+import { loadScenarios } from "./index.ts";
+import { labFindings } from "../lab/checks/findings.ts";
+import { ROOT } from "../lab/core/paths.ts";
+import { findingsDocs, writeParts, type RecordsOf } from "../lab/findings/docs.ts";
 
 /** Every scenario's records, as the generator reads them. */
 export async function recordsOfScenarios(): Promise<RecordsOf[]> {

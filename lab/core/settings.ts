@@ -5,7 +5,7 @@
 // variable the lab's process reads (the engine's, the machine's, the bench's, its own hand-offs)
 // is in the second table, ENVIRONMENT: the environment is read here and nowhere else (a test,
 // lab/ci/settings.test.ts).
-import { LabError } from "../core/errors.ts";
+import { LabError } from "./errors.ts";
 
 export interface Setting {
   /** The make variable and the old environment name. */

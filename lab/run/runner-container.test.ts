@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { codeFiles, engineSocket } from "./runner-container.ts";
-import { engineAt } from "./images.ts";
+import { engineAt } from "../engine/images.ts";
 
 describe("runner container", () => {
   // engineSocket's defaults are the caller's DOCKER_HOST and FLEETLAB_ENGINE_SOCKET (rootless
@@ -27,7 +27,7 @@ describe("runner container", () => {
 
   it("puts the lab's code in the image, without dependencies or state", () => {
     const files = codeFiles();
-    for (const f of ["package.json", "lab/engine/runner-container.ts", "scenarios/main.ts", "docker/runner/Dockerfile", "docker/mcp/server.ts"]) expect(files).toContain(f);
+    for (const f of ["package.json", "lab/run/runner-container.ts", "scenarios/main.ts", "docker/runner/Dockerfile", "docker/mcp/server.ts"]) expect(files).toContain(f);
     expect(files.filter((f) => f.includes("node_modules") || f.startsWith(".lab"))).toEqual([]);
   });
 

@@ -4,7 +4,7 @@
 // each a sequence of phases, and run.json records every phase that ran with how long it took
 // and whether it ended well (PhaseRow in lab/evidence/run.ts), so a slow or broken run shows
 // where its time went without reading its log.
-import type { PhaseRow } from "../evidence/run.ts";
+import type { PhaseRow } from "./run.ts";
 
 /** What a phase may answer instead of nothing: the life cycle is over (a verdict is known before the body ran, say); only clean-up phases follow. */
 export const STOP = "stop";

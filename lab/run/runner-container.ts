@@ -11,35 +11,19 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type Docker from "dockerode";
-import { onInterrupt, prune, runLabels } from "./cleanup.ts";
-import { docker, requireEngine } from "./docker.ts";
+import { onInterrupt, prune, runLabels } from "../engine/cleanup.ts";
+import { IN_NETWORK, docker, requireEngine } from "../engine/docker.ts";
 import { linkLatest, newRunId } from "../evidence/run.ts";
-import { ensureImages, ensureTag, sha } from "./images.ts";
+import { ensureImages, ensureTag, sha } from "../engine/images.ts";
 import { LabError, info, step } from "../core/log.ts";
 import { ROOT, RUNS } from "../core/paths.ts";
 import { topologyFromEnv } from "../definitions/spec.ts";
-import { env, environment } from "../definitions/settings.ts";
+import { env, environment } from "../core/settings.ts";
 
-/** The runner container's name, set inside it: the lab joins it to each network it creates. */
-const IN_NETWORK = "FLEETLAB_IN_NETWORK" as const;
 /** Where the repository sits inside the runner image (docker/runner/Dockerfile). */
 const IN_IMAGE = "/opt/fleetlab";
 /** What the runner passes on to the run inside (everything else of the host stays here). */
 const PASSED_ENV = ["FLEETLAB_OPENCLAW_VERSION", "FLEETLAB_NODES", "FLEETLAB_SEED", "FLEETLAB_TOPOLOGY", "FLEETLAB_SHARD", "FLEETLAB_LANES", "OPENCLAW_VERSION", "NODES", "SEED", "TOPOLOGY", "SHARD", "FLEETLAB_IMAGE_SALT"];
-
-// ---- inside the runner: join and leave each lab network --------------------------------------
-
-/** Join the runner container to a lab network just created (no-op outside a runner). */
-export async function joinLabNetwork(networkId: string): Promise<void> {
-  const me = env(IN_NETWORK);
-  if (me) await docker().getNetwork(networkId).connect({ Container: me });
-}
-
-/** Leave a lab network before it is removed (the engine refuses to remove one with endpoints). */
-export async function leaveLabNetwork(networkId: string): Promise<void> {
-  const me = env(IN_NETWORK);
-  if (me) await docker().getNetwork(networkId).disconnect({ Container: me, Force: true }).catch(() => {});
-}
 
 // ---- on the launching machine -----------------------------------------------------------------
 

@@ -177,7 +177,7 @@ export function evidenceResult(r: CheckResult, labWide: FindingRecord[]): CheckR
 /**
  * The verdict of one scenario run from its history, with the scenario's records, premises and
  * checks as they are now (`s`) and the lab-wide records: one rule for the run and for every
- * judging again. The order is lab/run/judging.ts's; then a starved machine turns a fail or a
+ * judging again. The order is lab/judge/judging.ts's; then a starved machine turns a fail or a
  * fixed? into unknown, an interrupted run a fail, and a stall is said.
  */
 export function judgeHistory(h: ScenarioHistory, s: JudgedScenario, labWide: FindingRecord[]): HistoryJudged {
