@@ -1,7 +1,7 @@
 // capacity's declared check, judged on hand-made histories (no Docker): what its body observes
 // of turn B (sent to a session on the full node) decides it.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { TurnSeen } from "../lab/kits/proof.ts";
 import scenario, { CAPACITY_TURN_FINDING, type Observed, type TurnOnFullNode } from "./capacity.ts";
 

@@ -1,7 +1,7 @@
 // gateway-restart's declared checks, judged on hand-made histories (no Docker): what its body
 // observes of each node (views, placements, turns, bundles, slots) decides them.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { Placement } from "../lab/clients/sessions.ts";
 import type { BundleSeen, NodeView } from "../lab/kits/nodes.ts";
 import type { TurnSeen } from "../lab/kits/proof.ts";

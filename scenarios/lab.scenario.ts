@@ -3,7 +3,7 @@
 // then the run's report.html opened in headless Chromium and read back.
 import { afterAll, describe, expect, it } from "vitest";
 import { Run } from "../lab/evidence/run.ts";
-import { lanesFromEnv } from "../lab/definitions/settings.ts";
+import { lanesFromEnv } from "../lab/core/settings.ts";
 import { LabPool, runLanes, runOrder, startRun, writeRunReports, type ScenarioResult } from "../lab/run/runner.ts";
 import { faultScenario, lookAtReport } from "../lab/evidence/report-check.ts";
 import { info } from "../lab/core/log.ts";
@@ -15,7 +15,7 @@ import { DatabaseSync } from "node:sqlite";
 import { SNAPSHOTS } from "../lab/topology/snapshot.ts";
 import { OPERATOR_DIR, STATE } from "../lab/core/paths.ts";
 import { topologyFromEnv } from "../lab/definitions/spec.ts";
-import { setting } from "../lab/definitions/settings.ts";
+import { setting } from "../lab/core/settings.ts";
 import { parseShard, selectShard, shardRecord } from "../lab/run/shard.ts";
 import { accepted } from "../lab/definitions/verdict.ts";
 import { loadScenarios } from "./index.ts";

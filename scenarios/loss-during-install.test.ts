@@ -1,7 +1,7 @@
 // loss-during-install's declared checks, judged on hand-made histories (no Docker): the dispatch
 // the kill cut short, the reinstall after the restart and the next turn, as the body observes them.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { BundleDir } from "../lab/kits/inside-node.ts";
 import type { TurnSeen } from "../lab/kits/proof.ts";
 import scenario, { type Observed } from "./loss-during-install.ts";

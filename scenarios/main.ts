@@ -13,7 +13,7 @@ import module from "node:module";
 import path from "node:path";
 import { answerAtOnce, listText, parseCli, refuseUnknownScenarios, type ListEntry } from "../lab/commands/usage.ts";
 import { jsonText, listDocument } from "../lab/commands/json.ts";
-import { selectNames } from "../lab/definitions/settings.ts";
+import { selectNames } from "../lab/core/settings.ts";
 import { checkInput } from "../lab/commands/inputs.ts";
 import { LabError } from "../lab/core/log.ts";
 import { STATE } from "../lab/core/paths.ts";

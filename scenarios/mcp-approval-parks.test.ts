@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./mcp-approval-parks.ts";
-import { deriveChecks, emptyHistory, judgeHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
 
 const ID = "R-mcp-approval-parks";
 const during = { within_ms: 2_000, run: "timeout", approval: "pending", serverCalls: 0, effects: 0 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./mcp-approval-restart.ts";
-import { deriveChecks, emptyHistory, judgeHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
 
 type AfterRestart = NonNullable<Observed["firstRestart"]>;
 type Resumed = NonNullable<Observed["resumed"]>;

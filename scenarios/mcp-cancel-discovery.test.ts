@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./mcp-cancel-discovery.ts";
-import { deriveChecks, emptyHistory, judgeHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
 
 const ID = "R-mcp-cancel-discovery";
 type AfterAbort = NonNullable<Observed["afterAbort"]>;

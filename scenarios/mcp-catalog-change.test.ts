@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./mcp-catalog-change.ts";
-import { deriveChecks, emptyHistory, judgeHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
 import type { McpRecord } from "../lab/clients/mcp.ts";
 
 type Changed = NonNullable<Observed["redefined"]>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./mcp-policy.ts";
-import { deriveChecks, emptyHistory, judgeHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
 
 type Lowered = NonNullable<Observed["lowered"]>;
 type Parked = NonNullable<Observed["permissionMode"]>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./mcp-readonly-hint.ts";
-import { deriveChecks, emptyHistory, judgeHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
 
 type Gated = NonNullable<Observed["gated"]>;
 const gated = (more: Partial<Gated> = {}): Gated => ({ approvalRequested: true, serverCallsBeforeDecision: 0, denied: true, serverCalls: 0, effects: 0, run: "ok", ...more });

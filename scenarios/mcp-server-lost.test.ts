@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./mcp-server-lost.ts";
-import { deriveChecks, emptyHistory, judgeHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
 import type { CallObserved } from "../lab/kits/mcp.ts";
 
 const NOT_CONNECTED = 'bundle-mcp server "north" is not connected';

@@ -1,7 +1,7 @@
 // midturn-kill-at-launch's checks as pure functions of what its body observed: judged on
 // hand-made histories, with no Docker.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { LaunchSeen, TurnSeen } from "../lab/kits/proof.ts";
 import scenario, { type Observed } from "./midturn-kill-at-launch.ts";
 

@@ -2,7 +2,7 @@
 // histories, with no Docker; a history showing what openclaw@2026.9.6 did (the registered
 // signatures) reads known-finding.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { HistoryMessage } from "../lab/clients/sessions.ts";
 import scenario, { type Observed } from "./midturn-node-loss.ts";
 

@@ -1,7 +1,7 @@
 // offline-dispatch's declared checks, judged on hand-made histories (no Docker): the dispatch to
 // the down node, the turn queued while it was down, and the dispatch once it was back.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { TurnSeen } from "../lab/kits/proof.ts";
 import scenario, { type Observed } from "./offline-dispatch.ts";
 

@@ -1,7 +1,7 @@
 // pair-and-run's declared check and premise, judged on hand-made histories (no Docker): the
 // runner inventory updates the node's tap saw, each with the gateway's answer.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/run/history.ts";
+import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/judge/history.ts";
 import scenario, { type Observed } from "./pair-and-run.ts";
 
 const hist = (observations: Observed): ScenarioHistory => ({ ...emptyHistory("pair-and-run", "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });

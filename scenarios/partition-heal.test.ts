@@ -1,7 +1,7 @@
 // partition-heal's declared checks, judged on hand-made histories (no Docker): the gateway
 // noticing the partition, the node's reconnect, its next turn and its bundle, as the body observes them.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { NodeView } from "../lab/kits/nodes.ts";
 import type { TurnSeen } from "../lab/kits/proof.ts";
 import scenario, { type Observed } from "./partition-heal.ts";

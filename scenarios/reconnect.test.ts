@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./reconnect.ts";
-import { deriveChecks, emptyHistory, judgeHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
 import type { NodeView } from "../lab/kits/nodes.ts";
 
 const bundles = [{ dir: "/b/abc", hash: "abc", inode: 7, receiptMtime: 1 }];

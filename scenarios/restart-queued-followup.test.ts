@@ -1,7 +1,7 @@
 // restart-queued-followup's declared checks and premise, judged on hand-made histories (no
 // Docker): per restart kind, the followup up to the restart (the premise) and after it (the checks).
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/run/history.ts";
+import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { PendingInput } from "../lab/clients/sessions.ts";
 import scenario, { type AfterRestart, type Observed, type QueuedSeen } from "./restart-queued-followup.ts";
 

@@ -1,7 +1,7 @@
 // scripted-node's declared checks, judged on hand-made histories (no Docker): its pairing, the
 // operator's invoke it answers, the invoke it withholds, and its close, as the body observes them.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/judge/history.ts";
 import scenario, { type Observed } from "./scripted-node.ts";
 
 const hist = (observations: Observed): ScenarioHistory => ({ ...emptyHistory("scripted-node", "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });

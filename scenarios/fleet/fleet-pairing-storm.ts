@@ -2,7 +2,7 @@ import { defineScenario, type FindingRecord } from "../../lab/scenario.ts";
 import * as op from "../../lab/clients/operator.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { connectAndPair, type FleetNodeOutcome } from "../../lab/topology/fleet.ts";
-import { fleetSize } from "../../lab/definitions/settings.ts";
+import { fleetSize } from "../../lab/core/settings.ts";
 import { percentiles } from "../../lab/kits/fleet.ts";
 import { scene } from "../../lab/kits/scene.ts";
 

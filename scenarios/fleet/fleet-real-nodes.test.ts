@@ -1,6 +1,6 @@
 // fleet-real-nodes' premise and checks over hand-made histories: no Docker, no gateway.
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import type { TurnSeen } from "../../lab/kits/proof.ts";
 import scenario, { type Observed } from "./fleet-real-nodes.ts";
 

@@ -1,6 +1,6 @@
 // fleet-restart's premises and checks over hand-made histories: no Docker, no gateway.
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./fleet-restart.ts";
 
 const V = "2026.9.6";

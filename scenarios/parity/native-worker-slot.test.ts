@@ -1,6 +1,6 @@
 // native-worker-slot's checks as pure functions of what its body observed, on hand-made histories (no Docker).
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import type { TurnSeen } from "../../lab/kits/proof.ts";
 import scenario, { type Observed } from "./native-worker-slot.ts";
 

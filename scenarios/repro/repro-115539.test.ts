@@ -1,7 +1,7 @@
 // repro-115539's check on hand-made histories (no Docker): it holds on one and not on others, with
 // the exact signature.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations } from "../../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory, type Observations } from "../../lab/judge/history.ts";
 import type { NodeView } from "../../lab/kits/nodes.ts";
 import scenario, { type Observed } from "./repro-115539.ts";
 

@@ -1,7 +1,7 @@
 // repro-116363's checks on hand-made histories (no Docker): each holds on one and not on another,
 // with the exact signature.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations } from "../../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory, type Observations } from "../../lab/judge/history.ts";
 import type { NodeView } from "../../lab/kits/nodes.ts";
 import scenario, { type Observed } from "./repro-116363.ts";
 

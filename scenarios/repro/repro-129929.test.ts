@@ -1,7 +1,7 @@
 // repro-129929's checks and premises on hand-made histories (no Docker): each holds (is met) on one
 // and not on another, with the exact signature.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations } from "../../lab/run/history.ts";
+import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-129929.ts";
 
 const hist = (observations: Observations) => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });

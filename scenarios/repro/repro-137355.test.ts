@@ -1,7 +1,7 @@
 // repro-137355's checks (one per restart kind) on hand-made histories (no Docker): each holds on one
 // and not on another, with the exact signature; the registered findings read known on theirs.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations } from "../../lab/run/history.ts";
+import { deriveChecks, emptyHistory, judgeHistory, type Observations } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-137355.ts";
 
 const hist = (observations: Observations) => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });

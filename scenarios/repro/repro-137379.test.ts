@@ -2,7 +2,7 @@
 // servers recorded them, the run's end and the tools the turn's first model request offered.
 import { describe, expect, it } from "vitest";
 import type { McpRecord } from "../../lab/clients/mcp.ts";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-137379.ts";
 
 /** As the runner keeps them: JSON. */

@@ -1,7 +1,7 @@
 // repro-139098's premise and check over hand-made histories (no Docker): the one-shots' placement
 // rows while their runs were held, and each job's sessions after its run and after the delete.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-139098.ts";
 
 /** As the runner keeps them: JSON. */

@@ -1,7 +1,7 @@
 // repro-139421's premise and check over hand-made histories (no Docker): the node's requests
 // around the revocation, the connection's close, and a reconnect with the stored token.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-139421.ts";
 
 /** As the runner keeps them: JSON. */

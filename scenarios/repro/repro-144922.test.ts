@@ -2,7 +2,7 @@
 // and the writes before it, then what the model server, north, the gateway's log and the
 // operator's events recorded by the run's end.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-144922.ts";
 
 /** As the runner keeps them: JSON. */

@@ -2,7 +2,7 @@
 // frame drained (the tap's byte samples, the frame's completion, the pings, the close), and what
 // the node and the operator got.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-145189.ts";
 
 /** As the runner keeps them: JSON. */

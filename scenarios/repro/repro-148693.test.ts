@@ -1,7 +1,7 @@
 // repro-148693's premise and check over hand-made histories (no Docker): the second connection's
 // admission, then connection A's answers and close during the RETIRE_S watch.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-148693.ts";
 
 /** As the runner keeps them: JSON. */

@@ -1,7 +1,7 @@
 // repro-155333's checks on hand-made histories (no Docker): each one holding and not, with the
 // exact signature it reads, and the registered findings read as known findings.
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { asRecorded, deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-155333.ts";
 
 const V = "2026.9.6";

@@ -1,7 +1,7 @@
 // repro-155359's premises and check on hand-made histories (no Docker): each met / holding and
 // not, with exactly what it observed, and the registered finding read as a known finding.
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-155359.ts";
 
 const V = "2026.9.6";

@@ -1,7 +1,7 @@
 // repro-68187's premise and checks on hand-made histories (no Docker): each met / holding and
 // not, with exactly what it observed. No finding is registered (not reproduced on 2026.9.6).
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-68187.ts";
 
 const V = "2026.9.6";

@@ -1,7 +1,7 @@
 // repro-78351's premises and checks on hand-made histories (no Docker): each met / holding and
 // not, with exactly what it observed. No finding is registered (the PR's fix is in 2026.9.x).
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-78351.ts";
 
 const V = "2026.9.6";

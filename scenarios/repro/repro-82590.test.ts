@@ -1,7 +1,7 @@
 // repro-82590's checks on hand-made histories (no Docker): each holding and not, with exactly
 // what it observed, and the registered finding (differs-from-reference) read as a known finding.
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/run/history.ts";
+import { asRecorded, deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-82590.ts";
 
 const V = "2026.9.6";
