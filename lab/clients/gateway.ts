@@ -16,8 +16,6 @@
 // it opens its WebSocket privately and surfaces only parsed events, so outbound frames and
 // responses would never reach the lab's transcript (docs/reference/architecture.md, "The operator's client").
 import crypto from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
 import WebSocket from "ws";
 import { z } from "zod";
 import {
@@ -31,18 +29,13 @@ import {
   shouldRetryGatewayWithDeviceToken,
 } from "@openclaw/gateway-client/browser";
 import { isGatewayEventFrame, isGatewayResponseFrame } from "@openclaw/gateway-protocol/frame-guards";
-import {
-  EventFrameSchema as PublishedEventFrame,
-  HelloOkSchema as PublishedHelloOk,
-  RequestFrameSchema as PublishedRequestFrame,
-  ResponseFrameSchema as PublishedResponseFrame,
-} from "@openclaw/gateway-protocol/schema";
-// TypeBox is what @openclaw/gateway-protocol compiles its own validators with.
-import { Compile } from "typebox/compile";
 import type { DeviceIdentity } from "./device-identity.ts";
-import { REDACTED, Redactor } from "../evidence/redact.ts";
+import { Redactor } from "../evidence/redact.ts";
 import type { TranscriptEntry } from "../evidence/records/index.ts";
 import { DeadlineExceeded, sleep, withDeadline } from "../core/wait.ts";
+import { checkEnvelope, checkHelloOk, ConnectChallengeSchema, FrameSchema, HelloOkSchema, type EventFrame, type HelloOk, type ResponseFrame } from "./gateway-frames.ts";
+import { GatewayError } from "./gateway-errors.ts";
+import { redactSecrets, writeTranscript } from "./gateway-transcript.ts";
 import { PacedBudget, pacedTimer } from "../core/pace.ts";
 import { recordWait } from "../core/waits.ts";
 
@@ -57,202 +50,11 @@ const DEFAULT_TICK_WATCH_MIN_INTERVAL_MS = 1_000;
 /** What the reference client's own default scope request is when none is given. */
 const REFERENCE_DEFAULT_SCOPES = ["operator.admin"] as const;
 
-// ---------------------------------------------------------------------------------------
-// Frame envelope schemas. Two layers: the published schemas (TypeBox, closed objects, checked
-// first, see checkEnvelope) and these zod shapes for the lab's own typing plus the rules the
-// lab adds on top (a response with ok:false must carry error). Loose here, because the
-// published check already names every unknown field.
-
-export const ErrorShapeSchema = z.looseObject({
-  code: z.string().min(1),
-  message: z.string(),
-  details: z.unknown().optional(),
-  retryable: z.boolean().optional(),
-  retryAfterMs: z.number().optional(),
-});
-export type ErrorShape = z.infer<typeof ErrorShapeSchema>;
-
-export const RequestFrameSchema = z.looseObject({
-  type: z.literal("req"),
-  id: z.string().min(1),
-  method: z.string().min(1),
-  params: z.unknown().optional(),
-});
-export const ResponseFrameSchema = z
-  .looseObject({
-    type: z.literal("res"),
-    id: z.string().min(1),
-    ok: z.boolean(),
-    payload: z.unknown().optional(),
-    error: ErrorShapeSchema.optional(),
-  })
-  .refine((f) => f.ok || f.error !== undefined, { message: "a response with ok:false must carry error" });
-export const EventFrameSchema = z.looseObject({
-  type: z.literal("event"),
-  event: z.string().min(1),
-  payload: z.unknown().optional(),
-  seq: z.number().int().nonnegative().optional(),
-  stateVersion: z.unknown().optional(),
-});
-export const FrameSchema = z.discriminatedUnion("type", [RequestFrameSchema, ResponseFrameSchema, EventFrameSchema]);
-export type RequestFrame = z.infer<typeof RequestFrameSchema>;
-export type ResponseFrame = z.infer<typeof ResponseFrameSchema>;
-export type EventFrame = z.infer<typeof EventFrameSchema>;
-
-export const ConnectChallengeSchema = z.looseObject({
-  nonce: z.string().min(1),
-  ts: z.number().int().nonnegative(),
-});
-
-export const HelloOkSchema = z.looseObject({
-  type: z.literal("hello-ok"),
-  protocol: z.number().int(),
-  server: z.looseObject({ version: z.string(), connId: z.string() }),
-  features: z.looseObject({ methods: z.array(z.string()), events: z.array(z.string()) }),
-  snapshot: z.unknown(),
-  policy: z.looseObject({ maxPayload: z.number(), maxBufferedBytes: z.number(), tickIntervalMs: z.number() }),
-  auth: z.looseObject({ role: z.string(), scopes: z.array(z.string()), deviceToken: z.string().optional() }),
-});
-export type HelloOk = z.infer<typeof HelloOkSchema>;
-
-const published = {
-  event: Compile(PublishedEventFrame),
-  res: Compile(PublishedResponseFrame),
-  req: Compile(PublishedRequestFrame),
-  helloOk: Compile(PublishedHelloOk),
-};
-type PublishedValidator = (typeof published)[keyof typeof published];
-
-export interface SchemaIssue {
-  path: string;
-  message: string;
-}
-
-function issuesOf(v: PublishedValidator, value: unknown): SchemaIssue[] {
-  return [...v.Errors(value)].map((e) => {
-    // Name the fields a closed object does not allow: that is what tells schema drift apart.
-    const extra = (e.params as { additionalProperties?: unknown } | undefined)?.additionalProperties;
-    return { path: e.instancePath || "/", message: Array.isArray(extra) ? `${e.message}: ${extra.join(", ")}` : e.message };
-  });
-}
-
-/**
- * Check one parsed frame against @openclaw/gateway-protocol's envelope schema for its type,
- * then the lab's own rules. Returns the problems (empty when the frame is clean).
- */
-export function checkEnvelope(frame: unknown): { schema: string; issues: SchemaIssue[] } {
-  const type = frame && typeof frame === "object" ? (frame as { type?: unknown }).type : undefined;
-  const v = type === "event" ? published.event : type === "res" ? published.res : type === "req" ? published.req : undefined;
-  if (!v) return { schema: "GatewayFrame", issues: [{ path: "/type", message: `unknown frame type ${JSON.stringify(type)}` }] };
-  const schema = type === "event" ? "EventFrame" : type === "res" ? "ResponseFrame" : "RequestFrame";
-  const issues = issuesOf(v, frame);
-  // The lab's rule on top of the published schema: a failed response says why.
-  if (type === "res" && (frame as { ok?: unknown }).ok === false && (frame as { error?: unknown }).error === undefined) {
-    issues.push({ path: "/error", message: "a response with ok:false must carry error (lab rule)" });
-  }
-  return { schema, issues };
-}
-
-/** hello-ok against the published HelloOk schema (closed: a field the 2026.9.1 schema does not know is named). */
-export function checkHelloOk(payload: unknown): SchemaIssue[] {
-  return issuesOf(published.helloOk, payload);
-}
-
-// ---------------------------------------------------------------------------------------
-// Errors
-
-/** Error codes the client itself produces (the gateway's own codes pass through as-is). */
-export type LocalErrorCode = "TIMEOUT" | "CONNECTION_CLOSED" | "NOT_CONNECTED" | "HANDSHAKE_FAILED" | "BAD_RESPONSE" | "PAYLOAD_TOO_LARGE";
-
-export class GatewayError extends Error {
-  /** The gateway's error.message (or the client's own reason for local codes). */
-  readonly gatewayMessage: string;
-  readonly retryable: boolean | undefined;
-  readonly retryAfterMs: number | undefined;
-
-  readonly method: string;
-  readonly code: string;
-  readonly details?: unknown;
-  constructor(
-    method: string,
-    code: string,
-    gatewayMessage: string,
-    details?: unknown,
-    extra: { retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {},
-  ) {
-    super(GatewayError.#describe(method, code, gatewayMessage, details), extra.cause === undefined ? undefined : { cause: extra.cause });
-    this.method = method;
-    this.code = code;
-    this.details = details;
-    this.name = "GatewayError";
-    this.gatewayMessage = gatewayMessage;
-    this.retryable = extra.retryable;
-    this.retryAfterMs = extra.retryAfterMs;
-  }
-
-  static fromShape(method: string, error: ErrorShape): GatewayError {
-    return new GatewayError(method, error.code, error.message, error.details, {
-      retryable: error.retryable,
-      retryAfterMs: error.retryAfterMs,
-    });
-  }
-
-  /** error.details.code, e.g. "PAIRING_REQUIRED", "MISSING_SCOPE", "AUTH_TOKEN_MISMATCH". */
-  get detailsCode(): string | undefined {
-    return detailString(this.details, "code");
-  }
-  /** error.details.reason, e.g. "not-paired", "scope-upgrade", "startup-sidecars". */
-  get reason(): string | undefined {
-    return detailString(this.details, "reason");
-  }
-  /** The pending pairing request to approve (`openclaw devices approve <requestId>`). */
-  get requestId(): string | undefined {
-    return detailString(this.details, "requestId");
-  }
-  get isPairingRequired(): boolean {
-    return this.detailsCode === "PAIRING_REQUIRED";
-  }
-
-  static #describe(method: string, code: string, message: string, details: unknown): string {
-    const dc = detailString(details, "code");
-    const reason = detailString(details, "reason");
-    const requestId = detailString(details, "requestId");
-    const bits = [dc, reason && `reason ${reason}`, requestId && `requestId ${requestId}`].filter(Boolean);
-    return `gateway ${method} failed: ${code}: ${message}${bits.length ? ` (${bits.join(", ")})` : ""}`;
-  }
-}
-
-function detailString(details: unknown, key: string): string | undefined {
-  if (details && typeof details === "object" && key in details) {
-    const v = (details as Record<string, unknown>)[key];
-    return typeof v === "string" && v.length > 0 ? v : undefined;
-  }
-  return undefined;
-}
-
-// ---------------------------------------------------------------------------------------
-// Transcript
-
-// The entry format is an evidence record (lab/evidence/records/transcript.ts): the report, the
-// checks and the excerpts read the same declaration.
-export type { TranscriptEntry } from "../evidence/records/index.ts";
-
-/**
- * Deep copy with credential strings replaced; keeps evidence shareable. One rule for every writer
- * (lab/evidence/redact.ts): any key ending in token, secret, password, signature, authorization,
- * cookie or apiKey (tokens, device tokens, bootstrap tokens, connect signatures).
- */
-export function redactSecrets(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(redactSecrets);
-  if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      out[k] = Redactor.isSecretKey(k) && typeof v === "string" ? REDACTED : redactSecrets(v);
-    }
-    return out;
-  }
-  return value;
-}
+// Frames and their schemas, errors and the transcript are in gateway-frames.ts, gateway-errors.ts and
+// gateway-transcript.ts; re-exported here, where every caller imports them from.
+export * from "./gateway-frames.ts";
+export * from "./gateway-errors.ts";
+export * from "./gateway-transcript.ts";
 
 // ---------------------------------------------------------------------------------------
 // Client
@@ -362,12 +164,6 @@ function isLoopbackUrl(url: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** Transcript entries as JSONL (one entry per line), the folder made when missing. */
-export function writeTranscript(file: string, entries: readonly TranscriptEntry[]): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, entries.map((e) => JSON.stringify(e)).join("\n") + (entries.length ? "\n" : ""));
 }
 
 export class GatewayClient {
