@@ -123,7 +123,7 @@ export interface Scenario<H extends Observed = Observed> {
    * other check or step that fails is "failed otherwise", never a reproduction (lab/commands/repro.ts).
    */
   bug?: string[];
-  /** What must have happened for its checks to mean anything: each proven in the body with ctx.premise(). */
+  /** What must have happened for its checks to mean anything: each proven by its own judge over the observations, or in the body with ctx.premise(). */
   premises?: Premise<H>[];
   /**
    * Its checks as pure functions of what its body observed (ctx.observe), judged after the body

@@ -49,6 +49,11 @@ describe("judgeHistory: a recorded history to its verdict, the one rule for a ru
     expect(judgeHistory(hist(), scen({ checks: [throws] }), [])).toMatchObject({ verdict: "unknown", detail: "check R-x could not judge what was observed (the lab's own check): no field y" });
   });
 
+  it("a run recorded before a check was declared (it kept the check raw, with ctx.check) is judged from the raw check, with no unknown added", () => {
+    const h = hist({ body: [{ id: "R-turn-on-node", expectation: "e", holds: true }] });
+    expect(judgeHistory(h, scen({ checks: checks(turnCheck) }), [])).toMatchObject({ verdict: "pass", detail: undefined });
+  });
+
   it("premises as functions of the observations: not met makes the checks moot (unknown); not observed reads never proven", () => {
     const premises = [{ id: "P-in-flight", what: "the turn was in flight", judge: (h: { inFlight?: number }) => (h.inFlight === undefined ? undefined : { met: h.inFlight > 0, observed: { inFlight: h.inFlight } }) }];
     const s = scen({ premises: premises as JudgedScenario["premises"], checks: checks(turnCheck) });
@@ -104,6 +109,12 @@ describe("whyChanged: why a verdict reads differently now", () => {
     const withRecord = { ...stored, registry: { own: [rec("F-b", 2)], labWide: [] } };
     const resigned = scen({ findings: [rec("F-b", 3)], checks: checks(turnCheck) });
     expect(whyChanged(withRecord, judgeHistory(withRecord, resigned, []), resigned, [])).toEqual(["F-b: known-finding -> fail (record F-b changed)"]);
+  });
+
+  it("no check reads differently but the lab's own notes do: they are said, before and now", () => {
+    const h = hist();
+    const s = scen({ checks: checks(turnCheck) });
+    expect(whyChanged(h, judgeHistory(h, s, []), s, [])).toEqual(['no check\'s outcome changed; the lab\'s own notes did: before "", now "check R-turn-on-node had nothing to judge: the body returned without observing what it reads"']);
   });
 
   it("nothing changed: nothing said", () => {

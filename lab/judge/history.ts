@@ -124,7 +124,7 @@ export function asRecorded<T>(v: T): T {
  * could not judge (it threw: the lab's own check; or it had nothing to read though the body
  * returned): the lab could not tell, never a pass.
  */
-export function deriveChecks(defs: CheckDef<never>[], observations: object, bodyReturned: boolean): { checks: RawCheck[]; notes: Note[] } {
+export function deriveChecks(defs: CheckDef<never>[], observations: object, bodyReturned: boolean, recordedRaw: ReadonlySet<string> = new Set()): { checks: RawCheck[]; notes: Note[] } {
   const checks: RawCheck[] = [];
   const notes: Note[] = [];
   const h = observations as never;
@@ -132,7 +132,8 @@ export function deriveChecks(defs: CheckDef<never>[], observations: object, body
     try {
       const r = d.judge(h);
       if (r === undefined) {
-        if (bodyReturned && !d.optional) notes.push({ verdict: "unknown", text: `check ${d.id} had nothing to judge: the body returned without observing what it reads` });
+        // A run recorded before this check was declared kept it raw (ctx.check): judged from there.
+        if (bodyReturned && !d.optional && !recordedRaw.has(d.id)) notes.push({ verdict: "unknown", text: `check ${d.id} had nothing to judge: the body returned without observing what it reads` });
         continue;
       }
       const expectation = typeof d.expectation === "function" ? d.expectation(h) : d.expectation;
@@ -183,7 +184,7 @@ export function evidenceResult(r: CheckResult, labWide: FindingRecord[]): CheckR
 export function judgeHistory(h: ScenarioHistory, s: JudgedScenario, labWide: FindingRecord[]): HistoryJudged {
   const own = s.findings ?? [];
   const at = (c: RawCheck, registry: FindingRecord[]) => judge(registry, { ...c, scenario: h.scenario, version: h.version });
-  const derived = s.checks ? deriveChecks(s.checks, h.observations, h.bodyReturned) : { checks: h.derived, notes: [] };
+  const derived = s.checks ? deriveChecks(s.checks, h.observations, h.bodyReturned, new Set(h.body.map((c) => c.id))) : { checks: h.derived, notes: [] };
   const fromObserved = derivePremises(s.premises, h.observations);
   const checks = [...h.body.map((c) => at(c, own)), ...derived.checks.map((c) => at(c, own)), ...h.evidence.map((c) => evidenceResult(at(c, [...own, ...labWide]), labWide))];
   const declared = (s.premises ?? []).map((p) => ({ id: p.id, what: p.what }));
@@ -255,5 +256,8 @@ export function whyChanged(h: ScenarioHistory, now: HistoryJudged, s: JudgedScen
     const check = !isDeepStrictEqual(d0, d1) ? (d0 && d1 ? `check ${fid} reads the history differently now (holds ${d0.holds} -> ${d1.holds})` : d1 ? `check ${fid} added` : `check ${fid} removed`) : undefined;
     out.push(`${fid}: ${a?.outcome ?? "not judged"} -> ${b?.outcome ?? "not judged"} (${[record, check].filter(Boolean).join("; ") || "judged again"})`);
   }
+  // No check reads differently but the verdict or its detail does: what the lab said around the
+  // checks changed (a declared check with nothing to read, a premise judged differently).
+  if (!out.length && (before.verdict !== now.verdict || before.detail !== now.detail)) out.push(`no check's outcome changed; the lab's own notes did: before "${before.detail ?? ""}", now "${now.detail ?? ""}"`);
   return out;
 }
