@@ -349,9 +349,9 @@ function reportCommand({ rest, values }: CommandArgs): number {
 function judgeCommand({ rest, values, scenarios }: CommandArgs): number {
   const { dir, record } = findRun(rest[0]);
   if (values.keep) {
-    const kept = keepFixtures(dir, record, rest.slice(1));
-    for (const k of kept) say(`${k.scenario.padEnd(28)} ${path.relative(process.cwd(), k.file)}  ${(k.bytes / 1024).toFixed(1)} KB\n`);
-    say(`${kept.length} history fixture(s) from run ${record.id}\n`);
+    const kept = keepFixtures(dir, record, rest.slice(1), scenarios, labFindings);
+    for (const k of kept) say(`${k.scenario.padEnd(28)} ${k.file ? path.relative(process.cwd(), k.file) : "-"}  ${(k.bytes / 1024).toFixed(1)} KB${k.skipped ? `  ${k.skipped}` : ""}\n`);
+    say(`${kept.filter((k) => k.file).length} history fixture(s) from run ${record.id}\n`);
   }
   const at = new Date();
   const j = judgeRun(dir, record, scenarios, labFindings, at);

@@ -78,13 +78,13 @@ export function judgeRun(dir: string, record: RunRecord, scenarios: Scenario[], 
       continue;
     }
     let detail = out.j.detail;
-    const why = whyChanged(out.h, out.j, s!, labWide);
+    const why = whyChanged(out.h, out.j, s!, labWide, row.attempts?.length ? undefined : before);
     // Earlier attempts (the machine was busier than planned): each judged again, said as the run said them.
     if (row.attempts?.length) {
       const earlier = row.attempts.map((a, i) => {
         const e = judgeFolder(dir, a.evidence, s, labWide);
         if (typeof e === "string") return a;
-        const w = whyChanged(e.h, e.j, s!, labWide);
+        const w = whyChanged(e.h, e.j, s!, labWide, { verdict: a.verdict, detail: a.detail });
         if (w.length) why.push(...w.map((x) => `attempt ${i + 1}: ${x}`));
         return { ...a, verdict: e.j.verdict, detail: e.j.detail };
       });
@@ -167,38 +167,58 @@ export function writeJudged(dir: string, j: JudgedRun, at: Date): string {
 /** Where the recorded histories that the checks' unit tests judge are kept. */
 export const HISTORY_FIXTURES = path.join(ROOT, "fixtures", "histories");
 
-/** A recorded history kept as a fixture: the run it came from, and the verdict that run gave it. */
+/** A recorded history kept as a fixture: the run it came from, what that run read, and what today's checks and records read. */
 export interface HistoryFixture {
   run: string;
   scenario: string;
+  /** The verdict today's checks and records give it, when it was kept: scenarios/histories.test.ts holds every later reading to it. */
   verdict: Verdict;
   detail?: string;
+  /** The verdict its run gave it (its verdict.json), when that differs from today's. */
+  ran?: { verdict: Verdict; detail?: string };
   history: ScenarioHistory;
 }
 
+/** A history larger than this is not kept as a fixture (said): its checks are tested on hand-made histories. */
+export const FIXTURE_MAX_BYTES = 512 * 1024;
+
 /**
  * Keep the named scenarios' histories of a run (all that have one when none are named) as
- * fixtures/histories/<name>.json, each with the verdict the run judged from it (its verdict.json:
- * the attempt's own, before any earlier attempt is said).
+ * fixtures/histories/<name>.json, each with the verdict today's checks and records give it (and
+ * its run's, when that differs). A history over FIXTURE_MAX_BYTES is left out, and said.
  */
-export function keepFixtures(dir: string, record: RunRecord, names: string[], out = HISTORY_FIXTURES): { scenario: string; file: string; bytes: number }[] {
+export function keepFixtures(dir: string, record: RunRecord, names: string[], scenarios: Scenario[], labWide: FindingRecord[], out = HISTORY_FIXTURES): { scenario: string; file?: string; bytes: number; skipped?: string }[] {
   const rows = names.length ? names.map((n) => record.scenarios.find((r) => r.name === n) ?? n) : record.scenarios;
   const missing = rows.filter((r): r is string => typeof r === "string");
   if (missing.length) throw new LabError(`judge --keep: run ${record.id} has no scenario ${missing.join(", ")}; it ran ${record.scenarios.map((r) => r.name).join(", ") || "none"}`);
-  const kept: { scenario: string; file: string; bytes: number }[] = [];
+  const kept: { scenario: string; file?: string; bytes: number; skipped?: string }[] = [];
   fs.mkdirSync(out, { recursive: true });
   for (const row of rows as ScenarioRow[]) {
-    const h = row.evidence ? readHistory(path.join(dir, row.evidence, HISTORY_FILE)) : "no evidence folder";
+    const s = scenarios.find((x) => x.name === row.name);
+    const h = !s ? "no scenario of that name in today's suite" : row.evidence ? readHistory(path.join(dir, row.evidence, HISTORY_FILE)) : "no evidence folder";
     if (typeof h === "string") {
       if (names.length) throw new LabError(`judge --keep: ${row.name}: ${h}`);
       continue;
     }
-    const v = JSON.parse(fs.readFileSync(path.join(dir, row.evidence!, "verdict.json"), "utf8")) as { verdict: Verdict; detail?: string };
-    const fixture: HistoryFixture = { run: record.id, scenario: row.name, verdict: v.verdict, ...(v.detail ? { detail: v.detail } : {}), history: h };
+    const ran = JSON.parse(fs.readFileSync(path.join(dir, row.evidence!, "verdict.json"), "utf8")) as { verdict: Verdict; detail?: string };
+    const now = judgeHistory(h, s!, labWide);
+    const fixture: HistoryFixture = {
+      run: record.id,
+      scenario: row.name,
+      verdict: now.verdict,
+      ...(now.detail ? { detail: now.detail } : {}),
+      ...(ran.verdict !== now.verdict || ran.detail !== now.detail ? { ran: { verdict: ran.verdict, ...(ran.detail ? { detail: ran.detail } : {}) } } : {}),
+      history: h,
+    };
+    const text = JSON.stringify(fixture) + "\n";
+    const bytes = Buffer.byteLength(text);
+    if (bytes > FIXTURE_MAX_BYTES) {
+      kept.push({ scenario: row.name, bytes, skipped: `${(bytes / 2 ** 20).toFixed(1)} MiB, over the ${FIXTURE_MAX_BYTES / 1024} KiB a fixture may take: not kept` });
+      continue;
+    }
     const file = path.join(out, `${row.name}.json`);
-    const text = JSON.stringify(fixture, null, 1) + "\n";
     fs.writeFileSync(file, text);
-    kept.push({ scenario: row.name, file, bytes: Buffer.byteLength(text) });
+    kept.push({ scenario: row.name, file, bytes });
   }
   return kept;
 }

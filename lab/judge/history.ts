@@ -234,7 +234,7 @@ export function attemptsDetail(attempt: number, of: number, earlier: { verdict: 
  * Why a check reads differently now than when the run judged it: its record (added, removed,
  * changed) or its check (a declared check reads the observations differently now).
  */
-export function whyChanged(h: ScenarioHistory, now: HistoryJudged, s: JudgedScenario, labWide: FindingRecord[]): string[] {
+export function whyChanged(h: ScenarioHistory, now: HistoryJudged, s: JudgedScenario, labWide: FindingRecord[], recorded?: { verdict: Verdict; detail?: string }): string[] {
   const before = judgeHistory(h, { name: h.scenario, findings: h.registry.own, premises: s.premises?.map(({ id, what }) => ({ id, what })), checks: undefined }, h.registry.labWide);
   // The premises as proven then: only today's declared what is used by both sides.
   const out: string[] = [];
@@ -258,6 +258,7 @@ export function whyChanged(h: ScenarioHistory, now: HistoryJudged, s: JudgedScen
   }
   // No check reads differently but the verdict or its detail does: what the lab said around the
   // checks changed (a declared check with nothing to read, a premise judged differently).
-  if (!out.length && (before.verdict !== now.verdict || before.detail !== now.detail)) out.push(`no check's outcome changed; the lab's own notes did: before "${before.detail ?? ""}", now "${now.detail ?? ""}"`);
+  const then = recorded ?? before;
+  if (!out.length && (then.verdict !== now.verdict || then.detail !== now.detail)) out.push(`no check's outcome changed; the lab's own notes did: before "${then.detail ?? ""}", now "${now.detail ?? ""}"`);
   return out;
 }

@@ -133,7 +133,7 @@ const findings: FindingRecord[] = [
     // 20261204-163938 3 of 3, the loaded make lab 20261204-172214, 20261204-175649).
     id: "F-real-turn-served",
     expectation: "each turn on a real node host under the fleet's load completes, proven on its node, within 120 s",
-    signature: { turns: 2, served: 1, failedWith: ['error: "⚠️ Agent failed before reply: Cloud worker finished, but its workspace result could not be reconciled: node workspace command failed (ABORTED).\nTo view logs, run `openclaw logs --follow` in a terminal."'] },
+    signature: { turns: 2, served: 1, failedWith: ['error: "⚠️ Agent failed before reply: Cloud worker finished, but its workspace result could not be reconciled: node workspace command failed (ABORTED).\\nTo view logs, run `openclaw logs --follow` in a terminal."'] },
     versions: ["2026.9.6"],
     kind: "shortfall",
     evidence: "fixtures/findings/F-real-turn-served.json",
