@@ -14,7 +14,7 @@ import { SCENARIO_ATTEMPTS } from "../run/admission.ts";
 import { verdictTable } from "../evidence/report.ts";
 import { junitXml } from "../evidence/junit.ts";
 import { writeJson } from "../evidence/write.ts";
-import type { RunRecord, ScenarioRow } from "../evidence/run.ts";
+import { timeStamp, type RunRecord, type ScenarioRow } from "../evidence/run.ts";
 import type { CheckResult, FindingRecord } from "../findings/findings.ts";
 import type { Verdict } from "../definitions/verdict.ts";
 import type { Scenario } from "../scenario.ts";
@@ -117,7 +117,7 @@ export function judgeRun(dir: string, record: RunRecord, scenarios: Scenario[], 
 
 /** The folder a judging writes into, beside the run's own reports: judged/<yyyymmdd-hhmmss>. */
 export function judgedDir(dir: string, at: Date): string {
-  const stamp = at.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  const stamp = timeStamp(at);
   let out = path.join(dir, "judged", stamp);
   for (let i = 2; fs.existsSync(out); i++) out = path.join(dir, "judged", `${stamp}-${i}`);
   return out;

@@ -215,8 +215,13 @@ export type ScenarioRow = z.infer<typeof ScenarioRow>;
 export type LabRow = z.infer<typeof LabRow>;
 export type PhaseRow = z.infer<typeof PhaseRow>;
 
+/** A moment as run ids and judged/ folders name it: yyyymmdd-hhmmss (UTC). */
+export function timeStamp(now = new Date()): string {
+  return now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15).toLowerCase();
+}
+
 export function newRunId(now = new Date()): string {
-  const t = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15).toLowerCase();
+  const t = timeStamp(now);
   // 64 random bits: two runs started in the same second never share an id (labels, folders).
   return `${t}-${randomBytes(8).toString("hex")}`;
 }

@@ -119,6 +119,11 @@ export function asRecorded<T>(v: T): T {
   return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
+/** One expectation as a history keeps it: JSON, with no empty observed or kind (ctx.check, an evidence check, a declared check). */
+export function rawCheck(c: RawCheck): RawCheck {
+  return asRecorded({ id: c.id, expectation: c.expectation, holds: c.holds, ...(c.observed !== undefined ? { observed: c.observed } : {}), ...(c.kind ? { kind: c.kind } : {}) });
+}
+
 /**
  * The declared checks over the observations: each one's raw expectation, and a note for each that
  * could not judge (it threw: the lab's own check; or it had nothing to read though the body
@@ -137,7 +142,7 @@ export function deriveChecks(defs: CheckDef<never>[], observations: object, body
         continue;
       }
       const expectation = typeof d.expectation === "function" ? d.expectation(h) : d.expectation;
-      checks.push({ id: d.id, expectation, holds: r.holds, ...(r.observed !== undefined ? { observed: asRecorded(r.observed) } : {}), ...(d.kind ? { kind: d.kind } : {}) });
+      checks.push(rawCheck({ id: d.id, expectation, holds: r.holds, observed: r.observed, kind: d.kind }));
     } catch (err) {
       notes.push({ verdict: "unknown", text: `check ${d.id} could not judge what was observed (the lab's own check): ${(err as Error).message}` });
     }
@@ -235,8 +240,9 @@ export function attemptsDetail(attempt: number, of: number, earlier: { verdict: 
  * changed) or its check (a declared check reads the observations differently now).
  */
 export function whyChanged(h: ScenarioHistory, now: HistoryJudged, s: JudgedScenario, labWide: FindingRecord[], recorded?: { verdict: Verdict; detail?: string }): string[] {
-  const before = judgeHistory(h, { name: h.scenario, findings: h.registry.own, premises: s.premises?.map(({ id, what }) => ({ id, what })), checks: undefined }, h.registry.labWide);
-  // The premises as proven then: only today's declared what is used by both sides.
+  // Then: the records it was judged against and its declared checks as they read then (h.derived);
+  // the premises as declared today on both sides, so only a record or a check tells them apart.
+  const before = judgeHistory(h, { name: h.scenario, findings: h.registry.own, premises: s.premises, checks: undefined }, h.registry.labWide);
   const out: string[] = [];
   const key = (c: CheckResult) => `${c.source ?? "body"}:${c.findingId}`;
   const thenBy = new Map(before.checks.map((c) => [key(c), c]));

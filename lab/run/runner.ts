@@ -29,7 +29,7 @@ import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "../def
 import { lanesFromEnv, selectNames, unmatchedText } from "../core/settings.ts";
 import { judge, type CheckResult, type FindingRecord } from "../findings/findings.ts";
 import type { Note, PremiseResult } from "../judge/judging.ts";
-import { HISTORY_FILE, asRecorded, emptyHistory, evidenceResult, judgeHistory, attemptsDetail, type ScenarioHistory } from "../judge/history.ts";
+import { HISTORY_FILE, asRecorded, emptyHistory, evidenceResult, judgeHistory, attemptsDetail, rawCheck, type ScenarioHistory } from "../judge/history.ts";
 import { Phases, STOP } from "../evidence/phases.ts";
 import { evidenceChecks } from "../checks/index.ts";
 import { labFindings } from "../checks/findings.ts";
@@ -574,7 +574,7 @@ class ScenarioRun {
       },
       check: (c) => {
         // Recorded raw (judged in record(), from the history); the log says how it reads now.
-        const raw = asRecorded({ id: c.id, expectation: c.expectation, holds: c.holds, ...(c.observed !== undefined ? { observed: c.observed } : {}), ...(c.kind ? { kind: c.kind } : {}) });
+        const raw = rawCheck(c);
         this.#hist.body.push(raw);
         const r = judge(s.findings ?? [], { ...raw, scenario: s.name, version: lab.spec.openclawVersion });
         ctx.log(`check ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
@@ -688,7 +688,7 @@ class ScenarioRun {
         const inputs = await raceTimer(check.run(w), pool.opts.evidenceCheckMs);
         if (!inputs) throw new Error(`no answer within ${pool.opts.evidenceCheckMs / 1000} s`);
         for (const c of inputs) {
-          const raw = asRecorded({ check: check.name, id: c.id, expectation: c.expectation, holds: c.holds, ...(c.observed !== undefined ? { observed: c.observed } : {}), ...(c.kind ? { kind: c.kind } : {}) });
+          const raw = { check: check.name, ...rawCheck(c) };
           this.#hist.evidence.push(raw);
           const r = evidenceResult(judge(registry, { ...raw, scenario: s.name, version: lab.spec.openclawVersion }), pool.opts.labFindings);
           ctx.log(`evidence check ${check.name}, ${c.id}: ${r.outcome}${r.outcome === "pass" ? "" : ` (observed ${JSON.stringify(c.observed)})`}`);
