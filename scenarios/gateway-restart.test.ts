@@ -6,6 +6,7 @@ import type { Placement } from "../lab/clients/sessions.ts";
 import type { BundleSeen, NodeView } from "../lab/kits/nodes.ts";
 import type { TurnSeen } from "../lab/kits/proof.ts";
 import scenario, { type Observed } from "./gateway-restart.ts";
+import { approvedNodeView } from "../lab/testing/histories.ts";
 
 const hist = (observations: Observed): ScenarioHistory => ({ ...emptyHistory("gateway-restart", "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });
 const check = (o: Observed, id: string) => deriveChecks(scenario.checks!, o, true).checks.find((c) => c.id === id);
@@ -17,20 +18,7 @@ const judged = (o: Observed, id: string) => {
 const outcome = (o: Observed, id: string) => judgeHistory(hist(o), scenario, []).checks.find((c) => c.findingId === id)?.outcome;
 
 const bundleDir = (node: string) => ({ dir: `/home/lab/.openclaw/node-host/gateway-1/bundles/${node}ab`, hash: `${node}ab`, inode: 4711, receiptMtime: 1_796_000_000 });
-const view = (node: string, more: Partial<NodeView> = {}): NodeView => ({
-  node: { displayName: node },
-  nodeId: `id-${node}`,
-  approvalState: "approved",
-  paired: true,
-  connected: true,
-  pendingDevice: 0,
-  pendingNode: 0,
-  deviceApproved: true,
-  nodeApproved: true,
-  bundleStatus: "installed",
-  bundles: [bundleDir(node)],
-  ...more,
-});
+const view = (node: string, more: Partial<NodeView> = {}): NodeView => approvedNodeView({ node: { displayName: node }, nodeId: `id-${node}`, bundleStatus: "installed", bundles: [bundleDir(node)], ...more });
 const placement = (node: string, more: Partial<Placement> = {}): Placement => ({ state: "active", generation: 1, providerId: "device", remoteWorkspaceDir: `/work/${node}`, runner: { kind: "device", status: "available", deviceId: `id-${node}` }, ...more });
 const REPLY = (node: string) => `fleetlab-ok: read returned: mark-01 written only on ${node}`;
 const turn = (node: string, more: Partial<TurnSeen> = {}): TurnSeen => ({ alias: node, marker: { nonce: "mark-01", reply: REPLY(node), environmentId: `env-${node}` }, reply: REPLY(node), launches: [{ seq: 90, t: 1, conn: "c7", launchId: "l", environmentId: `env-${node}` }], ...more });

@@ -2,11 +2,12 @@
 // histories, with no Docker; a history showing what openclaw@2026.9.6 did (the registered
 // signatures) reads known-finding.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../lab/judge/history.ts";
+import { deriveChecks, judgeHistory, type Observations, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { HistoryMessage } from "../lab/clients/sessions.ts";
 import scenario, { type Observed } from "./midturn-node-loss.ts";
+import { historyOf } from "../lab/testing/histories.ts";
 
-const hist = (observations: Observed, version = "2026.9.6"): ScenarioHistory => ({ ...emptyHistory(scenario.name, version, { own: [], labWide: [] }), bodyReturned: true, observations: observations as Observations });
+const hist = (observations: Observed, version = "2026.9.6"): ScenarioHistory => historyOf(scenario, observations, version);
 const check = (id: string, observations: Observed) => {
   const c = deriveChecks(scenario.checks!, observations as Observations, true).checks.find((x) => x.id === id);
   expect(c, `${id} judged`).toBeDefined();

@@ -5,6 +5,7 @@ import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "
 import type { NodeView } from "../lab/kits/nodes.ts";
 import type { TurnSeen } from "../lab/kits/proof.ts";
 import scenario, { type Observed } from "./partition-heal.ts";
+import { approvedNodeView } from "../lab/testing/histories.ts";
 
 const hist = (observations: Observed): ScenarioHistory => ({ ...emptyHistory("partition-heal", "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });
 const judged = (o: Observed, id: string) => {
@@ -13,7 +14,7 @@ const judged = (o: Observed, id: string) => {
 };
 
 const DIR = { dir: "/home/lab/.openclaw/node-host/gateway-1/bundles/ab12", hash: "ab12", inode: 31, receiptMtime: 1_796_000_000 };
-const view = (more: Partial<NodeView> = {}): NodeView => ({ node: { displayName: "node-1" }, nodeId: "id-1", approvalState: "approved", paired: true, connected: true, pendingDevice: 0, pendingNode: 0, deviceApproved: true, nodeApproved: true, bundleStatus: "installed", bundles: [DIR], ...more });
+const view = (more: Partial<NodeView> = {}): NodeView => approvedNodeView({ node: { displayName: "node-1" }, nodeId: "id-1", bundleStatus: "installed", bundles: [DIR], ...more });
 const REPLY = "fleetlab-ok: read returned: mark-7 written only on node-1";
 const turn = (more: Partial<TurnSeen> = {}): TurnSeen => ({ alias: "node-1", marker: { nonce: "mark-7", reply: REPLY, environmentId: "env-1" }, reply: REPLY, launches: [{ seq: 500, t: 1, conn: "c9", launchId: "l", environmentId: "env-1" }], ...more });
 

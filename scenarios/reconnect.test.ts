@@ -2,9 +2,10 @@ import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./reconnect.ts";
 import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
 import type { NodeView } from "../lab/kits/nodes.ts";
+import { approvedNodeView } from "../lab/testing/histories.ts";
 
 const bundles = [{ dir: "/b/abc", hash: "abc", inode: 7, receiptMtime: 1 }];
-const view = (more: Partial<NodeView> = {}): NodeView => ({ node: {}, nodeId: "n1", approvalState: "approved", paired: true, connected: true, pendingDevice: 0, pendingNode: 0, deviceApproved: true, nodeApproved: true, bundles, ...more });
+const view = (more: Partial<NodeView> = {}): NodeView => approvedNodeView({ node: {}, nodeId: "n1", bundles, ...more });
 const turn = (reply: string | null, launches = 1) => ({ alias: "node-1", marker: { nonce: "mark-1", reply: "fleetlab-ok: read returned: mark-1 written only on node-1", environmentId: "env-1" }, reply, launches: Array.from({ length: launches }, (_, i) => ({ seq: 10 + i, t: 0, conn: "c2", environmentId: "env-1" })) });
 const cut = (more: Partial<NonNullable<Observed["wire"]>> = {}): NonNullable<Observed["wire"]> => ({
   before: view(),

@@ -1,21 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { sameNode, type NodeView } from "./nodes.ts";
+import { approvedNodeView } from "../testing/histories.ts";
 
 describe("sameNode", () => {
-  const view = (over: Partial<NodeView> = {}): NodeView => ({
-    node: {},
-    nodeId: "n1",
-    approvalState: "approved",
-    paired: true,
-    connected: true,
-    pendingDevice: 0,
-    pendingNode: 0,
-    deviceApproved: true,
-    nodeApproved: true,
-    bundleStatus: "installed",
-    bundles: [{ dir: "/b/x", hash: "x", inode: 7, receiptMtime: 100 }],
-    ...over,
-  });
+  const view = (over: Partial<NodeView> = {}): NodeView => approvedNodeView({ node: {}, nodeId: "n1", bundleStatus: "installed", bundles: [{ dir: "/b/x", hash: "x", inode: 7, receiptMtime: 100 }], ...over });
 
   it("holds for the same approved node with its bundle untouched", () => {
     expect(sameNode(view(), view()).holds).toBe(true);

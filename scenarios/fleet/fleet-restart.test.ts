@@ -1,13 +1,13 @@
 // fleet-restart's premises and checks over hand-made histories: no Docker, no gateway.
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { asRecorded, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./fleet-restart.ts";
+import { checkOf as checkOfScenario, historyOf, premiseOf as premiseOfScenario } from "../../lab/testing/histories.ts";
 
-const V = "2026.9.6";
 const obs = (o: Observed): Observations => asRecorded(o) as Observations;
-const hist = (o: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, V, { own: [], labWide: [] }), bodyReturned: true, observations: obs(o) });
-const checkOf = (id: string, o: Observed) => deriveChecks(scenario.checks!, obs(o), true).checks.find((c) => c.id === id);
-const premiseOf = (id: string, o: Observed) => derivePremises(scenario.premises, obs(o)).premises.find((p) => p.id === id);
+const hist = (o: Observed): ScenarioHistory => historyOf(scenario, obs(o));
+const checkOf = (id: string, o: Observed) => checkOfScenario(scenario, id, obs(o));
+const premiseOf = (id: string, o: Observed) => premiseOfScenario(scenario, id, obs(o));
 
 const aliases = Array.from({ length: 10 }, (_, i) => `fleet-${i + 1}`);
 

@@ -1,10 +1,11 @@
 // native-worker-slot's checks as pure functions of what its body observed, on hand-made histories (no Docker).
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { deriveChecks, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import type { TurnSeen } from "../../lab/kits/proof.ts";
 import scenario, { type Observed } from "./native-worker-slot.ts";
+import { historyOf } from "../../lab/testing/histories.ts";
 
-const hist = (observations: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations: observations as Observations });
+const hist = (observations: Observed): ScenarioHistory => historyOf(scenario, observations);
 const derived = (observations: Observed) => Object.fromEntries(deriveChecks(scenario.checks!, observations as Observations, true).checks.map((c) => [c.id, c]));
 /** One declared check over `observations`: holds and the exact observed (undefined: nothing to read). */
 const judged = (observations: Observed, id: string) => {

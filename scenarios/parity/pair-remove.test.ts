@@ -1,11 +1,12 @@
 // pair-remove's checks as pure functions of what its body observed: judged on hand-made
 // histories, with no Docker.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { deriveChecks, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import { expectedReply } from "../../lab/kits/workers.ts";
 import scenario, { type Observed } from "./pair-remove.ts";
+import { historyOf } from "../../lab/testing/histories.ts";
 
-const hist = (observations: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations: observations as Observations });
+const hist = (observations: Observed): ScenarioHistory => historyOf(scenario, observations);
 const check = (id: string, observations: Observed) => {
   const c = deriveChecks(scenario.checks!, observations as Observations, true).checks.find((x) => x.id === id);
   expect(c, `${id} judged`).toBeDefined();

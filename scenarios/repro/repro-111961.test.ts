@@ -1,11 +1,12 @@
 // repro-111961's checks on hand-made histories (no Docker): each holds on one and not on another,
 // with the exact signature.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations } from "../../lab/judge/history.ts";
+import { judgeHistory, type Observations } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-111961.ts";
+import { checkOf as checkOfScenario, historyOf } from "../../lab/testing/histories.ts";
 
-const hist = (observations: Observations) => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });
-const checkOf = (id: string, obs: Observations) => deriveChecks(scenario.checks!, obs, true).checks.find((c) => c.id === id);
+const hist = (observations: Observations) => historyOf(scenario, observations);
+const checkOf = (id: string, obs: Observations) => checkOfScenario(scenario, id, obs);
 
 const rpc = (seq: number, rpcMethod: string) => ({ seq, kind: "rpc" as const, rpcMethod });
 const worked = { text: "back-5", observed: { run: "ok", offered: true, southCalls: 1, resultIsError: false, result: "south echoed: back-5" } };

@@ -1,26 +1,15 @@
 // repro-115539's check on hand-made histories (no Docker): it holds on one and not on others, with
 // the exact signature.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations } from "../../lab/judge/history.ts";
+import { deriveChecks, judgeHistory, type Observations } from "../../lab/judge/history.ts";
 import type { NodeView } from "../../lab/kits/nodes.ts";
 import scenario, { type Observed } from "./repro-115539.ts";
+import { approvedNodeView, historyOf } from "../../lab/testing/histories.ts";
 
-const hist = (observations: Observations) => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });
+const hist = (observations: Observations) => historyOf(scenario, observations);
 const checkOf = (obs: Observations) => deriveChecks(scenario.checks!, obs, true).checks.find((c) => c.id === "R-115539-reconnects");
 
-const view = (more: Partial<NodeView> = {}): NodeView => ({
-  node: { name: "node-1", connected: true },
-  nodeId: "9f2c4e",
-  approvalState: "approved",
-  paired: true,
-  connected: true,
-  pendingDevice: 0,
-  pendingNode: 0,
-  deviceApproved: true,
-  nodeApproved: true,
-  bundles: [],
-  ...more,
-});
+const view = (more: Partial<NodeView> = {}): NodeView => approvedNodeView({ node: { name: "node-1", connected: true }, nodeId: "9f2c4e", ...more });
 const first = { line: "2026-12-01T10:00:01.000Z node host gateway connect failed: getaddrinfo EAI_AGAIN tap-node-1", failed: true };
 const good = { reconnect: { first, failedBeforeHeal: 3, connected: true, before: view(), after: view() } } satisfies Observed;
 const same = { sameNodeId: true, approvalState: "approved", paired: true, pendingDevicePairing: 0, pendingNodePairing: 0, deviceApproved: true, nodeApproved: true, sameBundleDir: true };

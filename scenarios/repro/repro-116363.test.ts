@@ -1,27 +1,15 @@
 // repro-116363's checks on hand-made histories (no Docker): each holds on one and not on another,
 // with the exact signature.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations } from "../../lab/judge/history.ts";
+import { judgeHistory, type Observations } from "../../lab/judge/history.ts";
 import type { NodeView } from "../../lab/kits/nodes.ts";
 import scenario, { type Observed } from "./repro-116363.ts";
+import { approvedNodeView, checkOf as checkOfScenario, historyOf } from "../../lab/testing/histories.ts";
 
-const hist = (observations: Observations) => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });
-const checkOf = (id: string, obs: Observations) => deriveChecks(scenario.checks!, obs, true).checks.find((c) => c.id === id);
+const hist = (observations: Observations) => historyOf(scenario, observations);
+const checkOf = (id: string, obs: Observations) => checkOfScenario(scenario, id, obs);
 
-const view = (more: Partial<NodeView> = {}): NodeView => ({
-  node: { name: "node-1" },
-  nodeId: "9f2c4e",
-  approvalState: "approved",
-  paired: true,
-  connected: true,
-  pendingDevice: 0,
-  pendingNode: 0,
-  deviceApproved: true,
-  nodeApproved: true,
-  bundleStatus: "installed",
-  bundles: [{ dir: "/state/bundles/b1", hash: "h1", inode: 42, receiptMtime: 1 }],
-  ...more,
-});
+const view = (more: Partial<NodeView> = {}): NodeView => approvedNodeView({ node: { name: "node-1" }, nodeId: "9f2c4e", bundleStatus: "installed", bundles: [{ dir: "/state/bundles/b1", hash: "h1", inode: 42, receiptMtime: 1 }], ...more });
 const bin = "fleetlab-3fa2c1d4";
 const binPath = `/usr/local/bin/${bin}`;
 const resolved = { ok: true as const, payload: { ok: true, payload: { bins: { [bin]: binPath } } }, ms: 22 };

@@ -1,12 +1,13 @@
 // repro-129929's checks and premises on hand-made histories (no Docker): each holds (is met) on one
 // and not on another, with the exact signature.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations } from "../../lab/judge/history.ts";
+import { judgeHistory, type Observations } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-129929.ts";
+import { checkOf as checkOfScenario, historyOf, premiseOf as premiseOfScenario } from "../../lab/testing/histories.ts";
 
-const hist = (observations: Observations) => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });
-const checkOf = (id: string, obs: Observations) => deriveChecks(scenario.checks!, obs, true).checks.find((c) => c.id === id);
-const premiseOf = (id: string, obs: Observations) => derivePremises(scenario.premises, obs).premises.find((p) => p.id === id);
+const hist = (observations: Observations) => historyOf(scenario, observations);
+const checkOf = (id: string, obs: Observations) => checkOfScenario(scenario, id, obs);
+const premiseOf = (id: string, obs: Observations) => premiseOfScenario(scenario, id, obs);
 
 const NODE_ID = "54b5a44f843a5853112165492720a49ad7db3e2a82bd1dec30d57f87c0b4a5ae";
 const CAPACITY = `device worker is at capacity (all worker slots in use): ${NODE_ID}; stop an existing worker environment or retry when a slot is free`;

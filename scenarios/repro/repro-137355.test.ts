@@ -1,11 +1,12 @@
 // repro-137355's checks (one per restart kind) on hand-made histories (no Docker): each holds on one
 // and not on another, with the exact signature; the registered findings read known on theirs.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations } from "../../lab/judge/history.ts";
+import { judgeHistory, type Observations } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-137355.ts";
+import { checkOf as checkOfScenario, historyOf } from "../../lab/testing/histories.ts";
 
-const hist = (observations: Observations) => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });
-const checkOf = (id: string, obs: Observations) => deriveChecks(scenario.checks!, obs, true).checks.find((c) => c.id === id);
+const hist = (observations: Observations) => historyOf(scenario, observations);
+const checkOf = (id: string, obs: Observations) => checkOfScenario(scenario, id, obs);
 
 const want = "fleetlab-ok: tok-5e1f0a9c new message after the restart";
 const retryWant = "fleetlab-ok: tok-77b2c3d4 retry after the refused message";

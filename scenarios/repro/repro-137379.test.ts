@@ -2,15 +2,16 @@
 // servers recorded them, the run's end and the tools the turn's first model request offered.
 import { describe, expect, it } from "vitest";
 import type { McpRecord } from "../../lab/clients/mcp.ts";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { deriveChecks, derivePremises, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-137379.ts";
+import { historyOf } from "../../lab/testing/histories.ts";
 
 /** As the runner keeps them: JSON. */
 const recorded = (o: Observed): Observations => JSON.parse(JSON.stringify(o)) as Observations;
 const checks = (o: Observed) => deriveChecks(scenario.checks ?? [], recorded(o), true);
 const check = (id: string, o: Observed) => checks(o).checks.find((c) => c.id === id);
 const premise = (o: Observed) => derivePremises(scenario.premises, recorded(o)).premises.find((p) => p.id === "P-137379-lists-delayed");
-const hist = (o: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations: recorded(o) });
+const hist = (o: Observed): ScenarioHistory => historyOf(scenario, recorded(o));
 
 const T0 = Date.parse("2026-12-02T03:30:00.000Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString();

@@ -1,14 +1,15 @@
 // repro-139098's premise and check over hand-made histories (no Docker): the one-shots' placement
 // rows while their runs were held, and each job's sessions after its run and after the delete.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { deriveChecks, derivePremises, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-139098.ts";
+import { historyOf } from "../../lab/testing/histories.ts";
 
 /** As the runner keeps them: JSON. */
 const recorded = (o: Observed): Observations => JSON.parse(JSON.stringify(o)) as Observations;
 const check = (o: Observed) => deriveChecks(scenario.checks ?? [], recorded(o), true).checks.find((c) => c.id === "R-139098-cron-session-deletable");
 const premise = (o: Observed) => derivePremises(scenario.premises, recorded(o)).premises.find((p) => p.id === "P-139098-run-placement");
-const hist = (o: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations: recorded(o) });
+const hist = (o: Observed): ScenarioHistory => historyOf(scenario, recorded(o));
 
 const BASE_1 = "agent:main:cron:job-1";
 const BASE_2 = "agent:main:cron:job-2";

@@ -2,14 +2,15 @@
 // and the writes before it, then what the model server, north, the gateway's log and the
 // operator's events recorded by the run's end.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { deriveChecks, derivePremises, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-144922.ts";
+import { historyOf } from "../../lab/testing/histories.ts";
 
 /** As the runner keeps them: JSON. */
 const recorded = (o: Observed): Observations => JSON.parse(JSON.stringify(o)) as Observations;
 const check = (id: string, o: Observed) => deriveChecks(scenario.checks ?? [], recorded(o), true).checks.find((c) => c.id === id);
 const premise = (id: string, o: Observed) => derivePremises(scenario.premises, recorded(o)).premises.find((p) => p.id === id);
-const hist = (o: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations: recorded(o) });
+const hist = (o: Observed): ScenarioHistory => historyOf(scenario, recorded(o));
 
 const T0 = Date.parse("2026-12-04T03:18:24.000Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString();

@@ -2,14 +2,15 @@
 // frame drained (the tap's byte samples, the frame's completion, the pings, the close), and what
 // the node and the operator got.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { deriveChecks, derivePremises, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-145189.ts";
+import { historyOf } from "../../lab/testing/histories.ts";
 
 /** As the runner keeps them: JSON. */
 const recorded = (o: Observed): Observations => JSON.parse(JSON.stringify(o)) as Observations;
 const check = (o: Observed) => deriveChecks(scenario.checks ?? [], recorded(o), true).checks.find((c) => c.id === "R-145189-connection-survives");
 const premise = (o: Observed) => derivePremises(scenario.premises, recorded(o)).premises.find((p) => p.id === "P-145189-frame-in-flight-at-deadline");
-const hist = (o: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations: recorded(o) });
+const hist = (o: Observed): ScenarioHistory => historyOf(scenario, recorded(o));
 
 /** The send; the keepalive tick 3 s after it, so its deadline 28 s after it. */
 const T0 = Date.parse("2026-12-02T03:15:17.000Z");

@@ -1,14 +1,15 @@
 // repro-148693's premise and check over hand-made histories (no Docker): the second connection's
 // admission, then connection A's answers and close during the RETIRE_S watch.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { deriveChecks, derivePremises, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-148693.ts";
+import { historyOf } from "../../lab/testing/histories.ts";
 
 /** As the runner keeps them: JSON. */
 const recorded = (o: Observed): Observations => JSON.parse(JSON.stringify(o)) as Observations;
 const check = (o: Observed) => deriveChecks(scenario.checks ?? [], recorded(o), true).checks.find((c) => c.id === "R-148693-stale-connection-retired");
 const premise = (o: Observed) => derivePremises(scenario.premises, recorded(o)).premises.find((p) => p.id === "P-148693-second-connection");
-const hist = (o: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations: recorded(o) });
+const hist = (o: Observed): ScenarioHistory => historyOf(scenario, recorded(o));
 
 const EXPECTATION =
   "once a second connection with the same device identity is admitted, the first connection (whose pairing state is no longer current) is retired: closed by the gateway within 10 s, so the node's reconnect can run; left open (its requests refused with any code, served, or unanswered) does not hold";

@@ -1,12 +1,12 @@
 // repro-155333's checks on hand-made histories (no Docker): each one holding and not, with the
 // exact signature it reads, and the registered findings read as known findings.
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { asRecorded, deriveChecks, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-155333.ts";
+import { historyOf } from "../../lab/testing/histories.ts";
 
-const V = "2026.9.6";
 const recorded = (o: Observed): Observations => asRecorded({ ...o });
-const hist = (o: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, V, { own: [], labWide: [] }), bodyReturned: true, observations: recorded(o) });
+const hist = (o: Observed): ScenarioHistory => historyOf(scenario, recorded(o));
 const derived = (o: Observed, id: string) => deriveChecks(scenario.checks ?? [], recorded(o), true).checks.find((c) => c.id === id);
 /** Check `id` over `o`: whether it holds and exactly what it observed. */
 const reads = (o: Observed, id: string) => {

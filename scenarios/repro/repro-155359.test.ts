@@ -1,12 +1,12 @@
 // repro-155359's premises and check on hand-made histories (no Docker): each met / holding and
 // not, with exactly what it observed, and the registered finding read as a known finding.
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { asRecorded, deriveChecks, derivePremises, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-155359.ts";
+import { historyOf } from "../../lab/testing/histories.ts";
 
-const V = "2026.9.6";
 const recorded = (o: Observed): Observations => asRecorded({ ...o });
-const hist = (o: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, V, { own: [], labWide: [] }), bodyReturned: true, observations: recorded(o) });
+const hist = (o: Observed): ScenarioHistory => historyOf(scenario, recorded(o));
 const premise = (o: Observed, id: string) => derivePremises(scenario.premises, recorded(o)).premises.find((p) => p.id === id);
 const check = (o: Observed, id: string) => deriveChecks(scenario.checks ?? [], recorded(o), true).checks.find((c) => c.id === id);
 /** Check `id` over `o`: whether it holds and exactly what it observed. */

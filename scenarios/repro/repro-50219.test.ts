@@ -1,13 +1,13 @@
 // repro-50219's premise and check on hand-made histories (no Docker): each met / holding and
 // not, with exactly what it observed. No finding is registered (not reproduced on 2026.9.6).
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { asRecorded, deriveChecks, derivePremises, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import type { NodeView } from "../../lab/kits/nodes.ts";
 import scenario, { type Observed } from "./repro-50219.ts";
+import { approvedNodeView, historyOf } from "../../lab/testing/histories.ts";
 
-const V = "2026.9.6";
 const recorded = (o: Observed): Observations => asRecorded({ ...o });
-const hist = (o: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, V, { own: [], labWide: [] }), bodyReturned: true, observations: recorded(o) });
+const hist = (o: Observed): ScenarioHistory => historyOf(scenario, recorded(o));
 const premise = (o: Observed) => derivePremises(scenario.premises, recorded(o)).premises.find((p) => p.id === "P-50219-upgrades-refused");
 const reads = (o: Observed) => {
   const c = deriveChecks(scenario.checks ?? [], recorded(o), true).checks.find((x) => x.id === "R-50219-reconnects");
@@ -25,19 +25,7 @@ const refusals: Refusals = {
   firedAt: T,
   http: [upgrade(15_000, 502, "rule-7"), upgrade(1_000, 502, "rule-7"), upgrade(3_000, 502, "rule-7"), upgrade(7_000, 502, "rule-7"), upgrade(31_000, 502, "rule-7"), { t: T + 2_000, path: "/__openclaw__/health", status: 200 }, upgrade(61_000, 101)],
 };
-const view = (more: Partial<NodeView> = {}): NodeView => ({
-  node: { nodeId: "a1b2", connected: true },
-  nodeId: "a1b2",
-  approvalState: "approved",
-  paired: true,
-  connected: true,
-  pendingDevice: 0,
-  pendingNode: 0,
-  deviceApproved: true,
-  nodeApproved: true,
-  bundles: [],
-  ...more,
-});
+const view = (more: Partial<NodeView> = {}): NodeView => approvedNodeView({ node: { nodeId: "a1b2", connected: true }, nodeId: "a1b2", ...more });
 const sameNodeSeen = { sameNodeId: true, approvalState: "approved", paired: true, connected: true, pendingDevicePairing: 0, pendingNodePairing: 0, deviceApproved: true, nodeApproved: true, sameBundleDir: true };
 
 describe("P-50219-upgrades-refused", () => {

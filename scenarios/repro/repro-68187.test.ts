@@ -1,12 +1,12 @@
 // repro-68187's premise and checks on hand-made histories (no Docker): each met / holding and
 // not, with exactly what it observed. No finding is registered (not reproduced on 2026.9.6).
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { asRecorded, deriveChecks, derivePremises, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-68187.ts";
+import { historyOf } from "../../lab/testing/histories.ts";
 
-const V = "2026.9.6";
 const recorded = (o: Observed): Observations => asRecorded({ ...o });
-const hist = (o: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, V, { own: [], labWide: [] }), bodyReturned: true, observations: recorded(o) });
+const hist = (o: Observed): ScenarioHistory => historyOf(scenario, recorded(o));
 const premise = (o: Observed) => derivePremises(scenario.premises, recorded(o)).premises.find((p) => p.id === "P-68187-call-on-forgotten-session");
 const reads = (o: Observed, id: string) => {
   const c = deriveChecks(scenario.checks ?? [], recorded(o), true).checks.find((x) => x.id === id);

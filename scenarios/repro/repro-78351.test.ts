@@ -1,12 +1,12 @@
 // repro-78351's premises and checks on hand-made histories (no Docker): each met / holding and
 // not, with exactly what it observed. No finding is registered (the PR's fix is in 2026.9.x).
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, derivePremises, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { asRecorded, deriveChecks, derivePremises, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-78351.ts";
+import { historyOf } from "../../lab/testing/histories.ts";
 
-const V = "2026.9.6";
 const recorded = (o: Observed): Observations => asRecorded({ ...o });
-const hist = (o: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, V, { own: [], labWide: [] }), bodyReturned: true, observations: recorded(o) });
+const hist = (o: Observed): ScenarioHistory => historyOf(scenario, recorded(o));
 const premise = (o: Observed, id: string) => derivePremises(scenario.premises, recorded(o)).premises.find((p) => p.id === id);
 const reads = (o: Observed, id: string) => {
   const c = deriveChecks(scenario.checks ?? [], recorded(o), true).checks.find((x) => x.id === id);

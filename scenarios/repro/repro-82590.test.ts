@@ -1,12 +1,12 @@
 // repro-82590's checks on hand-made histories (no Docker): each holding and not, with exactly
 // what it observed, and the registered finding (differs-from-reference) read as a known finding.
 import { describe, expect, it } from "vitest";
-import { asRecorded, deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
+import { asRecorded, deriveChecks, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-82590.ts";
+import { historyOf } from "../../lab/testing/histories.ts";
 
-const V = "2026.9.6";
 const recorded = (o: Observed): Observations => asRecorded({ ...o });
-const hist = (o: Observed): ScenarioHistory => ({ ...emptyHistory(scenario.name, V, { own: [], labWide: [] }), bodyReturned: true, observations: recorded(o) });
+const hist = (o: Observed): ScenarioHistory => historyOf(scenario, recorded(o));
 const reads = (o: Observed, id: string) => {
   const c = deriveChecks(scenario.checks ?? [], recorded(o), true).checks.find((x) => x.id === id);
   return c && { holds: c.holds, observed: c.observed, kind: c.kind };
