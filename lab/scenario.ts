@@ -54,6 +54,16 @@ export interface ScenarioContext<H extends Observed = Observed> {
    */
   premise(p: { id: string; met: boolean; observed?: unknown }): boolean;
   /**
+   * Whether the body can go on: the declared check or premise `id` judged now over what the body
+   * has observed so far (the same pure function that judges it after the body). false when it
+   * does not hold (or has nothing to read yet): the body then stops (`if (!ctx.proceed(id))
+   * return;`), because what comes after needs that step. The body never decides an outcome: the
+   * verdict is the check's (a fail, or its registered finding) or the premise's (unknown), judged
+   * after the body from the history, where the stop is recorded; the checks after it were not
+   * reached, which is neither a pass nor "nothing to read".
+   */
+  proceed(id: string): boolean;
+  /**
    * The premise self-test (`fleetlab repro SCENARIO --aim-off`): the id of the one premise this
    * attempt aims off, as that premise's `aimOff` says (the fault moved off the path it needs).
    * That premise must then be unmet and the verdict unknown; a scenario that reads pass, fixed? or

@@ -19,6 +19,7 @@ const REPLY = "fleetlab-ok: read returned: mark-7 written only on node-1";
 const turn = (more: Partial<TurnSeen> = {}): TurnSeen => ({ alias: "node-1", marker: { nonce: "mark-7", reply: REPLY, environmentId: "env-1" }, reply: REPLY, launches: [{ seq: 500, t: 1, conn: "c9", launchId: "l", environmentId: "env-1" }], ...more });
 
 const good = (): Observed => ({
+  dispatch: { alias: "node-1", state: "active", deviceId: "id-1" },
   noticed: { down: { ms: 31_000 }, noticedMs: 33_400 },
   reconnect: { conn: "c3", back: { conn: "c9" }, before: view(), after: view() },
   turn: turn(),
@@ -29,6 +30,7 @@ const SAME = { sameNodeId: true, approvalState: "approved", paired: true, connec
 describe("partition-heal", () => {
   it("a run where the gateway noticed, the node came back the same, its turn ran there and its bundle stayed: pass", () => {
     expect(deriveChecks(scenario.checks!, good(), true).checks.map((c) => [c.id, c.holds])).toEqual([
+      ["R-partition-dispatch", true],
       ["R-partition-noticed", true],
       ["R-partition-reconnect", true],
       ["R-partition-turn", true],
@@ -68,6 +70,13 @@ describe("partition-heal", () => {
     const reinstalled = { ...good(), bundle: { before: [DIR], now: { status: "installed", bundles: [{ ...DIR, receiptMtime: 1_796_000_900 }] } } };
     expect(judged(reinstalled, "R-partition-bundle")).toEqual({ holds: false, observed: { status: "installed", sameBundleDir: false } });
     expect(judgeHistory(hist(reinstalled), scenario, []).verdict).toBe("fail");
+  });
+
+  it("R-partition-dispatch: the session must be placed on the node; a body that stopped there fails on it, nothing after it is judged", () => {
+    expect(judged(good(), "R-partition-dispatch")).toEqual({ holds: true, observed: [{ alias: "node-1", state: "active" }] });
+    const local = { dispatch: { alias: "node-1", state: "local" } };
+    expect(judged(local, "R-partition-dispatch")).toEqual({ holds: false, observed: [{ alias: "node-1", state: "local" }] });
+    expect(judgeHistory({ ...hist(local), stopped: "R-partition-dispatch" }, scenario, [])).toMatchObject({ verdict: "fail", detail: "R-partition-dispatch: expectation not met and no finding is registered as R-partition-dispatch" });
   });
 
   it("what the body never observed once it returned: the lab could not tell", () => {

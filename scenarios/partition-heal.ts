@@ -1,4 +1,3 @@
-import assert from "node:assert/strict";
 import { faults } from "../lab/faults/index.ts";
 import { tapAlias } from "../lab/definitions/spec.ts";
 import { defineScenario } from "../lab/scenario.ts";
@@ -7,7 +6,7 @@ import { controlConn, controlEvents, waitReconnect } from "../lab/kits/node-wire
 import { bundleSeen, keptBundle, nodeView, sameNode, waitBundleInstalled, waitConnected, waitForWorkerHost, type BundleSeen, type NodeView } from "../lab/kits/nodes.ts";
 import { nodeScene } from "../lab/kits/scene.ts";
 import { provenWorkerTurn, turnOnNode, type TurnSeen } from "../lab/kits/proof.ts";
-import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
+import { createWorkerSession, dispatchedCheck, dispatchSeen, dispatchTo, uniqueName, type DispatchSeen } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // A network partition (iptables DROP both ways) between a node's wire tap and the gateway:
@@ -24,6 +23,8 @@ const NOTICE_WITHIN_MS = 80_000;
 
 // The body drives and observes (ctx.observe); the checks below judge what it observed.
 export type Observed = {
+  /** The dispatch of the session to the node (the rest needs an active placement: the body stops there otherwise). */
+  dispatch?: DispatchSeen;
   /** The wait for node.list to show the node disconnected (how long, or why it ended), and the time from the partition to the end of that wait. */
   noticed?: { down: { ms: number } | { error: string }; noticedMs: number };
   /** The node's control connection before the partition, its next connect after the heal (or why none came), and its view before and after. */
@@ -40,6 +41,7 @@ export default defineScenario<Observed>({
   topology: "shared",
   timeoutMs: 300_000,
   checks: [
+    dispatchedCheck<Observed>("R-partition-dispatch", (h) => h.dispatch),
     {
       id: "R-partition-noticed",
       expectation: `the gateway marks a partitioned node disconnected within ${NOTICE_WITHIN_MS / 1000} s (one failed keepalive)`,
@@ -67,13 +69,14 @@ export default defineScenario<Observed>({
     },
   ],
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe, proceed, signal } = ctx;
     await nodeScene(ctx, { node: 1 }, async ({ alias, tap, evidence, tl }) => {
       await waitForWorkerHost(lab, alias, { signal });
       const ws = await publishWorkspace(lab, { repo: uniqueName("partition") });
       const session = await createWorkerSession(lab, ws);
       const d = await dispatchTo(lab, session.key, alias);
-      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+      observe("dispatch", dispatchSeen(alias, d));
+      if (!proceed("R-partition-dispatch")) return;
       await waitBundleInstalled(lab, alias, { signal });
       const before = await nodeView(lab, alias);
       log(`${alias} before: ${JSON.stringify(before)}`);

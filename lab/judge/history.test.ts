@@ -65,6 +65,24 @@ describe("judgeHistory: a recorded history to its verdict, the one rule for a ru
     expect(judgeHistory(hist({ observations: { turn: { ok: true, ranOn: "node-1" } } }), s, [])).toMatchObject({ verdict: "unknown", detail: "the lab could not tell: premise P-in-flight was never proven (the turn was in flight)" });
   });
 
+  it("a body that stopped at a step (ctx.proceed): the step's check decides; the checks after it were not reached, not unknown", () => {
+    const step: CheckDef<{ dispatch?: string }> = { id: "R-dispatch", expectation: "the dispatch is active", judge: (h) => h.dispatch !== undefined ? { holds: h.dispatch === "active", observed: { state: h.dispatch } } : undefined };
+    const s = scen({ checks: [step, turnCheck] as CheckDef<never>[], findings: [rec("F-unused", { x: 1 })] });
+    const stopped = judgeHistory(hist({ observations: { dispatch: "local" }, stopped: "R-dispatch" }), s, []);
+    expect([stopped.verdict, stopped.detail]).toEqual(["fail", "R-dispatch: expectation not met and no finding is registered as R-dispatch"]);
+    expect(stopped.unexercised).toEqual([]); // a body that stopped early exercised nothing after the step
+    // The step's shortfall is a registered finding: that finding, not a fail.
+    const known = judgeHistory(hist({ observations: { dispatch: "local" }, stopped: "R-dispatch" }), scen({ checks: [step, turnCheck] as CheckDef<never>[], findings: [rec("R-dispatch", { state: "local" })] }), []);
+    expect(known.verdict).toBe("known-finding");
+    // Judged again with a check that now holds (or reads nothing): nothing decides: unknown, never a pass.
+    const corrected = judgeHistory(hist({ observations: { dispatch: "active" }, stopped: "R-dispatch" }), s, []);
+    expect([corrected.verdict, corrected.detail]).toEqual(["unknown", "the lab could not tell: the body stopped at R-dispatch, which holds as judged now, so what came after it was never run"]);
+    // A premise the body stopped at: unmet is unknown (the lab could not set the scene).
+    const premises = [{ id: "P-fresh", what: "the node had no bundle", judge: (h: { bundles?: number }) => (h.bundles === undefined ? undefined : { met: h.bundles === 0, observed: { bundles: h.bundles } }) }];
+    const p = judgeHistory(hist({ observations: { bundles: 1 }, stopped: "P-fresh" }), scen({ premises: premises as JudgedScenario["premises"], checks: checks(turnCheck) }), []);
+    expect([p.verdict, p.detail]).toEqual(["unknown", 'the lab could not tell: premise P-fresh not met (the node had no bundle): observed {"bundles":1}']);
+  });
+
   it("a premise proven with ctx.premise that the scenario does not declare is not met", () => {
     const j = judgeHistory(hist({ premises: [{ id: "P-stray", met: true }] }), scen(), []);
     expect(j.premises).toEqual([{ id: "P-stray", what: "not declared in the scenario's premises", met: false, observed: undefined }]);

@@ -61,6 +61,8 @@ export interface ScenarioHistory {
   /** What came after its checks (the lab's state after it), in order. */
   afterwards: Note[];
   bodyReturned: boolean;
+  /** The declared check or premise at which the body stopped (ctx.proceed read false): what came after it was not run. */
+  stopped?: string;
   /** The machine was busier than the lab plans for while its body ran (lab/core/pace.ts): why. */
   busy?: string;
   /** The run was interrupted while it ran. */
@@ -189,8 +191,12 @@ export function evidenceResult(r: CheckResult, labWide: FindingRecord[]): CheckR
 export function judgeHistory(h: ScenarioHistory, s: JudgedScenario, labWide: FindingRecord[]): HistoryJudged {
   const own = s.findings ?? [];
   const at = (c: RawCheck, registry: FindingRecord[]) => judge(registry, { ...c, scenario: h.scenario, version: h.version });
-  const derived = s.checks ? deriveChecks(s.checks, h.observations, h.bodyReturned, new Set(h.body.map((c) => c.id))) : { checks: h.derived, notes: [] };
+  // A body that stopped at a step (ctx.proceed) did not run to its end: the checks and premises
+  // after the step were not reached, as after a step that threw.
+  const complete = h.bodyReturned && !h.stopped;
+  const derived = s.checks ? deriveChecks(s.checks, h.observations, complete, new Set(h.body.map((c) => c.id))) : { checks: h.derived, notes: [] };
   const fromObserved = derivePremises(s.premises, h.observations);
+  const stop = h.stopped && h.bodyReturned ? stoppedNote(h.stopped, derived.checks, [...h.premises, ...fromObserved.premises]) : undefined;
   const checks = [...h.body.map((c) => at(c, own)), ...derived.checks.map((c) => at(c, own)), ...h.evidence.map((c) => evidenceResult(at(c, [...own, ...labWide]), labWide))];
   const declared = (s.premises ?? []).map((p) => ({ id: p.id, what: p.what }));
   const premises = [...h.premises, ...fromObserved.premises].map((p): PremiseResult => {
@@ -199,11 +205,11 @@ export function judgeHistory(h: ScenarioHistory, s: JudgedScenario, labWide: Fin
   });
   const judged = judgeScenario({
     notRun: h.notRun,
-    problems: [...h.problems, ...derived.notes, ...fromObserved.notes],
+    problems: [...h.problems, ...derived.notes, ...fromObserved.notes, ...(stop ? [stop] : [])],
     checks,
     afterwards: h.afterwards,
     findings: own,
-    bodyReturned: h.bodyReturned,
+    bodyReturned: complete,
     declared,
     premises,
   });
@@ -227,7 +233,19 @@ export function judgeHistory(h: ScenarioHistory, s: JudgedScenario, labWide: Fin
     detail = `the lab could not tell: the run was interrupted (a signal; the lab was taking its containers down) while this scenario ran, so its fail is not charged to OpenClaw: ${detail ?? ""}`;
   }
   if (h.stall) detail = detail ? `${detail}; also ${h.stall}` : h.stall;
-  return { verdict, detail, checks, premises: h.notRun ? [] : premises, derived: derived.checks, unexercised: h.notRun ? [] : h.bodyReturned ? unexercised(own, checks) : [], failedSteps: judged.failedSteps };
+  return { verdict, detail, checks, premises: h.notRun ? [] : premises, derived: derived.checks, unexercised: h.notRun ? [] : complete ? unexercised(own, checks) : [], failedSteps: judged.failedSteps };
+}
+
+/**
+ * The body stopped at `id` because it did not hold then. If, judged now, it holds (its check was
+ * corrected) or no longer reads anything, nothing decides the run: what came after the step was
+ * never run, so the lab cannot tell (never a pass).
+ */
+export function stoppedNote(id: string, checks: RawCheck[], premises: RawPremise[]): Note | undefined {
+  const c = checks.find((x) => x.id === id);
+  const p = [...premises].reverse().find((x) => x.id === id);
+  const stillShort = c ? !c.holds : p ? !p.met : false;
+  return stillShort ? undefined : { verdict: "unknown", text: `the lab could not tell: the body stopped at ${id}, which ${c || p ? "holds" : "reads nothing"} as judged now, so what came after it was never run` };
 }
 
 /** The detail of a scenario that took more than one attempt (lab/run/runner.ts runScenarioAttempts). */

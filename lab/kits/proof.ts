@@ -140,6 +140,23 @@ export function turnOnNode(s: TurnSeen): { holds: boolean; observed: TurnProof["
   return { holds, observed };
 }
 
+/**
+ * What a proof read, as a history keeps it (ctx.observe): turnOnNode(seen) judges it again, as
+ * the declared check after the body. For a body that planted its marker and proved the turn
+ * itself (proveTurnOnNode); provenWorkerTurn gives it as `seen`.
+ */
+export function turnSeen(o: { alias: string; marker: NodeMarker; reply: string | undefined; launches?: number; launchAfter?: number; error?: string }, proof: TurnProof): TurnSeen {
+  return {
+    alias: o.alias,
+    marker: { nonce: o.marker.nonce, reply: o.marker.reply, ...(o.marker.environmentId ? { environmentId: o.marker.environmentId } : {}) },
+    reply: o.reply ?? null,
+    launches: [...proof.evidence.launches],
+    ...(o.launches !== undefined ? { launchCount: o.launches } : {}),
+    ...(o.launchAfter !== undefined ? { launchAfter: o.launchAfter } : {}),
+    ...(o.error !== undefined ? { error: o.error } : {}),
+  };
+}
+
 /** proveTurnOnNode, asserted: for turns a scenario asserts rather than checks. */
 export async function assertTurnOnNode(lab: Lab, o: Parameters<typeof proveTurnOnNode>[1], what: string): Promise<TurnProof> {
   const proof = await proveTurnOnNode(lab, o);
@@ -176,7 +193,7 @@ export async function provenWorkerTurn(lab: Lab, key: string, alias: string, opt
   );
   const reply = "text" in turn ? turn.text : undefined;
   const proof = await proveTurnOnNode(lab, { alias, marker, reply, tapSince });
-  const seen: TurnSeen = { alias, marker: { nonce: marker.nonce, reply: marker.reply, ...(marker.environmentId ? { environmentId: marker.environmentId } : {}) }, reply: reply ?? null, launches: [...proof.evidence.launches], ...("error" in turn ? { error: turn.error } : {}) };
+  const seen = turnSeen({ alias, marker, reply, ...("error" in turn ? { error: turn.error } : {}) }, proof);
   return { message: marker.message, ...turn, proof, observed: "error" in turn ? { ...proof.observed, error: turn.error } : proof.observed, seen };
 }
 

@@ -8,6 +8,7 @@ import { GatewayError, type LocalErrorCode } from "../clients/gateway.ts";
 import { refusal, type AgentTurnOptions, type AgentTurnResult, type Refused } from "../clients/operator.ts";
 import { chatTurn, createSession, describeSession, dispatchSession, reclaimSession, type DispatchTarget, type Placement, type SessionsCreateResult, type SessionsDispatchResult } from "../clients/sessions.ts";
 import type { HeldRequest } from "../clients/model.ts";
+import type { CheckDef } from "../judge/history.ts";
 import type { Lab } from "../topology/lab.ts";
 import { nodeByAlias } from "./nodes.ts";
 import type { PublishedWorkspace } from "./workspace.ts";
@@ -32,6 +33,35 @@ export async function dispatchTo(lab: Lab, key: string, to: string | "auto"): Pr
   const t0 = performance.now();
   const r = await dispatchSession(lab.operator.client, key, target);
   return { ...r, ms: Math.round(performance.now() - t0) };
+}
+
+/** What a dispatch gave, as a history keeps it (ctx.observe): which node it aimed at and the placement's state and runner. */
+export interface DispatchSeen {
+  alias: string;
+  state: string;
+  deviceId?: string;
+}
+
+export function dispatchSeen(alias: string, d: { placement: Placement }): DispatchSeen {
+  return { alias, state: d.placement.state, ...(d.placement.runner?.deviceId ? { deviceId: d.placement.runner.deviceId } : {}) };
+}
+
+/**
+ * A declared check that every dispatch the body made (`read`: the DispatchSeen it observed) gave
+ * an active placement: a step the rest of a scenario needs, so the body stops at it with
+ * `if (!ctx.proceed(id)) return;` (lab/scenario.ts). Observed: each dispatch's node and state.
+ */
+export function dispatchedCheck<H>(id: string, read: (h: H) => DispatchSeen[] | DispatchSeen | undefined): CheckDef<H> {
+  return {
+    id,
+    expectation: "a dispatch to a paired node host gives an active placement on it",
+    judge: (h) => {
+      const r = read(h);
+      const seen = r === undefined ? [] : Array.isArray(r) ? r : [r];
+      if (!seen.length) return undefined;
+      return { holds: seen.every((d) => d.state === "active"), observed: seen.map((d) => ({ alias: d.alias, state: d.state })) };
+    },
+  };
 }
 
 /** A session's current placement (sessions.describe), or undefined if it was never placed. */

@@ -657,6 +657,30 @@ describe("an error that escapes a scenario is its verdict, and the run goes on",
     expect(readRunRecord(path.join(run.dir, "run.json")).scenarios.find((r) => r.name === "missed")?.premises?.[0]).toMatchObject({ id: "P-fault-acted", met: false });
   });
 
+  it("ctx.proceed: the body stops at a step that does not hold; the step's declared check gives the verdict, the history records the stop", async () => {
+    const { pool, run } = fakePool();
+    const checks = [
+      { id: "R-step", expectation: "the step gives what the rest needs", judge: (h: { step?: number }) => h.step !== undefined ? { holds: h.step > 0, observed: { step: h.step } } : undefined },
+      { id: "R-after", expectation: "what comes after", judge: (h: { after?: boolean }) => h.after !== undefined ? { holds: h.after } : undefined },
+    ] as Scenario["checks"];
+    const body = (step: number) => async ({ observe, proceed }: ScenarioContext) => {
+      observe("step", step);
+      if (!proceed("R-step")) return;
+      observe("after", true);
+    };
+    const ok = await runScenario(scenario("goes-on", body(1), { checks }), pool);
+    expect(ok.verdict).toBe("pass");
+    const cut = await runScenario(scenario("stops", body(0), { checks }), pool);
+    expect([cut.verdict, cut.detail]).toEqual(["fail", "R-step: expectation not met and no finding is registered as R-step"]);
+    const h = JSON.parse(fs.readFileSync(path.join(run.dir, "scenarios", "stops", "history.json"), "utf8"));
+    expect([h.stopped, h.bodyReturned, h.observations]).toEqual(["R-step", true, { step: 0 }]);
+    expect(fs.readFileSync(path.join(run.dir, "scenarios", "stops", "scenario.log"), "utf8")).toContain('stopped at R-step: it does not hold (observed {"step":0})');
+    // An id that names no declared check is the lab's own mistake: unknown.
+    const typo = await runScenario(scenario("typo", async ({ proceed }) => void proceed("R-nope"), { checks }), pool);
+    expect(typo.verdict).toBe("unknown");
+    expect(typo.detail).toContain('ctx.proceed("R-nope") names no declared check or premise with a judge');
+  });
+
   it("a premise not met: the scenario's own failing check is moot (unknown), an evidence check's fail (at-most-once) still fails it", async () => {
     const premises = [{ id: "P-fault-acted", what: "the fault acted on the path" }];
     const body = async ({ premise, check }: ScenarioContext) => (premise({ id: "P-fault-acted", met: false, observed: { hits: 0 } }), void check({ id: "R-recovers", expectation: "e", holds: false, observed: { newSession: false } }));

@@ -591,6 +591,27 @@ class ScenarioRun {
       observe: (name, value) => {
         this.#hist.observations[name] = asRecorded(value);
       },
+      proceed: (id) => {
+        // The declared check's (or premise's) own judge over the observations so far: the body only
+        // learns whether to go on; the verdict is judged after it, from the history (judgeHistory).
+        const c = s.checks?.find((x) => x.id === id);
+        const p = s.premises?.find((x) => x.id === id);
+        if (!c && !(p && p.judge)) throw new LabInfraError(`scenario ${s.name}: ctx.proceed("${id}") names no declared check or premise with a judge`);
+        let go = false;
+        let read: unknown;
+        try {
+          const r = c ? c.judge(this.#hist.observations as never) : p!.judge!(this.#hist.observations as never);
+          go = !!r && (c ? (r as { holds: boolean }).holds : (r as { met: boolean }).met);
+          read = r?.observed;
+        } catch (err) {
+          read = `its judge threw: ${(err as Error).message}`;
+        }
+        if (!go) {
+          this.#hist.stopped ??= id;
+          ctx.log(`stopped at ${id}: it does not hold (observed ${JSON.stringify(read ?? null)}); what comes after it needs it`);
+        }
+        return go;
+      },
     });
 
     this.#windowStart = new Date().toISOString();
