@@ -348,13 +348,13 @@ function reportCommand({ rest, values }: CommandArgs): number {
 /** Judge a stored run again with today's checks and records (lab/commands/judge.ts); the new table and report beside the old. */
 function judgeCommand({ rest, values, scenarios }: CommandArgs): number {
   const { dir, record } = findRun(rest[0]);
+  const at = new Date();
+  const j = judgeRun(dir, record, scenarios, labFindings, at);
   if (values.keep) {
-    const kept = keepFixtures(dir, record, rest.slice(1), scenarios, labFindings);
+    const kept = keepFixtures(dir, j, rest.slice(1));
     for (const k of kept) say(`${k.scenario.padEnd(28)} ${k.file ? path.relative(process.cwd(), k.file) : "-"}  ${(k.bytes / 1024).toFixed(1)} KB${k.skipped ? `  ${k.skipped}` : ""}\n`);
     say(`${kept.filter((k) => k.file).length} history fixture(s) from run ${record.id}\n`);
   }
-  const at = new Date();
-  const j = judgeRun(dir, record, scenarios, labFindings, at);
   const out = writeJudged(dir, j, at);
   let page: string | undefined;
   try {

@@ -4,10 +4,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Run } from "../evidence/run.ts";
 import { writeJson } from "../evidence/write.ts";
-import { emptyHistory, judgeHistory, HISTORY_FILE, type ScenarioHistory } from "../judge/history.ts";
+import { addJudged, emptyHistory, judgeHistory, HISTORY_FILE, type ScenarioHistory } from "../judge/history.ts";
 import { defineScenario, type Scenario } from "../scenario.ts";
 import type { FindingRecord } from "../findings/findings.ts";
-import { changesText, judgeRun, readHistory, writeJudged } from "./judge.ts";
+import { changesText, judgeRun, keepFixtures, readHistory, writeJudged } from "./judge.ts";
 
 const V = "2026.9.6";
 const rec = (id: string, signature: unknown): FindingRecord => ({ id, expectation: "e", signature, versions: [V], kind: "shortfall", evidence: "x" });
@@ -28,9 +28,11 @@ function storedRun(h: ScenarioHistory, s: Scenario): { dir: string; run: Run } {
   const evidence = "scenarios/s";
   const j = judgeHistory(h, s, []);
   writeJson(path.join(run.dir, evidence, HISTORY_FILE), { ...h, derived: j.derived });
+  writeJson(path.join(run.dir, evidence, "verdict.json"), { verdict: j.verdict, detail: j.detail });
   run.update((r) => {
     r.plan = ["s"];
     r.scenarios.push({ name: "s", verdict: j.verdict, seconds: 1, detail: j.detail, evidence });
+    addJudged(r, "s", j);
     r.endedAt = new Date().toISOString();
   });
   return { dir: run.dir, run };
@@ -58,6 +60,26 @@ describe("fleetlab judge: a stored run judged again", () => {
     expect(JSON.parse(fs.readFileSync(path.join(out, "run.json"), "utf8")).scenarios[0].verdict).toBe("known-finding");
     expect(JSON.parse(fs.readFileSync(path.join(dir, "run.json"), "utf8")).scenarios[0].verdict).toBe("fail"); // the run's own stays
     expect(path.basename(writeJudged(dir, j, at))).toBe("20261204-190000-2");
+  });
+
+  it("the run's record is rebuilt by the run's own rule: the findings, exercised and unexercised records as they read now", () => {
+    const { dir, run } = storedRun(h, scenario([rec("F-other", { x: 1 })]));
+    expect([run.record.findings?.map((f) => f.outcome), run.record.unexercised]).toEqual([["fail"], [{ id: "F-other", scenario: "s" }]]);
+    const labWide = rec("E-lab", { frame: "x" });
+    const j = judgeRun(dir, run.record, [scenario([rec("F-code", { code: 7 })])], [labWide]);
+    expect(j.record.findings?.map((f) => [f.findingId, f.outcome])).toEqual([["F-code", "known-finding"]]);
+    expect(j.record.exercised).toEqual(["F-code"]);
+    expect(j.record.unexercised).toEqual([{ id: "E-lab" }]); // F-other is no record of today's; the lab-wide one no scenario saw
+  });
+
+  it("--keep keeps the histories as judged once, with today's verdict and the run's when it differs", () => {
+    const { dir, run } = storedRun(h, scenario());
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "fleetlab-keep-"));
+    const j = judgeRun(dir, run.record, [scenario([rec("F-code", { code: 7 })])], []);
+    expect(keepFixtures(dir, j, [], out)).toMatchObject([{ scenario: "s", file: path.join(out, "s.json") }]);
+    const kept = JSON.parse(fs.readFileSync(path.join(out, "s.json"), "utf8"));
+    expect([kept.verdict, kept.ran.verdict, kept.history.observations]).toEqual(["known-finding", "fail", { code: 7 }]);
+    expect(() => keepFixtures(dir, j, ["nope"], out)).toThrow(/has no scenario nope; it ran s/);
   });
 
   it("a row with no history, or a scenario the suite no longer has, is kept as recorded and said", () => {

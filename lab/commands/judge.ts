@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { ROOT } from "../core/paths.ts";
 import { LabError } from "../core/log.ts";
-import { HISTORY_FILE, attemptsDetail, judgeHistory, whyChanged, type HistoryJudged, type ScenarioHistory } from "../judge/history.ts";
+import { HISTORY_FILE, addJudged, addLabWideUnexercised, attemptsDetail, whyChanged, judgeHistory, type HistoryJudged, type ScenarioHistory } from "../judge/history.ts";
 import { SCENARIO_ATTEMPTS } from "../run/admission.ts";
 import { verdictTable } from "../evidence/report.ts";
 import { junitXml } from "../evidence/junit.ts";
@@ -30,8 +30,9 @@ export interface JudgedRow {
   changed: boolean;
   /** Why it reads differently now, check by check. */
   why: string[];
-  checks: CheckResult[];
-  unexercised: FindingRecord[];
+  /** Its history and how it reads now (rejudged rows only): the run's record and `--keep` are made from these, judged once. */
+  history?: ScenarioHistory;
+  judged?: HistoryJudged;
 }
 
 export interface JudgedRun {
@@ -73,7 +74,7 @@ export function judgeRun(dir: string, record: RunRecord, scenarios: Scenario[], 
     const before = { verdict: row.verdict, detail: row.detail };
     const out = judgeFolder(dir, row.evidence, s, labWide);
     if (typeof out === "string") {
-      rows.push({ name: row.name, before, after: before, rejudged: false, reason: out, changed: false, why: [], checks: [], unexercised: [] });
+      rows.push({ name: row.name, before, after: before, rejudged: false, reason: out, changed: false, why: [] });
       newRows.push(row);
       continue;
     }
@@ -93,25 +94,21 @@ export function judgeRun(dir: string, record: RunRecord, scenarios: Scenario[], 
     } else newRows.push({ ...row, verdict: out.j.verdict, detail, premises: out.j.premises.length ? out.j.premises : undefined });
     const after = { verdict: out.j.verdict, detail };
     const changed = after.verdict !== before.verdict || after.detail !== before.detail;
-    rows.push({ name: row.name, before, after, rejudged: true, changed, why, checks: out.j.checks, unexercised: out.j.unexercised });
+    rows.push({ name: row.name, before, after, rejudged: true, changed, why, history: out.h, judged: out.j });
   }
-  const judged = rows.filter((r) => r.rejudged);
-  const names = new Set(judged.map((r) => r.name));
-  const checks = judged.flatMap((r) => r.checks);
-  const seen = checks.filter((c) => !(c.scope === "lab" && c.outcome === "pass")).map((c) => c.findingId);
-  const exercised = [...new Set([...(record.exercised ?? []), ...seen])].sort();
-  const unexercised = [
-    ...(record.unexercised ?? []).filter((u) => u.scenario && !names.has(u.scenario)),
-    ...judged.flatMap((r) => r.unexercised.map((f) => ({ id: f.id, scenario: r.name }))),
-    ...(record.scenarios.length ? labWide.filter((f) => !exercised.includes(f.id)).map((f) => ({ id: f.id })) : []),
-  ];
+  // The run's record rebuilt as the run built it (lab/judge/history.ts addJudged, then the
+  // lab-wide records no scenario exercised): what the judged scenarios added is taken out first.
+  const names = new Set(rows.filter((r) => r.rejudged).map((r) => r.name));
   const newRecord: RunRecord = {
     ...record,
     scenarios: newRows,
-    findings: [...(record.findings ?? []).filter((f) => !names.has(f.scenario)), ...checks.filter((c) => c.outcome !== "pass")],
-    exercised,
-    ...(unexercised.length ? { unexercised } : { unexercised: undefined }),
+    findings: (record.findings ?? []).filter((f) => !names.has(f.scenario)),
+    exercised: [...(record.exercised ?? [])],
+    unexercised: (record.unexercised ?? []).filter((u) => u.scenario && !names.has(u.scenario)),
   };
+  for (const r of rows) if (r.judged) addJudged(newRecord, r.name, r.judged);
+  addLabWideUnexercised(newRecord, labWide);
+  if (!newRecord.unexercised?.length) newRecord.unexercised = undefined;
   return { run: record.id, at: now.toISOString(), rows, record: newRecord };
 }
 
@@ -143,7 +140,7 @@ export function writeJudged(dir: string, j: JudgedRun, at: Date): string {
   fs.mkdirSync(out, { recursive: true });
   writeJson(path.join(out, "run.json"), j.record);
   fs.writeFileSync(path.join(out, "junit.xml"), junitXml(j.record));
-  writeJson(path.join(out, "judged.json"), { run: j.run, at: j.at, rows: j.rows.map(({ checks: _c, unexercised: _u, ...r }) => r) });
+  writeJson(path.join(out, "judged.json"), { run: j.run, at: j.at, rows: j.rows.map(({ history: _h, judged: _j, ...r }) => r) });
   const md = [
     `# Run ${j.run} judged again on ${j.at}`,
     "",
@@ -187,28 +184,24 @@ export const FIXTURE_MAX_BYTES = 512 * 1024;
  * fixtures/histories/<name>.json, each with the verdict today's checks and records give it (and
  * its run's, when that differs). A history over FIXTURE_MAX_BYTES is left out, and said.
  */
-export function keepFixtures(dir: string, record: RunRecord, names: string[], scenarios: Scenario[], labWide: FindingRecord[], out = HISTORY_FIXTURES): { scenario: string; file?: string; bytes: number; skipped?: string }[] {
-  const rows = names.length ? names.map((n) => record.scenarios.find((r) => r.name === n) ?? n) : record.scenarios;
+export function keepFixtures(dir: string, j: JudgedRun, names: string[], out = HISTORY_FIXTURES): { scenario: string; file?: string; bytes: number; skipped?: string }[] {
+  const rows = names.length ? names.map((n) => j.rows.find((r) => r.name === n) ?? n) : j.rows.filter((r) => r.judged);
   const missing = rows.filter((r): r is string => typeof r === "string");
-  if (missing.length) throw new LabError(`judge --keep: run ${record.id} has no scenario ${missing.join(", ")}; it ran ${record.scenarios.map((r) => r.name).join(", ") || "none"}`);
+  if (missing.length) throw new LabError(`judge --keep: run ${j.run} has no scenario ${missing.join(", ")}; it ran ${j.rows.map((r) => r.name).join(", ") || "none"}`);
   const kept: { scenario: string; file?: string; bytes: number; skipped?: string }[] = [];
   fs.mkdirSync(out, { recursive: true });
-  for (const row of rows as ScenarioRow[]) {
-    const s = scenarios.find((x) => x.name === row.name);
-    const h = !s ? "no scenario of that name in today's suite" : row.evidence ? readHistory(path.join(dir, row.evidence, HISTORY_FILE)) : "no evidence folder";
-    if (typeof h === "string") {
-      if (names.length) throw new LabError(`judge --keep: ${row.name}: ${h}`);
-      continue;
-    }
-    const ran = JSON.parse(fs.readFileSync(path.join(dir, row.evidence!, "verdict.json"), "utf8")) as { verdict: Verdict; detail?: string };
-    const now = judgeHistory(h, s!, labWide);
+  for (const row of rows as JudgedRow[]) {
+    if (!row.history || !row.judged) throw new LabError(`judge --keep: ${row.name}: ${row.reason ?? "not judged again"}`);
+    const evidence = j.record.scenarios.find((r) => r.name === row.name)?.evidence;
+    const ran = JSON.parse(fs.readFileSync(path.join(dir, evidence!, "verdict.json"), "utf8")) as { verdict: Verdict; detail?: string };
+    const now = row.judged;
     const fixture: HistoryFixture = {
-      run: record.id,
+      run: j.run,
       scenario: row.name,
       verdict: now.verdict,
       ...(now.detail ? { detail: now.detail } : {}),
       ...(ran.verdict !== now.verdict || ran.detail !== now.detail ? { ran: { verdict: ran.verdict, ...(ran.detail ? { detail: ran.detail } : {}) } } : {}),
-      history: h,
+      history: row.history,
     };
     const text = JSON.stringify(fixture) + "\n";
     const bytes = Buffer.byteLength(text);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { FindingRecord } from "../findings/findings.ts";
-import { asRecorded, attemptsDetail, deriveChecks, emptyHistory, judgeHistory, whyChanged, type CheckDef, type JudgedScenario, type ScenarioHistory } from "./history.ts";
+import { addJudged, addLabWideUnexercised, asRecorded, attemptsDetail, deriveChecks, emptyHistory, judgeHistory, whyChanged, type CheckDef, type JudgedScenario, type ScenarioHistory } from "./history.ts";
 
 const V = "2026.9.6";
 const rec = (id: string, signature: unknown, more: Partial<FindingRecord> = {}): FindingRecord => ({ id, expectation: "e", signature, versions: [V], kind: "shortfall", evidence: "x", ...more });
@@ -138,6 +138,18 @@ describe("whyChanged: why a verdict reads differently now", () => {
   it("nothing changed: nothing said", () => {
     const h = hist({ body: [{ id: "R-a", expectation: "a", holds: true }] });
     expect(whyChanged(h, judgeHistory(h, scen(), []), scen(), [])).toEqual([]);
+  });
+});
+
+describe("addJudged / addLabWideUnexercised: a judged scenario into its run's record", () => {
+  it("checks that did not pass are findings; a lab-wide record counts as exercised only where seen; own records no check judged are unexercised; lab-wide ones no scenario saw, once", () => {
+    const rec0 = { id: "r", startedAt: "t", plan: ["s"], scenarios: [{ name: "s", verdict: "fail" as const, seconds: 1 }] } as unknown as Parameters<typeof addJudged>[0];
+    const j = judgeHistory(hist({ body: [{ id: "R-a", expectation: "a", holds: false }], evidence: [{ check: "c", id: "E-held", expectation: "e", holds: true }] }), scen({ findings: [rec("F-unused", 1)] }), [rec("E-held", 1)]);
+    addJudged(rec0, "s", j);
+    expect([rec0.findings?.map((f) => f.findingId), rec0.exercised, rec0.unexercised]).toEqual([["R-a"], ["R-a"], [{ id: "F-unused", scenario: "s" }]]);
+    expect(addLabWideUnexercised(rec0, [rec("E-held", 1)]).map((f) => f.id)).toEqual(["E-held"]);
+    expect(addLabWideUnexercised(rec0, [rec("E-held", 1)])).toEqual([]); // once
+    expect(rec0.unexercised).toEqual([{ id: "F-unused", scenario: "s" }, { id: "E-held" }]);
   });
 });
 

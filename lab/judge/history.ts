@@ -10,6 +10,7 @@ import { isDeepStrictEqual } from "node:util";
 import { judge, unexercised, type CheckResult, type FindingRecord } from "../findings/findings.ts";
 import { judgeScenario, type Note, type PremiseResult } from "./judging.ts";
 import type { Verdict } from "../definitions/verdict.ts";
+import type { RunRecord } from "../evidence/run.ts";
 
 /** The history file in each scenario's evidence folder. */
 export const HISTORY_FILE = "history.json";
@@ -246,6 +247,33 @@ export function stoppedNote(id: string, checks: RawCheck[], premises: RawPremise
   const p = [...premises].reverse().find((x) => x.id === id);
   const stillShort = c ? !c.holds : p ? !p.met : false;
   return stillShort ? undefined : { verdict: "unknown", text: `the lab could not tell: the body stopped at ${id}, which ${c || p ? "holds" : "reads nothing"} as judged now, so what came after it was never run` };
+}
+
+/**
+ * One judged scenario into its run's record (run.json): its checks that did not pass as the run's
+ * findings, the records it exercised (a lab-wide one only where it was seen, not where it merely
+ * held), its own records no check judged. One rule for a run (lab/run/runner.ts record()) and a
+ * judging again (lab/commands/judge.ts).
+ */
+export function addJudged(rec: RunRecord, scenario: string, j: Pick<HistoryJudged, "checks" | "unexercised">): void {
+  const shown = j.checks.filter((c) => c.outcome !== "pass");
+  if (shown.length) (rec.findings ??= []).push(...shown);
+  const seen = j.checks.filter((c) => !(c.scope === "lab" && c.outcome === "pass"));
+  if (seen.length) rec.exercised = [...new Set([...(rec.exercised ?? []), ...seen.map((c) => c.findingId)])].sort();
+  if (j.unexercised.length) (rec.unexercised ??= []).push(...j.unexercised.map((f) => ({ id: f.id, scenario })));
+}
+
+/**
+ * The end of a run's record: the lab-wide records no scenario of it exercised, added to its
+ * unexercised list once each (none for a run that ran nothing). Returns the records added.
+ */
+export function addLabWideUnexercised(rec: RunRecord, labWide: FindingRecord[]): FindingRecord[] {
+  if (!rec.scenarios.length) return [];
+  const exercised = new Set(rec.exercised ?? []);
+  const known = new Set((rec.unexercised ?? []).filter((u) => !u.scenario).map((u) => u.id));
+  const add = labWide.filter((f) => !exercised.has(f.id) && !known.has(f.id));
+  if (add.length) (rec.unexercised ??= []).push(...add.map((f) => ({ id: f.id })));
+  return add;
 }
 
 /** The detail of a scenario that took more than one attempt (lab/run/runner.ts runScenarioAttempts). */

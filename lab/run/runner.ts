@@ -29,7 +29,7 @@ import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "../def
 import { lanesFromEnv, selectNames, unmatchedText } from "../core/settings.ts";
 import { judge, type CheckResult, type FindingRecord } from "../findings/findings.ts";
 import type { Note, PremiseResult } from "../judge/judging.ts";
-import { HISTORY_FILE, asRecorded, emptyHistory, evidenceResult, judgeHistory, attemptsDetail, rawCheck, type ScenarioHistory } from "../judge/history.ts";
+import { HISTORY_FILE, addJudged, addLabWideUnexercised, asRecorded, emptyHistory, evidenceResult, judgeHistory, attemptsDetail, rawCheck, type ScenarioHistory } from "../judge/history.ts";
 import { Phases, STOP } from "../evidence/phases.ts";
 import { evidenceChecks } from "../checks/index.ts";
 import { labFindings } from "../checks/findings.ts";
@@ -796,12 +796,8 @@ class ScenarioRun {
     if (checks.length) writeJson(path.join(dir, "findings.json"), checks);
     writeJson(path.join(dir, HISTORY_FILE), h);
     run.update((rec) => {
-      (rec.findings ??= []).push(...checks.filter((c) => c.outcome !== "pass"));
       rec.scenarios.push({ name: r.name, verdict: r.verdict, seconds: r.seconds, detail: r.detail, startedAt: r.startedAt, endedAt: r.endedAt, evidence: r.evidence, phases, premises, startAttempts, pace: paceRow, waits });
-      // A lab-wide record counts as exercised where it was seen, not where it merely held.
-      const seen = checks.filter((c) => !(c.scope === "lab" && c.outcome === "pass"));
-      if (seen.length) rec.exercised = [...new Set([...(rec.exercised ?? []), ...seen.map((c) => c.findingId)])].sort();
-      if (judged.unexercised.length) (rec.unexercised ??= []).push(...judged.unexercised.map((f) => ({ id: f.id, scenario: s.name })));
+      addJudged(rec, s.name, judged); // as `fleetlab judge` adds it again
     });
     writeJson(path.join(dir, "verdict.json"), r);
     // junit.xml only: report.html reads every transcript of the run so far (17 MB for a full run,
@@ -1052,14 +1048,8 @@ export function timeSpent(rows: ScenarioRow[]): string | undefined {
  */
 export function endRun(run: Run, lab: FindingRecord[] = labFindings): void {
   const ran = run.record.scenarios.length > 0;
-  const judged = new Set(run.record.exercised ?? []);
-  const lost = ran ? lab.filter((f) => !judged.has(f.id)) : [];
   const stalls = recordRunEnd(run);
-  run.update((r) => {
-    const known = new Set((r.unexercised ?? []).filter((u) => !u.scenario).map((u) => u.id));
-    const add = lost.filter((f) => !known.has(f.id));
-    if (add.length) (r.unexercised ??= []).push(...add.map((f) => ({ id: f.id })));
-  });
+  run.update((r) => void addLabWideUnexercised(r, lab)); // as `fleetlab judge` adds them again
   for (const u of run.record.unexercised ?? []) {
     if (u.scenario) info(`unexercised finding record ${u.id} [${u.scenario}]: no check judged it in this run; retire or fix the record or its check`);
     else info(`lab-wide finding record ${u.id} was not seen in any scenario of this run: fixed? (retire the record) if the run covered what shows it`);
