@@ -4,9 +4,9 @@
 // (dist/server-reload-managed-*.mjs logs one outcome per change: "config hot reload applied
 // (<paths>)", "config reload skipped (invalid config): <why>" or "config reload failed: <why>";
 // docs/gateway/configuration/hot-reload.md).
-import assert from "node:assert/strict";
 import { GATEWAY_CONFIG_PATH, TOOL_POLICY_FILE, toolPolicyBytes } from "../members/gateway.ts";
 import type { Lab } from "../topology/lab.ts";
+import { LabInfraError } from "../definitions/verdict.ts";
 import { WaitTimeout, waitFor } from "../core/wait.ts";
 import { memberLog } from "./logs.ts";
 
@@ -18,13 +18,14 @@ export async function writeGatewayFile(lab: Lab, target: string, content: string
   const b64 = Buffer.from(content).toString("base64");
   const tmp = `${target}.fleetlab-edit`;
   const r = await lab.exec(lab.gateway.alias, ["sh", "-c", `printf '%s' '${b64}' | base64 -d > '${tmp}' && mv '${tmp}' '${target}'`], { user });
-  assert.equal(r.exitCode, 0, `writing ${target} in the gateway container failed: ${r.stderr}`);
+  // The lab's own step (a shell in the container), not OpenClaw's behaviour: unknown if it fails.
+  if (r.exitCode !== 0) throw new LabInfraError(`writing ${target} in the gateway container failed (exit ${r.exitCode}): ${r.stderr}`);
 }
 
 /** Edits the gateway's live config file (as the gateway's user). */
 export async function editGatewayConfig(lab: Lab, edit: (config: Record<string, unknown>) => void): Promise<void> {
   const r = await lab.exec(lab.gateway.alias, ["cat", GATEWAY_CONFIG_PATH]);
-  assert.equal(r.exitCode, 0, `reading ${GATEWAY_CONFIG_PATH} failed: ${r.stderr}`);
+  if (r.exitCode !== 0) throw new LabInfraError(`reading ${GATEWAY_CONFIG_PATH} in the gateway container failed (exit ${r.exitCode}): ${r.stderr}`);
   const config = JSON.parse(r.stdout) as Record<string, unknown>;
   edit(config);
   await writeGatewayFile(lab, GATEWAY_CONFIG_PATH, `${JSON.stringify(config, null, 2)}\n`);
