@@ -4,7 +4,9 @@ import { addJudged, addLabWideUnexercised, asRecorded, attemptsDetail, deriveChe
 
 const V = "2026.9.6";
 const rec = (id: string, signature: unknown, more: Partial<FindingRecord> = {}): FindingRecord => ({ id, expectation: "e", signature, versions: [V], kind: "shortfall", evidence: "x", ...more });
-const hist = (more: Partial<ScenarioHistory> = {}): ScenarioHistory => ({ ...emptyHistory("s", V, { own: [], labWide: [] }), bodyReturned: true, ...more });
+// As the runner records it: with the checks and premises the tests' scenarios declare.
+const DECLARED = { checks: ["R-turn-on-node", "R-x", "R-dispatch"], premises: ["P-in-flight", "P-fresh"] };
+const hist = (more: Partial<ScenarioHistory> = {}): ScenarioHistory => ({ ...emptyHistory("s", V, { own: [], labWide: [] }), bodyReturned: true, declared: DECLARED, ...more });
 const scen = (more: Partial<JudgedScenario> = {}): JudgedScenario => ({ name: "s", ...more });
 
 interface Turn {
@@ -81,6 +83,15 @@ describe("judgeHistory: a recorded history to its verdict, the one rule for a ru
     const premises = [{ id: "P-fresh", what: "the node had no bundle", judge: (h: { bundles?: number }) => (h.bundles === undefined ? undefined : { met: h.bundles === 0, observed: { bundles: h.bundles } }) }];
     const p = judgeHistory(hist({ observations: { bundles: 1 }, stopped: "P-fresh" }), scen({ premises: premises as JudgedScenario["premises"], checks: checks(turnCheck) }), []);
     expect([p.verdict, p.detail]).toEqual(["unknown", 'the lab could not tell: premise P-fresh not met (the node had no bundle): observed {"bundles":1}']);
+  });
+
+  it("a check or premise declared after the run was recorded has nothing to read: not judged, and said (a stored run judged again keeps its verdict)", () => {
+    const s = scen({ checks: checks(turnCheck), premises: [{ id: "P-fresh", what: "fresh", judge: () => undefined }] });
+    const old = judgeHistory(hist({ declared: { checks: [], premises: [] } }), s, []);
+    expect([old.verdict, old.detail]).toEqual(["pass", "declared after this run was recorded, so not judged: R-turn-on-node, P-fresh"]);
+    // A history kept before `declared` was recorded: what it judged then counts as declared then.
+    const legacy = { ...hist({ derived: [{ id: "R-turn-on-node", expectation: "e", holds: true }] }), declared: undefined };
+    expect(judgeHistory(legacy, s, [])).toMatchObject({ verdict: "unknown", detail: "check R-turn-on-node had nothing to judge: the body returned without observing what it reads; also declared after this run was recorded, so not judged: P-fresh" });
   });
 
   it("a premise proven with ctx.premise that the scenario does not declare is not met", () => {

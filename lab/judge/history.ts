@@ -70,6 +70,13 @@ export interface ScenarioHistory {
   interrupted?: boolean;
   /** A stall of the lab's own process inside its window (lab/core/stalls.ts), said with the verdict. */
   stall?: string;
+  /**
+   * The checks and premises its scenario declared when it ran. One declared since has nothing to
+   * read in this history: it is not judged (said), where one declared then with nothing to read is
+   * unknown. A history kept before this was recorded counts what it judged then (its derived and
+   * raw checks; the premises that read something) as declared then.
+   */
+  declared?: { checks: string[]; premises: string[] };
   /** The finding records it was judged against when it ran (its own, then the lab-wide ones). */
   registry: { own: FindingRecord[]; labWide: FindingRecord[] };
 }
@@ -132,16 +139,21 @@ export function rawCheck(c: RawCheck): RawCheck {
  * could not judge (it threw: the lab's own check; or it had nothing to read though the body
  * returned): the lab could not tell, never a pass.
  */
-export function deriveChecks(defs: CheckDef<never>[], observations: object, bodyReturned: boolean, recordedRaw: ReadonlySet<string> = new Set()): { checks: RawCheck[]; notes: Note[] } {
+export function deriveChecks(defs: CheckDef<never>[], observations: object, bodyReturned: boolean, recordedRaw: ReadonlySet<string> = new Set(), declaredThen?: ReadonlySet<string>): { checks: RawCheck[]; notes: Note[]; since: string[] } {
   const checks: RawCheck[] = [];
   const notes: Note[] = [];
+  const since: string[] = [];
   const h = observations as never;
   for (const d of defs) {
     try {
       const r = d.judge(h);
       if (r === undefined) {
-        // A run recorded before this check was declared kept it raw (ctx.check): judged from there.
-        if (bodyReturned && !d.optional && !recordedRaw.has(d.id)) notes.push({ verdict: "unknown", text: `check ${d.id} had nothing to judge: the body returned without observing what it reads` });
+        // A run recorded before this check was declared kept it raw (ctx.check): judged from there;
+        // or it did not have it at all: nothing to judge, and no sign of anything.
+        if (bodyReturned && !d.optional && !recordedRaw.has(d.id)) {
+          if (declaredThen && !declaredThen.has(d.id)) since.push(d.id);
+          else notes.push({ verdict: "unknown", text: `check ${d.id} had nothing to judge: the body returned without observing what it reads` });
+        }
         continue;
       }
       const expectation = typeof d.expectation === "function" ? d.expectation(h) : d.expectation;
@@ -150,7 +162,13 @@ export function deriveChecks(defs: CheckDef<never>[], observations: object, body
       notes.push({ verdict: "unknown", text: `check ${d.id} could not judge what was observed (the lab's own check): ${(err as Error).message}` });
     }
   }
-  return { checks, notes };
+  return { checks, notes, since };
+}
+
+/** What a history's scenario declared when it ran (ScenarioHistory.declared), or for a history kept before that was recorded, what it judged then. */
+export function declaredThen(h: ScenarioHistory, premisesRead: string[]): { checks: Set<string>; premises: Set<string> } {
+  if (h.declared) return { checks: new Set(h.declared.checks), premises: new Set(h.declared.premises) };
+  return { checks: new Set([...h.derived.map((c) => c.id), ...h.body.map((c) => c.id)]), premises: new Set([...h.premises.map((p) => p.id), ...premisesRead]) };
 }
 
 /** The declared premises that are functions of the observations, over them (as deriveChecks). */
@@ -195,18 +213,23 @@ export function judgeHistory(h: ScenarioHistory, s: JudgedScenario, labWide: Fin
   // A body that stopped at a step (ctx.proceed) did not run to its end: the checks and premises
   // after the step were not reached, as after a step that threw.
   const complete = h.bodyReturned && !h.stopped;
-  const derived = s.checks ? deriveChecks(s.checks, h.observations, complete, new Set(h.body.map((c) => c.id))) : { checks: h.derived, notes: [] };
   const fromObserved = derivePremises(s.premises, h.observations);
+  const then = declaredThen(h, fromObserved.premises.map((p) => p.id));
+  const derived = s.checks ? deriveChecks(s.checks, h.observations, complete, new Set(h.body.map((c) => c.id)), then.checks) : { checks: h.derived, notes: [], since: [] };
   const stop = h.stopped && h.bodyReturned ? stoppedNote(h.stopped, derived.checks, [...h.premises, ...fromObserved.premises]) : undefined;
   const checks = [...h.body.map((c) => at(c, own)), ...derived.checks.map((c) => at(c, own)), ...h.evidence.map((c) => evidenceResult(at(c, [...own, ...labWide]), labWide))];
-  const declared = (s.premises ?? []).map((p) => ({ id: p.id, what: p.what }));
+  // A premise declared after the run has nothing in its history to be proven by: not judged, and said.
+  const premisesSince = (s.premises ?? []).filter((p) => !then.premises.has(p.id)).map((p) => p.id);
+  const declared = (s.premises ?? []).filter((p) => then.premises.has(p.id)).map((p) => ({ id: p.id, what: p.what }));
+  const since = [...derived.since, ...premisesSince];
+  const sinceNote: Note[] = since.length ? [{ verdict: "pass", text: `declared after this run was recorded, so not judged: ${since.join(", ")}` }] : [];
   const premises = [...h.premises, ...fromObserved.premises].map((p): PremiseResult => {
     const d = declared.find((x) => x.id === p.id);
     return { id: p.id, what: d ? d.what : "not declared in the scenario's premises", met: d ? p.met : false, observed: p.observed };
   });
   const judged = judgeScenario({
     notRun: h.notRun,
-    problems: [...h.problems, ...derived.notes, ...fromObserved.notes, ...(stop ? [stop] : [])],
+    problems: [...h.problems, ...derived.notes, ...fromObserved.notes, ...(stop ? [stop] : []), ...sinceNote],
     checks,
     afterwards: h.afterwards,
     findings: own,

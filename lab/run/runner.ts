@@ -478,6 +478,7 @@ class ScenarioRun {
     this.dir = path.join(this.run.dir, "scenarios", s.name);
     fs.mkdirSync(this.dir, { recursive: true });
     this.#hist = emptyHistory(s.name, pool.spec.openclawVersion, { own: s.findings ?? [], labWide: pool.opts.labFindings });
+    this.#hist.declared = { checks: (s.checks ?? []).map((c) => c.id), premises: (s.premises ?? []).map((p) => p.id) };
     this.#notes = this.#hist.problems;
   }
 

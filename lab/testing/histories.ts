@@ -7,9 +7,9 @@ import type { Scenario } from "../scenario.ts";
 /** The version hand-made histories run on unless a test says otherwise (the pinned one's records name it). */
 export const HISTORY_VERSION = "2026.9.6";
 
-/** A history whose body returned having observed `observations`, judged against no record until the scenario's own. */
-export function historyOf(s: Pick<Scenario, "name">, observations: object, version = HISTORY_VERSION): ScenarioHistory {
-  return { ...emptyHistory(s.name, version, { own: [], labWide: [] }), bodyReturned: true, observations: observations as ScenarioHistory["observations"] };
+/** A history whose body returned having observed `observations`, judged against no record until the scenario's own; recorded, as the runner records it, with the checks and premises `s` declares. */
+export function historyOf(s: Pick<Scenario, "name"> & Partial<Pick<Scenario, "checks" | "premises">>, observations: object, version = HISTORY_VERSION): ScenarioHistory {
+  return { ...emptyHistory(s.name, version, { own: [], labWide: [] }), bodyReturned: true, observations: observations as ScenarioHistory["observations"], declared: { checks: (s.checks ?? []).map((c) => c.id), premises: (s.premises ?? []).map((p) => p.id) } };
 }
 
 /** One declared check of `s` over `observations` (undefined: it had nothing to judge). */
