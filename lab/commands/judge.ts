@@ -48,7 +48,7 @@ export function readHistory(file: string): ScenarioHistory | string {
   if (!fs.existsSync(file)) return `no ${HISTORY_FILE} in its evidence folder (a run recorded before histories were kept, or one that ended before this scenario was judged): kept as recorded`;
   try {
     const h = JSON.parse(fs.readFileSync(file, "utf8")) as ScenarioHistory;
-    if (h.format !== 1 || !Array.isArray(h.body) || !Array.isArray(h.evidence)) return `${HISTORY_FILE} is not a history this lab reads (format ${String(h.format)}): kept as recorded`;
+    if ((h.format !== 1 && h.format !== 2) || !Array.isArray(h.body) || !Array.isArray(h.evidence)) return `${HISTORY_FILE} is not a history this lab reads (format ${String(h.format)}): kept as recorded`;
     return h;
   } catch (err) {
     return `${HISTORY_FILE} could not be read (${(err as Error).message}): kept as recorded`;

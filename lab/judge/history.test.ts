@@ -90,7 +90,9 @@ describe("judgeHistory: a recorded history to its verdict, the one rule for a ru
     const old = judgeHistory(hist({ declared: { checks: [], premises: [] } }), s, []);
     expect([old.verdict, old.detail]).toEqual(["pass", "declared after this run was recorded, so not judged: R-turn-on-node, P-fresh"]);
     // A history kept before `declared` was recorded: what it judged then counts as declared then.
-    const legacy = { ...hist({ derived: [{ id: "R-turn-on-node", expectation: "e", holds: true }] }), declared: undefined };
+    const legacy = { ...hist({ derived: [{ id: "R-turn-on-node", expectation: "e", holds: true }] }), declared: undefined, format: 1 as const };
+    // A current history with no `declared` (a hand-made one): everything declared now counts.
+    expect(judgeHistory({ ...hist(), declared: undefined }, s, [])).toMatchObject({ verdict: "unknown" });
     expect(judgeHistory(legacy, s, [])).toMatchObject({ verdict: "unknown", detail: "check R-turn-on-node had nothing to judge: the body returned without observing what it reads; also declared after this run was recorded, so not judged: P-fresh" });
   });
 

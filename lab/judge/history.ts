@@ -14,7 +14,8 @@ import type { RunRecord } from "../evidence/run.ts";
 
 /** The history file in each scenario's evidence folder. */
 export const HISTORY_FILE = "history.json";
-export const HISTORY_FORMAT = 1;
+/** 2: it records what its scenario declared (`declared`); a format-1 history is still read (declaredThen). */
+export const HISTORY_FORMAT = 2;
 
 /** One expectation as recorded, before it is judged against the finding records. */
 export interface RawCheck {
@@ -41,7 +42,7 @@ export interface RawPremise {
 export type Observations = Record<string, unknown>;
 
 export interface ScenarioHistory {
-  format: typeof HISTORY_FORMAT;
+  format: typeof HISTORY_FORMAT | 1;
   scenario: string;
   /** The OpenClaw version (or build) it ran on: records are matched on it. */
   version: string;
@@ -165,9 +166,14 @@ export function deriveChecks(defs: CheckDef<never>[], observations: object, body
   return { checks, notes, since };
 }
 
-/** What a history's scenario declared when it ran (ScenarioHistory.declared), or for a history kept before that was recorded, what it judged then. */
-export function declaredThen(h: ScenarioHistory, premisesRead: string[]): { checks: Set<string>; premises: Set<string> } {
+/**
+ * What a history's scenario declared when it ran (ScenarioHistory.declared); for a format-1
+ * history (kept before that was recorded), what it judged then (its derived and raw checks, the
+ * premises that read something). Undefined: everything declared now counts as declared then.
+ */
+export function declaredThen(h: ScenarioHistory, premisesRead: string[]): { checks: Set<string>; premises: Set<string> } | undefined {
   if (h.declared) return { checks: new Set(h.declared.checks), premises: new Set(h.declared.premises) };
+  if (h.format !== 1) return undefined;
   return { checks: new Set([...h.derived.map((c) => c.id), ...h.body.map((c) => c.id)]), premises: new Set([...h.premises.map((p) => p.id), ...premisesRead]) };
 }
 
@@ -215,12 +221,12 @@ export function judgeHistory(h: ScenarioHistory, s: JudgedScenario, labWide: Fin
   const complete = h.bodyReturned && !h.stopped;
   const fromObserved = derivePremises(s.premises, h.observations);
   const then = declaredThen(h, fromObserved.premises.map((p) => p.id));
-  const derived = s.checks ? deriveChecks(s.checks, h.observations, complete, new Set(h.body.map((c) => c.id)), then.checks) : { checks: h.derived, notes: [], since: [] };
+  const derived = s.checks ? deriveChecks(s.checks, h.observations, complete, new Set(h.body.map((c) => c.id)), then?.checks) : { checks: h.derived, notes: [], since: [] };
   const stop = h.stopped && h.bodyReturned ? stoppedNote(h.stopped, derived.checks, [...h.premises, ...fromObserved.premises]) : undefined;
   const checks = [...h.body.map((c) => at(c, own)), ...derived.checks.map((c) => at(c, own)), ...h.evidence.map((c) => evidenceResult(at(c, [...own, ...labWide]), labWide))];
   // A premise declared after the run has nothing in its history to be proven by: not judged, and said.
-  const premisesSince = (s.premises ?? []).filter((p) => !then.premises.has(p.id)).map((p) => p.id);
-  const declared = (s.premises ?? []).filter((p) => then.premises.has(p.id)).map((p) => ({ id: p.id, what: p.what }));
+  const premisesSince = then ? (s.premises ?? []).filter((p) => !then.premises.has(p.id)).map((p) => p.id) : [];
+  const declared = (s.premises ?? []).filter((p) => !premisesSince.includes(p.id)).map((p) => ({ id: p.id, what: p.what }));
   const since = [...derived.since, ...premisesSince];
   const sinceNote: Note[] = since.length ? [{ verdict: "pass", text: `declared after this run was recorded, so not judged: ${since.join(", ")}` }] : [];
   const premises = [...h.premises, ...fromObserved.premises].map((p): PremiseResult => {
