@@ -1,10 +1,10 @@
-import assert from "node:assert/strict";
 import { chatHistory, messageText, sendChat, waitRun, type Placement } from "../lab/clients/sessions.ts";
 import { defineScenario, type CheckDef, type FindingRecord } from "../lab/scenario.ts";
 import { writeJson } from "../lab/evidence/write.ts";
+import { normaliseText } from "../lab/findings/normalise.ts";
 import { nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
-import { assertTurnOnNode, plantNodeMarker, proveTurnOnNode, provenWorkerTurn, turnOnNode, type NodeMarker, type TurnProof, type TurnSeen } from "../lab/kits/proof.ts";
-import { createWorkerSession, dispatchOrRefusal, dispatchTo, placementOf, startHeldTurn, uniqueName } from "../lab/kits/workers.ts";
+import { plantNodeMarker, proveTurnOnNode, provenWorkerTurn, turnOnNode, turnSeen, type TurnSeen } from "../lab/kits/proof.ts";
+import { createWorkerSession, dispatchOrRefusal, dispatchSeen, dispatchTo, placementOf, startHeldTurn, uniqueName, type DispatchSeen } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 import { pollUntil } from "../lab/core/wait.ts";
 
@@ -16,6 +16,9 @@ import { pollUntil } from "../lab/core/wait.ts";
 //     capacity remained full") and has not run it 30 s after the slot frees. Expected instead:
 //     the turn waits for the slot and completes, as a turn to an offline node does.
 // Once the held turn finishes, the failed session's next turn completes and slots are full.
+// Premise (else unknown): P-capacity-one-slot: every node host came up with exactly one worker
+// slot (the lab sets nodeHost.workerRuns.capacity 1); with any other count one held turn does not
+// fill a node, and nothing this scenario checks could be told.
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): WHILE_FULL_S, turn
 // B's window while the slot is held, and the 500 ms reads of its run inside AFTER_SLOT_FREED_S.
@@ -49,7 +52,7 @@ const findings: FindingRecord[] = [
   },
 ];
 
-// The body drives and observes (ctx.observe); the check below judges what it observed.
+// The body drives and observes (ctx.observe); the checks and the premise below judge what it observed.
 
 /** Turn B, sent to a session on the full node, as observed: what the check reads. */
 export interface TurnOnFullNode {
@@ -67,14 +70,33 @@ export interface TurnOnFullNode {
   /** What the proof that it ran on the node read (only when it was answered). */
   onNode?: TurnSeen;
 }
+/** The explicit dispatch of session C to the full node: its refusal, or the state of the placement it was accepted with. */
+export type DispatchOutcome = { code: string; message: string } | { accepted: string };
 export type Observed = {
+  /** Each node host's worker slots when it came up as a worker host (total null: it declared none), grown node by node (P-capacity-one-slot). */
+  slots?: { alias: string; total: number | null }[];
+  /** The node the scenario fills: its alias and node id (the runner a placement on it names). */
+  fullNode?: { alias: string; nodeId: string };
+  /** The dispatches of sessions A and B to the full node (the rest needs both active there: the body stops otherwise). */
+  dispatch?: DispatchSeen[];
+  /** The full node's worker slots once A and B were placed on it, before any turn (null: it declared none). */
+  placedSlots?: { total: number; available: number } | null;
+  /** The explicit dispatch of C to the full node while turn A holds its slot, and the state of C's placement after it (null: none). */
+  toFull?: { result: DispatchOutcome; placementAfter: string | null };
+  /** The automatic dispatch of C: the other nodes (each with a free slot), and the node it placed C on (null: none of them) or its refusal. */
+  auto?: { others: string[]; result: { placedOn: string | null } | { code: string; message: string } };
+  /** Turn A (it held the only slot), as its proof read it once it finished. */
+  turnA?: TurnSeen;
   turnB?: TurnOnFullNode;
+  /** Session B's next turn once the slot freed, as its proof read it. */
+  retryB?: TurnSeen;
+  /** Session C's turn on the node automatic dispatch chose (only when it placed C on one). */
+  turnC?: TurnSeen;
 };
 
-/** What proveTurnOnNode read, as a history keeps it: turnOnNode judges it again. */
-function turnSeen(alias: string, marker: NodeMarker, reply: string | undefined, proof: TurnProof): TurnSeen {
-  return { alias, marker: { nonce: marker.nonce, reply: marker.reply, ...(marker.environmentId ? { environmentId: marker.environmentId } : {}) }, reply: reply ?? null, launches: [...proof.evidence.launches] };
-}
+/** What the gateway answers an explicit dispatch to a node whose every worker slot is busy. */
+const atCapacity = (nodeId: string) => `device worker is at capacity (all worker slots in use): ${nodeId}; stop an existing worker environment or retry when a slot is free`;
+const ALL_AT_CAPACITY = "all paired session-host nodes are at capacity";
 
 const failedAfter = (ms: number) => (ms < 10_000 ? "<10s" : ms < 20_000 ? "10-20s" : ">=20s");
 
@@ -110,15 +132,92 @@ export default defineScenario<Observed>({
   findings,
   spec: { nodes: { count: 2, capacity: 1 } },
   timeoutMs: 300_000,
-  checks: [turnWaitsForSlot],
-  async run({ lab, log, file, observe, signal }) {
+  premises: [
+    {
+      id: "P-capacity-one-slot",
+      what: "every node host came up with exactly one worker slot (the lab's nodeHost.workerRuns.capacity 1), so one held turn fills a node",
+      judge: (h) => h.slots && { met: h.slots.every((s) => s.total === 1), observed: h.slots },
+    },
+  ],
+  checks: [
+    {
+      id: "R-capacity-dispatch",
+      expectation: "a dispatch to a paired node host gives an active placement on it (its runner is that node), also for a second session on a node with one worker slot",
+      judge: (h) => {
+        if (!h.fullNode || !h.dispatch?.length) return undefined;
+        const { nodeId } = h.fullNode;
+        const seen = h.dispatch.map((d) => ({ alias: d.alias, state: d.state, onNode: d.deviceId === nodeId }));
+        return { holds: seen.every((d) => d.state === "active" && d.onNode), observed: seen };
+      },
+    },
+    {
+      id: "R-capacity-placement-no-slot",
+      expectation: "a placement alone takes no worker slot: with two sessions placed on the one-slot node and no turn, its slot is still free",
+      judge: (h) => {
+        if (h.placedSlots === undefined) return undefined;
+        const s = h.placedSlots;
+        return { holds: !!s && s.available === s.total, observed: s };
+      },
+    },
+    {
+      id: "R-capacity-full-refused",
+      expectation: "an explicit dispatch to a node whose every worker slot is busy is refused at once (INVALID_REQUEST: device worker is at capacity) and leaves the session without an active placement",
+      judge: (h) => {
+        if (!h.toFull || !h.fullNode) return undefined;
+        const { result, placementAfter } = h.toFull;
+        const { nodeId } = h.fullNode;
+        if ("accepted" in result) return { holds: false, observed: { accepted: result.accepted, placementAfter } };
+        const refused = result.code === "INVALID_REQUEST" && result.message === atCapacity(nodeId);
+        return { holds: refused && placementAfter !== "active", observed: { code: result.code, message: normaliseText(result.message.replaceAll(nodeId, "<full node>")), placementAfter } };
+      },
+    },
+    {
+      id: "R-capacity-auto-dispatch",
+      expectation: (h) =>
+        h.auto?.others.length === 0
+          ? `automatic dispatch with every node's worker slots busy is refused (INVALID_REQUEST: ${ALL_AT_CAPACITY})`
+          : "automatic dispatch places a session on a node with a free worker slot when another node is full",
+      judge: (h) => {
+        if (!h.auto) return undefined;
+        const { others, result } = h.auto;
+        if ("code" in result) {
+          const observed = { code: result.code, message: normaliseText(result.message) };
+          return { holds: !others.length && result.code === "INVALID_REQUEST" && result.message.startsWith(ALL_AT_CAPACITY), observed };
+        }
+        return { holds: others.length > 0 && result.placedOn !== null, observed: { placedOn: result.placedOn } };
+      },
+    },
+    {
+      id: "R-capacity-turn-a",
+      expectation: "the turn that holds the full node's only slot completes on that node once its model call is released",
+      judge: (h) => h.turnA && turnOnNode(h.turnA),
+    },
+    turnWaitsForSlot,
+    {
+      id: "R-capacity-retry",
+      expectation: "once the slot is free, the next turn in the session whose turn failed on the full node completes on that node (the session is not stuck)",
+      judge: (h) => h.retryB && turnOnNode(h.retryB),
+    },
+    {
+      id: "R-capacity-turn-c",
+      expectation: "a turn in the session automatic dispatch placed completes on the node it chose",
+      // Observed only when automatic dispatch placed C (a lab with a node that had a free slot).
+      optional: true,
+      judge: (h) => h.turnC && turnOnNode(h.turnC),
+    },
+  ],
+  async run({ lab, log, file, observe, proceed, signal }) {
     const [full, ...others] = lab.nodes.map((m) => m.alias) as [string, ...string[]];
+    const slots: NonNullable<Observed["slots"]> = [];
     for (const m of lab.nodes) {
       const n = await waitForWorkerHost(lab, m.alias, { signal });
-      assert.equal(n.workerSlots?.total, 1, `${m.alias}: nodeHost.workerRuns.capacity 1 should give one worker slot`);
+      slots.push({ alias: m.alias, total: n.workerSlots?.total ?? null });
+      observe("slots", slots);
+      if (!proceed("P-capacity-one-slot")) return;
       log(`${m.alias}: ${JSON.stringify(summarizeNode(n))}`);
     }
     const fullNode = await nodeByAlias(lab, full);
+    observe("fullNode", { alias: full, nodeId: fullNode.nodeId });
     const evidence: Record<string, unknown> = {};
 
     const ws = await publishWorkspace(lab, { repo: uniqueName("capacity"), protocol: "smart" });
@@ -127,8 +226,11 @@ export default defineScenario<Observed>({
     // A placement alone takes no slot: two sessions go onto the one-slot node.
     const da = await dispatchTo(lab, a.key, full);
     const db = await dispatchTo(lab, b.key, full);
-    for (const d of [da, db]) assert.deepEqual([d.placement.state, d.placement.runner?.deviceId], ["active", fullNode.nodeId], `session ${d.key} was not placed on ${full}`);
-    assert.ok(slotsFree(await nodeByAlias(lab, full)), "placements alone took a worker slot");
+    observe("dispatch", [dispatchSeen(full, da), dispatchSeen(full, db)]);
+    if (!proceed("R-capacity-dispatch")) return;
+    const placed = await nodeByAlias(lab, full);
+    observe("placedSlots", placed.workerSlots ? { total: placed.workerSlots.total, available: placed.workerSlots.available } : null);
+    if (!proceed("R-capacity-placement-no-slot")) return;
     log(`sessions A and B placed on ${full} (${da.ms} ms, ${db.ms} ms); its slot is still free`);
 
     // Every counted turn reads a file only its node's checkout has (lab/kits/proof.ts).
@@ -144,27 +246,19 @@ export default defineScenario<Observed>({
       const refused = toFull.ok ? { accepted: toFull.placement } : { code: toFull.code, message: toFull.message };
       const refusedMs = toFull.ms;
       log(`dispatch C to full ${full}: ${JSON.stringify(refused)} in ${refusedMs} ms`);
-      assert.deepEqual(refused, {
-        code: "INVALID_REQUEST",
-        message: `device worker is at capacity (all worker slots in use): ${fullNode.nodeId}; stop an existing worker environment or retry when a slot is free`,
-      });
       const cAfterRefusal = await placementOf(lab, c.key);
-      assert.notEqual(cAfterRefusal?.state, "active", "a refused dispatch left an active placement");
+      observe("toFull", { result: toFull.ok ? { accepted: toFull.placement.state } : { code: toFull.code, message: toFull.message }, placementAfter: cAfterRefusal?.state ?? null });
       evidence.explicitDispatchToFullNode = { result: refused, ms: refusedMs, placementAfter: cAfterRefusal };
 
       // 2. Automatic dispatch: a node with a free slot, or a refusal when there is none.
       const toAuto = await dispatchOrRefusal(lab, c.key, "auto");
       const auto: { placement: Placement } | { code: string; message: string } = toAuto.ok ? { placement: toAuto.placement } : { code: toAuto.code, message: toAuto.message };
       log(`autoDevice dispatch of C: ${JSON.stringify(auto)} in ${toAuto.ms} ms`);
-      if (others.length) {
-        assert.ok("placement" in auto, `autoDevice found no node although ${others.join(", ")} had free slots: ${JSON.stringify(auto)}`);
-        const onto = (await Promise.all(others.map((o) => nodeByAlias(lab, o)))).find((n) => n.nodeId === auto.placement.runner?.deviceId);
-        assert.ok(onto, `autoDevice placed C on ${auto.placement.runner?.deviceId}, not on a node with a free slot (${others.join(", ")})`);
-        evidence.autoDispatch = { placedOn: onto.displayName, placement: auto.placement };
-      } else {
-        assert.ok("code" in auto && auto.code === "INVALID_REQUEST" && auto.message.startsWith("all paired session-host nodes are at capacity"), JSON.stringify(auto));
-        evidence.autoDispatch = auto;
-      }
+      // With other nodes: one of them (a free slot); without: a refusal (R-capacity-auto-dispatch). Turn C needs the node.
+      const onto = "placement" in auto ? (await Promise.all(others.map((o) => nodeByAlias(lab, o)))).find((n) => n.nodeId === auto.placement.runner?.deviceId) : undefined;
+      observe("auto", { others, result: "placement" in auto ? { placedOn: onto?.displayName ?? null } : { code: auto.code, message: auto.message } });
+      if (!proceed("R-capacity-auto-dispatch")) return;
+      evidence.autoDispatch = onto && "placement" in auto ? { placedOn: onto.displayName, placement: auto.placement } : auto;
 
       // 3. A turn for session B, already placed on the full node.
       const markerB = await plantNodeMarker(lab, full, db.placement, { note: "waits for the slot" });
@@ -180,7 +274,10 @@ export default defineScenario<Observed>({
 
       // Free the slot: turn A completes, on the node.
       const resultA = await heldA.finish();
-      const proofA = await assertTurnOnNode(lab, { alias: full, marker: markerA, reply: resultA.text, tapSince: sinceA }, "turn A");
+      const turnA = { alias: full, marker: markerA, reply: resultA.text, tapSince: sinceA };
+      const proofA = await proveTurnOnNode(lab, turnA);
+      observe("turnA", turnSeen(turnA, proofA));
+      if (!proceed("R-capacity-turn-a")) return;
       await waitForNode(lab, full, "its slot free again", slotsFree, { signal });
       const freedAt = Date.now();
       log(`turn A answered (${JSON.stringify(resultA.text)}); ${full}'s slot is free`);
@@ -217,19 +314,19 @@ export default defineScenario<Observed>({
         waitedMs,
         transcript: custom,
         afterSlotFreed: { within_s: AFTER_SLOT_FREED_S, modelRequests: modelSawB, answered: !!answered },
-        ...(answered && proofB ? { onNode: turnSeen(full, markerB, answered.text, proofB) } : {}),
+        ...(answered && proofB ? { onNode: turnSeen({ alias: full, marker: markerB, reply: answered.text }, proofB) } : {}),
       });
 
       // 4. The session is not stuck: its next turn answers, on the node.
       const retry = await provenWorkerTurn(lab, b.key, full, { note: "after the slot freed" });
       log(`turn B again: ${JSON.stringify(retry.text ?? retry.error)} in ${retry.ms} ms; on the node: ${JSON.stringify(retry.observed)}`);
-      assert.ok(retry.proof.holds, `turn B again did not answer from ${full}: ${JSON.stringify(retry.observed)}`);
+      observe("retryB", retry.seen);
       evidence.retryB = retry;
 
       if ("placement" in auto) {
-        const onto = evidence.autoDispatch as { placedOn: string };
-        const turnC = await provenWorkerTurn(lab, c.key, onto.placedOn, { note: "on the auto node" });
-        assert.ok(turnC.proof.holds, `turn C did not answer from ${onto.placedOn}: ${JSON.stringify(turnC.observed)}`);
+        const placedOn = (evidence.autoDispatch as { placedOn: string }).placedOn;
+        const turnC = await provenWorkerTurn(lab, c.key, placedOn, { note: "on the auto node" });
+        observe("turnC", turnC.seen);
         evidence.turnC = turnC;
       }
     } finally {

@@ -1,14 +1,15 @@
-// gateway-restart's declared checks, judged on hand-made histories (no Docker): what its body
-// observes of each node (views, placements, turns, bundles, slots) decides them.
+// gateway-restart's declared checks and premise, judged on hand-made histories (no Docker): what
+// its body observes of each node (dispatches, turns before, the gateway's address, views,
+// placements, turns, bundles, slots) decides them.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/judge/history.ts";
+import { deriveChecks, judgeHistory, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { Placement } from "../lab/clients/sessions.ts";
 import type { BundleSeen, NodeView } from "../lab/kits/nodes.ts";
 import type { TurnSeen } from "../lab/kits/proof.ts";
 import scenario, { type Observed } from "./gateway-restart.ts";
-import { approvedNodeView } from "../lab/testing/histories.ts";
+import { approvedNodeView, historyOf, premiseOf } from "../lab/testing/histories.ts";
 
-const hist = (observations: Observed): ScenarioHistory => ({ ...emptyHistory("gateway-restart", "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });
+const hist = (observations: Observed): ScenarioHistory => historyOf(scenario, observations);
 const check = (o: Observed, id: string) => deriveChecks(scenario.checks!, o, true).checks.find((c) => c.id === id);
 /** A check's holds and exact observed. */
 const judged = (o: Observed, id: string) => {
@@ -27,6 +28,9 @@ const NODES = ["node-1", "node-2"];
 
 /** Everything back after the restart, as a passing run observes it. */
 const good = (): Observed => ({
+  dispatches: NODES.map((n) => ({ alias: n, state: "active", deviceId: `id-${n}` })),
+  turnsBefore: NODES.map((n) => ({ node: n, seen: turn(n) })),
+  gatewayIp: { before: "172.30.0.2", member: "172.30.0.2", engine: "172.30.0.2" },
   views: NODES.map((n) => ({ node: n, before: view(n), after: view(n) })),
   placements: NODES.map((n) => ({ node: n, before: placement(n), after: placement(n) })),
   turns: NODES.map((n) => ({ node: n, seen: turn(n) })),
@@ -41,6 +45,8 @@ describe("gateway-restart", () => {
     const { checks, notes } = deriveChecks(scenario.checks!, good(), true);
     expect(notes).toEqual([]);
     expect(checks.map((c) => [c.id, c.holds])).toEqual([
+      ["R-gateway-restart-dispatch", true],
+      ["R-gateway-restart-turns-before", true],
       ["R-gateway-restart-pairing", true],
       ["R-gateway-restart-placements", true],
       ["R-gateway-restart-turns", true],
@@ -48,6 +54,34 @@ describe("gateway-restart", () => {
       ["R-gateway-restart-slots", true],
     ]);
     expect(judgeHistory(hist(good()), scenario, []).verdict).toBe("pass");
+  });
+
+  it("R-gateway-restart-dispatch: each session placed on its node; a body that stopped at a dispatch left active fails on it, nothing after it is judged", () => {
+    expect(judged(good(), "R-gateway-restart-dispatch")).toEqual({ holds: true, observed: [{ alias: "node-1", state: "active" }, { alias: "node-2", state: "active" }] });
+    const local = { dispatches: [{ alias: "node-1", state: "active", deviceId: "id-node-1" }, { alias: "node-2", state: "local" }] };
+    expect(judged(local, "R-gateway-restart-dispatch")).toEqual({ holds: false, observed: [{ alias: "node-1", state: "active" }, { alias: "node-2", state: "local" }] });
+    const j = judgeHistory({ ...hist(local), stopped: "R-gateway-restart-dispatch" }, scenario, []);
+    expect([j.verdict, j.detail]).toEqual(["fail", "R-gateway-restart-dispatch: expectation not met and no finding is registered as R-gateway-restart-dispatch"]);
+  });
+
+  it("R-gateway-restart-turns-before: each turn before the restart ran on its node, counted; a body that stopped there fails on it", () => {
+    expect(judged(good(), "R-gateway-restart-turns-before")).toEqual({ holds: true, observed: { nodes: 2, completed: 2, failedWith: [] } });
+    const error = "chat turn 735f3dc0-594f-4f77-9092-cbd98a43f8a0 in agent:main:fleetlab-92f060 ended with status error: boom";
+    const o = { dispatches: good().dispatches, turnsBefore: [{ node: "node-1", seen: turn("node-1") }, { node: "node-2", seen: turn("node-2", { reply: null, launches: [], error }) }] };
+    expect(judged(o, "R-gateway-restart-turns-before")).toEqual({ holds: false, observed: { nodes: 2, completed: 1, failedWith: ["error: boom"] } });
+    const j = judgeHistory({ ...hist(o), stopped: "R-gateway-restart-turns-before" }, scenario, []);
+    expect([j.verdict, j.detail]).toEqual(["fail", "R-gateway-restart-turns-before: expectation not met and no finding is registered as R-gateway-restart-turns-before"]);
+  });
+
+  it("P-gateway-restart-ip: the lab's record of the gateway's address follows the engine's; when it does not, the body stops and the lab could not tell", () => {
+    expect(premiseOf(scenario, "P-gateway-restart-ip", good())).toEqual({ id: "P-gateway-restart-ip", met: true, observed: { follows: true, changed: false } });
+    const moved = { before: "172.30.0.2", member: "172.30.0.2", engine: "172.30.0.9" };
+    expect(premiseOf(scenario, "P-gateway-restart-ip", { gatewayIp: moved })).toEqual({ id: "P-gateway-restart-ip", met: false, observed: { follows: false, changed: true } });
+    expect(premiseOf(scenario, "P-gateway-restart-ip", { gatewayIp: { ...moved, engine: null } })).toEqual({ id: "P-gateway-restart-ip", met: false, observed: { follows: false, changed: true } });
+    const { dispatches, turnsBefore } = good();
+    const j = judgeHistory({ ...hist({ dispatches, turnsBefore, gatewayIp: moved }), stopped: "P-gateway-restart-ip" }, scenario, []);
+    expect(j.verdict).toBe("unknown");
+    expect(j.detail).toContain("premise P-gateway-restart-ip not met");
   });
 
   it("R-gateway-restart-pairing: per node, what came back; a node with a pairing request or another bundle directory does not hold", () => {

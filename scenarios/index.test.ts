@@ -65,6 +65,20 @@ describe("premises are visible and proven in code", () => {
   });
 });
 
+describe("a scenario's body drives and observes; only its declared checks and premises decide", () => {
+  it("no scenario file asserts (node:assert, assertTurnOnNode) or judges in its body (ctx.check, ctx.premise): a step the rest needs is ctx.proceed on a declared check", () => {
+    const deciding: string[] = [];
+    for (const file of scenarioFiles()) {
+      const code = fs.readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+      const rel = path.relative(ROOT, file);
+      if (/from\s+["']node:assert/.test(code)) deciding.push(`${rel}: imports node:assert`);
+      if (/\bassertTurnOnNode\b/.test(code)) deciding.push(`${rel}: assertTurnOnNode`);
+      if (/(?<![\w$])(ctx\.)?(check|premise)\(\s*\{/.test(code)) deciding.push(`${rel}: ctx.check/ctx.premise in its body`);
+    }
+    expect(deciding).toEqual([]);
+  });
+});
+
 describe("scenario registry", () => {
   it("finds every scenario file, each named after its file", () => {
     expect(scenarios.length).toBe(scenarioFiles().length);

@@ -1,12 +1,14 @@
-// loss-during-install's declared checks, judged on hand-made histories (no Docker): the dispatch
-// the kill cut short, the reinstall after the restart and the next turn, as the body observes them.
+// loss-during-install's declared checks and premises, judged on hand-made histories (no Docker):
+// the node fresh, the kill inside the install, the dispatch the kill cut short, the dispatch after
+// the restart, the reinstall and the next turn, as the body observes them.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type ScenarioHistory } from "../lab/judge/history.ts";
+import { deriveChecks, judgeHistory, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { BundleDir } from "../lab/kits/inside-node.ts";
 import type { TurnSeen } from "../lab/kits/proof.ts";
 import scenario, { type Observed } from "./loss-during-install.ts";
+import { historyOf, premiseOf } from "../lab/testing/histories.ts";
 
-const hist = (observations: Observed): ScenarioHistory => ({ ...emptyHistory("loss-during-install", "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations });
+const hist = (observations: Observed): ScenarioHistory => historyOf(scenario, observations);
 const judged = (o: Observed, id: string) => {
   const c = deriveChecks(scenario.checks!, o, true).checks.find((x) => x.id === id)!;
   return { holds: c.holds, observed: c.observed };
@@ -18,6 +20,9 @@ const REPLY = "fleetlab-ok: read returned: mark-9 written only on node-1";
 const turn = (more: Partial<TurnSeen> = {}): TurnSeen => ({ alias: "node-1", marker: { nonce: "mark-9", reply: REPLY, environmentId: "env-1" }, reply: REPLY, launches: [{ seq: 300, t: 1, conn: "c2", launchId: "l", environmentId: "env-1" }], ...more });
 
 const good = (): Observed => ({
+  fresh: { bundleDirs: [] },
+  killAt: { installInvokeSeen: true, installAnswered: false },
+  redispatch: { alias: "node-1", state: "active", deviceId: "id-1" },
   firstDispatch: { result: { code: "UNAVAILABLE", message: "device worker node disconnected during bundle install", ms: 1_850 }, placement: { state: "failed", generation: 1, terminalReason: "bundle install failed" } },
   reinstall: { bundles: { bundles: [bundle()], strayReceipts: [] }, entries: [HASH], placementHash: HASH, openclawVersion: "2026.9.6", status: "installed" },
   turn: turn(),
@@ -28,9 +33,38 @@ describe("loss-during-install", () => {
     expect(deriveChecks(scenario.checks!, good(), true).checks.map((c) => [c.id, c.holds])).toEqual([
       ["R-install-loss-dispatch-fails", true],
       ["R-install-loss-clean-reinstall", true],
+      ["R-install-loss-redispatch", true],
       ["R-install-loss-turn", true],
     ]);
     expect(judgeHistory(hist(good()), scenario, []).verdict).toBe("pass");
+  });
+
+  it("P-install-loss-fresh: no bundle before the first dispatch; a node that already has one stops the body and the lab could not tell", () => {
+    expect(premiseOf(scenario, "P-install-loss-fresh", good())).toEqual({ id: "P-install-loss-fresh", met: true, observed: { bundleDirs: 0 } });
+    const used = { fresh: { bundleDirs: [`/home/lab/.openclaw/node-host/gateway-1/bundles/${HASH}`] } };
+    expect(premiseOf(scenario, "P-install-loss-fresh", used)).toEqual({ id: "P-install-loss-fresh", met: false, observed: { bundleDirs: 1 } });
+    const j = judgeHistory({ ...hist(used), stopped: "P-install-loss-fresh" }, scenario, []);
+    expect(j.verdict).toBe("unknown");
+    expect(j.detail).toContain("premise P-install-loss-fresh not met");
+  });
+
+  it("P-install-loss-kill-in-install: the install reached the node and was never answered; a kill before it or after its answer stops the body and the lab could not tell", () => {
+    expect(premiseOf(scenario, "P-install-loss-kill-in-install", good())).toEqual({ id: "P-install-loss-kill-in-install", met: true, observed: { installInvokeSeen: true, installAnswered: false } });
+    const late = { fresh: good().fresh, killAt: { installInvokeSeen: true, installAnswered: true } };
+    expect(premiseOf(scenario, "P-install-loss-kill-in-install", late)).toEqual({ id: "P-install-loss-kill-in-install", met: false, observed: { installInvokeSeen: true, installAnswered: true } });
+    expect(premiseOf(scenario, "P-install-loss-kill-in-install", { killAt: { installInvokeSeen: false, installAnswered: false } })?.met).toBe(false);
+    const j = judgeHistory({ ...hist(late), stopped: "P-install-loss-kill-in-install" }, scenario, []);
+    expect(j.verdict).toBe("unknown");
+    expect(j.detail).toContain("premise P-install-loss-kill-in-install not met");
+  });
+
+  it("R-install-loss-redispatch: the dispatch after the restart gives an active placement; a body that stopped there fails on it", () => {
+    expect(judged(good(), "R-install-loss-redispatch")).toEqual({ holds: true, observed: [{ alias: "node-1", state: "active" }] });
+    const { turn: _turn, reinstall: _reinstall, ...upToIt } = good();
+    const failed = { ...upToIt, redispatch: { alias: "node-1", state: "failed" } };
+    expect(judged(failed, "R-install-loss-redispatch")).toEqual({ holds: false, observed: [{ alias: "node-1", state: "failed" }] });
+    const j = judgeHistory({ ...hist(failed), stopped: "R-install-loss-redispatch" }, scenario, []);
+    expect([j.verdict, j.detail]).toEqual(["fail", "R-install-loss-redispatch: expectation not met and no finding is registered as R-install-loss-redispatch"]);
   });
 
   it("R-install-loss-dispatch-fails: an error in time and a terminal placement with a reason; an accepted dispatch or a placement left active does not hold", () => {
@@ -65,6 +99,7 @@ describe("loss-during-install", () => {
   });
 
   it("what the body never observed once it returned: the lab could not tell", () => {
-    expect(judgeHistory(hist({ firstDispatch: good().firstDispatch }), scenario, [])).toMatchObject({ verdict: "unknown", detail: "check R-install-loss-clean-reinstall had nothing to judge: the body returned without observing what it reads; also check R-install-loss-turn had nothing to judge: the body returned without observing what it reads" });
+    const { fresh, killAt, firstDispatch } = good();
+    expect(judgeHistory(hist({ fresh, killAt, firstDispatch }), scenario, [])).toMatchObject({ verdict: "unknown", detail: "check R-install-loss-clean-reinstall had nothing to judge: the body returned without observing what it reads; also check R-install-loss-redispatch had nothing to judge: the body returned without observing what it reads; also check R-install-loss-turn had nothing to judge: the body returned without observing what it reads" });
   });
 });

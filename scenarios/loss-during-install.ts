@@ -1,4 +1,3 @@
-import assert from "node:assert/strict";
 import { GatewayError } from "../lab/clients/gateway.ts";
 import type { Frame, HttpExchange } from "../lab/clients/tap.ts";
 import { faults } from "../lab/faults/index.ts";
@@ -8,7 +7,7 @@ import { STATE_DIR, installedBundles, type BundleDir } from "../lab/kits/inside-
 import { nodeByAlias, summarizeNode, waitBundleInstalled, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { nodeScene } from "../lab/kits/scene.ts";
 import { provenWorkerTurn, turnOnNode, type TurnSeen } from "../lab/kits/proof.ts";
-import { createWorkerSession, dispatchTo, placementOf, uniqueName } from "../lab/kits/workers.ts";
+import { createWorkerSession, dispatchedCheck, dispatchSeen, dispatchTo, placementOf, uniqueName, type DispatchSeen } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 import { packageVersion } from "../lab/definitions/build.ts";
 
@@ -18,6 +17,10 @@ import { packageVersion } from "../lab/definitions/build.ts";
 // dispatch must fail rather than hang; after the node is started again on its state volume
 // the next dispatch must install the bundle cleanly (exactly one complete bundle directory,
 // nothing half-written beside it) and a worker turn must complete.
+// Premises (proven, else unknown): P-install-loss-fresh: the node had no worker bundle installed
+// before the first dispatch (else there is no install to cut short); P-install-loss-kill-in-install:
+// the kill landed during the install (the gateway's worker.bundle.install.v1 reached the node's tap
+// and the node never answered it).
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): the 30 s node.list
 // is given to report the reinstalled bundle (a time-out there reads "not installed").
@@ -25,10 +28,16 @@ const BUNDLE_GET = "/__openclaw__/worker-bundle/*";
 
 // The body drives and observes (ctx.observe); the checks below judge what it observed.
 export type Observed = {
+  /** The node's installed bundle directories before the first dispatch (none: it is fresh). */
+  fresh?: { bundleDirs: string[] };
+  /** Where the install was when the node died: the gateway's worker.bundle.install.v1 on the node's tap, and whether the node answered it. */
+  killAt?: { installInvokeSeen: boolean; installAnswered: boolean };
   /** The dispatch the kill cut short (its answer, or its refusal, with how long it took) and the session's placement afterwards (null: none). */
   firstDispatch?: { result: { accepted: string; ms: number } | { code: string; message: string; ms: number }; placement: Placement | null };
   /** After the restart and the next dispatch: the node's bundle directories, the entries of its bundles folders, the placement's bundle hash, the version the receipt must name, node.list's bundle status. */
   reinstall?: { bundles: { bundles: BundleDir[]; strayReceipts: string[] }; entries: string[]; placementHash?: string; openclawVersion: string; status: string | null };
+  /** The dispatch after the restart (the reinstall and the turn need an active placement: the body stops there otherwise). */
+  redispatch?: DispatchSeen;
   /** The worker turn on the reinstalled node: what the proof that it ran there read. */
   turn?: TurnSeen;
 };
@@ -39,6 +48,18 @@ export default defineScenario<Observed>({
   topology: "own",
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   timeoutMs: 300_000,
+  premises: [
+    {
+      id: "P-install-loss-fresh",
+      what: "the node had no worker bundle installed before the first dispatch",
+      judge: (h) => h.fresh && { met: h.fresh.bundleDirs.length === 0, observed: { bundleDirs: h.fresh.bundleDirs.length } },
+    },
+    {
+      id: "P-install-loss-kill-in-install",
+      what: "the kill landed during the bundle install: the gateway's worker.bundle.install.v1 reached the node's tap and the node never answered it",
+      judge: (h) => h.killAt && { met: h.killAt.installInvokeSeen && !h.killAt.installAnswered, observed: h.killAt },
+    },
+  ],
   checks: [
     {
       id: "R-install-loss-dispatch-fails",
@@ -74,16 +95,18 @@ export default defineScenario<Observed>({
         };
       },
     },
+    dispatchedCheck<Observed>("R-install-loss-redispatch", (h) => h.redispatch),
     { id: "R-install-loss-turn", expectation: "a worker turn on the reinstalled node completes, on the node (it reads a node-only file; worker.launch.v1 on the node's tap)", judge: (h) => h.turn && turnOnNode(h.turn) },
   ],
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe, proceed, signal } = ctx;
     await nodeScene(ctx, {}, async ({ alias, tap, evidence, tl }) => {
       const tree = async () => (await lab.exec(alias, ["sh", "-c", `cd ${STATE_DIR}/node-host 2>/dev/null && find . -maxdepth 4 -not -path './*/workspaces/*/*' | sort; true`])).stdout.split("\n").filter(Boolean);
       const bundleEntries = async () => (await lab.exec(alias, ["sh", "-c", `for d in ${STATE_DIR}/node-host/*/bundles; do [ -d "$d" ] && ls -1A "$d"; done; true`])).stdout.split("\n").filter(Boolean);
       const host = await waitForWorkerHost(lab, alias, { signal });
       const before = await installedBundles(lab, alias);
-      assert.equal(before.bundles.length, 0, `${alias} is not fresh: it already has a worker bundle`);
+      observe("fresh", { bundleDirs: before.bundles.map((b) => b.dir) });
+      if (!proceed("P-install-loss-fresh")) return;
       log(`${alias} fresh: ${JSON.stringify(summarizeNode(host))}`);
       const ws = await publishWorkspace(lab, { repo: uniqueName("install-loss") });
       const s = await createWorkerSession(lab, ws);
@@ -121,7 +144,8 @@ export default defineScenario<Observed>({
       const download = events.find((e): e is HttpExchange => e.kind === "http" && (e as HttpExchange).path.startsWith(BUNDLE_GET.slice(0, -1)));
       const atKill = { installInvokeSeen: !!install, installAnswered: answered, download: download ? { status: download.status, resBytes: download.resBytes, incomplete: download.incomplete ?? false, durationMs: download.durationMs } : null };
       log(`at the kill: ${JSON.stringify(atKill)}`);
-      assert.ok(install && !answered, `the kill did not land during the install: ${JSON.stringify(atKill)}`);
+      observe("killAt", { installInvokeSeen: atKill.installInvokeSeen, installAnswered: atKill.installAnswered });
+      if (!proceed("P-install-loss-kill-in-install")) return;
 
       observe("firstDispatch", { result: firstResult, placement: placementAfter ?? null });
 
@@ -134,7 +158,8 @@ export default defineScenario<Observed>({
 
       const again = await dispatchTo(lab, s.key, alias);
       log(`dispatch again: ${again.placement.state} in ${again.ms} ms, bundle ${again.placement.workerBundleHash}`);
-      assert.equal(again.placement.state, "active", "the dispatch after the restart");
+      observe("redispatch", dispatchSeen(alias, again));
+      if (!proceed("R-install-loss-redispatch")) return;
       const bundles = await installedBundles(lab, alias);
       const entries = await bundleEntries();
       // node.list reports the bundle a moment after the dispatch that installed it.

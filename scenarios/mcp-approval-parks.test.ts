@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./mcp-approval-parks.ts";
-import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
+import { deriveChecks, judgeHistory } from "../lab/judge/history.ts";
+import { historyOf } from "../lab/testing/histories.ts";
 
 const ID = "R-mcp-approval-parks";
 const during = { within_ms: 2_000, run: "timeout", approval: "pending", serverCalls: 0, effects: 0 };
@@ -17,7 +18,7 @@ const after = (more: Partial<NonNullable<Observed["after"]>> = {}): NonNullable<
   ...more,
 });
 const judged = (o: Observed) => deriveChecks(scenario.checks!, { ...o }, true).checks.find((c) => c.id === ID);
-const history = (o: Observed) => ({ ...emptyHistory("mcp-approval-parks", "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations: { ...o } });
+const history = (o: Observed) => historyOf(scenario, o);
 
 describe("mcp-approval-parks's check over what its body observed", () => {
   it("parked with nothing at south, one allow-once, then one call and one write: holds", () => {
@@ -46,6 +47,16 @@ describe("mcp-approval-parks's check over what its body observed", () => {
       observed: { whileParked: during, afterApproval: { run: "ok", callsBeforeAllow: 0, serverCalls: 2, effects: 1, secondResolve: "applied", secondResolveWatched_ms: 1_000 } },
     });
     expect(judged({ during: { ...during, run: "ok" }, after: after() })?.holds).toBe(false);
+  });
+
+  it("R-mcp-approval-parks-allow-once: the allow-once accepted holds; a refused one is short and fails the run", () => {
+    const allowOnce = (o: Observed) => deriveChecks(scenario.checks!, { ...o }, true).checks.find((c) => c.id === "R-mcp-approval-parks-allow-once");
+    expect(allowOnce({ during, after: after() })).toEqual({ id: "R-mcp-approval-parks-allow-once", expectation: "the operator's allow-once of the parked call is accepted (plugin.approval.resolve)", holds: true, observed: { firstResolve: "applied" } });
+    const refused = after({ firstResolve: "INVALID_REQUEST", run: "timeout", calls: [], effects: [], result: [], approval: "pending" });
+    expect(allowOnce({ during, after: refused })).toMatchObject({ holds: false, observed: { firstResolve: "INVALID_REQUEST" } });
+    const j = judgeHistory(history({ during, after: refused }), scenario, []);
+    expect(j.verdict).toBe("fail");
+    expect(j.checks.filter((c) => c.outcome === "fail").map((c) => c.findingId)).toEqual(["R-mcp-approval-parks-allow-once", "R-mcp-approval-parks"]);
   });
 
   it("nothing observed after a body that returned: unknown, never a pass", () => {

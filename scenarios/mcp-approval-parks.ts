@@ -1,4 +1,3 @@
-import assert from "node:assert/strict";
 import { defineScenario } from "../lab/scenario.ts";
 import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
 import { approvalState, resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
@@ -20,7 +19,7 @@ import { sendTurn, toolResults } from "../lab/kits/turns.ts";
 // and the 500 ms read of the parked run ("timeout": still running).
 const PARKED_WATCH_MS = 2_000;
 const SECOND_WATCH_MS = 1_000;
-// The body drives and observes (ctx.observe); the check below judges what it observed.
+// The body drives and observes (ctx.observe); the checks below judge what it observed.
 
 /** While the call was parked: the watch's bound and the calls it saw, the run and the approval read then, south's effects. */
 interface Parked {
@@ -58,6 +57,11 @@ export default defineScenario<Observed>({
   topology: "shared",
   timeoutMs: 120_000,
   checks: [
+    {
+      id: "R-mcp-approval-parks-allow-once",
+      expectation: "the operator's allow-once of the parked call is accepted (plugin.approval.resolve)",
+      judge: (h) => h.after && { holds: h.after.firstResolve === "applied", observed: { firstResolve: h.after.firstResolve } },
+    },
     {
       id: "R-mcp-approval-parks",
       expectation: "a call needing approval waits with the turn waiting; nothing executes before the operator approves once; then it runs (once)",
@@ -139,7 +143,7 @@ export default defineScenario<Observed>({
       };
       log(`after allow-once: ${JSON.stringify(after)}`);
       extra.observations = { turn, approvalId: asked.id, during, after, first, second, end };
-      assert.ok(first.ok, `plugin.approval.resolve allow-once was refused: ${JSON.stringify(first)}`);
+      if (!first.ok) log(`plugin.approval.resolve allow-once was refused: ${JSON.stringify(first)}`);
       observe("during", during);
       observe("after", allowed);
     });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./mcp-approval-restart.ts";
-import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
+import { deriveChecks, judgeHistory } from "../lab/judge/history.ts";
+import { historyOf } from "../lab/testing/histories.ts";
 
 type AfterRestart = NonNullable<Observed["firstRestart"]>;
 type Resumed = NonNullable<Observed["resumed"]>;
@@ -44,7 +45,7 @@ const durable: Durable = {
   originalRun: "ok",
 };
 const judged = (o: Observed) => Object.fromEntries(deriveChecks(scenario.checks!, { ...o }, true).checks.map((c) => [c.id, c]));
-const history = (o: Observed) => ({ ...emptyHistory("mcp-approval-restart", "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations: { ...o } });
+const history = (o: Observed) => historyOf(scenario, o);
 
 describe("mcp-approval-restart's checks over what its body observed", () => {
   it("fail-closed: started with the changed policy, the same approval id, the answer refused, nothing ran: holds", () => {
@@ -166,8 +167,21 @@ describe("mcp-approval-restart's checks over what its body observed", () => {
       executed: 0,
       resultOfParkedCall: null,
     });
-    const j = judgeHistory(history({ parked, firstRestart: first(), resumed: askedAgain(), secondRestart: notDurable }), scenario, []);
+    const j = judgeHistory(history({ parked, firstRestart: first(), resumed: askedAgain(), secondRestart: notDurable, operator: { connected: true } }), scenario, []);
     expect([j.verdict, j.detail]).toEqual(["known-finding", "known-finding R-mcp-approval-restart"]);
+  });
+
+  it("R-mcp-approval-restart-operator: the operator's connection after the restarts still open holds; closed is short and fails the run", () => {
+    expect(judged({ operator: { connected: true } })["R-mcp-approval-restart-operator"]).toEqual({
+      id: "R-mcp-approval-restart-operator",
+      expectation: "the operator's connection made after the restarts stays open while it answers the approval and reads the turn",
+      holds: true,
+      observed: { connected: true },
+    });
+    expect(judged({ operator: { connected: false } })["R-mcp-approval-restart-operator"]).toMatchObject({ holds: false, observed: { connected: false } });
+    const j = judgeHistory(history({ parked, firstRestart: first(), resumed: askedAgain(), secondRestart: durable, operator: { connected: false } }), scenario, []);
+    expect([j.verdict, j.detail]).toEqual(["fail", "R-mcp-approval-restart-operator: expectation not met and no finding is registered as R-mcp-approval-restart-operator"]);
+    expect(judgeHistory(history({ parked, firstRestart: first(), resumed: askedAgain(), secondRestart: durable, operator: { connected: true } }), scenario, []).verdict).toBe("fixed?");
   });
 
   it("a body that returned before the second restart: unknown", () => {

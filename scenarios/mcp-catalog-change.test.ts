@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./mcp-catalog-change.ts";
-import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
+import { deriveChecks, judgeHistory } from "../lab/judge/history.ts";
 import type { McpRecord } from "../lab/clients/mcp.ts";
+import { historyOf, premiseOf } from "../lab/testing/histories.ts";
 
 type Changed = NonNullable<Observed["redefined"]>;
 const rec = (seq: number, rpcMethod: string, tool?: string): McpRecord => ({ seq, time: `2026-12-04T00:00:${String(seq).padStart(2, "0")}.000Z`, server: "south", kind: "rpc", httpMethod: "POST", sessionId: "s1", rpcMethod, ...(tool ? { tool, args: { path: "x.txt", content: "x" } } : {}) });
@@ -9,14 +10,19 @@ const rec = (seq: number, rpcMethod: string, tool?: string): McpRecord => ({ seq
 const relistedThenCalled = [rec(11, "tools/list"), rec(12, "tools/call", "write_file")];
 const changed = (more: Partial<Changed> = {}): Changed => ({ approvalResolved: true, requestsAfterNotification: relistedThenCalled, effects: 1, run: "ok", toolResult: { isError: false, text: "south wrote 1 bytes to redefined.txt" }, ...more });
 /** What 2026.9.6 showed for each change. */
-const seen: Required<Observed> = {
+const seen: Required<Pick<Observed, "redefined" | "removed">> = {
   redefined: changed(),
   removed: changed({ effects: 0, toolResult: { isError: true, text: '{"status":"error","tool":"south__write_file","error":"Tool write_file not found"}' } }),
 };
 /** The reference: the parked call never sent, nothing written, the turn failed. */
 const stopped = changed({ requestsAfterNotification: [rec(11, "tools/list")], effects: 0, run: "error", toolResult: null });
 const judged = (o: Observed) => Object.fromEntries(deriveChecks(scenario.checks!, { ...o }, true).checks.map((c) => [c.id, c]));
-const history = (o: Observed) => ({ ...emptyHistory("mcp-catalog-change", "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations: { ...o } });
+/** Each change notified the gateway's MCP sessions at south. */
+const notified: NonNullable<Observed["notified"]> = [
+  { variant: "redefined", sessions: 2 },
+  { variant: "removed", sessions: 2 },
+];
+const history = (o: Observed) => historyOf(scenario, o);
 
 describe("mcp-catalog-change's checks over what its body observed", () => {
   it("one check per change, in the order the body made them, each naming its change", () => {
@@ -56,11 +62,26 @@ describe("mcp-catalog-change's checks over what its body observed", () => {
   });
 
   it("the registered signatures of both changes read known-finding", () => {
-    const j = judgeHistory(history(seen), scenario, []);
+    const j = judgeHistory(history({ ...seen, notified }), scenario, []);
     expect([j.verdict, j.detail]).toEqual(["known-finding", "known-finding R-mcp-catalog-change-redefined, known-finding R-mcp-catalog-change-removed"]);
   });
 
+  it("the reference outcome of both changes, each notified: every check holds, so both registered findings read fixed?", () => {
+    expect(judgeHistory(history({ redefined: stopped, removed: stopped, notified }), scenario, []).verdict).toBe("fixed?");
+  });
+
   it("a body that returned without the second change: that check reads unknown", () => {
-    expect(judgeHistory(history({ redefined: seen.redefined }), scenario, []).verdict).toBe("unknown");
+    expect(judgeHistory(history({ redefined: seen.redefined, notified }), scenario, []).verdict).toBe("unknown");
+  });
+
+  it("P-mcp-catalog-change-notified: every change reached at least one MCP session; one that reached none stops the body and the lab could not tell", () => {
+    expect(premiseOf(scenario, "P-mcp-catalog-change-notified", { notified })).toEqual({ id: "P-mcp-catalog-change-notified", met: true, observed: notified });
+    const none = [{ variant: "redefined" as const, sessions: 2 }, { variant: "removed" as const, sessions: 0 }];
+    expect(premiseOf(scenario, "P-mcp-catalog-change-notified", { notified: none })).toEqual({ id: "P-mcp-catalog-change-notified", met: false, observed: none });
+    // Stopped at the second change: the first change's check is judged, the second's was not reached.
+    const j = judgeHistory({ ...history({ redefined: seen.redefined, notified: none }), stopped: "P-mcp-catalog-change-notified" }, scenario, []);
+    expect(j.verdict).toBe("unknown");
+    expect(j.detail).toContain("premise P-mcp-catalog-change-notified not met");
+    expect(j.detail).not.toContain("R-mcp-catalog-change-removed had nothing to judge");
   });
 });

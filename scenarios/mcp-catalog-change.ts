@@ -1,5 +1,4 @@
-import assert from "node:assert/strict";
-import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
+import { defineScenario, type FindingRecord, type ScenarioContext } from "../lab/scenario.ts";
 import { chatHistory, waitRun } from "../lab/clients/sessions.ts";
 import { resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
 import type { EventLog } from "../lab/kits/events.ts";
@@ -18,6 +17,9 @@ import type { GatewayClient } from "../lab/clients/gateway.ts";
 //  - removed:   write_file is gone from the catalog.
 // The server looks a tool up only when the call arrives, so "removed" also shows whether the
 // gateway itself stops the call or leaves it to the server's "Tool not found".
+// Premise (proven, else unknown): P-mcp-catalog-change-notified: each catalog change was sent as
+// notifications/tools/list_changed to at least one MCP session at south (the gateway's), so
+// there was a change for the gateway to act on.
 // Registered findings: what OpenClaw was seen to do short of this scenario's expectations
 // (judged by lab/findings/findings.ts). Add one only with its exact signature and the run
 // folder that showed it.
@@ -57,7 +59,9 @@ interface Changed {
   run: string;
   toolResult: { isError: boolean; text: string } | null;
 }
-export type Observed = Partial<Record<Variant, Changed>>;
+/** Each change's catalog update at south, in the order made: to how many MCP sessions it sent notifications/tools/list_changed. */
+type Notified = { variant: Variant; sessions: number }[];
+export type Observed = Partial<Record<Variant, Changed>> & { notified?: Notified };
 
 /** The signature: whether the gateway re-listed before the call, whether south saw and ran it, the turn, the result (for "removed": the server's own answer is what stopped it). */
 function changedView(c: Changed) {
@@ -81,6 +85,13 @@ export default defineScenario<Observed>({
   topology: "shared",
   findings,
   timeoutMs: 150_000,
+  premises: [
+    {
+      id: "P-mcp-catalog-change-notified",
+      what: "each catalog change at south was sent as notifications/tools/list_changed to at least one MCP session (the gateway's)",
+      judge: (h) => h.notified && { met: h.notified.every((n) => n.sessions > 0), observed: h.notified },
+    },
+  ],
   checks: VARIANTS.map((variant) => ({
     id: `R-mcp-catalog-change-${variant}`,
     expectation: `if a server's catalog changes after the approval was parked (tool ${variant}), the parked call does not execute and the turn fails`,
@@ -93,7 +104,7 @@ export default defineScenario<Observed>({
     },
   })),
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe } = ctx;
     const south = lab.mcp("south");
     const client = lab.operator.client;
     await mcpScene(ctx, { reset: ["south"] }, async ({ events, extra }) => {
@@ -101,11 +112,14 @@ export default defineScenario<Observed>({
       const redefined = original.map((t) => (t.name === "write_file" ? { ...t, description: "Delete the file at path.", annotations: { readOnlyHint: false, destructiveHint: true } } : t));
       const removed = original.filter((t) => t.name !== "write_file");
 
+      const notified: Notified = [];
       for (const [variant, catalog] of [
         ["redefined", redefined],
         ["removed", removed],
       ] as const) {
-        const { seen, detail } = await parkChangeApprove(client, events, south, catalog, variant, signal);
+        const parked = await parkChangeApprove(client, events, south, catalog, variant, ctx, notified);
+        if (!parked) return;
+        const { seen, detail } = parked;
         const observed = changedView(seen);
         extra[variant] = { ...observed, detail };
         log(`${variant}: ${JSON.stringify(observed)}`);
@@ -115,12 +129,27 @@ export default defineScenario<Observed>({
   },
 });
 
-async function parkChangeApprove(client: GatewayClient, events: EventLog, south: McpControl, changed: CatalogTool[], variant: string, signal: AbortSignal): Promise<{ seen: Changed; detail: Record<string, unknown> }> {
+/**
+ * One parked call under a changed catalog. The change's notification is observed (grown in
+ * `notified`) and proven at once (P-mcp-catalog-change-notified): undefined when it reached no
+ * MCP session, and the body stops.
+ */
+async function parkChangeApprove(
+  client: GatewayClient,
+  events: EventLog,
+  south: McpControl,
+  changed: CatalogTool[],
+  variant: Variant,
+  { observe, proceed, signal }: Pick<ScenarioContext<Observed>, "observe" | "proceed" | "signal">,
+  notified: Notified,
+): Promise<{ seen: Changed; detail: Record<string, unknown> } | undefined> {
   await south.reset(); // the catalog file again, records cleared
   const turn = await sendTurn(client, `fleetlab-call south__write_file {"path":"${variant}.txt","content":"x"}`);
   const asked = await waitApproval(events, turn.runId, { signal });
   const set = await south.setCatalog(changed);
-  assert.ok(set.notified.length > 0, "the catalog change notified no MCP session");
+  notified.push({ variant, sessions: set.notified.length });
+  observe("notified", notified);
+  if (!proceed("P-mcp-catalog-change-notified")) return undefined;
   // Let the list_changed notification reach the gateway over the standing SSE stream (its arrival
   // is not observable at south: 1 s at the reference pace, longer on a slower machine). Pacing,
   // not judging: that the gateway acted on it is read from south's log from the notification on

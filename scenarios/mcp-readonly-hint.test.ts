@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import scenario, { type Observed } from "./mcp-readonly-hint.ts";
-import { deriveChecks, emptyHistory, judgeHistory } from "../lab/judge/history.ts";
+import { deriveChecks, judgeHistory } from "../lab/judge/history.ts";
+import { historyOf, premiseOf } from "../lab/testing/histories.ts";
 
 type Gated = NonNullable<Observed["gated"]>;
 const gated = (more: Partial<Gated> = {}): Gated => ({ approvalRequested: true, serverCallsBeforeDecision: 0, denied: true, serverCalls: 0, effects: 0, run: "ok", ...more });
@@ -16,8 +17,10 @@ const asked: NonNullable<Observed["unlisted"]> = {
   put_file: { annotations: putAnnotations, approvalRequested: true, effectsBefore: 0, effectsAfter: 0, run: "ok" },
   erase_file: { annotations: eraseAnnotations, approvalRequested: true, effectsBefore: 0, effectsAfter: 0, run: "ok" },
 };
+/** south's write_file as the lab's catalog declares it. */
+const declared = { found: true, readOnlyHint: true };
 const judged = (o: Observed) => Object.fromEntries(deriveChecks(scenario.checks!, { ...o }, true).checks.map((c) => [c.id, c]));
-const history = (o: Observed) => ({ ...emptyHistory("mcp-readonly-hint", "2026.9.6", { own: [], labWide: [] }), bodyReturned: true, observations: { ...o } });
+const history = (o: Observed) => historyOf(scenario, o);
 
 describe("mcp-readonly-hint's checks over what its body observed", () => {
   it("gated: asked, nothing at south before or after the denial: holds, the observation is the signature", () => {
@@ -61,11 +64,22 @@ describe("mcp-readonly-hint's checks over what its body observed", () => {
       put_file: { annotations: putAnnotations, approvalRequested: true, executed: false, run: "ok" },
       erase_file: { annotations: eraseAnnotations, approvalRequested: false, executed: true, run: "ok" },
     });
-    const j = judgeHistory(history({ gated: gated(), unlisted: ranUnasked }), scenario, []);
+    const j = judgeHistory(history({ declared, gated: gated(), unlisted: ranUnasked }), scenario, []);
     expect([j.verdict, j.detail]).toEqual(["known-finding", "known-finding R-mcp-readonly-hint-builtin-gate"]);
   });
 
   it("a body that returned without the unlisted tools: unknown", () => {
-    expect(judgeHistory(history({ gated: gated() }), scenario, []).verdict).toBe("unknown");
+    expect(judgeHistory(history({ declared, gated: gated() }), scenario, []).verdict).toBe("unknown");
+  });
+
+  it("P-mcp-readonly-hint-declared: write_file declares readOnlyHint:true; a catalog that drifted stops the body and the lab could not tell", () => {
+    expect(premiseOf(scenario, "P-mcp-readonly-hint-declared", { declared })).toEqual({ id: "P-mcp-readonly-hint-declared", met: true, observed: { found: true, readOnlyHint: true } });
+    expect(premiseOf(scenario, "P-mcp-readonly-hint-declared", { declared: { found: true, readOnlyHint: null } })).toEqual({ id: "P-mcp-readonly-hint-declared", met: false, observed: { found: true, readOnlyHint: null } });
+    expect(premiseOf(scenario, "P-mcp-readonly-hint-declared", { declared: { found: false, readOnlyHint: null } })?.met).toBe(false);
+    const j = judgeHistory({ ...history({ declared: { found: true, readOnlyHint: false } }), stopped: "P-mcp-readonly-hint-declared" }, scenario, []);
+    expect(j.verdict).toBe("unknown");
+    expect(j.detail).toContain("premise P-mcp-readonly-hint-declared not met");
+    // The reference outcome with the premise met: every check holds, so the registered finding reads fixed?.
+    expect(judgeHistory(history({ declared, gated: gated(), unlisted: asked }), scenario, []).verdict).toBe("fixed?");
   });
 });

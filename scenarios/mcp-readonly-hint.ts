@@ -1,4 +1,3 @@
-import assert from "node:assert/strict";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
 import { waitRun } from "../lab/clients/sessions.ts";
 import { resolveApproval, waitApproval } from "../lab/kits/approvals.ts";
@@ -17,6 +16,8 @@ import type { CatalogTool } from "../lab/clients/mcp.ts";
 //     asks before a third-party tool that writes runs, whatever it declares.
 // (The plugin not listing a tool is what the spec override `mcp.approvalTools: []` would give,
 // without a lab of its own.)
+// Premise (proven, else unknown): P-mcp-readonly-hint-declared: south's write_file declares
+// readOnlyHint:true in the lab's MCP catalog (fixture drift otherwise: there is no hint to test).
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): the 30 s for the
 // gated call's approval request and the 20 s window an unlisted tool's approval request must show
@@ -63,6 +64,8 @@ interface Unlisted {
   run: string;
 }
 export interface Observed {
+  /** south's write_file as its catalog declares it before the turns: found, and its readOnlyHint (null: none). */
+  declared?: { found: boolean; readOnlyHint: unknown };
   gated?: Gated;
   /** By tool name (put_file, erase_file), in the order they were called. */
   unlisted?: Record<string, Unlisted>;
@@ -77,6 +80,13 @@ export default defineScenario<Observed>({
   topology: "shared",
   findings,
   timeoutMs: 150_000,
+  premises: [
+    {
+      id: "P-mcp-readonly-hint-declared",
+      what: "south's write_file declares readOnlyHint:true in the lab's MCP catalog",
+      judge: (h) => h.declared && { met: h.declared.found && h.declared.readOnlyHint === true, observed: h.declared },
+    },
+  ],
   checks: [
     {
       id: "R-mcp-readonly-hint-gated",
@@ -98,12 +108,13 @@ export default defineScenario<Observed>({
     },
   ],
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe, proceed, signal } = ctx;
     const south = lab.mcp("south");
     const client = lab.operator.client;
     await mcpScene(ctx, { reset: ["south"] }, async ({ events, extra }) => {
       const declared = (await south.catalog()).find((t) => t.name === "write_file");
-      assert.equal(declared?.annotations?.readOnlyHint, true, "fixture drift: south write_file must declare readOnlyHint:true");
+      observe("declared", { found: declared !== undefined, readOnlyHint: declared?.annotations?.readOnlyHint ?? null });
+      if (!proceed("P-mcp-readonly-hint-declared")) return;
 
       // 1. listed by the gate: asks, denied, never runs.
       const gated = await sendTurn(client, 'fleetlab-call south__write_file {"path":"hint.txt","content":"x"}');

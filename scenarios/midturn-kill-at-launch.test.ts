@@ -1,16 +1,12 @@
 // midturn-kill-at-launch's checks as pure functions of what its body observed: judged on
 // hand-made histories, with no Docker.
 import { describe, expect, it } from "vitest";
-import { deriveChecks, emptyHistory, judgeHistory, type Observations, type ScenarioHistory } from "../lab/judge/history.ts";
+import { deriveChecks, judgeHistory, type Observations, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { LaunchSeen, TurnSeen } from "../lab/kits/proof.ts";
+import { historyOf } from "../lab/testing/histories.ts";
 import scenario, { type Observed } from "./midturn-kill-at-launch.ts";
 
-const hist = (observations: Observed, more: Partial<ScenarioHistory> = {}): ScenarioHistory => ({
-  ...emptyHistory(scenario.name, "2026.9.6", { own: [], labWide: [] }),
-  bodyReturned: true,
-  observations: observations as Observations,
-  ...more,
-});
+const hist = (observations: Observed, more: Partial<ScenarioHistory> = {}): ScenarioHistory => ({ ...historyOf(scenario, observations), ...more });
 const derived = (observations: Observed) => deriveChecks(scenario.checks!, observations as Observations, true);
 const check = (id: string, observations: Observed) => {
   const c = derived(observations).checks.find((x) => x.id === id);
@@ -31,14 +27,24 @@ const seen = (over: Partial<TurnSeen> = {}): TurnSeen => ({
 });
 const responses = (round: number, status: "completed" | "failed" | "aborted" = "completed") => ({ method: "POST", path: "/v1/responses", round, status }) as const;
 const passing: Observed = {
+  dispatch: { alias: "node-1", state: "active", deviceId: "id-1" },
   turn: { status: "ok", seen: seen() },
   requests: [responses(0), responses(1)],
   after: { free: { slots: { total: 2, available: 2 } }, workers: [] },
 };
 
 describe("midturn-kill-at-launch: the declared checks over what the body observed", () => {
-  it("declares its three checks in the order the body called them", () => {
-    expect(scenario.checks!.map((c) => c.id)).toEqual(["R-kill-at-launch-completes", "R-kill-at-launch-once", "R-kill-at-launch-slots"]);
+  it("declares its four checks in the order the body called them", () => {
+    expect(scenario.checks!.map((c) => c.id)).toEqual(["R-kill-at-launch-dispatch", "R-kill-at-launch-completes", "R-kill-at-launch-once", "R-kill-at-launch-slots"]);
+  });
+
+  it("R-kill-at-launch-dispatch: the session must be placed on the node; a body that stopped there fails on it, nothing after it is judged", () => {
+    expect(check("R-kill-at-launch-dispatch", passing)).toEqual({ holds: true, observed: [{ alias: "node-1", state: "active" }] });
+    const local: Observed = { dispatch: { alias: "node-1", state: "local" } };
+    expect(check("R-kill-at-launch-dispatch", local)).toEqual({ holds: false, observed: [{ alias: "node-1", state: "local" }] });
+    const j = judgeHistory(hist(local, { stopped: "R-kill-at-launch-dispatch" }), scenario, []);
+    expect([j.verdict, j.detail]).toEqual(["fail", "R-kill-at-launch-dispatch: expectation not met and no finding is registered as R-kill-at-launch-dispatch"]);
+    expect(j.checks.map((c) => c.findingId)).toEqual(["R-kill-at-launch-dispatch"]);
   });
 
   it("R-kill-at-launch-completes holds: the turn ended ok with the node-only answer, two launches for its placement, the last after the reconnect", () => {
@@ -111,7 +117,7 @@ describe("midturn-kill-at-launch: the declared checks over what the body observe
     });
   });
 
-  it("judged as a whole: all three hold -> pass; one short -> fail (no finding is registered); nothing observed after the body returned -> unknown", () => {
+  it("judged as a whole: all four hold -> pass; one short -> fail (no finding is registered); nothing observed after the body returned -> unknown", () => {
     expect(judgeHistory(hist(passing), scenario, [])).toMatchObject({ verdict: "pass" });
     const short = judgeHistory(hist({ ...passing, requests: [responses(0), responses(0), responses(1)] }), scenario, []);
     expect(short.verdict).toBe("fail");

@@ -1,4 +1,3 @@
-import assert from "node:assert/strict";
 import { sendChat, waitRun } from "../lab/clients/sessions.ts";
 import { isResponsesCall, type ModelRequest } from "../lab/clients/model.ts";
 import type { NodeEntry } from "../lab/clients/operator.ts";
@@ -10,7 +9,7 @@ import { plantNodeMarker, proveTurnOnNode, turnOnNode, type TurnSeen } from "../
 import { slotsFree, waitConnected, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { nodeScene } from "../lab/kits/scene.ts";
 import { replyOf } from "../lab/kits/session.ts";
-import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
+import { createWorkerSession, dispatchedCheck, dispatchSeen, dispatchTo, uniqueName, type DispatchSeen } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // The node host dies at the moment the gateway launches a worker turn on it: the tap holds
@@ -26,6 +25,8 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 /** One model request that carried the turn's message, as the scripted model listed it. */
 export type RequestSeen = Pick<ModelRequest, "method" | "path" | "round" | "status">;
 export interface Observed {
+  /** The dispatch of the session to the node (the rest needs an active placement: the body stops there otherwise). */
+  dispatch?: DispatchSeen;
   /** The relaunched turn: agent.wait's status, and what the proof that it ran on the node read (two launches, the last after the reconnect). */
   turn?: { status: string; seen: TurnSeen };
   /** Every model request that carried the turn's message (Responses calls or not). */
@@ -40,6 +41,7 @@ export default defineScenario<Observed>({
   topology: "shared",
   timeoutMs: 240_000,
   checks: [
+    dispatchedCheck<Observed>("R-kill-at-launch-dispatch", (h) => h.dispatch),
     {
       id: "R-kill-at-launch-completes",
       expectation: "after the node returns, the gateway relaunches the turn on it (a second worker.launch.v1 after the reconnect) and it completes with the model's answer from the node (a node-only file read)",
@@ -66,13 +68,14 @@ export default defineScenario<Observed>({
     },
   ],
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe, proceed, signal } = ctx;
     await nodeScene(ctx, { node: 1 }, async ({ alias, tap, evidence, tl }) => {
       await waitForWorkerHost(lab, alias, { signal });
       const ws = await publishWorkspace(lab, { repo: uniqueName("launch-kill") });
       const s = await createWorkerSession(lab, ws);
       const d = await dispatchTo(lab, s.key, alias);
-      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+      observe("dispatch", dispatchSeen(alias, d));
+      if (!proceed("R-kill-at-launch-dispatch")) return;
       // The proof of the relaunched turn: a file only the node's checkout has (on its state
       // volume, so it outlives the kill), read by the worker launched after the restart.
       const marker = await plantNodeMarker(lab, alias, d.placement, { note: "survives a kill at launch" });

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { deriveChecks, judgeHistory, type Observations, type ScenarioHistory } from "../lab/judge/history.ts";
 import type { HistoryMessage } from "../lab/clients/sessions.ts";
 import scenario, { type Observed } from "./midturn-node-loss.ts";
-import { historyOf } from "../lab/testing/histories.ts";
+import { historyOf, premiseOf } from "../lab/testing/histories.ts";
 
 const hist = (observations: Observed, version = "2026.9.6"): ScenarioHistory => historyOf(scenario, observations, version);
 const check = (id: string, observations: Observed) => {
@@ -37,9 +37,21 @@ const recovery: HistoryMessage[] = [
 
 const activeOffline = { state: "active", generation: 1, environmentId: "env-1", runner: { kind: "device", status: "offline", deviceId: "8a0f3e54" } };
 const responses = (counts: { checkpoint1: number; checkpoint2: number; partialText: number }) => ({ method: "POST", path: "/v1/responses", ...counts });
+/** What every run that gets to its checks observed on the way: the session placed, the kill at its point, the snapshot taken, the recovery turn answered. */
+const steps: Observed = {
+  dispatch: { alias: "node-1", state: "active", deviceId: "8a0f3e54" },
+  toolRounds: [
+    [0, "completed"],
+    [1, "completed"],
+    [2, "held"],
+  ],
+  snapshotBeforeKill: true,
+  recoveryTurn: { message: "rec-7922eb recover after the node loss", text: "fleetlab-ok: rec-7922eb recover after the node loss" },
+};
 
 /** What openclaw@2026.9.6 showed (run 20261203-235947): every registered finding. */
 const on2026_9_6: Observed = {
+  ...steps,
   lost,
   atBound: { agentWait: "timeout", chat: [], placement: activeOffline, modelRequest: "held", history: beforeKill },
   nodeReturn: { workerSlots: { total: 2, available: 1 }, run: "timeout" },
@@ -58,6 +70,7 @@ const on2026_9_6: Observed = {
 
 /** Everything a user needs: the lost turn ends with an error in time, and recovery is clean. */
 const fixed: Observed = {
+  ...steps,
   lost,
   atBound: {
     agentWait: "error",
@@ -75,6 +88,7 @@ const fixed: Observed = {
 };
 
 const ALL = [
+  "R-midturn-loss-dispatch",
   "F-midturn-loss-turn-not-ended",
   "F-midturn-loss-placement-not-terminal",
   "F-midturn-loss-model-request-open",
@@ -82,6 +96,7 @@ const ALL = [
   "F-midturn-loss-slot-reserved",
   "F-midturn-loss-history-not-snapshot",
   "F-midturn-loss-redispatch-refused",
+  "R-midturn-loss-recovery-turn",
   "F-midturn-loss-recovery-sees-partial",
   "F-midturn-loss-partial-in-history",
   "F-midturn-loss-no-chat-error",
@@ -247,6 +262,68 @@ describe("midturn-node-loss: the declared checks over what the body observed", (
       expect(outcome(id, on2026_9_6)).toMatchObject({ outcome: "known-finding" });
       const afterAbort: Observed = { lost, chatEvents: { events: [{ t: 100, runId: "run-1", state: null }, { t: 950, runId: "run-1", state: "error" }], abortedAt: 900 } };
       expect(check(id, afterAbort)).toEqual({ holds: false, observed: { beforeAbort: [null], afterAbort: ["error"] } });
+    });
+  });
+
+  describe("R-midturn-loss-dispatch (the body stops there when it does not hold)", () => {
+    const id = "R-midturn-loss-dispatch";
+    it("holds: the session placed on the node, active", () => {
+      expect(check(id, on2026_9_6)).toEqual({ holds: true, observed: [{ alias: "node-1", state: "active" }] });
+    });
+    it("does not hold: not active; a body that stopped there fails on it, nothing after it is judged", () => {
+      const local: Observed = { dispatch: { alias: "node-1", state: "local" } };
+      expect(check(id, local)).toEqual({ holds: false, observed: [{ alias: "node-1", state: "local" }] });
+      const j = judgeHistory({ ...hist(local), stopped: id }, scenario, []);
+      expect(j).toMatchObject({ verdict: "fail", detail: `${id}: expectation not met and no finding is registered as ${id}` });
+      expect(j.checks.map((c) => c.findingId)).toEqual([id]);
+    });
+  });
+
+  describe("P-midturn-loss-kill-point (the body stops there when it is not met)", () => {
+    const id = "P-midturn-loss-kill-point";
+    it("met: two tool rounds completed, the third held", () => {
+      expect(premiseOf(scenario, id, on2026_9_6)).toEqual({ id, met: true, observed: { rounds: steps.toolRounds } });
+    });
+    it("not met: the answer held at another round, or a round asked twice; a body that stopped there is unknown", () => {
+      const early: Observed = { dispatch: steps.dispatch, lost, toolRounds: [[0, "completed"], [1, "held"]] };
+      expect(premiseOf(scenario, id, early)).toEqual({ id, met: false, observed: { rounds: [[0, "completed"], [1, "held"]] } });
+      const again: [number | null, string][] = [[0, "completed"], [0, "completed"], [1, "completed"], [2, "held"]];
+      expect(premiseOf(scenario, id, { toolRounds: again })).toEqual({ id, met: false, observed: { rounds: again } });
+      const j = judgeHistory({ ...hist(early), stopped: id }, scenario, []);
+      expect(j.verdict).toBe("unknown");
+      expect(j.detail).toBe(`the lab could not tell: premise ${id} not met (${scenario.premises![0]!.what}): observed {"rounds":[[0,"completed"],[1,"held"]]}`);
+    });
+  });
+
+  describe("P-midturn-loss-snapshot (the body stops there when it is not met)", () => {
+    const id = "P-midturn-loss-snapshot";
+    it("met: the snapshot was taken before the kill", () => {
+      expect(premiseOf(scenario, id, on2026_9_6)).toEqual({ id, met: true, observed: { taken: true } });
+    });
+    it("not met: no snapshot; a body that stopped there is unknown, not the fail of a check judged before it", () => {
+      const none: Observed = { ...on2026_9_6, snapshotBeforeKill: false, historyEnded: undefined, redispatch: undefined, recoveryTurn: undefined, recovery: undefined, historyAfterRecovery: undefined, chatEvents: undefined };
+      expect(premiseOf(scenario, id, none)).toEqual({ id, met: false, observed: { taken: false } });
+      const j = judgeHistory({ ...hist(none), stopped: id }, scenario, []);
+      expect(j.verdict).toBe("unknown");
+      expect(j.detail).toContain(`premise ${id} not met`);
+    });
+  });
+
+  describe("R-midturn-loss-recovery-turn (the body stops there when it does not hold)", () => {
+    const id = "R-midturn-loss-recovery-turn";
+    it("holds: the recovery turn answered with the scripted reply", () => {
+      expect(check(id, on2026_9_6)).toEqual({ holds: true, observed: { reply: "the scripted reply" } });
+    });
+    it("does not hold: another answer (its token normalised) or an error; a body that stopped there fails on it", () => {
+      const message = "rec-7922eb recover after the node loss";
+      expect(check(id, { recoveryTurn: { message, text: "fleetlab-ok: rec-7922eb something else" } })).toEqual({ holds: false, observed: { reply: "fleetlab-ok: <token> something else" } });
+      const failed: Observed = { recoveryTurn: { message, error: "chat turn 0b6d8f0e-1c2a-4e5b-9f3d-2a1b3c4d5e6f in agent:main:fleetlab-3fa2c1 ended with status timeout: rec-7922eb" } };
+      expect(check(id, failed)).toEqual({ holds: false, observed: { reply: "none", error: "chat turn <uuid> in agent:main:fleetlab-<id> ended with status timeout: <token>" } });
+      const { recovery: _r, historyAfterRecovery: _h, chatEvents: _c, ...before } = on2026_9_6;
+      const j = judgeHistory({ ...hist({ ...before, ...failed }), stopped: id }, scenario, []);
+      expect(j.verdict).toBe("fail");
+      expect(j.detail).toContain(`${id}: expectation not met and no finding is registered as ${id}`);
+      expect(j.checks.map((c) => c.findingId)).not.toContain("F-midturn-loss-no-chat-error");
     });
   });
 

@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { isDeepStrictEqual } from "node:util";
 import { GatewayError } from "../lab/clients/gateway.ts";
 import { readSeedFiles } from "../lab/clients/git.ts";
 import { isResponsesCall, type ModelRequest, type RequestStatus } from "../lab/clients/model.ts";
@@ -6,10 +6,11 @@ import type { NodeEntry } from "../lab/clients/operator.ts";
 import { chatHistory, historyDiff, historyLines, messageText, sendChat, waitRun, type HistoryMessage, type Placement } from "../lab/clients/sessions.ts";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario, type FindingRecord } from "../lab/scenario.ts";
+import { normaliseText } from "../lab/findings/normalise.ts";
 import { EventLog } from "../lab/kits/events.ts";
 import { nodeByAlias, summarizeNode, waitConnected, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { nodeScene } from "../lab/kits/scene.ts";
-import { createWorkerSession, dispatchTo, expectedReply, placementOf, uniqueName, workerTurn } from "../lab/kits/workers.ts";
+import { createWorkerSession, dispatchedCheck, dispatchSeen, dispatchTo, expectedReply, placementOf, uniqueName, workerTurn, type DispatchSeen } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 import { pollUntil } from "../lab/core/wait.ts";
 
@@ -32,6 +33,11 @@ import { pollUntil } from "../lab/core/wait.ts";
 // committed once the turn has ended (or was aborted) equals the snapshot taken just before the
 // kill (chat.history when the model request is held, before the fault is injected; compared
 // message by message by role, text and tool calls).
+// Premises (what the lab must have made happen for the checks to mean anything):
+// P-midturn-loss-kill-point, the kill landed where this scenario needs it: the model had seen
+// exactly two tool rounds (both completed) and held the third, the partial answer; and
+// P-midturn-loss-snapshot, the history snapshot was taken just before the kill (what
+// F-midturn-loss-history-not-snapshot compares against). Unmet, the verdict is unknown.
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): LOSS_BOUND_MS and
 // SLOTS_BOUND_S, for the run's agent.wait as for the polls.
@@ -70,18 +76,40 @@ export interface ChatSeen {
   state: string | null;
 }
 
+/** The rounds the model must have seen of the lost turn when the node is killed: two tool rounds completed, the answer held. */
+const KILL_POINT: [number | null, string][] = [
+  [0, "completed"],
+  [1, "completed"],
+  [2, "held"],
+];
+
+/** What the recovery turn gave, as its check says it: the scripted reply, none, or its text (the message's token normalised), and its error. */
+const recoveryTurnSeen = (t: { message: string; text?: string; error?: string }) => {
+  const token = t.message.split(" ")[0]!;
+  const said = (x: string) => normaliseText(x.replaceAll(token, "<token>"));
+  return { reply: t.text === undefined ? "none" : t.text === expectedReply(t.message) ? "the scripted reply" : said(t.text), ...(t.error !== undefined ? { error: said(t.error) } : {}) };
+};
+
 /** What the body observed (ctx.observe), for the checks below. */
 export interface Observed {
+  /** The dispatch of the session to the node (the rest needs an active placement: the body stops there otherwise). */
+  dispatch?: DispatchSeen;
   /** The lost turn: the run's token (what the checkpoints and the partial text carry), its runId, and the text the held model request had streamed. */
   lost?: { token: string; runId: string; heldStream: string };
+  /** The model requests of the lost turn once the node was killed: each one's round and status (P-midturn-loss-kill-point). */
+  toolRounds?: [number | null, string][];
   /** At the bound (LOSS_BOUND_MS after the kill): agent.wait's status, the chat events seen until then, the placement, the held model request's status, chat.history. */
   atBound?: { agentWait: string; chat: ChatSeen[]; placement: Placement | null; modelRequest: RequestStatus | null; history: HistoryMessage[] };
   /** Once the node was back: its worker slots when they were all free within SLOTS_BOUND_S (else at that deadline), and agent.wait of the lost run then. */
   nodeReturn?: { workerSlots: NodeEntry["workerSlots"] | null; run: string };
+  /** Whether chat.history was read just before the kill, once the model request was held (P-midturn-loss-snapshot). */
+  snapshotBeforeKill?: boolean;
   /** chat.history just before the kill (the model request held) and once the lost turn had ended or was aborted. */
   historyEnded?: { beforeKill: HistoryMessage[]; afterEnd: HistoryMessage[] };
   /** sessions.dispatch of the session to the returned node: the placement's state, or the gateway's refusal. */
   redispatch?: { state: string } | { code: string; message: string };
+  /** The recovery turn: its message, and its reply or its error. */
+  recoveryTurn?: { message: string; text?: string; error?: string };
   /** The model requests that carried the recovery turn's message: each one's method and path, and how often its body carries each checkpoint and the partial text. */
   recovery?: (Pick<ModelRequest, "method" | "path"> & ReturnType<typeof markerCounts>)[];
   /** chat.history after the recovery turn. */
@@ -216,7 +244,20 @@ export default defineScenario<Observed>({
   findings,
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   timeoutMs: 420_000,
+  premises: [
+    {
+      id: "P-midturn-loss-kill-point",
+      what: "the node was killed with the lost turn where this scenario needs it: the model had seen two tool rounds, both completed, and held the third (the partial answer)",
+      judge: (h) => h.toolRounds && { met: isDeepStrictEqual(h.toolRounds, KILL_POINT), observed: { rounds: h.toolRounds } },
+    },
+    {
+      id: "P-midturn-loss-snapshot",
+      what: "the history snapshot was taken just before the kill, once the model request was held (what the committed history is compared against)",
+      judge: (h) => (h.snapshotBeforeKill === undefined ? undefined : { met: h.snapshotBeforeKill, observed: { taken: h.snapshotBeforeKill } }),
+    },
+  ],
   checks: [
+    dispatchedCheck<Observed>("R-midturn-loss-dispatch", (h) => h.dispatch),
     {
       id: "F-midturn-loss-turn-not-ended",
       expectation: `the user sees the turn end with an error within ${LOSS_BOUND_MS / 1000} s of the node's loss`,
@@ -278,6 +319,11 @@ export default defineScenario<Observed>({
       judge: (h) => h.redispatch && { holds: "state" in h.redispatch && h.redispatch.state === "active", observed: h.redispatch },
     },
     {
+      id: "R-midturn-loss-recovery-turn",
+      expectation: "once the node is back, a recovery turn in the session completes with its answer",
+      judge: (h) => h.recoveryTurn && { holds: h.recoveryTurn.text === expectedReply(h.recoveryTurn.message), observed: recoveryTurnSeen(h.recoveryTurn) },
+    },
+    {
       id: "F-midturn-loss-recovery-sees-partial",
       expectation: "the recovery turn's model request carries each checkpoint exactly once and none of the held partial text",
       judge: (h) => {
@@ -318,7 +364,7 @@ export default defineScenario<Observed>({
     },
   ],
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe, proceed, signal } = ctx;
     const client = lab.operator.client;
     const token = uniqueName("mt");
     const { cp1, cp2, partial: partialMarker } = markersOf(token);
@@ -343,7 +389,8 @@ export default defineScenario<Observed>({
       const ws = await publishWorkspace(lab, { repo: uniqueName("midturn"), files });
       const s = await createWorkerSession(lab, ws);
       const d = await dispatchTo(lab, s.key, alias);
-      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+      observe("dispatch", dispatchSeen(alias, d));
+      if (!proceed("R-midturn-loss-dispatch")) return;
       log(`session ${s.key} placed on ${alias} in ${d.ms} ms; slots ${JSON.stringify(hostBefore.workerSlots)}`);
 
       await lab.model.setScript([
@@ -372,7 +419,8 @@ export default defineScenario<Observed>({
       observe("lost", { token, runId: sent.runId, heldStream: held.streamedText });
       log(`model request ${held.id} held after streaming ${JSON.stringify(held.streamedText)}; ${alias} SIGKILLed ${Math.round(trig.reactionMs)} ms later (node.list disconnected with it)`);
       const toolRounds = (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(token));
-      assert.deepEqual(toolRounds.map((r) => [r.round, r.status]), [[0, "completed"], [1, "completed"], [2, "held"]], "the model saw two tool rounds, then the held answer");
+      observe("toolRounds", toolRounds.map((r): [number | null, string] => [r.round ?? null, r.status]));
+      if (!proceed("P-midturn-loss-kill-point")) return;
 
       // ---- within the bound: the turn, the placement, the model request. Each is watched
       // until the bound for its expected end (a slower fix is still a fix); what does not hold
@@ -431,7 +479,9 @@ export default defineScenario<Observed>({
         log(`chat.abort of the stuck run: ${JSON.stringify(aborted)}`);
       }
       // The turn has ended (or was aborted): what history committed, against the snapshot.
-      assert.ok(historyBeforeKill, "no history snapshot was taken before the kill");
+      observe("snapshotBeforeKill", historyBeforeKill !== undefined);
+      // (The second test is the premise's own, for the type: it never decides alone.)
+      if (!proceed("P-midturn-loss-snapshot") || !historyBeforeKill) return;
       const historyAfterEnd = await chatHistory(client, s.key);
       const endedDiff = historyDiff(historyLines(historyBeforeKill), historyLines(historyAfterEnd));
       log(`history after the turn ended vs before the kill: ${JSON.stringify(endedDiff)}`);
@@ -449,7 +499,8 @@ export default defineScenario<Observed>({
         (err: Error) => ({ error: err.message }),
       );
       log(`recovery turn (${Date.now() - tRec} ms): ${JSON.stringify(recovery)}`);
-      assert.ok("text" in recovery && recovery.text === expectedReply(recMessage), `the recovery turn did not complete: ${JSON.stringify(recovery)}`);
+      observe("recoveryTurn", { message: recMessage, ...("text" in recovery ? { text: recovery.text } : { error: recovery.error }) });
+      if (!proceed("R-midturn-loss-recovery-turn")) return;
       const recTurnReqs = (await lab.model.requests()).filter((r: ModelRequest) => (r.userText ?? "").includes(recMessage));
       const recReqs = recTurnReqs.filter((r) => isResponsesCall(r));
       // Each request's body counted, not kept: a Responses body carries the instructions and every tool's schema.

@@ -1,4 +1,3 @@
-import assert from "node:assert/strict";
 import { GatewayError } from "../lab/clients/gateway.ts";
 import { sendChat, waitRun } from "../lab/clients/sessions.ts";
 import { replyOf } from "../lab/kits/session.ts";
@@ -7,13 +6,14 @@ import { defineScenario } from "../lab/scenario.ts";
 import { nodeByAlias, nodeView, waitConnected, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { nodeScene } from "../lab/kits/scene.ts";
 import { plantNodeMarker, proveTurnOnNode, turnOnNode, type NodeMarker, type TurnProof, type TurnSeen } from "../lab/kits/proof.ts";
-import { createWorkerSession, dispatchTo, placementOf, uniqueName } from "../lab/kits/workers.ts";
+import { createWorkerSession, dispatchedCheck, dispatchSeen, dispatchTo, placementOf, uniqueName, type DispatchSeen } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // Work for a node host that is down (SIGKILLed; its container and state volume kept):
 //   - a new sessions.dispatch to it fails at once with a clear error (nothing is placed);
 //   - a turn sent to a session already placed there is accepted, waits while the node is
 //     down, and completes by itself once the node is started again on its state volume;
+//   - the node, started again, comes back as the same node (same nodeId, no pairing request);
 //   - the refused session can be dispatched to the node once it is back.
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): WHILE_DOWN_MS, the
@@ -24,10 +24,14 @@ const refusal = (nodeId: string) => ({ code: "INVALID_REQUEST", message: `device
 
 // The body drives and observes (ctx.observe); the checks below judge what it observed.
 export type Observed = {
+  /** The dispatch of the session the queued turn goes to, to the node while it is up (the rest needs an active placement: the body stops there otherwise). */
+  dispatch?: DispatchSeen;
   /** The new dispatch to the down node: its answer or refusal, how long it took, the session's placement state afterwards (null: none), and the node's id. */
   refused?: { nodeId: string; result: { accepted: string } | { code: string; message: string }; ms: number; placement: string | null };
   /** The turn sent while the node was down: chat.send's status, agent.wait's over the window while down (and the window), its end after the node returned, what the proof that it ran on the node read. */
   queued?: { chatSend: string; whileDown: string; whileDown_ms: number; afterReturn: string; turn: TurnSeen };
+  /** The node as node.list and the pairing lists showed it once it was a worker host again: whether it has the nodeId it had before the kill, and the pairing requests waiting for it. */
+  back?: { sameNodeId: boolean; pendingDevice: number; pendingNode: number };
   /** The refused session dispatched again once the node was back: its state and time, or the error. */
   again?: { state: string; ms: number } | { error: string };
 };
@@ -43,6 +47,7 @@ export default defineScenario<Observed>({
   topology: "shared",
   timeoutMs: 240_000,
   checks: [
+    dispatchedCheck<Observed>("R-offline-dispatch-placed", (h) => h.dispatch),
     {
       id: "R-offline-dispatch-refused",
       expectation: "a new dispatch to a node that is down fails at once (< 5 s) with a clear error and places nothing",
@@ -68,17 +73,23 @@ export default defineScenario<Observed>({
         };
       },
     },
+    {
+      id: "R-offline-dispatch-same-node",
+      expectation: "the node, started again on its state volume, comes back with the same nodeId and raises no pairing request",
+      judge: (h) => h.back && { holds: h.back.sameNodeId && h.back.pendingDevice + h.back.pendingNode === 0, observed: { sameNodeId: h.back.sameNodeId, pendingDevicePairing: h.back.pendingDevice, pendingNodePairing: h.back.pendingNode } },
+    },
     { id: "R-offline-dispatch-after-return", expectation: "the refused session can be dispatched to the node once it is back", judge: (h) => h.again && { holds: "state" in h.again && h.again.state === "active", observed: h.again } },
   ],
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe, proceed, signal } = ctx;
     await nodeScene(ctx, {}, async ({ alias, evidence, tl }) => {
       await waitForWorkerHost(lab, alias, { signal });
       const ws = await publishWorkspace(lab, { repo: uniqueName("offline") });
       const placed = await createWorkerSession(lab, ws);
       const fresh = await createWorkerSession(lab, ws);
       const d = await dispatchTo(lab, placed.key, alias);
-      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+      observe("dispatch", dispatchSeen(alias, d));
+      if (!proceed("R-offline-dispatch-placed")) return;
       const nodeId = (await nodeByAlias(lab, alias)).nodeId;
       // The queued turn's proof: a file only the node's checkout has, planted while the node is
       // up (the checkout is on its state volume, which the kill keeps).
@@ -125,8 +136,8 @@ export default defineScenario<Observed>({
 
       const host = await waitForWorkerHost(lab, alias, { timeoutMs: 60_000, signal });
       const view = await nodeView(lab, alias);
-      assert.equal(view.nodeId, nodeId, "the node came back with another nodeId");
-      assert.equal(view.pendingDevice + view.pendingNode, 0, "the node raised a pairing request after its restart");
+      observe("back", { sameNodeId: view.nodeId === nodeId, pendingDevice: view.pendingDevice, pendingNode: view.pendingNode });
+      if (!proceed("R-offline-dispatch-same-node")) return;
       const again = await dispatchTo(lab, fresh.key, alias).then(
         (r) => ({ state: r.placement.state, ms: r.ms }),
         (err: Error) => ({ error: err.message }),

@@ -1,4 +1,3 @@
-import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import { faults } from "../lab/faults/index.ts";
 import { defineScenario } from "../lab/scenario.ts";
@@ -7,7 +6,7 @@ import { controlConn, controlEvents, waitReconnect } from "../lab/kits/node-wire
 import { bundleSeen, keptBundle, nodeView, sameNode, waitBundleInstalled, waitConnected, waitForWorkerHost, type BundleSeen, type NodeView } from "../lab/kits/nodes.ts";
 import { provenWorkerTurn, turnOnNode, type TurnSeen } from "../lab/kits/proof.ts";
 import { nodeScene } from "../lab/kits/scene.ts";
-import { createWorkerSession, dispatchTo, uniqueName } from "../lab/kits/workers.ts";
+import { createWorkerSession, dispatchedCheck, dispatchSeen, dispatchTo, uniqueName, type DispatchSeen } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 
 // A node host's control connection is cut twice and restored:
@@ -19,6 +18,9 @@ import { publishWorkspace } from "../lab/kits/workspace.ts";
 // pairing request, same installed bundle directory) and the next worker turn on it completes.
 // (A network blip shorter than the gateway's keepalive cuts nothing: the TCP connection
 // survives it and neither side notices; measured, see the notes in lab/kits/keepalive.ts.)
+// Premise P-reconnect-one-bundle: before the cuts the node has exactly one installed bundle
+// directory on its disk (what "the same bundle directory" after each cut is compared against;
+// none, or several left by earlier work on the shared lab, and the lab cannot tell).
 // The body drives and observes (ctx.observe); the checks below judge what it observed.
 
 /** One cut as observed: the node before and after it, the connections, the next turn, the bundle after that turn. */
@@ -32,6 +34,10 @@ interface Cut {
   bundle?: BundleSeen;
 }
 export interface Observed {
+  /** The dispatch of the session the turns run in (the rest needs an active placement: the body stops there otherwise). */
+  dispatch?: DispatchSeen;
+  /** How many installed bundle directories the node had before the cuts (P-reconnect-one-bundle). */
+  bundlesBefore?: number;
   wire?: Cut;
   network?: Cut;
 }
@@ -46,7 +52,15 @@ export default defineScenario<Observed>({
   proves: "a node whose connection is cut (wire close 1006; network disconnect until the gateway drops it) comes back as the same approved node without re-pairing, keeps its installed bundle, and its next worker turn completes on it",
   topology: "shared",
   timeoutMs: 300_000,
+  premises: [
+    {
+      id: "P-reconnect-one-bundle",
+      what: "before the cuts the node has exactly one installed bundle directory, the one each cut's same-bundle check compares against",
+      judge: (h) => (h.bundlesBefore === undefined ? undefined : { met: h.bundlesBefore === 1, observed: { bundles: h.bundlesBefore } }),
+    },
+  ],
   checks: [
+    dispatchedCheck<Observed>("R-reconnect-dispatch", (h) => h.dispatch),
     {
       id: "R-reconnect-wire-same-node",
       expectation: "after its connection is aborted at the tap (1006), the node reconnects with the same nodeId, stays approved, raises no pairing request and keeps its installed bundle directory",
@@ -75,16 +89,18 @@ export default defineScenario<Observed>({
     },
   ],
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe, proceed, signal } = ctx;
     await nodeScene(ctx, {}, async ({ alias, tap, evidence, tl }) => {
       await waitForWorkerHost(lab, alias, { signal });
       const ws = await publishWorkspace(lab, { repo: uniqueName("reconnect") });
       const session = await createWorkerSession(lab, ws);
       const d = await dispatchTo(lab, session.key, alias);
-      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+      observe("dispatch", dispatchSeen(alias, d));
+      if (!proceed("R-reconnect-dispatch")) return;
       await waitBundleInstalled(lab, alias, { signal });
       const before = await nodeView(lab, alias);
-      assert.equal(before.bundles.length, 1, "one installed bundle directory before the cuts");
+      observe("bundlesBefore", before.bundles.length);
+      if (!proceed("P-reconnect-one-bundle")) return;
       log(`${alias} before: ${JSON.stringify(before)}; session ${session.key} placed in ${d.ms} ms`);
       evidence.before = before;
       evidence.session = { key: session.key, placement: d.placement };

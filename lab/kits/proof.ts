@@ -157,13 +157,6 @@ export function turnSeen(o: { alias: string; marker: NodeMarker; reply: string |
   };
 }
 
-/** proveTurnOnNode, asserted: for turns a scenario asserts rather than checks. */
-export async function assertTurnOnNode(lab: Lab, o: Parameters<typeof proveTurnOnNode>[1], what: string): Promise<TurnProof> {
-  const proof = await proveTurnOnNode(lab, o);
-  assert.ok(proof.holds, `${what}: no proof the turn ran on ${o.alias}: ${JSON.stringify(proof.observed)}`);
-  return proof;
-}
-
 export interface ProvenTurn {
   message: string;
   text?: string;
@@ -180,7 +173,7 @@ export interface ProvenTurn {
 /**
  * One worker turn in a placed session, proven to run on `alias`: a marker planted in the
  * session's current placement (sessions.describe), the turn (its failure is an observation, not
- * a throw), and the proof. Judge it with `check({ holds: t.proof.holds, observed: t.observed })`.
+ * a throw), and the proof. Observe `t.seen`; a declared check judges it with `turnOnNode(h.x)`.
  */
 export async function provenWorkerTurn(lab: Lab, key: string, alias: string, opts: { note?: string; timeoutMs?: number } = {}): Promise<ProvenTurn> {
   const placement = await placementOf(lab, key);

@@ -26,9 +26,20 @@ const proven = (alias: string): TurnSeen => ({
   launches: [{ seq: 7, t: 1, conn: "c1", launchId: "l-1", environmentId: "env-1" }],
 });
 
+/** Both real nodes' sessions placed and their turns with the fleet quiet run on them, in the body's order. */
+const quietTurns = (): NonNullable<Observed["quietTurns"]> =>
+  ["node-1", "node-2"].flatMap((alias) => (["warm-up", "baseline"] as const).map((what) => ({ alias, what, seen: proven(alias) })));
+
 /** Both turns served under a busy fleet of 10, the load routed, the operator never refused. */
 const good = (): Observed => ({
   fleet: { scripted: 10 },
+  realNodes: 2,
+  dispatch: [
+    { alias: "node-1", state: "active", deviceId: "d-1" },
+    { alias: "node-2", state: "active", deviceId: "d-2" },
+  ],
+  quietTurns: quietTurns(),
+  loadStarted: { error: null },
   load: { windows, invokes: windows.flatMap(through), lists: windows.flatMap((w) => [{ start: w.from + 100, ms: 30 }, { start: w.from + 5_000, ms: 40 }]) },
   turns: { placed: 2, busy: [{ alias: "node-1", seen: proven("node-1"), ms: 9_000 }, { alias: "node-2", seen: proven("node-2"), ms: 9_500 }] },
   overloaded: [],
@@ -51,6 +62,76 @@ describe("fleet-real-nodes: P-real-fleet-busy", () => {
       ],
     });
     expect(premiseOf("P-real-fleet-busy", { ...good(), turns: { ...good().turns!, placed: 3 } })).toMatchObject({ met: false });
+  });
+});
+
+describe("fleet-real-nodes: P-real-two-nodes (the body stops there when it is not met)", () => {
+  it("met with two real node hosts (or more)", () => {
+    expect(premiseOf("P-real-two-nodes", good())).toEqual({ id: "P-real-two-nodes", met: true, observed: { realNodes: 2 } });
+    expect(premiseOf("P-real-two-nodes", { realNodes: 3 })).toEqual({ id: "P-real-two-nodes", met: true, observed: { realNodes: 3 } });
+  });
+  it("not met with one; a body that stopped there is unknown, nothing after it judged", () => {
+    const one: Observed = { fleet: { scripted: 10 }, realNodes: 1 };
+    expect(premiseOf("P-real-two-nodes", one)).toEqual({ id: "P-real-two-nodes", met: false, observed: { realNodes: 1 } });
+    const j = judgeHistory({ ...hist(one), stopped: "P-real-two-nodes" }, scenario, []);
+    expect(j.verdict).toBe("unknown");
+    expect(j.detail).toBe('the lab could not tell: premise P-real-two-nodes not met (the lab has at least two real node hosts, a turn under load on each): observed {"realNodes":1}');
+    expect(j.checks).toEqual([]);
+  });
+});
+
+describe("fleet-real-nodes: R-real-dispatch (the body stops at the first dispatch that is not active)", () => {
+  it("holds when each real node's session was placed on it", () => {
+    expect(checkOf("R-real-dispatch", good())).toMatchObject({ holds: true, observed: [{ alias: "node-1", state: "active" }, { alias: "node-2", state: "active" }] });
+  });
+  it("does not hold when one was not active; a body that stopped there fails on it", () => {
+    const o: Observed = { fleet: { scripted: 10 }, realNodes: 2, dispatch: [{ alias: "node-1", state: "active" }, { alias: "node-2", state: "pending" }] };
+    expect(checkOf("R-real-dispatch", o)).toMatchObject({ holds: false, observed: [{ alias: "node-1", state: "active" }, { alias: "node-2", state: "pending" }] });
+    const j = judgeHistory({ ...hist(o), stopped: "R-real-dispatch" }, scenario, []);
+    expect(j).toMatchObject({ verdict: "fail", detail: "R-real-dispatch: expectation not met and no finding is registered as R-real-dispatch" });
+    expect(j.checks.map((c) => c.findingId)).toEqual(["R-real-dispatch"]);
+  });
+});
+
+describe("fleet-real-nodes: R-real-quiet-turn (the body stops at the first quiet turn not on its node)", () => {
+  it("holds when each warm-up and baseline turn ran on its node", () => {
+    expect(checkOf("R-real-quiet-turn", good())).toEqual({
+      id: "R-real-quiet-turn",
+      expectation: "with the fleet quiet, each real node host's warm-up and baseline worker turns run on it (each reads a node-only file; worker.launch.v1 on the node's tap)",
+      holds: true,
+      observed: { turns: 4, notOnNode: [] },
+    });
+  });
+  it("does not hold when one gave no reply or no launch on its node, named with what its proof read; a body that stopped there fails on it", () => {
+    const failed = { ...proven("node-1"), reply: null, launches: [], error: "chat turn 0b6d8f0e-1c2a-4e5b-9f3d-2a1b3c4d5e6f in agent:main:fleetlab-3fa2c1 ended with status timeout" };
+    const o: Observed = { ...good(), quietTurns: [{ alias: "node-1", what: "warm-up", seen: failed }] };
+    expect(checkOf("R-real-quiet-turn", o)).toMatchObject({
+      holds: false,
+      observed: { turns: 1, notOnNode: [{ alias: "node-1", what: "warm-up", reply: "none", launches: 0, error: "chat turn <uuid> in agent:main:fleetlab-<id> ended with status timeout" }] },
+    });
+    const elsewhere: Observed = { ...good(), quietTurns: [...quietTurns().slice(0, 3), { alias: "node-2", what: "baseline", seen: { ...proven("node-2"), launches: [{ seq: 9, t: 1, conn: "c2", environmentId: "env-other" }] } }] };
+    expect(checkOf("R-real-quiet-turn", elsewhere)).toMatchObject({ holds: false, observed: { turns: 4, notOnNode: [{ alias: "node-2", what: "baseline", reply: "node-only marker", launches: 0 }] } });
+    const { load: _l, turns: _t, overloaded: _o, loadStarted: _s, ...stopped } = o;
+    const j = judgeHistory({ ...hist(stopped), stopped: "R-real-quiet-turn" }, scenario, []);
+    expect(j).toMatchObject({ verdict: "fail", detail: "R-real-quiet-turn: expectation not met and no finding is registered as R-real-quiet-turn" });
+  });
+});
+
+describe("fleet-real-nodes: P-real-load-started (the body stops there when it is not met)", () => {
+  it("met when the load loop had not stopped", () => {
+    expect(premiseOf("P-real-load-started", good())).toEqual({ id: "P-real-load-started", met: true, observed: { error: null } });
+  });
+  it("not met when it stopped on an error (normalised); a body that stopped there is unknown", () => {
+    const o: Observed = { ...good(), loadStarted: { error: "Unexpected token < in JSON at position 0 (node 0b6d8f0e-1c2a-4e5b-9f3d-2a1b3c4d5e6f)" } };
+    expect(premiseOf("P-real-load-started", o)).toEqual({ id: "P-real-load-started", met: false, observed: { error: "Unexpected token < in JSON at position 0 (node <uuid>)" } });
+    const { load: _l, turns: _t, overloaded: _o, ...stopped } = o;
+    const j = judgeHistory({ ...hist(stopped), stopped: "P-real-load-started" }, scenario, []);
+    expect(j.verdict).toBe("unknown");
+    expect(j.detail).toContain("premise P-real-load-started not met");
+    expect(j.checks.map((c) => [c.findingId, c.outcome])).toEqual([
+      ["R-real-dispatch", "pass"],
+      ["R-real-quiet-turn", "pass"],
+    ]);
   });
 });
 

@@ -1,4 +1,3 @@
-import assert from "node:assert/strict";
 import { defineScenario, type FindingRecord } from "../../lab/scenario.ts";
 import * as op from "../../lab/clients/operator.ts";
 import { refusal, isRefused } from "../../lab/clients/operator.ts";
@@ -8,7 +7,7 @@ import { answersRefused, fanOut, fleetSpec, invokesOnWire, percentiles, type Fan
 import { waitForWorkerHost } from "../../lab/kits/nodes.ts";
 import { provenWorkerTurn, turnOnNode, type ProvenTurn, type TurnSeen } from "../../lab/kits/proof.ts";
 import { scene } from "../../lab/kits/scene.ts";
-import { createWorkerSession, dispatchTo, uniqueName } from "../../lab/kits/workers.ts";
+import { createWorkerSession, dispatchedCheck, dispatchSeen, dispatchTo, uniqueName, type DispatchSeen } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 import { GatewayError } from "../../lab/clients/gateway.ts";
 
@@ -41,6 +40,12 @@ import { GatewayError } from "../../lab/clients/gateway.ts";
 //     overloaded (seen: sessions.describe refused "worker task capacity reached" with the fleet
 //     connected and idle); such a refused turn is tried again, up to 3 times, before it counts as
 //     not served.
+// Premise P-real-two-nodes: the lab has (at least) two real node hosts, one turn each (the body
+// stops at once otherwise). Before the load, each real node's session is placed on it
+// (R-real-dispatch) and its two turns with the fleet quiet run on it (R-real-quiet-turn): the
+// body stops at the first that falls short, as the turns under load need both.
+// Premise P-real-load-started: the fleet's load started and did not stop on an error of the
+// lab's own load loop before the turns under load (a round's worth of invokes had completed).
 // Premise P-real-fleet-busy: the fleet's load really ran during each turn: invokes were in flight
 // when the turn began (the call that plants its marker and sends it) and at least a round's worth
 // (N) of invokes completed within the turn's window (from that call until the turn's proof is
@@ -80,10 +85,25 @@ interface BusyTurn {
   ms?: number;
 }
 
+/** A turn with the fleet quiet, before the load: which node, which of its two turns, and what its proof read (turnOnNode judges it). */
+interface QuietTurn {
+  alias: string;
+  what: "warm-up" | "baseline";
+  seen: TurnSeen;
+}
+
 /** What the body observed. */
 export interface Observed {
   /** The scripted fleet's size (a round's worth of invokes). */
   fleet?: { scripted: number };
+  /** How many real node hosts the lab has (P-real-two-nodes). */
+  realNodes?: number;
+  /** Each real node's session dispatched to it, in order (the rest needs every one active: the body stops at the first that is not). */
+  dispatch?: DispatchSeen[];
+  /** The turns with the fleet quiet, in order (the body stops at the first not proven on its node). */
+  quietTurns?: QuietTurn[];
+  /** Once a round's worth of the load's invokes had completed (or it stopped): the error that stopped the load loop, or null (P-real-load-started). */
+  loadStarted?: { error: string | null };
   /**
    * The load during the turns: each turn's window (the load loop's clock), and the load's invokes
    * and node.list reads that touched a window (an invoke ended at or after its start and began at
@@ -167,6 +187,16 @@ export default defineScenario<Observed>({
   findings,
   premises: [
     {
+      id: "P-real-two-nodes",
+      what: "the lab has at least two real node hosts, a turn under load on each",
+      judge: (h) => (h.realNodes === undefined ? undefined : { met: h.realNodes >= 2, observed: { realNodes: h.realNodes } }),
+    },
+    {
+      id: "P-real-load-started",
+      what: "the fleet's load started (a round's worth of invokes completed) and its loop did not stop on an error of the lab's own before the turns under load",
+      judge: (h) => h.loadStarted && { met: h.loadStarted.error === null, observed: normalise({ error: h.loadStarted.error }) },
+    },
+    {
       id: "P-real-fleet-busy",
       what: "during each turn the fleet's load was running: invokes in flight when the turn began and at least a round's worth (N) completed within the turn's window",
       judge: (h) => {
@@ -177,6 +207,19 @@ export default defineScenario<Observed>({
     },
   ],
   checks: [
+    dispatchedCheck<Observed>("R-real-dispatch", (h) => h.dispatch),
+    {
+      id: "R-real-quiet-turn",
+      expectation: "with the fleet quiet, each real node host's warm-up and baseline worker turns run on it (each reads a node-only file; worker.launch.v1 on the node's tap)",
+      judge: (h) => {
+        if (!h.quietTurns?.length) return undefined;
+        const short = h.quietTurns.flatMap((t) => {
+          const proof = turnOnNode(t.seen);
+          return proof.holds ? [] : [{ alias: t.alias, what: t.what, ...proof.observed }];
+        });
+        return { holds: short.length === 0, observed: normalise({ turns: h.quietTurns.length, notOnNode: short }) };
+      },
+    },
     {
       id: "F-real-turn-served",
       expectation: (h) => `with ${h.fleet?.scripted ?? "N"} scripted nodes kept busy, a worker turn on each real node host completes on its node (it reads a node-only file; worker.launch.v1 on the node's tap) within ${TURN_S} s, the lab's budget for a normal worker turn`,
@@ -210,13 +253,14 @@ export default defineScenario<Observed>({
   ],
   timeoutMs: 600_000,
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe, proceed, signal } = ctx;
     const client = lab.operator.client;
     const aliases = lab.scriptedAliases;
     const n = aliases.length;
     const nodes = lab.nodes.map((m) => m.alias);
     observe("fleet", { scripted: n });
-    assert.ok(nodes.length >= 2, `this scenario needs two real node hosts (the lab has ${nodes.length})`);
+    observe("realNodes", nodes.length);
+    if (!proceed("P-real-two-nodes")) return;
     // The operator's requests for a turn the gateway refused as overloaded (F-real-operator-served).
     // Such a refusal comes before anything of the turn is sent (its placement read,
     // sessions.describe): the turn is tried again, as an operator's client would, up to
@@ -239,18 +283,24 @@ export default defineScenario<Observed>({
       await Promise.all(nodes.map((a) => waitForWorkerHost(lab, a, { signal })));
       const ws = await publishWorkspace(lab, { repo: uniqueName("fleet-real") });
       const placed: { alias: string; key: string }[] = [];
+      const dispatched: DispatchSeen[] = [];
       for (const a of nodes) {
         const s = await createWorkerSession(lab, ws, { label: `fleet-real-nodes ${a}` });
         const d = await dispatchTo(lab, s.key, a);
-        assert.equal(d.placement.state, "active", `dispatch to ${a}`);
+        dispatched.push(dispatchSeen(a, d));
+        observe("dispatch", [...dispatched]);
+        if (!proceed("R-real-dispatch")) return;
         placed.push({ alias: a, key: s.key });
       }
       const warmUp: (ProvenTurn & { alias: string })[] = [];
       const quiet: (ProvenTurn & { alias: string })[] = [];
+      const quietTurns: QuietTurn[] = [];
       for (const p of placed) {
         for (const [what, into] of [["warm-up", warmUp], ["baseline", quiet]] as const) {
           const t = await turn(p.key, p.alias, `fleet quiet, ${what}`);
-          assert.ok(t.proof.holds, `the ${what} turn with the fleet quiet did not run on ${p.alias}: ${JSON.stringify(t.observed)}`);
+          quietTurns.push({ alias: p.alias, what, seen: t.seen });
+          observe("quietTurns", [...quietTurns]);
+          if (!proceed("R-real-quiet-turn")) return;
           log(`${p.alias}: ${what} turn with the fleet quiet in ${t.ms} ms`);
           into.push({ alias: p.alias, ...t });
         }
@@ -289,7 +339,9 @@ export default defineScenario<Observed>({
       const busy: (ProvenTurn & { alias: string })[] = [];
       try {
         await waitFor("a round's worth of invokes under load", () => invokes.length >= n || loadError !== undefined, { timeoutMs: 120_000, signal });
-        assert.equal(loadError, undefined, `the fleet's load stopped: ${loadError}`);
+        observe("loadStarted", { error: loadError ?? null });
+        // Stopped here, the finally below still stops the load and waits for it.
+        if (!proceed("P-real-load-started")) return;
         log(`load running: the first ${n} invokes (${LOAD_CONCURRENCY} lanes) in ${invokes[n - 1]!.end - invokes[0]!.start} ms`);
         for (const p of placed) {
           const from = Date.now();

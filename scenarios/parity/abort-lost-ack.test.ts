@@ -1,9 +1,9 @@
-// abort-lost-ack's checks as pure functions of what its body observed, on hand-made histories (no Docker).
+// abort-lost-ack's checks and premise as pure functions of what its body observed, on hand-made histories (no Docker).
 import { describe, expect, it } from "vitest";
 import { deriveChecks, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import type { TurnSeen } from "../../lab/kits/proof.ts";
 import scenario, { type Observed } from "./abort-lost-ack.ts";
-import { historyOf } from "../../lab/testing/histories.ts";
+import { historyOf, premiseOf } from "../../lab/testing/histories.ts";
 
 const hist = (observations: Observed): ScenarioHistory => historyOf(scenario, observations);
 const derived = (observations: Observed) => Object.fromEntries(deriveChecks(scenario.checks!, observations as Observations, true).checks.map((c) => [c.id, c]));
@@ -22,6 +22,9 @@ const successorTurn: TurnSeen = { alias: "node-1", marker: MARKER, reply: MARKER
 
 /** What qa-lab expects: every check holds. */
 const asExpected: Observed = {
+  dispatch: { alias: "node-1", state: "active", deviceId: "dev-1" },
+  heldWorkers: { pids: [4242] },
+  acksLost: { leaked: [] },
   original: { environmentId: "env-1" },
   abort: { answer: { ok: true, aborted: true, runIds: ["run-0a1b2c3d"] }, status: "error", chat: "aborted" },
   wire: { commands: [cancel, stopOld] },
@@ -43,7 +46,10 @@ const seenOn2026_9_6: Observed = {
 
 describe("abort-lost-ack: its checks over what the body observed", () => {
   it("declares its checks in the order the body made them", () => {
+    expect(scenario.premises!.map((p) => p.id)).toEqual(["P-abort-lost-ack-acks-lost"]);
     expect(scenario.checks!.map((c) => c.id)).toEqual([
+      "R-abort-lost-ack-dispatch",
+      "R-abort-lost-ack-worker-running",
       "R-abort-lost-ack-run-ends",
       "R-abort-lost-ack-environment-stop",
       "R-abort-lost-ack-worker-gone",
@@ -53,6 +59,38 @@ describe("abort-lost-ack: its checks over what the body observed", () => {
       "R-abort-lost-ack-successor",
       "R-abort-lost-ack-fence-order",
     ]);
+  });
+
+  it("R-abort-lost-ack-dispatch: the session is placed on the node; a body that stopped there fails on it", () => {
+    expect(judged(asExpected, "R-abort-lost-ack-dispatch")).toEqual({ holds: true, observed: [{ alias: "node-1", state: "active" }] });
+    const local: Observed = { dispatch: { alias: "node-1", state: "local" } };
+    expect(judged(local, "R-abort-lost-ack-dispatch")).toEqual({ holds: false, observed: [{ alias: "node-1", state: "local" }] });
+    const j = judgeHistory({ ...hist(local), stopped: "R-abort-lost-ack-dispatch" }, scenario, []);
+    expect([j.verdict, j.detail]).toEqual(["fail", "R-abort-lost-ack-dispatch: expectation not met and no finding is registered as R-abort-lost-ack-dispatch"]);
+    expect(j.derived.map((c) => c.id)).toEqual(["R-abort-lost-ack-dispatch"]);
+  });
+
+  it("R-abort-lost-ack-worker-running: the held turn has a worker process on the node; a body that stopped there fails on it", () => {
+    expect(judged(asExpected, "R-abort-lost-ack-worker-running")).toEqual({ holds: true, observed: { workers: 1 } });
+    const none: Observed = { dispatch: asExpected.dispatch, original: asExpected.original, heldWorkers: { pids: [] } };
+    expect(judged(none, "R-abort-lost-ack-worker-running")).toEqual({ holds: false, observed: { workers: 0 } });
+    const j = judgeHistory({ ...hist(none), stopped: "R-abort-lost-ack-worker-running" }, scenario, []);
+    expect([j.verdict, j.detail]).toEqual(["fail", "R-abort-lost-ack-worker-running: expectation not met and no finding is registered as R-abort-lost-ack-worker-running"]);
+  });
+
+  it("P-abort-lost-ack-acks-lost: no answer to a cancel passed the tap; one that did stops the body, unknown (after the abort or after the reclaim)", () => {
+    expect(premiseOf(scenario, "P-abort-lost-ack-acks-lost", asExpected)).toEqual({ id: "P-abort-lost-ack-acks-lost", met: true, observed: { leaked: 0 } });
+    expect(premiseOf(scenario, "P-abort-lost-ack-acks-lost", { acksLost: { leaked: [107, 131] } })).toEqual({ id: "P-abort-lost-ack-acks-lost", met: false, observed: { leaked: 2 } });
+    const WHAT = "every answer of the node to worker.cancel.v1 was dropped at its wire tap from the abort through the reclaim: the gateway never heard the cancel acknowledged";
+    // Read after agent.wait: nothing after it was observed.
+    const early: Observed = { dispatch: asExpected.dispatch, heldWorkers: asExpected.heldWorkers, original: asExpected.original, acksLost: { leaked: [107] } };
+    const j = judgeHistory({ ...hist(early), stopped: "P-abort-lost-ack-acks-lost" }, scenario, []);
+    expect([j.verdict, j.detail]).toEqual(["unknown", `the lab could not tell: premise P-abort-lost-ack-acks-lost not met (${WHAT}): observed {"leaked":1}`]);
+    // Read again after the reclaim: the checks before it are moot, the registered ones too.
+    const { again: _again, successor: _successor, fence: _fence, ...upToReclaim } = { ...seenOn2026_9_6, acksLost: { leaked: [131] } };
+    const late = judgeHistory({ ...hist(upToReclaim), stopped: "P-abort-lost-ack-acks-lost" }, scenario, []);
+    expect(late.verdict).toBe("unknown");
+    expect(late.detail).toMatch(/^the lab could not tell: premise P-abort-lost-ack-acks-lost not met \(.*\): observed \{"leaked":1\}/);
   });
 
   it("R-abort-lost-ack-run-ends: chat.abort answers aborted: true and agent.wait ends", () => {
@@ -145,7 +183,7 @@ describe("abort-lost-ack: verdicts from whole histories", () => {
     const j = judgeHistory(hist(seenOn2026_9_6), scenario, []);
     expect(j.verdict).toBe("known-finding");
     expect(j.checks.filter((c) => c.outcome === "known-finding").map((c) => c.findingId)).toEqual(["R-abort-lost-ack-environment-stop", "R-abort-lost-ack-placement-failed", "R-abort-lost-ack-reclaim"]);
-    expect(j.checks.filter((c) => c.outcome === "pass")).toHaveLength(5);
+    expect(j.checks.filter((c) => c.outcome === "pass")).toHaveLength(7);
   });
 
   it("a shortfall other than the registered ones fails", () => {

@@ -32,6 +32,15 @@
 // it would refuse a cancel with the CURRENT epoch the same way, so that check is what it
 // observes, P-slot-outside-cancel-refused: a private node control sent from outside is refused,
 // never reaches node-1's tap, and B goes on.
+// Premises (the lab's own preconditions: unmet, the verdict is unknown):
+//   - P-slot-capacity-one: node-1 (nodeHost capacity 1) offers exactly one worker slot in
+//     node.list before the first dispatch; without a one-slot node nothing here is about one slot;
+//   - P-slot-stale-epoch-below: B's receipt (the node's answer to a worker.status.v1 poll) names an
+//     owner epoch of at least 1, so there is a stale epoch (ownerEpoch - 1) to send below it.
+// Steps the body stops at when they fall short (ctx.proceed; the verdict is their check's):
+// P-slot-dispatched (A, Busy and B each get an active placement), P-slot-a-completes (A answers
+// from the node), P-slot-delete-accepted (sessions.delete of A is not refused) and P-slot-b-launched
+// (B's worker.launch.v1 names its launchId, which the stale cancel is built from).
 // On 2026.9.6 every check holds (runs 20261130-143641-28a6, 20261130-144418-8f07): the busy turn
 // fails after ~10.4 s ("device worker capacity remained full"); sessions.delete sends the node
 // worker.environment.stop.v1 (kept as evidence).
@@ -41,17 +50,16 @@
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): BUSY_S, the 20 s for
 // B to take the slot, the 30 s for the slot to be free after B, and the window the node's answer
 // to the written cancel is read in (invokeOnNode).
-import assert from "node:assert/strict";
 import { isResponsesCall } from "../../lab/clients/model.ts";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { defineScenario, labStep } from "../../lab/scenario.ts";
 import { waitFor } from "../../lab/core/wait.ts";
 import { invokeOnNode, launches, launchIdentity, launchReceipts, workerCommands, type Launch, type WorkerCommand } from "../../lab/kits/node-wire.ts";
 import { invokeNodeCommand, nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../../lab/kits/nodes.ts";
-import { plantNodeMarker, proveTurnOnNode, turnOnNode, type NodeMarker, type TurnProof, type TurnSeen } from "../../lab/kits/proof.ts";
+import { plantNodeMarker, proveTurnOnNode, turnOnNode, turnSeen, type TurnSeen } from "../../lab/kits/proof.ts";
 import { scene } from "../../lab/kits/scene.ts";
 import { armHold, deleteSession, describeOrRefusal, isRefused, openSession, type Refused, type Session } from "../../lab/kits/session.ts";
-import { uniqueName } from "../../lab/kits/workers.ts";
+import { dispatchedCheck, dispatchSeen, uniqueName, type DispatchSeen } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 
 /** How long the second turn is given to end while the slot is held (the gateway waits ~10 s for a slot). */
@@ -59,12 +67,22 @@ const BUSY_S = 30;
 
 // The body drives and observes (ctx.observe); the checks below judge what it observed.
 export interface Observed {
+  /** node.list's worker slots of the node before anything was dispatched (null: none reported). */
+  host?: { slotsTotal: number | null };
+  /** Each dispatch so far: A and Busy, then B (the rest needs active placements: the body stops there otherwise). */
+  dispatches?: DispatchSeen[];
   /** The second session's turn while the slot was held: how agent.wait ended it within BUSY_S, its error as text, model requests carrying its token. */
   busy?: { status: string; error: string; modelRequests: number };
+  /** A's end once the model was released: agent.wait's status and the proof that it ran on the node. */
+  a?: { status: string; turn: TurnSeen };
+  /** sessions.delete of A: its refusal (absent: accepted). */
+  deleted?: { refusal?: Refused };
   /** sessions.describe of A after sessions.delete: its refusal, or the placement it shows (absent: none). */
   afterDelete?: { refusal?: Refused; placement?: unknown };
   /** B's turn held: B's run, whether node.list showed the one slot in use within 20 s, the slots then, the worker.launch.v1 on the tap since the deletion. */
   reuse?: { runId: string; inUse: boolean; slots: { total: number; available: number } | null; launches: Launch[] };
+  /** B's receipt (the node's answer to a worker.status.v1 poll naming B's launch): its owner epoch as it reads. */
+  receipt?: { ownerEpoch: unknown };
   /** The stale-epoch cancel written toward the node: its answer (null: none in time), and B's model requests still held after it. */
   staleCancel?: { answer: { ok?: boolean; payload: unknown; error: unknown } | null; bHeld: number };
   /** The same cancel as an operator's node.invoke: the gateway's answer or refusal, the worker.* commands on the tap after it, B's model requests still held. */
@@ -73,13 +91,8 @@ export interface Observed {
   b?: { status: string; turn: TurnSeen; slotFree: boolean };
 }
 
-/** What proveTurnOnNode read, as a history keeps it (lab/kits/proof.ts TurnSeen): turnOnNode judges it again. */
-const turnSeen = (alias: string, marker: NodeMarker, reply: string | undefined, proof: TurnProof): TurnSeen => ({
-  alias,
-  marker: { nonce: marker.nonce, reply: marker.reply, ...(marker.environmentId ? { environmentId: marker.environmentId } : {}) },
-  reply: reply ?? null,
-  launches: [...proof.evidence.launches],
-});
+/** B's launches on the node's tap since the deletion (worker.launch.v1 carrying B's run). */
+const launchesOfB = (reuse: NonNullable<Observed["reuse"]>) => reuse.launches.filter((l) => l.runId === reuse.runId);
 const cancelsIn = (commands: Pick<WorkerCommand, "command">[]) => commands.filter((c) => c.command === "worker.cancel.v1").length;
 const state = (p: unknown) => (p && typeof p === "object" ? ((p as { state?: unknown }).state ?? "no state") : p);
 
@@ -90,7 +103,25 @@ export default defineScenario<Observed>({
   spec: { nodes: { count: 1, capacity: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   needs: [{ method: "sessions.dispatch", why: "the slot belongs to a paired node's worker" }, { method: "sessions.delete" }],
   timeoutMs: 240_000,
+  premises: [
+    {
+      id: "P-slot-capacity-one",
+      what: "the lab's node host (nodeHost capacity 1) offers exactly one worker slot in node.list before the first dispatch",
+      judge: (h) => h.host && { met: h.host.slotsTotal === 1, observed: { slotsTotal: h.host.slotsTotal } },
+    },
+    {
+      id: "P-slot-stale-epoch-below",
+      what: "B's launch receipt from the node names an owner epoch of at least 1, so a stale epoch (ownerEpoch - 1) exists to cancel with",
+      judge: (h) => {
+        if (!h.receipt) return undefined;
+        const e = h.receipt.ownerEpoch;
+        const met = typeof e === "number" && e >= 1;
+        return { met, observed: { ownerEpoch: met ? "at least 1" : e } };
+      },
+    },
+  ],
   checks: [
+    dispatchedCheck<Observed>("P-slot-dispatched", (h) => h.dispatches),
     {
       id: "P-slot-busy-turn-fails",
       expectation: "a turn to a second session on a one-slot node whose slot is held ends with status error naming capacity, and never reaches the model (qa-lab)",
@@ -99,6 +130,20 @@ export default defineScenario<Observed>({
           holds: h.busy.status === "error" && /capacity/i.test(h.busy.error) && h.busy.modelRequests === 0,
           observed: normalise({ within_s: BUSY_S, status: h.busy.status, error: normaliseText(h.busy.error).slice(0, 300), modelRequests: h.busy.modelRequests }),
         },
+    },
+    {
+      id: "P-slot-a-completes",
+      expectation: "the turn holding the one slot (A) completes, on the node, once its model request is released",
+      judge: (h) => {
+        if (!h.a) return undefined;
+        const proof = turnOnNode(h.a.turn);
+        return { holds: h.a.status === "ok" && proof.holds, observed: { status: h.a.status, ...proof.observed } };
+      },
+    },
+    {
+      id: "P-slot-delete-accepted",
+      expectation: "sessions.delete of the session that held the slot (A) is accepted",
+      judge: (h) => h.deleted && { holds: !h.deleted.refusal, observed: { delete: h.deleted.refusal ? normaliseText(`${h.deleted.refusal.code}: ${h.deleted.refusal.message}`) : "accepted" } },
     },
     {
       id: "P-slot-delete-drops-placement",
@@ -117,6 +162,16 @@ export default defineScenario<Observed>({
         const runId = h.reuse.runId;
         const launchesB = h.reuse.launches.filter((l) => l.runId === runId);
         return { holds: h.reuse.inUse && launchesB.length >= 1, observed: { slots: h.reuse.slots, launches: launchesB.length } };
+      },
+    },
+    {
+      id: "P-slot-b-launched",
+      expectation: "B's worker.launch.v1 on the node's tap names its launchId (the launch identity a cancel of it names)",
+      judge: (h) => {
+        if (!h.reuse) return undefined;
+        const launchesB = launchesOfB(h.reuse);
+        const launchId = !!launchesB.at(-1)?.launchId;
+        return { holds: launchId, observed: { launches: launchesB.length, launchId } };
       },
     },
     {
@@ -162,10 +217,11 @@ export default defineScenario<Observed>({
     },
   ],
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe, proceed, signal } = ctx;
     const alias = lab.nodes[0]!.alias;
     const host = await waitForWorkerHost(lab, alias, { signal });
-    assert.equal(host.workerSlots?.total, 1, `${alias}: nodeHost capacity 1 should give one worker slot`);
+    observe("host", { slotsTotal: host.workerSlots?.total ?? null });
+    if (!proceed("P-slot-capacity-one")) return;
     const nodeId = host.nodeId;
     const tokens: string[] = [];
     const heldFor = async (token: string) => (await lab.model.requests()).filter((r) => isResponsesCall(r) && (r.userText ?? "").includes(token) && r.status === "held").length;
@@ -177,7 +233,9 @@ export default defineScenario<Observed>({
       const busy = await openSession(lab, { workspace: ws, label: "slot-busy" });
       const da = await a.dispatch(alias);
       const dbusy = await busy.dispatch(alias);
-      for (const d of [da, dbusy]) assert.equal(d.placement.state, "active", `session ${d.key} was not placed on ${alias}`);
+      const dispatches = [dispatchSeen(alias, da), dispatchSeen(alias, dbusy)];
+      observe("dispatches", [...dispatches]);
+      if (!proceed("P-slot-dispatched")) return;
       log(`A and Busy placed on ${alias} (${da.ms} ms, ${dbusy.ms} ms)`);
 
       // ---- A holds the one slot (its model request held: provably in flight on the node)
@@ -205,15 +263,17 @@ export default defineScenario<Observed>({
       await lab.model.release();
       const endA = await a.wait(sentA.runId, 60_000);
       const proofA = await proveTurnOnNode(lab, { alias, marker: markerA, reply: endA.text, tapSince: sinceA });
-      assert.ok(endA.status === "ok" && proofA.holds, `turn A did not complete on ${alias}: ${endA.status} ${JSON.stringify(proofA.observed)}`);
+      observe("a", { status: endA.status, turn: turnSeen({ alias, marker: markerA, reply: endA.text }, proofA) });
+      evidence.a = { runId: sentA.runId, end: endA, proof: proofA.evidence };
+      if (!proceed("P-slot-a-completes")) return;
       await waitForNode(lab, alias, "its slot free again", slotsFree, { signal });
       log(`A answered from ${alias}; slot free`);
-      evidence.a = { runId: sentA.runId, end: endA, proof: proofA.evidence };
 
       // ---- delete A
       const sinceDelete = await lab.tap(alias).seq();
       const deleted = await deleteSession(lab, a.key);
-      assert.ok(!isRefused(deleted), `sessions.delete of A was refused: ${JSON.stringify(deleted)}`);
+      observe("deleted", isRefused(deleted) ? { refusal: deleted } : {});
+      if (!proceed("P-slot-delete-accepted")) return;
       const described = await describeOrRefusal(lab, a.key);
       const placementAfter = isRefused(described) ? undefined : (described.session as { placement?: unknown } | undefined)?.placement;
       log(`sessions.delete A: ${JSON.stringify(deleted)}; describe after: ${JSON.stringify(isRefused(described) ? described : { placement: placementAfter ?? null })}`);
@@ -223,7 +283,9 @@ export default defineScenario<Observed>({
       // ---- B: a new session's turn reuses the slot
       const b = await openSession(lab, { workspace: ws, label: "slot-b" });
       const db = await b.dispatch(alias);
-      assert.equal(db.placement.state, "active", `session B was not placed on ${alias}`);
+      dispatches.push(dispatchSeen(alias, db));
+      observe("dispatches", [...dispatches]);
+      if (!proceed("P-slot-dispatched")) return;
       const markerB = await plantNodeMarker(lab, alias, db.placement, { note: "reuses the slot" });
       tokens.push(markerB.nonce);
       const sinceB = await lab.tap(alias).seq();
@@ -240,13 +302,14 @@ export default defineScenario<Observed>({
       evidence.b = { placement: db.placement, slotsWhileHeld: slotsB, launches: launchesB };
 
       // ---- a cancel with a stale owner epoch, to the node itself (see the header)
-      const launch = launchesB.at(-1);
-      assert.ok(launch?.launchId, `B's worker.launch.v1 names no launchId: ${JSON.stringify(launch)}`);
+      if (!proceed("P-slot-b-launched")) return;
+      const launchId = launchesB.at(-1)!.launchId!;
       const receipt = await labStep(`${alias}'s receipt for B's launch (its answer to a worker.status.v1 poll)`, () =>
-        waitFor("a receipt naming B's whole launch identity", async () => (await launchReceipts(lab, alias, launch.launchId!, sinceB)).map((r) => launchIdentity(r.payload)).findLast(Boolean), { timeoutMs: 20_000, intervalMs: 250, signal }),
+        waitFor("a receipt naming B's whole launch identity", async () => (await launchReceipts(lab, alias, launchId, sinceB)).map((r) => launchIdentity(r.payload)).findLast(Boolean), { timeoutMs: 20_000, intervalMs: 250, signal }),
       );
+      observe("receipt", { ownerEpoch: receipt.ownerEpoch ?? null });
+      if (!proceed("P-slot-stale-epoch-below")) return;
       const epoch = receipt.ownerEpoch as number;
-      assert.ok(typeof epoch === "number" && epoch >= 1, `B's receipt has no owner epoch above 0 to go below: ${JSON.stringify(receipt)}`);
       const staleCancel = { ...receipt, ownerEpoch: epoch - 1 };
       const written = await labStep(`writing worker.cancel.v1 with ownerEpoch ${epoch - 1} toward ${alias} (tap-${alias})`, () =>
         invokeOnNode(lab, alias, { nodeId, command: "worker.cancel.v1", params: staleCancel, at: { command: "worker.status.v1" } }),
@@ -270,7 +333,7 @@ export default defineScenario<Observed>({
       observe("outsideCancel", { answer: cancelled, commands: commandsAfterCancel, bHeld: heldStill });
       // expectation: a time-out is "slot not free" in P-slot-b-completes: the 30 s window is fixed, not paced
       const freed = await waitForNode(lab, alias, "its slot free after B", slotsFree, { signal, expectation: true }).catch(() => undefined);
-      observe("b", { status: endB.status, turn: turnSeen(alias, markerB, endB.text, proofB), slotFree: !!freed });
+      observe("b", { status: endB.status, turn: turnSeen({ alias, marker: markerB, reply: endB.text }, proofB), slotFree: !!freed });
       evidence.cancel = { params: staleCancel, answer: cancelled, cancelsOnWire, bStillHeld: heldStill };
       evidence.b = { ...(evidence.b as object), end: endB, proof: proofB.evidence };
       evidence.modelRequests = (await lab.model.requests()).filter((r) => isResponsesCall(r) && tokens.some((t) => (r.userText ?? "").includes(t))).map((r) => ({ id: r.id, status: r.status, userText: r.userText }));

@@ -1,9 +1,9 @@
-// offline-runner-stop's checks as pure functions of what its body observed, on hand-made histories (no Docker).
+// offline-runner-stop's checks and premise as pure functions of what its body observed, on hand-made histories (no Docker).
 import { describe, expect, it } from "vitest";
 import { deriveChecks, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import type { TurnSeen } from "../../lab/kits/proof.ts";
 import scenario, { RUNNER_OFFLINE, type Observed } from "./offline-runner-stop.ts";
-import { historyOf } from "../../lab/testing/histories.ts";
+import { historyOf, premiseOf } from "../../lab/testing/histories.ts";
 
 const hist = (observations: Observed): ScenarioHistory => historyOf(scenario, observations);
 /** The declared checks over `observations`, by id (a check with nothing to read is absent). */
@@ -21,6 +21,8 @@ const localMessage = "local-0a1b2c while the runner is stopped";
 
 /** What qa-lab expects: every check holds. */
 const asExpected: Observed = {
+  dispatch: { alias: "node-1", state: "active", deviceId: "dev-1" },
+  shutdown: { graceful: true },
   offlineTurn: { status: "error", error: `WorkerRunnerUnavailableError: ${RUNNER_OFFLINE}`, chat: "error" },
   placementAfter: placement,
   localTurn: { message: localMessage, status: "ok", text: "fleetlab-ok: local-0a1b2c while the runner is stopped" },
@@ -36,13 +38,39 @@ const seenOn2026_9_6: Observed = {
 
 describe("offline-runner-stop: its checks over what the body observed", () => {
   it("declares its checks in the order the body made them", () => {
+    expect(scenario.premises!.map((p) => p.id)).toEqual(["P-offline-runner-stop-clean-stop"]);
     expect(scenario.checks!.map((c) => c.id)).toEqual([
+      "R-offline-runner-stop-dispatch",
       "R-offline-runner-stop-turn-error",
       "R-offline-runner-stop-placement-kept",
       "R-offline-runner-stop-local-turn",
       "R-offline-runner-stop-no-launch",
       "R-offline-runner-stop-retry",
     ]);
+  });
+
+  it("R-offline-runner-stop-dispatch: the session is placed on the node; a body that stopped there fails on it", () => {
+    expect(judged(asExpected, "R-offline-runner-stop-dispatch")).toEqual({ holds: true, observed: [{ alias: "node-1", state: "active" }] });
+    const local: Observed = { dispatch: { alias: "node-1", state: "local" } };
+    expect(judged(local, "R-offline-runner-stop-dispatch")).toEqual({ holds: false, observed: [{ alias: "node-1", state: "local" }] });
+    const j = judgeHistory({ ...hist(local), stopped: "R-offline-runner-stop-dispatch" }, scenario, []);
+    expect([j.verdict, j.detail]).toEqual(["fail", "R-offline-runner-stop-dispatch: expectation not met and no finding is registered as R-offline-runner-stop-dispatch"]);
+    expect(j.derived.map((c) => c.id)).toEqual(["R-offline-runner-stop-dispatch"]);
+  });
+
+  it("P-offline-runner-stop-clean-stop: the node exited on its own within the grace; killed by the engine, the body stops and the verdict is unknown", () => {
+    expect(premiseOf(scenario, "P-offline-runner-stop-clean-stop", asExpected)).toEqual({ id: "P-offline-runner-stop-clean-stop", met: true, observed: { graceful: true } });
+    // The fault did not say: taken as clean, as before.
+    expect(premiseOf(scenario, "P-offline-runner-stop-clean-stop", { shutdown: { graceful: null } })).toEqual({ id: "P-offline-runner-stop-clean-stop", met: true, observed: { graceful: null } });
+    const killed: Observed = { dispatch: asExpected.dispatch, shutdown: { graceful: false } };
+    expect(premiseOf(scenario, "P-offline-runner-stop-clean-stop", killed)).toEqual({ id: "P-offline-runner-stop-clean-stop", met: false, observed: { graceful: false } });
+    const j = judgeHistory({ ...hist(killed), stopped: "P-offline-runner-stop-clean-stop" }, scenario, []);
+    expect([j.verdict, j.detail]).toEqual([
+      "unknown",
+      'the lab could not tell: premise P-offline-runner-stop-clean-stop not met (the node host shut down on its own within 20 s of SIGTERM (a clean stop), not killed by the engine when the grace ran out): observed {"graceful":false}',
+    ]);
+    // Nothing after the premise was reached: only the dispatch was judged.
+    expect(j.derived.map((c) => c.id)).toEqual(["R-offline-runner-stop-dispatch"]);
   });
 
   it("R-offline-runner-stop-turn-error: status error with the runner-offline text within the bound", () => {
@@ -97,6 +125,7 @@ describe("offline-runner-stop: verdicts from whole histories", () => {
     const j = judgeHistory(hist(asExpected), scenario, []);
     expect(j.verdict).toBe("fixed?");
     expect(j.checks.map((c) => [c.findingId, c.outcome])).toEqual([
+      ["R-offline-runner-stop-dispatch", "pass"],
       ["R-offline-runner-stop-turn-error", "fixed?"],
       ["R-offline-runner-stop-placement-kept", "pass"],
       ["R-offline-runner-stop-local-turn", "pass"],

@@ -1,14 +1,14 @@
 // Parity with OpenClaw's qa-lab: runtime/paired-node-worker-lifecycle-wire.e2e.test.ts, "keeps
 // local control usable across bundle loss, disconnect, capacity, and role removal", its offline
 // runner step. There the in-process node host disconnects (a clean close, no crash) and qa-lab
-// asserts: a turn to a session placed on it ends with status "error" and the error
+// expects: a turn to a session placed on it ends with status "error" and the error
 // "⚠️ The device runner is offline. Reconnect it, retry later, or bring the session back to this
 // gateway." (in the 2026.9.6 dist: WorkerRunnerUnavailableError, code "runner-offline", the same
 // text without the emoji); no worker.launch.v1 for that run; the placement stays "active"
 // (retryable); a gateway-local session keeps working; after the node reconnects, a retry completes.
 // offline-dispatch covers a node KILLED (SIGKILL: the turn waits and completes when it is back);
 // this is the clean case: the node host container is stopped (SIGTERM, graceful shutdown).
-// What this scenario asserts, across containers (shared lab, node-1, started again at the end):
+// What this scenario checks, across containers (shared lab, node-1, started again at the end):
 //   - the offline turn ends with an error naming the offline runner within OFFLINE_BOUND_S
 //     (agent.wait; the chat events of the run are kept as evidence);
 //   - the placement is still "active" afterwards;
@@ -16,8 +16,11 @@
 //   - after the node is started again (same state volume), no worker.launch.v1 ever carries the
 //     offline run (tap), and a retry turn completes on the node (node-only marker + launch).
 //
+// Premise (else unknown): P-offline-runner-stop-clean-stop: the node host shut down on its own
+// within 20 s of SIGTERM (the clean stop this scenario is about), not killed by the engine when
+// the grace ran out.
+//
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): OFFLINE_BOUND_S.
-import assert from "node:assert/strict";
 import { faults } from "../../lab/faults/index.ts";
 import { normalise } from "../../lab/findings/normalise.ts";
 import { defineScenario, type FindingRecord } from "../../lab/scenario.ts";
@@ -28,7 +31,7 @@ import { provenWorkerTurn, turnOnNode, type TurnSeen } from "../../lab/kits/proo
 import type { Placement } from "../../lab/clients/sessions.ts";
 import { openSession } from "../../lab/kits/session.ts";
 import { nodeScene } from "../../lab/kits/scene.ts";
-import { expectedReply, uniqueName } from "../../lab/kits/workers.ts";
+import { dispatchedCheck, dispatchSeen, expectedReply, uniqueName, type DispatchSeen } from "../../lab/kits/workers.ts";
 import { publishWorkspace } from "../../lab/kits/workspace.ts";
 
 /** "At once": the offline turn must have ended within this many seconds of chat.send. */
@@ -40,7 +43,7 @@ export const RUNNER_OFFLINE = "The device runner is offline. Reconnect it, retry
 // stop (SIGTERM, exit 143 within 0.5 s) is treated like a kill: the turn is accepted and waits
 // (agent.wait "timeout", no chat terminal event), the placement stays active with its runner
 // offline, and the waiting turn is launched on the node and completes once the node is back.
-// What offline-dispatch expects of a killed node is here the opposite of what qa-lab asserts.
+// What offline-dispatch expects of a killed node is here the opposite of what qa-lab expects.
 const findings: FindingRecord[] = [
   {
     id: "R-offline-runner-stop-turn-error",
@@ -60,8 +63,12 @@ const findings: FindingRecord[] = [
   },
 ];
 
-// The body drives and observes (ctx.observe); the checks below judge what it observed.
+// The body drives and observes (ctx.observe); the checks and the premise below judge what it observed.
 export interface Observed {
+  /** The dispatch of the session to the node (the rest needs it active there: the body stops otherwise). */
+  dispatch?: DispatchSeen;
+  /** The node host's stop: whether it exited on its own within the grace (false: the engine killed it; null: not said) (P-offline-runner-stop-clean-stop). */
+  shutdown?: { graceful: boolean | null };
   /** The offline turn as agent.wait ended it within OFFLINE_BOUND_S: its status, its error as text, the run's last chat state. */
   offlineTurn?: { status: string; error: string | null; chat: string | null };
   /** sessions.describe's placement after the offline turn (null: none). */
@@ -81,7 +88,15 @@ export default defineScenario<Observed>({
   needs: [{ method: "sessions.dispatch", why: "the session is placed on a node" }],
   findings,
   timeoutMs: 240_000,
+  premises: [
+    {
+      id: "P-offline-runner-stop-clean-stop",
+      what: "the node host shut down on its own within 20 s of SIGTERM (a clean stop), not killed by the engine when the grace ran out",
+      judge: (h) => h.shutdown && { met: h.shutdown.graceful !== false, observed: h.shutdown },
+    },
+  ],
   checks: [
+    dispatchedCheck<Observed>("R-offline-runner-stop-dispatch", (h) => h.dispatch),
     {
       id: "R-offline-runner-stop-turn-error",
       expectation: `a turn to a session placed on a cleanly stopped node ends within ${OFFLINE_BOUND_S} s with status error and "${RUNNER_OFFLINE}"`,
@@ -118,21 +133,23 @@ export default defineScenario<Observed>({
     { id: "R-offline-runner-stop-retry", expectation: "after the node is started again, a retry turn in the session completes on the node", judge: (h) => h.retry && turnOnNode(h.retry) },
   ],
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe, proceed, signal } = ctx;
     const events = new EventLog(lab.operator.client);
     await nodeScene(ctx, { evidence: { boundS: OFFLINE_BOUND_S }, atEnd: () => events.stop() }, async ({ alias, evidence, tl }) => {
       await waitForWorkerHost(lab, alias, { signal });
       const ws = await publishWorkspace(lab, { repo: uniqueName("offline-stop") });
       const s = await openSession(lab, { workspace: ws });
       const d = await s.dispatch(alias);
-      assert.equal(d.placement.state, "active", `dispatch to ${alias}`);
+      observe("dispatch", dispatchSeen(alias, d));
+      if (!proceed("R-offline-runner-stop-dispatch")) return;
 
       // ---- stop the node host cleanly (SIGTERM; the engine waits up to 20 s before SIGKILL)
       const stop = faults.stop(lab, alias, { timeoutSeconds: 20, timeline: tl, inEffectWhen: async () => !(await nodeByAlias(lab, alias)).connected });
       const stopped = await stop.inject();
       const graceful = (stopped.detail as { graceful?: boolean } | undefined)?.graceful;
       log(`${alias} stopped (${Math.round(stopped.totalMs)} ms, ${JSON.stringify(stopped.detail)}); node.list disconnected`);
-      assert.ok(graceful !== false, `${alias} did not shut down within 20 s of SIGTERM (the engine killed it): not the clean stop this scenario needs`);
+      observe("shutdown", { graceful: graceful ?? null });
+      if (!proceed("P-offline-runner-stop-clean-stop")) return;
 
       // ---- a turn to the session placed on the stopped node
       const message = `${uniqueName("offline")} attempt while the runner is stopped`;

@@ -21,6 +21,9 @@ const message = "tok-5e1f2a local after removal";
 const recoveryError =
   "Worker reclaim teardown failed: tunnel stop: device worker node is not connected with the supervisor dialect; environment destroy: Worker environment cleanup is still pending: Worker provider no longer recognizes the lease";
 const asQaLab: Observed = {
+  baselineTurn: { status: "ok", expectedReply: true },
+  dispatch: { alias: "node-1", state: "active", environment: true, ownerEpoch: true },
+  environmentBefore: { listed: true, attachedSessions: 1 },
   removal: { nodeId, answer: { nodeId } },
   environment: { attachedBefore: [session], after: env({ providerId: "device", state: "attached", attachedSessionIds: [session], tunnelStatus: "stopped" }) },
   placement: { state: "failed", generation: 2, environmentId: "env-1", recoveryError },
@@ -29,12 +32,58 @@ const asQaLab: Observed = {
 };
 
 describe("pair-remove: the declared checks over what the body observed", () => {
-  it("declares its five checks in the order the body called them", () => {
-    expect(scenario.checks!.map((c) => c.id)).toEqual(["P-pair-remove-answer", "P-pair-remove-environment", "P-pair-remove-placement-failed", "P-pair-remove-node-disconnected", "P-pair-remove-local-turn"]);
+  it("declares its eight checks in the order the body called them", () => {
+    expect(scenario.checks!.map((c) => c.id)).toEqual(["P-pair-remove-baseline-turn", "P-pair-remove-dispatch", "P-pair-remove-attached", "P-pair-remove-answer", "P-pair-remove-environment", "P-pair-remove-placement-failed", "P-pair-remove-node-disconnected", "P-pair-remove-local-turn"]);
   });
 
   it("as on 2026.9.6 (qa-lab's assertions): every check holds, the verdict is pass", () => {
     expect(judgeHistory(hist(asQaLab), scenario, [])).toMatchObject({ verdict: "pass" });
+  });
+
+  describe("P-pair-remove-baseline-turn (the body stops there when it does not hold)", () => {
+    it("holds: the gateway-local turn before the removal answered with the scripted reply", () => {
+      expect(check("P-pair-remove-baseline-turn", asQaLab)).toEqual({ holds: true, observed: { status: "ok", expectedReply: true, error: null } });
+    });
+    it("does not hold: another answer, or an error (normalised); a body that stopped there fails on it, nothing after it judged", () => {
+      expect(check("P-pair-remove-baseline-turn", { baselineTurn: { status: "ok", expectedReply: false } })).toEqual({ holds: false, observed: { status: "ok", expectedReply: false, error: null } });
+      const failed: Observed = { baselineTurn: { status: "error", expectedReply: false, error: "run 0b6d8f0e-1c2a-4e5b-9f3d-2a1b3c4d5e6f failed" } };
+      expect(check("P-pair-remove-baseline-turn", failed)).toEqual({ holds: false, observed: { status: "error", expectedReply: false, error: "run <uuid> failed" } });
+      const j = judgeHistory({ ...hist(failed), stopped: "P-pair-remove-baseline-turn" }, scenario, []);
+      expect(j).toMatchObject({ verdict: "fail", detail: "P-pair-remove-baseline-turn: expectation not met and no finding is registered as P-pair-remove-baseline-turn" });
+      expect(j.checks.map((c) => c.findingId)).toEqual(["P-pair-remove-baseline-turn"]);
+    });
+  });
+
+  describe("P-pair-remove-dispatch (the body stops there when it does not hold)", () => {
+    it("holds: active, with its environment and owner epoch", () => {
+      expect(check("P-pair-remove-dispatch", asQaLab)).toEqual({ holds: true, observed: { alias: "node-1", state: "active", environment: true, ownerEpoch: true } });
+    });
+    it("does not hold: not active, or active without its environment or owner epoch; a body that stopped there fails on it", () => {
+      expect(check("P-pair-remove-dispatch", { dispatch: { alias: "node-1", state: "local", environment: false, ownerEpoch: false } })).toEqual({ holds: false, observed: { alias: "node-1", state: "local", environment: false, ownerEpoch: false } });
+      expect(check("P-pair-remove-dispatch", { dispatch: { alias: "node-1", state: "active", environment: true, ownerEpoch: false } })).toEqual({ holds: false, observed: { alias: "node-1", state: "active", environment: true, ownerEpoch: false } });
+      const noEnv: Observed = { baselineTurn: asQaLab.baselineTurn, dispatch: { alias: "node-1", state: "active", environment: false, ownerEpoch: true } };
+      expect(check("P-pair-remove-dispatch", noEnv)).toEqual({ holds: false, observed: { alias: "node-1", state: "active", environment: false, ownerEpoch: true } });
+      expect(judgeHistory({ ...hist(noEnv), stopped: "P-pair-remove-dispatch" }, scenario, [])).toMatchObject({
+        verdict: "fail",
+        detail: "P-pair-remove-dispatch: expectation not met and no finding is registered as P-pair-remove-dispatch",
+      });
+    });
+  });
+
+  describe("P-pair-remove-attached (the body stops there when it does not hold)", () => {
+    it("holds: the environment listed with one session attached", () => {
+      expect(check("P-pair-remove-attached", asQaLab)).toEqual({ holds: true, observed: { listed: true, attachedSessions: 1 } });
+    });
+    it("does not hold: two sessions, none said, or the environment not listed; a body that stopped there fails on it", () => {
+      expect(check("P-pair-remove-attached", { environmentBefore: { listed: true, attachedSessions: 2 } })).toEqual({ holds: false, observed: { listed: true, attachedSessions: 2 } });
+      expect(check("P-pair-remove-attached", { environmentBefore: { listed: true, attachedSessions: null } })).toEqual({ holds: false, observed: { listed: true, attachedSessions: null } });
+      const unlisted: Observed = { baselineTurn: asQaLab.baselineTurn, dispatch: asQaLab.dispatch, environmentBefore: { listed: false, attachedSessions: null } };
+      expect(check("P-pair-remove-attached", unlisted)).toEqual({ holds: false, observed: { listed: false, attachedSessions: null } });
+      expect(judgeHistory({ ...hist(unlisted), stopped: "P-pair-remove-attached" }, scenario, [])).toMatchObject({
+        verdict: "fail",
+        detail: "P-pair-remove-attached: expectation not met and no finding is registered as P-pair-remove-attached",
+      });
+    });
   });
 
   describe("P-pair-remove-answer", () => {
@@ -110,6 +159,7 @@ describe("pair-remove: the declared checks over what the body observed", () => {
     expect(short.checks.filter((c) => c.outcome !== "pass").map((c) => c.findingId)).toEqual(["P-pair-remove-node-disconnected"]);
     const none = judgeHistory(hist({}), scenario, []);
     expect(none.verdict).toBe("unknown");
+    expect(none.detail).toContain("check P-pair-remove-baseline-turn had nothing to judge");
     expect(none.detail).toContain("check P-pair-remove-answer had nothing to judge");
   });
 });

@@ -13,7 +13,11 @@
 //   - a gateway-local session's turn still completes.
 // What this scenario asserts, across containers (own lab: after the removal node-1 is no longer
 // paired; one node host, device pairing by subnet, no MCP), each as its own check against the
-// same public RPCs: P-pair-remove-answer, P-pair-remove-environment (environments.list read at
+// same public RPCs. Before the removal, the steps the rest needs (the body stops at the first that
+// falls short): P-pair-remove-baseline-turn (a gateway session's turn answers), P-pair-remove-dispatch
+// (the session placed on the node, with its environment and owner epoch), P-pair-remove-attached
+// (environments.list shows exactly one session attached to that environment). After it:
+// P-pair-remove-answer, P-pair-remove-environment (environments.list read at
 // once after the answer), P-pair-remove-placement-failed (sessions.describe at once),
 // P-pair-remove-node-disconnected (node.list polled NODE_GONE_S), P-pair-remove-local-turn (a
 // gateway session's turn answers with the scripted reply). The state-database row and the node's
@@ -26,7 +30,6 @@
 // Worker provider no longer recognizes the lease"; the node is gone from node.list at once.
 // environments.list answers carry worker.profileId, which the published schema (2026.9.1) does
 // not allow: the lab-wide record F-protocol-drift res environments.list environments[].worker.profileId.
-import assert from "node:assert/strict";
 import { normalise, normaliseText } from "../../lab/findings/normalise.ts";
 import { listNodePairing, type Refused } from "../../lab/clients/operator.ts";
 import type { Placement } from "../../lab/clients/sessions.ts";
@@ -55,6 +58,12 @@ const nodeGone = (v: NodeSeen) => v.connected !== true;
 
 /** What the body observed (ctx.observe), for the checks below. */
 export interface Observed {
+  /** The gateway-local baseline turn before the removal: how it ended, whether it answered with the scripted reply to its message, and its error. */
+  baselineTurn?: { status: string; expectedReply: boolean; error?: unknown };
+  /** The dispatch of the session to the node: the placement's state, and whether it named its environment and carried an owner epoch. */
+  dispatch?: { alias: string; state: string; environment: boolean; ownerEpoch: boolean };
+  /** environments.list before the removal: whether the placement's environment was listed, and how many sessions it listed attached (null: none said). */
+  environmentBefore?: { listed: boolean; attachedSessions: number | null };
   /** node.pair.remove: the node it was asked to remove, and the answer (or the refusal). */
   removal?: { nodeId: string; answer: Record<string, unknown> | Refused };
   /** environments.list right after the removal: the session's worker environment (null: not listed), and the session ids attached to it before. */
@@ -75,6 +84,21 @@ export default defineScenario<Observed>({
   needs: [{ method: "sessions.dispatch" }, { method: "node.pair.remove" }, { method: "environments.list" }],
   timeoutMs: 240_000,
   checks: [
+    {
+      id: "P-pair-remove-baseline-turn",
+      expectation: "a gateway-local session's turn answers with the scripted reply (before any removal)",
+      judge: (h) => h.baselineTurn && { holds: h.baselineTurn.status === "ok" && h.baselineTurn.expectedReply, observed: normalise({ status: h.baselineTurn.status, expectedReply: h.baselineTurn.expectedReply, error: h.baselineTurn.error ?? null }) },
+    },
+    {
+      id: "P-pair-remove-dispatch",
+      expectation: "a dispatch to the paired node host gives an active placement with its worker environment and owner epoch",
+      judge: (h) => h.dispatch && { holds: h.dispatch.state === "active" && h.dispatch.environment && h.dispatch.ownerEpoch, observed: h.dispatch },
+    },
+    {
+      id: "P-pair-remove-attached",
+      expectation: "environments.list shows the placed session's worker environment with exactly that one session attached",
+      judge: (h) => h.environmentBefore && { holds: h.environmentBefore.attachedSessions === 1, observed: h.environmentBefore },
+    },
     {
       id: "P-pair-remove-answer",
       expectation: "node.pair.remove answers with the removed nodeId",
@@ -125,7 +149,7 @@ export default defineScenario<Observed>({
     },
   ],
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe, proceed, signal } = ctx;
     const alias = lab.nodes[0]!.alias;
     const host = await waitForWorkerHost(lab, alias, { signal });
     const nodeId = host.nodeId;
@@ -134,16 +158,19 @@ export default defineScenario<Observed>({
       const local = await openSession(lab, { label: "pair-remove-local" });
       const baseMsg = `${uniqueName("tok")} local baseline`;
       const base = await local.turn(baseMsg, 60_000);
-      assert.ok(base.status === "ok" && base.text === expectedReply(baseMsg), `the gateway-local baseline turn did not answer: ${base.status} ${JSON.stringify(base.text ?? base.error)}`);
+      observe("baselineTurn", { status: base.status, expectedReply: base.text === expectedReply(baseMsg), ...(base.error !== undefined ? { error: base.error } : {}) });
+      if (!proceed("P-pair-remove-baseline-turn")) return;
 
       const ws = await publishWorkspace(lab, { repo: uniqueName("pair-remove") });
       const s = await openSession(lab, { workspace: ws, label: "pair-remove-node" });
       const d = await s.dispatch(alias);
       const envId = d.placement.environmentId;
-      assert.ok(d.placement.state === "active" && envId && typeof d.placement.activeOwnerEpoch === "number", `dispatch to ${alias} did not give an active placement with its environment and owner epoch: ${JSON.stringify(d.placement)}`);
+      observe("dispatch", { alias, state: d.placement.state, environment: !!envId, ownerEpoch: typeof d.placement.activeOwnerEpoch === "number" });
+      if (!proceed("P-pair-remove-dispatch")) return;
       const envBefore = (await listEnvironments(lab)).find((e) => e.id === envId);
       const attached = envBefore?.worker?.attachedSessionIds;
-      assert.ok(attached?.length === 1, `environment ${envId} does not list exactly one attached session: ${JSON.stringify(envBefore)}`);
+      observe("environmentBefore", { listed: !!envBefore, attachedSessions: attached?.length ?? null });
+      if (!proceed("P-pair-remove-attached")) return;
       log(`session placed on ${alias} (${d.ms} ms): environment ${envId} ${JSON.stringify(envBefore?.worker)}`);
 
       // ---- remove the node's pairing
@@ -154,7 +181,7 @@ export default defineScenario<Observed>({
       const placement = await s.placement();
       log(`node.pair.remove ${nodeId}: ${JSON.stringify(removed)}; environment: ${JSON.stringify(envAfter?.worker ?? envAfter ?? null)}; placement: ${JSON.stringify({ state: placement?.state, recoveryError: placement?.recoveryError })}`);
       observe("removal", { nodeId, answer: removed });
-      observe("environment", { attachedBefore: attached, after: envAfter ?? null });
+      observe("environment", { attachedBefore: attached ?? [], after: envAfter ?? null });
       observe("placement", placement ?? null);
 
       // ---- the node stops showing as connected

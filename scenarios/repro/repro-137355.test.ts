@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { judgeHistory, type Observations } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-137355.ts";
-import { checkOf as checkOfScenario, historyOf } from "../../lab/testing/histories.ts";
+import { checkOf as checkOfScenario, historyOf, premiseOf } from "../../lab/testing/histories.ts";
 
 const hist = (observations: Observations) => historyOf(scenario, observations);
 const checkOf = (id: string, obs: Observations) => checkOfScenario(scenario, id, obs);
@@ -24,7 +24,9 @@ const dropped = {
   retry: { want: retryWant, sent: { runId: "run-2", status: "started" }, end: { status: "ok", text: retryWant } },
 };
 const changed = { ok: false as const, code: "UNAVAILABLE", message: 'Session "agent:main:fleetlab-3fa2c1" changed while starting work. Retry.' };
-const good = { restart: answered, sigkill: answered } satisfies Observed;
+/** Both variants' first turn in flight when the gateway went down (P-137355-in-flight). */
+const inFlight = { restart: { listed: true, completed: false }, sigkill: { listed: true, completed: false } };
+const good = { restart: answered, sigkill: answered, inFlight } satisfies Observed;
 const signature = { within_s: 60, chatSend: "started", run: "ok", runError: null, answered: false, changedWhileStartingWork: false, retry: "answered" };
 
 describe("repro-137355: the new message after a restart is answered", () => {
@@ -65,7 +67,7 @@ describe("repro-137355: the new message after a restart is answered", () => {
 
 describe("repro-137355: verdicts", () => {
   it("both variants showing the registered signature read known-finding", () => {
-    const j = judgeHistory(hist({ restart: dropped, sigkill: dropped }), scenario, []);
+    const j = judgeHistory(hist({ restart: dropped, sigkill: dropped, inFlight }), scenario, []);
     expect(j.checks.map((c) => [c.findingId, c.outcome])).toEqual([
       ["R-137355-restart-next-message", "known-finding"],
       ["R-137355-sigkill-next-message", "known-finding"],
@@ -76,5 +78,34 @@ describe("repro-137355: verdicts", () => {
   it("both answered on 2026.9.6 reads fixed? (registered for 2026.9.4 only); nothing observed reads unknown", () => {
     expect(judgeHistory(hist(good), scenario, []).verdict).toBe("fixed?");
     expect(judgeHistory(hist({}), scenario, []).verdict).toBe("unknown");
+  });
+});
+
+describe("repro-137355: P-137355-in-flight (the body stops there when it is not met)", () => {
+  const id = "P-137355-in-flight";
+  it("met when each variant's held model request is listed after the restart and had not completed", () => {
+    expect(premiseOf(scenario, id, good)).toEqual({ id, met: true, observed: inFlight });
+    // Judged after the first variant alone, as the body proceeds after it.
+    expect(premiseOf(scenario, id, { inFlight: { restart: inFlight.restart } })).toEqual({ id, met: true, observed: { restart: { listed: true, completed: false } } });
+  });
+
+  it("not met when a variant's held request completed before the restart, or is not listed; nothing observed: not judged", () => {
+    const completed = { restart: inFlight.restart, sigkill: { listed: true, completed: true } };
+    expect(premiseOf(scenario, id, { inFlight: completed })).toEqual({ id, met: false, observed: completed });
+    expect(premiseOf(scenario, id, { inFlight: { restart: { listed: false, completed: false } } })).toEqual({ id, met: false, observed: { restart: { listed: false, completed: false } } });
+    expect(premiseOf(scenario, id, {})).toBeUndefined();
+  });
+
+  it("a body that stopped there (the restart variant's turn had completed): unknown, the checks not reached", () => {
+    const j = judgeHistory({ ...hist({ inFlight: { restart: { listed: true, completed: true } } }), stopped: id }, scenario, []);
+    expect(j.verdict).toBe("unknown");
+    expect(j.detail).toBe(`the lab could not tell: premise ${id} not met (${scenario.premises![0]!.what}): observed {"restart":{"listed":true,"completed":true}}`);
+    expect(j.checks).toEqual([]);
+    expect(j.unexercised).toEqual([]);
+  });
+
+  it("a body that returned without proving it: unknown (never proven)", () => {
+    const { inFlight: _, ...unproven } = good;
+    expect(judgeHistory(hist(unproven), scenario, [])).toMatchObject({ verdict: "unknown", detail: expect.stringContaining(`premise ${id} was never proven`) });
   });
 });

@@ -41,11 +41,14 @@
 // which restart recovery, which starts the interrupted session a few seconds after /readyz, and
 // the new turn meet). Proven by the operator's RPC results (chat.send, agent.wait) and the
 // session's history; the model's requests show the recovery turn(s).
+// Premise P-137355-in-flight: in each variant the held turn was still in flight when the gateway
+// went down (its held model request is listed after the restart and did not complete before it);
+// otherwise the restart did not meet a turn in flight and the lab cannot tell (unknown). It has no
+// aim-off (not self-tested).
 //
 // Bounds not paced (lab/core/pace.ts: they are what is judged, in wall time): NEXT_S, from the
 // gateway being ready.
 // The body drives and observes (ctx.observe); the checks below judge what it observed.
-import assert from "node:assert/strict";
 import { isResponsesCall } from "../../lab/clients/model.ts";
 import { messageText } from "../../lab/clients/sessions.ts";
 import { faults } from "../../lab/faults/index.ts";
@@ -98,7 +101,16 @@ interface NextSeen {
   retry: { want: string; sent: Sent; end: WaitSeen | null } | null;
 }
 
-export type Observed = Partial<Record<Variant, NextSeen>>;
+/** The held model request of a variant's first turn, read once the gateway was ready again: listed, and whether it had completed. */
+interface HeldSeen {
+  listed: boolean;
+  completed: boolean;
+}
+
+export type Observed = Partial<Record<Variant, NextSeen>> & {
+  /** Per variant, the first turn's held model request after the restart (P-137355-in-flight). */
+  inFlight?: Partial<Record<Variant, HeldSeen>>;
+};
 
 const sentAs = (r: Sent) => (isRefused(r) ? `${r.code}: ${normaliseText(r.message)}` : r.status);
 const runErrorOf = (end: WaitSeen | null) => (end?.error === undefined ? null : normaliseText(typeof end.error === "string" ? end.error : JSON.stringify(end.error)).slice(0, 300));
@@ -146,18 +158,36 @@ export default defineScenario<Observed>({
   topology: "own",
   spec: { nodes: { count: 0 }, mcp: { servers: [] }, git: { enabled: false } },
   findings,
+  premises: [
+    {
+      id: "P-137355-in-flight",
+      what: "in each variant the first turn was in flight when the gateway went down: its held model request is listed after the restart and had not completed",
+      judge: (h) => {
+        const seen = Object.values(h.inFlight ?? {});
+        if (!seen.length) return undefined;
+        return { met: seen.every((x) => x.listed && !x.completed), observed: h.inFlight };
+      },
+    },
+  ],
   checks: [nextMessage("restart"), nextMessage("sigkill")],
   timeoutMs: 480_000,
   async run(ctx) {
     const atEnd = () => ctx.lab.model.release().catch(() => {});
+    const inFlight: NonNullable<Observed["inFlight"]> = {};
     await scene(ctx, { evidence: { bounds: { NEXT_S, GRACE_S } }, atEnd }, async ({ evidence, tl }) => {
-      for (const v of ["restart", "sigkill"] as const) evidence[v] = await variant(ctx, tl, v);
+      for (const v of ["restart", "sigkill"] as const) {
+        const seen = await variant(ctx, tl, v, inFlight);
+        // Stopped at its premise: the turn was not in flight, nothing after it is run.
+        if (!seen) return;
+        evidence[v] = seen;
+      }
     });
   },
 });
 
-async function variant(ctx: ScenarioContext<Observed>, tl: ScenarioTimeline, v: Variant): Promise<Record<string, unknown>> {
-  const { lab, log, observe, signal } = ctx;
+/** One variant; undefined when the body stops at P-137355-in-flight. `inFlight` gathers each variant's held request (observed as it grows). */
+async function variant(ctx: ScenarioContext<Observed>, tl: ScenarioTimeline, v: Variant, inFlight: NonNullable<Observed["inFlight"]>): Promise<Record<string, unknown> | undefined> {
+  const { lab, log, observe, proceed, signal } = ctx;
   const gw = lab.spec.gateway.alias;
   const s = await openSession(lab);
   const token = uniqueName("tok");
@@ -187,8 +217,10 @@ async function variant(ctx: ScenarioContext<Observed>, tl: ScenarioTimeline, v: 
   }
   if (!lab.operator.client.connected) throw new LabInfraError(`[${v}] the lab's operator did not reconnect after the gateway restart`);
   const heldAfter = (await lab.model.requests({ since: modelSince - 1 })).find((r) => r.id === held.id);
-  assert.ok(heldAfter && heldAfter.status !== "completed", `[${v}] the held model request completed before the restart (${heldAfter?.status}): the turn was not in flight`);
-  log(`[${v}] gateway ready; restart ${JSON.stringify(restart)}; the held model request is now ${heldAfter.status}`);
+  inFlight[v] = { listed: heldAfter !== undefined, completed: heldAfter?.status === "completed" };
+  observe("inFlight", { ...inFlight });
+  if (!proceed("P-137355-in-flight")) return undefined;
+  log(`[${v}] gateway ready; restart ${JSON.stringify(restart)}; the held model request is now ${heldAfter?.status}`);
 
   // ---- a NEW message to the same session, at once
   const next = `${uniqueName("tok")} new message after the restart`;

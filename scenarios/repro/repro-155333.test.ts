@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { asRecorded, deriveChecks, judgeHistory, type Observations, type ScenarioHistory } from "../../lab/judge/history.ts";
 import scenario, { type Observed } from "./repro-155333.ts";
-import { historyOf } from "../../lab/testing/histories.ts";
+import { historyOf, premiseOf } from "../../lab/testing/histories.ts";
 
 const recorded = (o: Observed): Observations => asRecorded({ ...o });
 const hist = (o: Observed): ScenarioHistory => historyOf(scenario, recorded(o));
@@ -41,6 +41,9 @@ const waited: Outcome = {
   answered: true,
   modelRequestsWithTask: ["completed"],
 };
+
+/** The held turn ran on the gateway (P-155333-turn-on-gateway), as in every run that gets to the dispatch. */
+const onGateway = { onGateway: true } as const;
 
 describe("R-155333-abort-before-ready", () => {
   const id = "R-155333-abort-before-ready";
@@ -115,15 +118,39 @@ describe("R-155333-task-kept", () => {
 
 describe("repro-155333 judged", () => {
   it("the registered signatures read known-finding", () => {
-    expect(judgeHistory(hist({ outcome: reported }), scenario, []).verdict).toBe("known-finding");
+    expect(judgeHistory(hist({ firstTurn: onGateway, outcome: reported }), scenario, []).verdict).toBe("known-finding");
   });
 
   it("a turn that waited for the worker: the registered findings read fixed?", () => {
-    expect(judgeHistory(hist({ outcome: waited }), scenario, []).verdict).toBe("fixed?");
+    expect(judgeHistory(hist({ firstTurn: onGateway, outcome: waited }), scenario, []).verdict).toBe("fixed?");
   });
 
   it("nothing observed once the body returned: the lab could not tell", () => {
     expect(deriveChecks(scenario.checks ?? [], {}, true).notes.map((n) => n.verdict)).toEqual(["unknown", "unknown"]);
     expect(judgeHistory(hist({}), scenario, []).verdict).toBe("unknown");
+  });
+});
+
+describe("P-155333-turn-on-gateway (the body stops there when it is not met)", () => {
+  const id = "P-155333-turn-on-gateway";
+  it("met when the held turn runs on the gateway (no placement, or a local one)", () => {
+    expect(premiseOf(scenario, id, { firstTurn: onGateway })).toEqual({ id, met: true, observed: { onGateway: true } });
+  });
+
+  it("not met when the session was already placed elsewhere, the placement's state named; nothing observed: not judged", () => {
+    expect(premiseOf(scenario, id, { firstTurn: { onGateway: false, placement: "active" } })).toEqual({ id, met: false, observed: { onGateway: false, placement: "active" } });
+    expect(premiseOf(scenario, id, {})).toBeUndefined();
+  });
+
+  it("a body that stopped there: unknown, the registered findings neither judged nor unexercised", () => {
+    const j = judgeHistory({ ...hist({ firstTurn: { onGateway: false, placement: "pending" } }), stopped: id }, scenario, []);
+    expect(j.verdict).toBe("unknown");
+    expect(j.detail).toBe(`the lab could not tell: premise ${id} not met (${scenario.premises![0]!.what}): observed {"onGateway":false,"placement":"pending"}`);
+    expect(j.checks).toEqual([]);
+    expect(j.unexercised).toEqual([]);
+  });
+
+  it("a body that returned without proving it: unknown (never proven), though its checks read the registered findings", () => {
+    expect(judgeHistory(hist({ outcome: reported }), scenario, [])).toMatchObject({ verdict: "unknown", detail: expect.stringContaining(`premise ${id} was never proven`) });
   });
 });

@@ -26,7 +26,10 @@
 // when it came (it answers once the placement is active), agent.wait of the run, chat.history.
 // The hold is released once the dispatch settled (or after DISPATCH_S), so a gateway that waits
 // for the turn, or refuses the dispatch, lets the turn complete.
-import assert from "node:assert/strict";
+// Premise P-155333-turn-on-gateway: the held turn runs on the gateway (the session has no
+// placement, or a local one, while its model request is held), as the reporter's first turn did;
+// otherwise the dispatch does not move a running gateway turn and the lab cannot tell (unknown).
+// It has no aim-off (not self-tested).
 import { isResponsesCall, type ModelRequest } from "../../lab/clients/model.ts";
 import { messageText } from "../../lab/clients/sessions.ts";
 import { faults } from "../../lab/faults/index.ts";
@@ -101,6 +104,8 @@ interface Outcome {
   modelRequestsWithTask: string[];
 }
 export interface Observed {
+  /** The session's placement while its first turn was held: on the gateway (no placement, or a local one), else that placement's state. */
+  firstTurn?: { onGateway: boolean; placement?: string };
   outcome?: Outcome;
 }
 
@@ -145,6 +150,13 @@ export default defineScenario<Observed>({
   spec: { nodes: { count: 1, devicePairing: "subnet" }, mcp: { servers: [] } },
   needs: [{ method: "sessions.dispatch", why: "the bug is in dispatching a session to a worker" }],
   findings,
+  premises: [
+    {
+      id: "P-155333-turn-on-gateway",
+      what: "the held turn runs on the gateway: while its model request is held the session has no placement, or a local one",
+      judge: (h) => h.firstTurn && { met: h.firstTurn.onGateway, observed: h.firstTurn },
+    },
+  ],
   checks: [
     {
       id: "R-155333-abort-before-ready",
@@ -174,7 +186,7 @@ export default defineScenario<Observed>({
   ],
   timeoutMs: 420_000,
   async run(ctx) {
-    const { lab, log, observe, signal } = ctx;
+    const { lab, log, observe, proceed, signal } = ctx;
     const events = new EventLog(lab.operator.client);
     const atEnd = async () => {
       events.stop();
@@ -192,7 +204,8 @@ export default defineScenario<Observed>({
       const sent = await s.send(message);
       const held = await s.hold(token, 60_000);
       const before = await s.placement();
-      assert.ok(!before || before.state === "local", `the session's first turn must run on the gateway; placement is ${before?.state}`);
+      observe("firstTurn", !before || before.state === "local" ? { onGateway: true } : { onGateway: false, placement: before.state });
+      if (!proceed("P-155333-turn-on-gateway")) return;
       log(`turn ${sent.runId} held at model request ${held.id} (streamed ${JSON.stringify(held.streamedText)}); placement ${before?.state ?? "none"}`);
 
       // ---- stall provisioning at the node's tap, then dispatch
