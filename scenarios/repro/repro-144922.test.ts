@@ -94,6 +94,16 @@ describe("P-144922-held-past-bound", () => {
     expect(premise("P-144922-held-past-bound", { reached: reached({ followUp: null }), ended: ended({ held: null }) })).toEqual({ id: "P-144922-held-past-bound", met: false, observed: { followUp: "none" } });
   });
 
+  it("met on a starved machine: the watchdog fired late (142.7 s) while the model server's reply, due at 130 s, had not gone out; its line 0.2 s after the abort", () => {
+    // The first-time make lab with 4 busy loops on 2 cores, run 20261204-222753 (the window was the planned 130 s then: unmet, unknown).
+    const arrived = Date.parse("2026-12-04T22:52:03.926Z");
+    const starved = ended({ held: { status: "aborted", events: 0, time: "2026-12-04T22:52:03.926Z", endedAt: "2026-12-04T22:54:26.415Z" }, readAt: arrived + 151_885, watchdogLines: [{ t: arrived + 142_677, line: WATCHDOG }] });
+    expect(premise("P-144922-held-past-bound", { reached: reached({ followUp: { id: "req-2", rule: HOLD, time: "2026-12-04T22:52:03.926Z" } }), ended: starved })).toMatchObject({ met: true, observed: { status: "aborted", answered: false, silentFor_s: 142 } });
+    // A line long after the model server saw the request end is no longer "while it was held".
+    const after = ended({ held: { status: "aborted", events: 0, time: at(5_000), endedAt: at(125_008) }, watchdogLines: [{ t: T0 + 125_008 + 6_000, line: WATCHDOG }] });
+    expect(premise("P-144922-held-past-bound", { reached: reached(), ended: after })).toMatchObject({ met: false, observed: { watchdogLogged: [] } });
+  });
+
   it("a follow-up still open is silent until it was read (readAt)", () => {
     expect(premise("P-144922-held-past-bound", { reached: reached(), ended: ended({ held: { status: "aborted", events: 0, time: at(5_000), endedAt: null }, readAt: T0 + 140_400 }) })?.observed).toMatchObject({ silentFor_s: 135 });
   });

@@ -158,11 +158,23 @@ export interface Observed {
 
 const seenOf = (r: ModelRequest): RequestSeen => ({ id: r.id, round: r.round, status: r.status, rule: r.rule });
 
-/** The watchdog's lines logged while the follow-up was held (after it arrived, before the hold would have ended). */
+/** How long after the model server saw the gateway drop the follow-up the gateway's line saying why may come (it logs the abort it made; 0.2 s measured). */
+const ABORT_LOGGED_MS = 5_000;
+
+/**
+ * The watchdog's lines logged while the follow-up was held: after it arrived, and until the model
+ * server saw it end (the gateway dropping it: its line follows the abort) or, if it was still open,
+ * until the hold would have ended. The model server's record, not the hold as planned: on a
+ * starved machine both timers run late (the first-time make lab with 4 busy loops on 2 cores,
+ * 20261204-222753: the gateway's 120 s watchdog fired at 142.7 s, when the model server had not
+ * yet sent its reply due at 130 s, and logged it 0.2 s after the abort; the planned window had
+ * closed at 130 s, so the premise read unmet and the repro unknown).
+ */
 function watchdogWhileHeld(e: Ended, holdS: number): { t: number; line: string }[] {
   if (!e.held) return [];
   const arrived = Date.parse(e.held.time);
-  return e.watchdogLines.filter((l) => l.t >= arrived && l.t <= arrived + holdS * 1000);
+  const until = e.held.endedAt ? Date.parse(e.held.endedAt) + ABORT_LOGGED_MS : arrived + holdS * 1000;
+  return e.watchdogLines.filter((l) => l.t >= arrived && l.t <= until);
 }
 
 /** The watchdog fired, observed where it acts: its line while the follow-up was held, and the model server saw the gateway give up on that request. */
