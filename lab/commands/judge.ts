@@ -79,7 +79,7 @@ export function judgeRun(dir: string, record: RunRecord, scenarios: Scenario[], 
       continue;
     }
     let detail = out.j.detail;
-    const why = whyChanged(out.h, out.j, s!, labWide, row.attempts?.length ? undefined : before);
+    const why = whyChanged(out.h, out.j, s!, labWide, row.attempts?.length ? undefined : { ...before, premises: row.premises });
     // Earlier attempts (the machine was busier than planned): each judged again, said as the run said them.
     if (row.attempts?.length) {
       const earlier = row.attempts.map((a, i) => {

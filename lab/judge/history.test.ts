@@ -152,6 +152,14 @@ describe("whyChanged: why a verdict reads differently now", () => {
     const h = hist({ body: [{ id: "R-a", expectation: "a", holds: true }] });
     expect(whyChanged(h, judgeHistory(h, scen(), []), scen(), [])).toEqual([]);
   });
+
+  it("a premise whose judge reads the history differently now than the run recorded it is named", () => {
+    const premises = [{ id: "P-in-flight", what: "in flight", judge: (x: { inFlight?: number }) => (x.inFlight === undefined ? undefined : { met: x.inFlight > 0 }) }] as JudgedScenario["premises"];
+    const h = hist({ observations: { inFlight: 1 } });
+    const s = scen({ premises });
+    const why = whyChanged(h, judgeHistory(h, s, []), s, [], { verdict: "unknown", detail: "the lab could not tell: premise P-in-flight not met", premises: [{ id: "P-in-flight", met: false }] });
+    expect(why).toEqual(["premise P-in-flight: not met -> met (its judge reads the history differently now)"]);
+  });
 });
 
 describe("addJudged / addLabWideUnexercised: a judged scenario into its run's record", () => {

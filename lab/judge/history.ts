@@ -314,7 +314,7 @@ export function attemptsDetail(attempt: number, of: number, earlier: { verdict: 
  * Why a check reads differently now than when the run judged it: its record (added, removed,
  * changed) or its check (a declared check reads the observations differently now).
  */
-export function whyChanged(h: ScenarioHistory, now: HistoryJudged, s: JudgedScenario, labWide: FindingRecord[], recorded?: { verdict: Verdict; detail?: string }): string[] {
+export function whyChanged(h: ScenarioHistory, now: HistoryJudged, s: JudgedScenario, labWide: FindingRecord[], recorded?: { verdict: Verdict; detail?: string; premises?: { id: string; met: boolean }[] }): string[] {
   // Then: the records it was judged against and its declared checks as they read then (h.derived);
   // the premises as declared today on both sides, so only a record or a check tells them apart.
   const before = judgeHistory(h, { name: h.scenario, findings: h.registry.own, premises: s.premises, checks: undefined }, h.registry.labWide);
@@ -336,6 +336,12 @@ export function whyChanged(h: ScenarioHistory, now: HistoryJudged, s: JudgedScen
     const d1 = now.derived.find((c) => c.id === fid);
     const check = !isDeepStrictEqual(d0, d1) ? (d0 && d1 ? `check ${fid} reads the history differently now (holds ${d0.holds} -> ${d1.holds})` : d1 ? `check ${fid} added` : `check ${fid} removed`) : undefined;
     out.push(`${fid}: ${a?.outcome ?? "not judged"} -> ${b?.outcome ?? "not judged"} (${[record, check].filter(Boolean).join("; ") || "judged again"})`);
+  }
+  // A premise that reads the history differently now (its judge was corrected), against the
+  // premises as the run recorded them (run.json's row).
+  for (const p of now.premises) {
+    const was = recorded?.premises?.find((x) => x.id === p.id);
+    if (was && was.met !== p.met) out.push(`premise ${p.id}: ${was.met ? "met" : "not met"} -> ${p.met ? "met" : "not met"} (its judge reads the history differently now)`);
   }
   // No check reads differently but the verdict or its detail does: what the lab said around the
   // checks changed (a declared check with nothing to read, a premise judged differently).
