@@ -118,24 +118,29 @@ const premises: Premise<Observed>[] = [
   },
 ];
 
+/**
+ * A turn in each placed session, each proven on its node: counted, with each distinct failure's
+ * words, since which node it hits is not fixed (the body's log line names them). Before the
+ * restart and after it alike.
+ */
+function turnsOnTheirNodes(turns: { seen: TurnSeen }[]): { holds: boolean; observed: unknown } {
+  const proofs = turns.map((t) => turnOnNode(t.seen));
+  return {
+    holds: proofs.every((p) => p.holds),
+    observed: normalise({
+      nodes: proofs.length,
+      completed: proofs.filter((p) => p.holds).length,
+      failedWith: [...new Set(proofs.filter((p) => !p.holds).map((p) => failureOf(p.observed)))],
+    }),
+  };
+}
+
 const checks: CheckDef<Observed>[] = [
   dispatchedCheck<Observed>("R-gateway-restart-dispatch", (h) => h.dispatches),
   {
     id: "R-gateway-restart-turns-before",
     expectation: "before the restart, a turn in each placed session completes on its node (it reads a node-only file; worker.launch.v1 on the node's tap)",
-    judge: (h) => {
-      if (!h.turnsBefore) return undefined;
-      const proofs = h.turnsBefore.map((t) => turnOnNode(t.seen));
-      return {
-        holds: proofs.every((p) => p.holds),
-        // Counted, with each distinct failure's words, as R-gateway-restart-turns (the body's log line names the nodes).
-        observed: normalise({
-          nodes: proofs.length,
-          completed: proofs.filter((p) => p.holds).length,
-          failedWith: [...new Set(proofs.filter((p) => !p.holds).map((p) => failureOf(p.observed)))],
-        }),
-      };
-    },
+    judge: (h) => h.turnsBefore && turnsOnTheirNodes(h.turnsBefore),
   },
   {
     id: "R-gateway-restart-pairing",
@@ -158,19 +163,7 @@ const checks: CheckDef<Observed>[] = [
   {
     id: "R-gateway-restart-turns",
     expectation: "the next turn in each placed session completes after the restart, on its node (it reads a node-only file; worker.launch.v1 on the node's tap)",
-    judge: (h) => {
-      if (!h.turns) return undefined;
-      const proofs = h.turns.map((t) => turnOnNode(t.seen));
-      return {
-        holds: proofs.every((p) => p.holds),
-        // Counted, with each distinct failure's words: which node it hits is not fixed (the body's log line names them).
-        observed: normalise({
-          nodes: proofs.length,
-          completed: proofs.filter((p) => p.holds).length,
-          failedWith: [...new Set(proofs.filter((p) => !p.holds).map((p) => failureOf(p.observed)))],
-        }),
-      };
-    },
+    judge: (h) => h.turns && turnsOnTheirNodes(h.turns),
   },
   {
     id: "R-gateway-restart-bundles",
