@@ -4,7 +4,7 @@ import { writeJson } from "../lab/evidence/write.ts";
 import { installedBundles, workerCheckout, type BundleDir } from "../lab/kits/inside-node.ts";
 import { slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { plantNodeMarker, proveTurnOnNode, turnOnNode, turnSeen, type TurnSeen } from "../lab/kits/proof.ts";
-import { createWorkerSession, dispatchSeen, dispatchTo, reclaim, uniqueName, workerTurn, type DispatchSeen } from "../lab/kits/workers.ts";
+import { createWorkerSession, dispatchedCheck, dispatchSeen, dispatchTo, reclaim, uniqueName, workerTurn, type DispatchSeen } from "../lab/kits/workers.ts";
 import { gitRequestsFrom, publishWorkspace } from "../lab/kits/workspace.ts";
 
 // Two sessions dispatched one after the other to the same node: the second finds the worker
@@ -65,15 +65,10 @@ export default defineScenario<Observed>({
   topology: "shared",
   timeoutMs: 240_000,
   checks: [
-    {
-      id: "R-bundle-reuse-dispatch",
+    dispatchedCheck<Observed>("R-bundle-reuse-dispatch", (h) => h.dispatches, {
+      onNode: (h) => h.node?.nodeId,
       expectation: "a dispatch of a session to a paired node host gives an active placement whose runner is that node",
-      judge: (h) => {
-        if (!h.node || !h.dispatches?.length) return undefined;
-        const nodeId = h.node.nodeId;
-        return { holds: h.dispatches.every((d) => d.state === "active" && d.deviceId === nodeId), observed: h.dispatches.map((d) => ({ alias: d.alias, state: d.state, onNode: d.deviceId === nodeId })) };
-      },
-    },
+    }),
     {
       id: "R-bundle-reuse-bundle",
       expectation:

@@ -4,7 +4,7 @@ import { writeJson } from "../lab/evidence/write.ts";
 import { normaliseText } from "../lab/findings/normalise.ts";
 import { nodeByAlias, slotsFree, summarizeNode, waitForNode, waitForWorkerHost } from "../lab/kits/nodes.ts";
 import { plantNodeMarker, proveTurnOnNode, provenWorkerTurn, turnOnNode, turnSeen, type TurnSeen } from "../lab/kits/proof.ts";
-import { createWorkerSession, dispatchOrRefusal, dispatchSeen, dispatchTo, placementOf, startHeldTurn, uniqueName, type DispatchSeen } from "../lab/kits/workers.ts";
+import { createWorkerSession, dispatchedCheck, dispatchOrRefusal, dispatchSeen, dispatchTo, placementOf, startHeldTurn, uniqueName, type DispatchSeen } from "../lab/kits/workers.ts";
 import { publishWorkspace } from "../lab/kits/workspace.ts";
 import { pollUntil } from "../lab/core/wait.ts";
 
@@ -140,16 +140,10 @@ export default defineScenario<Observed>({
     },
   ],
   checks: [
-    {
-      id: "R-capacity-dispatch",
+    dispatchedCheck<Observed>("R-capacity-dispatch", (h) => h.dispatch, {
+      onNode: (h) => h.fullNode?.nodeId,
       expectation: "a dispatch to a paired node host gives an active placement on it (its runner is that node), also for a second session on a node with one worker slot",
-      judge: (h) => {
-        if (!h.fullNode || !h.dispatch?.length) return undefined;
-        const { nodeId } = h.fullNode;
-        const seen = h.dispatch.map((d) => ({ alias: d.alias, state: d.state, onNode: d.deviceId === nodeId }));
-        return { holds: seen.every((d) => d.state === "active" && d.onNode), observed: seen };
-      },
-    },
+    }),
     {
       id: "R-capacity-placement-no-slot",
       expectation: "a placement alone takes no worker slot: with two sessions placed on the one-slot node and no turn, its slot is still free",

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../clients/gateway.ts";
 import type { Lab } from "../topology/lab.ts";
-import { dispatchOrRefusal, startHeldTurn, startHeldTurns } from "./workers.ts";
+import { dispatchedCheck, dispatchOrRefusal, startHeldTurn, startHeldTurns, type DispatchSeen } from "./workers.ts";
 
 interface Fake {
   lab: Lab;
@@ -136,5 +136,24 @@ describe("dispatchOrRefusal: sessions.dispatch with its refusal as data", () => 
     });
     await expect(dispatchOrRefusal(closed.lab, "k", "node-1")).rejects.toThrow(/socket closed/);
     await expect(dispatchOrRefusal(fakeLab().lab, "k", "node-9")).rejects.toThrow(/node-9 is missing from node.list/);
+  });
+});
+
+describe("dispatchedCheck: every dispatch gave an active placement (and, with onNode, on that node)", () => {
+  type H = { d?: DispatchSeen[]; nodeId?: string };
+  const ok: DispatchSeen = { alias: "node-1", state: "active", deviceId: "n1" };
+  it("active: holds; any other state does not; nothing observed: nothing to judge", () => {
+    const c = dispatchedCheck<H>("R-x", (h) => h.d);
+    expect(c.judge({ d: [ok] })).toEqual({ holds: true, observed: [{ alias: "node-1", state: "active" }] });
+    expect(c.judge({ d: [ok, { alias: "node-2", state: "local" }] })).toEqual({ holds: false, observed: [{ alias: "node-1", state: "active" }, { alias: "node-2", state: "local" }] });
+    expect(c.judge({})).toBeUndefined();
+    expect(c.expectation).toBe("a dispatch to a paired node host gives an active placement on it");
+  });
+  it("onNode: the runner must be that node too; its nodeId unknown: nothing to judge", () => {
+    const c = dispatchedCheck<H>("R-x", (h) => h.d, { onNode: (h) => h.nodeId, expectation: "on n1" });
+    expect(c.judge({ d: [ok], nodeId: "n1" })).toEqual({ holds: true, observed: [{ alias: "node-1", state: "active", onNode: true }] });
+    expect(c.judge({ d: [ok], nodeId: "n2" })).toEqual({ holds: false, observed: [{ alias: "node-1", state: "active", onNode: false }] });
+    expect(c.judge({ d: [ok] })).toBeUndefined();
+    expect(c.expectation).toBe("on n1");
   });
 });

@@ -50,16 +50,22 @@ export function dispatchSeen(alias: string, d: { placement: Placement }): Dispat
  * A declared check that every dispatch the body made (`read`: the DispatchSeen it observed) gave
  * an active placement: a step the rest of a scenario needs, so the body stops at it with
  * `if (!ctx.proceed(id)) return;` (lab/scenario.ts). Observed: each dispatch's node and state.
+ * `onNode`: the nodeId every placement's runner must be as well (observed as `onNode`), with the
+ * expectation that says so; nothing to judge until it is known.
  */
-export function dispatchedCheck<H>(id: string, read: (h: H) => DispatchSeen[] | DispatchSeen | undefined): CheckDef<H> {
+export function dispatchedCheck<H>(id: string, read: (h: H) => DispatchSeen[] | DispatchSeen | undefined, opts: { onNode?: (h: H) => string | undefined; expectation?: string } = {}): CheckDef<H> {
   return {
     id,
-    expectation: "a dispatch to a paired node host gives an active placement on it",
+    expectation: opts.expectation ?? "a dispatch to a paired node host gives an active placement on it",
     judge: (h) => {
       const r = read(h);
       const seen = r === undefined ? [] : Array.isArray(r) ? r : [r];
       if (!seen.length) return undefined;
-      return { holds: seen.every((d) => d.state === "active"), observed: seen.map((d) => ({ alias: d.alias, state: d.state })) };
+      if (!opts.onNode) return { holds: seen.every((d) => d.state === "active"), observed: seen.map((d) => ({ alias: d.alias, state: d.state })) };
+      const nodeId = opts.onNode(h);
+      if (nodeId === undefined) return undefined;
+      const placed = seen.map((d) => ({ alias: d.alias, state: d.state, onNode: d.deviceId === nodeId }));
+      return { holds: placed.every((d) => d.state === "active" && d.onNode), observed: placed };
     },
   };
 }
