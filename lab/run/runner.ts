@@ -29,7 +29,7 @@ import { mergeSpec, nodeAliases, parseTopology, type TopologySpec } from "../def
 import { lanesFromEnv, selectNames, unmatchedText } from "../core/settings.ts";
 import { judge, type CheckResult, type FindingRecord } from "../findings/findings.ts";
 import type { Note, PremiseResult } from "../judge/judging.ts";
-import { HISTORY_FILE, addJudged, addLabWideUnexercised, asRecorded, emptyHistory, evidenceResult, judgeHistory, attemptsDetail, rawCheck, type ScenarioHistory } from "../judge/history.ts";
+import { HISTORY_FILE, addJudged, addLabWideUnexercised, asRecorded, deriveChecks, derivePremises, emptyHistory, evidenceResult, judgeHistory, attemptsDetail, rawCheck, type CheckDef, type ScenarioHistory } from "../judge/history.ts";
 import { Phases, STOP } from "../evidence/phases.ts";
 import { evidenceChecks } from "../checks/index.ts";
 import { labFindings } from "../checks/findings.ts";
@@ -593,23 +593,19 @@ class ScenarioRun {
         this.#hist.observations[name] = asRecorded(value);
       },
       proceed: (id) => {
-        // The declared check's (or premise's) own judge over the observations so far: the body only
-        // learns whether to go on; the verdict is judged after it, from the history (judgeHistory).
+        // The declared check's (or premise's) own judge over the observations so far, by the same
+        // deriveChecks/derivePremises the verdict is judged with: the body only learns whether to
+        // go on; the verdict is judged after it, from the history (judgeHistory).
         const c = s.checks?.find((x) => x.id === id);
         const p = s.premises?.find((x) => x.id === id);
         if (!c && !(p && p.judge)) throw new LabInfraError(`scenario ${s.name}: ctx.proceed("${id}") names no declared check or premise with a judge`);
-        let go = false;
-        let read: unknown;
-        try {
-          const r = c ? c.judge(this.#hist.observations as never) : p!.judge!(this.#hist.observations as never);
-          go = !!r && (c ? (r as { holds: boolean }).holds : (r as { met: boolean }).met);
-          read = r?.observed;
-        } catch (err) {
-          read = `its judge threw: ${(err as Error).message}`;
-        }
+        const obs = this.#hist.observations;
+        const read = c ? deriveChecks([c as CheckDef<never>], obs, false) : derivePremises([p!], obs);
+        const r = "checks" in read ? read.checks[0] : read.premises[0];
+        const go = !!r && ("holds" in r ? r.holds : r.met);
         if (!go) {
           this.#hist.stopped ??= id;
-          ctx.log(`stopped at ${id}: it does not hold (observed ${JSON.stringify(read ?? null)}); what comes after it needs it`);
+          ctx.log(`stopped at ${id}: it does not hold (observed ${JSON.stringify(r?.observed ?? read.notes[0]?.text ?? null)}); what comes after it needs it`);
         }
         return go;
       },
